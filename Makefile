@@ -1,0 +1,37 @@
+# make test installs what the tests need on a fresh machine (Go modules, the
+# npm tools under integration/js) and runs the whole suite.
+
+GO        ?= go
+NPM_DIR   := integration/js
+GOTEST    := $(GO) test -count=1 -timeout 14m
+
+.PHONY: test deps npm vet unit bench build
+
+test: deps vet
+	$(GOTEST) ./...
+
+deps: npm
+	$(GO) mod download
+
+# Azurite (blob backend tests) and the Azure Files JS SDK (REST smoke test).
+npm: $(NPM_DIR)/node_modules/.installed
+
+$(NPM_DIR)/node_modules/.installed: $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
+	cd $(NPM_DIR) && npm ci --no-audit --no-fund
+	touch $@
+
+vet:
+	@out=$$(gofmt -l cmd locks blobstore fs rest integration bench 2>/dev/null); \
+	if [ -n "$$out" ]; then echo "gofmt: these files need formatting:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+# unit: the fast tests, no FUSE mount or Azurite needed to pass.
+unit:
+	$(GOTEST) -short ./...
+
+build:
+	$(GO) build -o bin/blobshare ./cmd/blobshare
+
+# bench runs every benchmark of the project and prints the ratios.
+bench: deps
+	$(GO) run ./bench

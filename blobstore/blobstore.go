@@ -1,0 +1,85 @@
+package blobstore
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"time"
+)
+
+// Errors every backend returns (wrapped with the key concerned).
+var (
+	// ErrNotFound: the blob (or a block a commit names) does not exist.
+	// It matches io/fs.ErrNotExist too.
+	ErrNotFound = notFound{}
+	// ErrPreconditionFailed: an If-Match / If-None-Match condition failed.
+	ErrPreconditionFailed = errors.New("blobstore: precondition failed")
+	// ErrInvalidKey: the key or block id is not acceptable to the store.
+	ErrInvalidKey = errors.New("blobstore: invalid key")
+)
+
+type notFound struct{}
+
+func (notFound) Error() string          { return "blobstore: not found" }
+func (notFound) Is(target error) bool   { return target == fs.ErrNotExist }
+
+// Info describes a committed blob.
+type Info struct {
+	Key          string
+	Size         int64
+	ETag         string // changes with every commit
+	LastModified time.Time
+}
+
+// Block is one entry of a committed block list.
+type Block struct {
+	ID   string // opaque, at most 64 bytes, [A-Za-z0-9_-]
+	Size int64
+}
+
+// Conditions guard a commit or delete. Zero value: unconditional.
+type Conditions struct {
+	IfMatch     string // commit only if the blob's current ETag is this
+	IfNoneMatch string // "*": commit only if the blob does not exist
+}
+
+// Store is a blob backend. A blob is a committed list of blocks, as Azure
+// block blobs are. Writers stage blocks and commit a new list in one atomic
+// step; readers always see one committed version, never part of a commit.
+// Blobs are never modified in place. All methods are safe for concurrent use.
+type Store interface {
+	// StageBlock stores the block id for key from r (streamed, not
+	// buffered whole). Staged blocks are invisible until committed; staging
+	// the same id again replaces the staged data. Blocks staged but never
+	// committed are collected eventually (CollectGarbage).
+	StageBlock(ctx context.Context, key, blockID string, r io.Reader) (int64, error)
+
+	// CommitBlocks makes blocks the blob's content, atomically. Each id
+	// names a block staged for key or a block of key's current committed
+	// list. ErrPreconditionFailed if cond fails; ErrNotFound if an id is
+	// unknown. Returns the new Info (new ETag).
+	CommitBlocks(ctx context.Context, key string, blocks []string, cond Conditions) (Info, error)
+
+	// Blocks returns the committed block list of key (ErrNotFound).
+	Blocks(ctx context.Context, key string) ([]Block, Info, error)
+
+	// ReadRange streams n bytes from offset off of the committed blob
+	// (n < 0: to the end). The reader sees the version committed when
+	// ReadRange was called even if a commit follows. The caller closes it.
+	// A range past the end is cut short; ErrNotFound if the blob is missing.
+	ReadRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, Info, error)
+
+	// Stat returns the committed blob's Info (ErrNotFound).
+	Stat(ctx context.Context, key string) (Info, error)
+
+	// Delete removes the blob. Deleting a missing blob is not an error
+	// unless cond.IfMatch is set (then ErrNotFound).
+	Delete(ctx context.Context, key string, cond Conditions) error
+
+	// List calls fn for committed blobs whose key starts with prefix, in
+	// key order, starting after marker; it stops early when fn returns an
+	// error (returned as is) or after limit blobs (limit <= 0: no limit),
+	// and returns the marker to continue from ("" when done).
+	List(ctx context.Context, prefix, marker string, limit int, fn func(Info) error) (next string, err error)
+}

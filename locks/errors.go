@@ -1,0 +1,52 @@
+package locks
+
+import "errors"
+
+// Outcomes of the lock rules. Each protocol maps them exactly once: fs to
+// errno, rest to an HTTP status and Azure error code, session to NT status.
+// Errors returned by the table wrap these with the file or handle concerned;
+// match them with errors.Is.
+var (
+	ErrSharingViolation  = errors.New("sharing violation")   // STATUS_SHARING_VIOLATION, 409 SharingViolation
+	ErrDeletePending     = errors.New("delete pending")      // STATUS_DELETE_PENDING, 409 SMBDeletePending
+	ErrLockConflict      = errors.New("file lock conflict")  // STATUS_FILE_LOCK_CONFLICT, 409 FileLockConflict
+	ErrLockNotGranted    = errors.New("lock not granted")    // STATUS_LOCK_NOT_GRANTED
+	ErrRangeNotLocked    = errors.New("range not locked")    // STATUS_RANGE_NOT_LOCKED
+	ErrInvalidLockRange  = errors.New("invalid lock range")  // STATUS_INVALID_LOCK_RANGE
+	ErrReadOnly          = errors.New("read-only attribute") // 412 ReadOnlyAttribute
+	ErrCannotDelete      = errors.New("cannot delete")       // STATUS_CANNOT_DELETE
+	ErrAccessDenied      = errors.New("access denied")       // STATUS_ACCESS_DENIED
+	ErrDirectoryNotEmpty = errors.New("directory not empty") // STATUS_DIRECTORY_NOT_EMPTY
+	ErrHandleClosed      = errors.New("handle closed")       // STATUS_FILE_CLOSED; EIO on the mount
+	ErrInvalidParameter  = errors.New("invalid parameter")   // STATUS_INVALID_PARAMETER; 400
+)
+
+// LeaseCode names a lease outcome with its Azure error code.
+type LeaseCode string
+
+const (
+	LeaseIDMissing                    LeaseCode = "LeaseIdMissing"                    // 412
+	LeaseIDMismatchWithFileOperation  LeaseCode = "LeaseIdMismatchWithFileOperation"  // 412
+	LeaseNotPresentWithFileOperation  LeaseCode = "LeaseNotPresentWithFileOperation"  // 412
+	LeaseAlreadyPresent               LeaseCode = "LeaseAlreadyPresent"               // 409
+	LeaseNotPresentWithLeaseOperation LeaseCode = "LeaseNotPresentWithLeaseOperation" // 409
+	LeaseIDMismatchWithLeaseOperation LeaseCode = "LeaseIdMismatchWithLeaseOperation" // 409
+)
+
+// LeaseError is a lease rule's refusal. Lease File actions answer 409,
+// other operations 412 (locking.md §4.2, §4.3, A2).
+type LeaseError struct {
+	Code LeaseCode
+	File FileID
+}
+
+func (e *LeaseError) Error() string { return "lease: " + string(e.Code) }
+
+// Status is the HTTP status Azure Files answers for the code.
+func (e *LeaseError) Status() int {
+	switch e.Code {
+	case LeaseAlreadyPresent, LeaseNotPresentWithLeaseOperation, LeaseIDMismatchWithLeaseOperation:
+		return 409
+	}
+	return 412
+}
