@@ -1,0 +1,94 @@
+package fusefs
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+)
+
+// requireAll reports whether a missing FUSE must fail the test instead of
+// skipping it (CI sets BLOBSHARE_REQUIRE_ALL=1).
+func requireAll() bool { return os.Getenv("BLOBSHARE_REQUIRE_ALL") == "1" }
+
+// skipOrFail skips the test, or fails it under BLOBSHARE_REQUIRE_ALL=1.
+func skipOrFail(tb testing.TB, format string, args ...any) {
+	tb.Helper()
+	if requireAll() {
+		tb.Fatalf("BLOBSHARE_REQUIRE_ALL=1: "+format, args...)
+	}
+	tb.Skipf(format, args...)
+}
+
+// needFUSE checks that this process can mount: /dev/fuse opens and we are
+// root (DirectMount calls mount(2) itself).
+func needFUSE(tb testing.TB) {
+	tb.Helper()
+	f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
+	if err != nil {
+		skipOrFail(tb, "FUSE unavailable: %v", err)
+		return
+	}
+	f.Close()
+	if os.Geteuid() != 0 {
+		skipOrFail(tb, "FUSE DirectMount needs root (euid %d)", os.Geteuid())
+	}
+}
+
+// testLogger logs through t.Log at debug level when -v and
+// BLOBSHARE_FUSE_DEBUG=1, else discards.
+func testLogger(tb testing.TB) *slog.Logger {
+	if os.Getenv("BLOBSHARE_FUSE_DEBUG") == "" {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(tbWriter{tb}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type tbWriter struct{ tb testing.TB }
+
+func (w tbWriter) Write(p []byte) (int, error) { w.tb.Log(string(p)); return len(p), nil }
+
+// mountTestNode mounts root under a fresh temporary directory and unmounts
+// it in Cleanup. A mount failure skips (or fails under REQUIRE_ALL).
+func mountTestNode(tb testing.TB, root gofs.InodeEmbedder) *Mounted {
+	tb.Helper()
+	needFUSE(tb)
+	dir := filepath.Join(tb.TempDir(), "mnt")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	m, err := mountNode(context.Background(), dir, root, mountConfig{Logger: testLogger(tb), Debug: os.Getenv("BLOBSHARE_FUSE_DEBUG") == "2"})
+	if err != nil {
+		if errors.Is(err, ErrMount) {
+			skipOrFail(tb, "mount: %v", err)
+		}
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := m.Unmount(); err != nil {
+			tb.Errorf("unmount: %v", err)
+		}
+	})
+	return m
+}
+
+// mountLoopback mounts go-fuse's loopback over a fresh directory on the same
+// disk as t.TempDir(), with blobshare's mount options.
+func mountLoopback(tb testing.TB) *Mounted {
+	tb.Helper()
+	orig := filepath.Join(tb.TempDir(), "orig")
+	if err := os.Mkdir(orig, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	root, err := gofs.NewLoopbackRoot(orig)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return mountTestNode(tb, root)
+}
+
+func newLoopbackForTest(orig string) (gofs.InodeEmbedder, error) { return gofs.NewLoopbackRoot(orig) }

@@ -1,0 +1,61 @@
+package fusefs
+
+import (
+	"context"
+	"sync"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// rawFS wraps go-fuse's node file system to recover what its fs API drops
+// (fuse-notes §2.1): FLUSH's lock owner and RELEASE's flags and lock owner.
+//
+// The bridge calls our FileFlusher/FileReleaser with a *fuse.Context whose
+// Cancel is the very channel the server handed to rawFS for that request.
+// Each in-flight request has its own channel (requests are pooled, never
+// shared while in flight), so the channel is a key that ties the node-level
+// call back to the raw request without guessing by thread id or pid.
+type rawFS struct {
+	fuse.RawFileSystem
+
+	reqs sync.Map // <-chan struct{} → rawReq
+}
+
+// rawReq is the part of a FLUSH or RELEASE request the node API loses.
+type rawReq struct {
+	lockOwner    uint64
+	releaseFlags uint32 // fuse.ReleaseFlags: FUSE_RELEASE_FLOCK_UNLOCK
+	flush        bool   // the request is a FLUSH (else a RELEASE)
+}
+
+// Flush records the lock owner for the duration of the request.
+func (r *rawFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
+	r.reqs.Store(cancel, rawReq{lockOwner: in.LockOwner, flush: true})
+	defer r.reqs.Delete(cancel)
+	return r.RawFileSystem.Flush(cancel, in)
+}
+
+// Release records the release flags and lock owner for the request.
+func (r *rawFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
+	r.reqs.Store(cancel, rawReq{lockOwner: in.LockOwner, releaseFlags: in.ReleaseFlags})
+	defer r.reqs.Delete(cancel)
+	r.RawFileSystem.Release(cancel, in)
+}
+
+// request returns the raw fields of the FLUSH or RELEASE being served under
+// ctx (the context the bridge passed to the node method), ok=false if ctx
+// does not belong to one.
+func (r *rawFS) request(ctx context.Context) (rawReq, bool) {
+	fc, ok := ctx.(*fuse.Context)
+	if !ok || fc.Cancel == nil {
+		return rawReq{}, false
+	}
+	v, ok := r.reqs.Load(fc.Cancel)
+	if !ok {
+		return rawReq{}, false
+	}
+	return v.(rawReq), true
+}
+
+// String keeps the server's debug output naming us.
+func (r *rawFS) String() string { return fsName }
