@@ -1,0 +1,256 @@
+package fs
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/blobshare/blobshare/blobstore"
+	"github.com/blobshare/blobshare/locks"
+)
+
+// FileSystem is the protocol-neutral share file system of one process. It
+// is safe for concurrent use; several processes may run one each over the
+// same database and blob store.
+type FileSystem struct {
+	table    *locks.Table
+	db       *sql.DB
+	store    blobstore.Store
+	log      *slog.Logger
+	now      func() time.Time
+	spillDir string
+	memBlks  int // in-memory partial blocks per handle
+
+	mu      sync.Mutex
+	files   map[FileID]*fileState // per-file state of this process (commit mutex, open handles)
+	subs    map[int]func(Change)
+	nextSub int
+	handles map[*Handle]struct{}
+	closed  bool
+}
+
+// fileState serialises this process's commits to one file and knows its
+// open handles (to flush them before a truncate).
+type fileState struct {
+	refs    int
+	commit  sync.Mutex
+	handles map[*Handle]struct{}
+}
+
+// schema is the namespace's part of the shared database. Names are
+// case-insensitive through key (FoldName); the unique index covers only
+// live entries, so a file unlinked through the mount while open keeps its
+// row (unlinked = 1) without holding its name.
+const schema = `
+CREATE TABLE IF NOT EXISTS ns_entries (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	parent      INTEGER NOT NULL,
+	name        TEXT    NOT NULL,
+	key         TEXT    NOT NULL,
+	kind        INTEGER NOT NULL,
+	unlinked    INTEGER NOT NULL DEFAULT 0,
+	size        INTEGER NOT NULL DEFAULT 0,
+	attrs       INTEGER NOT NULL DEFAULT 0,
+	t_created   INTEGER NOT NULL,
+	t_write     INTEGER NOT NULL,
+	t_change    INTEGER NOT NULL,
+	t_modified  INTEGER NOT NULL,
+	version     INTEGER NOT NULL,
+	c_type      TEXT    NOT NULL DEFAULT '',
+	c_encoding  TEXT    NOT NULL DEFAULT '',
+	c_language  TEXT    NOT NULL DEFAULT '',
+	c_disp      TEXT    NOT NULL DEFAULT '',
+	c_cache     TEXT    NOT NULL DEFAULT '',
+	c_md5       BLOB,
+	metadata    TEXT    NOT NULL DEFAULT '',
+	perm_key    TEXT    NOT NULL DEFAULT '',
+	quota       INTEGER NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX IF NOT EXISTS ns_entries_name ON ns_entries(parent, key) WHERE unlinked = 0;
+CREATE INDEX IF NOT EXISTS ns_entries_unlinked ON ns_entries(parent, key) WHERE unlinked = 1;
+CREATE TABLE IF NOT EXISTS ns_seq (
+	name  TEXT PRIMARY KEY,
+	value INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ns_intents (
+	file      INTEGER PRIMARY KEY,
+	pid       INTEGER NOT NULL,
+	pid_start INTEGER NOT NULL,
+	token     TEXT    NOT NULL,
+	state     INTEGER NOT NULL,
+	prev_etag TEXT    NOT NULL DEFAULT '',
+	new_size  INTEGER NOT NULL DEFAULT 0,
+	created   INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ns_gc (
+	key   TEXT PRIMARY KEY,
+	since INTEGER NOT NULL
+);
+`
+
+// RemoveFile is the locks.RemoveFunc of the namespace: pass it as
+// locks.Options.Remove. It deletes the entry of a file whose delete
+// completed, in the lock table's transaction, and queues its blob for
+// removal (done after the commit by the FileSystem, or at the next start).
+// It is a plain function over the transaction so that the lock table can be
+// opened before the FileSystem exists.
+func RemoveFile(ctx context.Context, tx *sql.Tx, file locks.FileID) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type='table' AND name='ns_entries'`).Scan(&n); err != nil {
+		return fmt.Errorf("remove file %d: %w", file, err)
+	}
+	if n == 0 {
+		return nil // namespace never created: nothing to remove
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM ns_entries WHERE id = ? AND kind = ?`, int64(file), KindFile); err != nil {
+		return fmt.Errorf("remove file %d: %w", file, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO ns_gc(key, since) VALUES(?, ?)`, blobKey(file), time.Now().UnixNano()); err != nil {
+		return fmt.Errorf("remove file %d: queue blob: %w", file, err)
+	}
+	return nil
+}
+
+// blobKey is the key of a file's blob.
+func blobKey(file FileID) string { return fmt.Sprintf("f%016x", uint64(file)) }
+
+func newFileSystem(ctx context.Context, cfg Config) (*FileSystem, error) {
+	if cfg.Table == nil || cfg.Store == nil {
+		return nil, fmt.Errorf("fs: new: %w: Table and Store are required", ErrInvalidArg)
+	}
+	fsys := &FileSystem{
+		table:    cfg.Table,
+		db:       cfg.Table.DB(),
+		store:    cfg.Store,
+		log:      cfg.Logger,
+		now:      cfg.Now,
+		spillDir: cfg.SpillDir,
+		files:    make(map[FileID]*fileState),
+		subs:     make(map[int]func(Change)),
+		handles:  make(map[*Handle]struct{}),
+	}
+	if fsys.log == nil {
+		fsys.log = slog.Default()
+	}
+	if fsys.now == nil {
+		fsys.now = time.Now
+	}
+	if fsys.spillDir == "" {
+		fsys.spillDir = os.TempDir()
+	}
+	fsys.memBlks = 4
+	if cfg.MemoryPerHandle > 0 {
+		fsys.memBlks = int((cfg.MemoryPerHandle + BlockSize - 1) / BlockSize)
+	}
+	if err := fsys.initSchema(ctx); err != nil {
+		return nil, err
+	}
+	if err := fsys.recover(ctx); err != nil {
+		return nil, err
+	}
+	return fsys, nil
+}
+
+func (fsys *FileSystem) initSchema(ctx context.Context) error {
+	return fsys.table.Update(ctx, func(tx *locks.Tx) error {
+		q := tx.SQL()
+		if _, err := q.ExecContext(ctx, schema); err != nil {
+			return fmt.Errorf("fs: create schema: %w", err)
+		}
+		if _, err := q.ExecContext(ctx, `INSERT OR IGNORE INTO ns_seq(name, value) VALUES('version', 0)`); err != nil {
+			return fmt.Errorf("fs: init sequence: %w", err)
+		}
+		t := ticks(fsys.now())
+		_, err := q.ExecContext(ctx, `INSERT OR IGNORE INTO ns_entries(id, parent, name, key, kind, attrs, t_created, t_write, t_change, t_modified, version)
+			VALUES(?, 0, '', '', ?, ?, ?, ?, ?, ?, 0)`, int64(RootID), KindRoot, AttrDirectory, t, t, t, t)
+		if err != nil {
+			return fmt.Errorf("fs: create root: %w", err)
+		}
+		return nil
+	})
+}
+
+func (fsys *FileSystem) subscribe(fn func(Change)) (cancel func()) {
+	fsys.mu.Lock()
+	defer fsys.mu.Unlock()
+	id := fsys.nextSub
+	fsys.nextSub++
+	fsys.subs[id] = fn
+	return func() {
+		fsys.mu.Lock()
+		delete(fsys.subs, id)
+		fsys.mu.Unlock()
+	}
+}
+
+// notify delivers committed changes to subscribers.
+func (fsys *FileSystem) notify(chs ...Change) {
+	if len(chs) == 0 {
+		return
+	}
+	fsys.mu.Lock()
+	fns := make([]func(Change), 0, len(fsys.subs))
+	for _, fn := range fsys.subs {
+		fns = append(fns, fn)
+	}
+	fsys.mu.Unlock()
+	for _, c := range chs {
+		for _, fn := range fns {
+			fn(c)
+		}
+	}
+}
+
+// acquireFile returns (creating) the per-file state; release with releaseFile.
+func (fsys *FileSystem) acquireFile(id FileID) *fileState {
+	fsys.mu.Lock()
+	defer fsys.mu.Unlock()
+	st := fsys.files[id]
+	if st == nil {
+		st = &fileState{handles: make(map[*Handle]struct{})}
+		fsys.files[id] = st
+	}
+	st.refs++
+	return st
+}
+
+func (fsys *FileSystem) releaseFile(id FileID, st *fileState) {
+	fsys.mu.Lock()
+	defer fsys.mu.Unlock()
+	st.refs--
+	if st.refs == 0 {
+		delete(fsys.files, id)
+	}
+}
+
+func (fsys *FileSystem) close(ctx context.Context) error {
+	fsys.mu.Lock()
+	if fsys.closed {
+		fsys.mu.Unlock()
+		return nil
+	}
+	fsys.closed = true
+	hs := make([]*Handle, 0, len(fsys.handles))
+	for h := range fsys.handles {
+		hs = append(hs, h)
+	}
+	fsys.mu.Unlock()
+	var first error
+	for _, h := range hs {
+		if err := h.Close(ctx); err != nil && first == nil {
+			first = err
+		}
+	}
+	fsys.collect(ctx)
+	return first
+}
+
+// ticks converts a time to 100 ns units since the Unix epoch.
+func ticks(t time.Time) int64 { return t.UnixNano() / 100 }
+
+// fromTicks is the inverse of ticks.
+func fromTicks(v int64) time.Time { return time.Unix(0, v*100).UTC() }

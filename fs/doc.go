@@ -1,0 +1,104 @@
+// Package fs is blobshare's protocol-neutral share file system: the
+// namespace in SQLite, the data path over blobstore, and every sharing
+// decision delegated to package locks. The FUSE binding (fs/fusefs), the
+// FileREST server (rest) and `blobshare session` are thin adapters over it.
+//
+// # Wiring
+//
+//	table, _ := locks.Open(ctx, filepath.Join(data, "blobshare.db"), locks.Options{Remove: fs.RemoveFile})
+//	fsys, _ := fs.New(ctx, fs.Config{Table: table, Store: store})
+//
+// The namespace tables (prefix ns_) live in the lock table's database, so a
+// path lookup, a lock decision and a namespace change commit in one
+// transaction (locks.Table.Update, statements on tx.SQL()).
+//
+// # Namespace
+//
+// One table of entries: the account root (RootID), shares (its children),
+// directories and files. Every entry has a stable 64-bit id (SQLite
+// AUTOINCREMENT: never reused) and a parent id, so renames move a row and
+// keep the id. Names are case-preserving and case-insensitive: each row
+// stores the name as given and a key (FoldName: simple upper-casing rune by
+// rune), and a UNIQUE (parent, key) index over live rows decides collisions.
+// Name rules are Azure Files' (ValidateName, ValidateShareName, SplitPath).
+// Times are stored as int64 100 ns ticks. Every change bumps a database-wide
+// version counter; an entry's ETag and Version derive from it, so "did the
+// file change since I cached it" is one integer compare.
+//
+// # Two views of names
+//
+// The mount (id-based calls) follows POSIX: unlinking a file that others
+// hold open makes it delete-pending in locks (Tx.UnlinkOpen) and flags its
+// row unlinked. An unlinked row is outside the unique name index: the name
+// leaves the mount at once and can be created again, while the file lives
+// on for its handles (fstat works). The SMB view (path-based calls: REST and
+// session) still finds an unlinked row when no live entry has the name, and
+// locks answers ErrDeletePending (REST 409 SMBDeletePending) until the last
+// handle closes; then locks calls RemoveFile in the closing transaction and
+// the row goes (REST 404). A session `dispose ID true` leaves the name in
+// place, pending, as SMB does.
+//
+// # Data path
+//
+// One blob per file (key "f" + 16 hex digits of the id), a committed list of
+// blocks of BlockSize (4 MiB) at fixed offsets: block i holds bytes
+// [i*BlockSize, (i+1)*BlockSize); every block but the last is full. A
+// partial write re-stages only the blocks it touches and commits a list that
+// reuses the others. Sparse regions: the namespace size may exceed the
+// blob's length — the tail past the blob reads as zeros and costs nothing
+// (a resize to 1 TiB writes no data); a hole inside the blob (a write far
+// past the end) is filled with references to one zero block ("z") staged
+// once per blob. (On Azure Blob a list holds at most 50,000 blocks: files
+// with holes or data past ~195 GiB do not fit there.)
+//
+// Handles stage writes per open: up to Config.MemoryPerHandle of partial
+// blocks in memory, more in a sparse spill file under Config.SpillDir, and
+// blocks written whole are staged to the blob store at once (they need no
+// merge). Nothing is visible to anyone else until Flush, Fsync or Close,
+// which commit: read the latest committed block list, merge the dirty
+// ranges of each partially written block onto the latest content of that
+// block, stage, and CommitBlocks with If-Match on the list's ETag (retried
+// on ErrPreconditionFailed). Ranges the writer did not touch keep whatever
+// the latest version has, so a FUSE write and a REST Put Range on different
+// ranges of one file both survive, across processes too. Errors surface from
+// Flush / Fsync / Close. A handle reads its own unflushed writes (a read
+// overlapping staged data commits it first).
+//
+// # Commits and crashes
+//
+// Commits of one file are serialised: in-process by a mutex, across
+// processes by an intent row in ns_intents (file, pid + process start time,
+// state). The intent is written before the blob commit (with the ETag it
+// builds on and the new size) and deleted in the transaction that updates
+// the namespace after it. An intent whose process is gone is resolved by the
+// next process that meets it (and by New at startup): if the blob's ETag
+// moved past the recorded one the commit happened and the namespace adopts
+// it (new size, new version), otherwise the intent is dropped. So after a
+// crash every file is one complete version and every acknowledged write
+// (committed namespace) is there. Deleted files' blobs are queued in ns_gc
+// in the deleting transaction and removed after the commit; New removes
+// leftovers.
+//
+// # Coherence with REST
+//
+// Subscribe delivers every change committed through this FileSystem (file
+// id, parent, what changed) so the FUSE layer can invalidate kernel caches;
+// changes made by another process are seen through Attr.Version, which the
+// binding compares at open to decide whether to keep the page cache.
+//
+// # Concurrency
+//
+// All methods are safe for concurrent use. SQLite serialises writers (short
+// IMMEDIATE transactions, busy retry in locks); blob I/O never happens
+// inside a database transaction. A Handle's methods are serialised by its
+// own mutex; I/O on different handles runs in parallel.
+//
+// # Traps
+//
+//   - Never hold a database transaction across blob I/O: other processes
+//     would wait on the SQLite write lock for a network round trip.
+//   - locks' Update may run its function more than once: no side effects
+//     inside (changes are collected and notified after the commit).
+//   - A handle whose file was force-closed by Force Close Handles gets
+//     locks.ErrHandleClosed on every call; its unflushed writes are lost.
+package fs
