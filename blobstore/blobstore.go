@@ -21,20 +21,20 @@ var (
 
 type notFound struct{}
 
-func (notFound) Error() string          { return "blobstore: not found" }
-func (notFound) Is(target error) bool   { return target == fs.ErrNotExist }
+func (notFound) Error() string        { return "blobstore: not found" }
+func (notFound) Is(target error) bool { return target == fs.ErrNotExist }
 
 // Info describes a committed blob.
 type Info struct {
 	Key          string
 	Size         int64
-	ETag         string // changes with every commit
+	ETag         string // opaque; changes with every commit
 	LastModified time.Time
 }
 
 // Block is one entry of a committed block list.
 type Block struct {
-	ID   string // opaque, at most 64 bytes, [A-Za-z0-9_-]
+	ID   string // opaque, 1 to 64 bytes of [A-Za-z0-9_-] (see ValidBlockID)
 	Size int64
 }
 
@@ -47,18 +47,38 @@ type Conditions struct {
 // Store is a blob backend. A blob is a committed list of blocks, as Azure
 // block blobs are. Writers stage blocks and commit a new list in one atomic
 // step; readers always see one committed version, never part of a commit.
-// Blobs are never modified in place. All methods are safe for concurrent use.
+// Blobs are never modified in place. All methods are safe for concurrent use,
+// also by several processes sharing one backend.
+//
+// Keys must pass ValidKey and block ids ValidBlockID; anything else gets
+// ErrInvalidKey. A backend may refuse keys longer than it can store (also
+// ErrInvalidKey); keys of up to 100 bytes are accepted by every backend.
+//
+// Block ids are scoped per key and chosen by the caller. One id names one
+// payload: a new payload needs a fresh id (fs uses random or sequence ids).
+// Reusing an id in a commit means "the block of that id", looked up first
+// among the key's staged blocks and then in its committed list (Azure's
+// "Latest" rule), so staging an id that is already committed shadows the
+// committed block for the next commit. After a commit the key's other
+// staged blocks may be discarded (Azure does) or kept until CollectGarbage;
+// callers must not rely on either.
+//
+// Every method that is handed a done context returns an error matching
+// ctx.Err() without doing the operation.
 type Store interface {
 	// StageBlock stores the block id for key from r (streamed, not
-	// buffered whole). Staged blocks are invisible until committed; staging
-	// the same id again replaces the staged data. Blocks staged but never
-	// committed are collected eventually (CollectGarbage).
+	// buffered whole) and returns its size. Staged blocks are invisible
+	// until committed; staging the same id again replaces the staged data.
+	// Blocks staged but never committed are collected eventually. An
+	// empty block is allowed.
 	StageBlock(ctx context.Context, key, blockID string, r io.Reader) (int64, error)
 
-	// CommitBlocks makes blocks the blob's content, atomically. Each id
-	// names a block staged for key or a block of key's current committed
-	// list. ErrPreconditionFailed if cond fails; ErrNotFound if an id is
-	// unknown. Returns the new Info (new ETag).
+	// CommitBlocks makes blocks the blob's content, atomically: readers see
+	// the old version or the new one, never a mix. Each id names a block
+	// staged for key or a block of key's current committed list; an id may
+	// appear more than once; an empty list commits an empty blob.
+	// ErrPreconditionFailed if cond fails; ErrNotFound if an id is unknown
+	// (nothing is committed then). Returns the new Info (new ETag).
 	CommitBlocks(ctx context.Context, key string, blocks []string, cond Conditions) (Info, error)
 
 	// Blocks returns the committed block list of key (ErrNotFound).
@@ -67,19 +87,28 @@ type Store interface {
 	// ReadRange streams n bytes from offset off of the committed blob
 	// (n < 0: to the end). The reader sees the version committed when
 	// ReadRange was called even if a commit follows. The caller closes it.
-	// A range past the end is cut short; ErrNotFound if the blob is missing.
+	// A range past the end is cut short (off >= size gives an empty
+	// reader); a negative off is ErrInvalidRange; ErrNotFound if the blob
+	// is missing. The returned Info is the version being read.
 	ReadRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, Info, error)
 
 	// Stat returns the committed blob's Info (ErrNotFound).
 	Stat(ctx context.Context, key string) (Info, error)
 
 	// Delete removes the blob. Deleting a missing blob is not an error
-	// unless cond.IfMatch is set (then ErrNotFound).
+	// unless cond.IfMatch is set (then ErrNotFound); a mismatching IfMatch
+	// is ErrPreconditionFailed.
 	Delete(ctx context.Context, key string, cond Conditions) error
 
 	// List calls fn for committed blobs whose key starts with prefix, in
-	// key order, starting after marker; it stops early when fn returns an
-	// error (returned as is) or after limit blobs (limit <= 0: no limit),
-	// and returns the marker to continue from ("" when done).
+	// key order (bytewise), starting after marker; it stops early when fn
+	// returns an error (returned as is) or after limit blobs (limit <= 0:
+	// no limit), and returns the marker to continue from ("" when done).
+	// Pass the returned marker back with the same prefix to get the next
+	// page. Blobs committed or deleted during a listing may or may not
+	// appear.
 	List(ctx context.Context, prefix, marker string, limit int, fn func(Info) error) (next string, err error)
 }
+
+// ErrInvalidRange: ReadRange was given a negative offset.
+var ErrInvalidRange = errors.New("blobstore: invalid range")

@@ -1,0 +1,83 @@
+package blobstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"time"
+)
+
+// NewBlockID returns a fresh random block id (32 bytes of [A-Za-z0-9_-],
+// 144 random bits), unique for all practical purposes.
+func NewBlockID() string {
+	var b [18]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// DefaultBlockSize is the block size Put uses when given 0.
+const DefaultBlockSize = 4 << 20
+
+// Put streams r into key as a new blob of blocks of blockSize bytes
+// (0: DefaultBlockSize) with fresh ids, then commits them under cond. It
+// never holds more than one block's worth of I/O in flight and never
+// buffers r whole. On error nothing is committed (staged blocks are left
+// for garbage collection).
+func Put(ctx context.Context, s Store, key string, r io.Reader, blockSize int64, cond Conditions) (Info, error) {
+	if blockSize <= 0 {
+		blockSize = DefaultBlockSize
+	}
+	var ids []string
+	for {
+		id := NewBlockID()
+		n, err := s.StageBlock(ctx, key, id, io.LimitReader(r, blockSize))
+		if err != nil {
+			return Info{}, fmt.Errorf("put %q: %w", key, err)
+		}
+		if n > 0 {
+			ids = append(ids, id)
+		}
+		if n < blockSize {
+			break
+		}
+	}
+	return s.CommitBlocks(ctx, key, ids, cond)
+}
+
+// GCReport says what a garbage collection removed.
+type GCReport struct {
+	Keys          int   // keys whose directory or entry was examined
+	StagedBlocks  int   // staged blocks never committed, removed
+	OrphanBlocks  int   // committed-looking blocks no version references, removed
+	TempFiles     int   // leftovers of interrupted writes, removed
+	BytesFreed    int64 // sum of the removed files' sizes
+	EmptyKeysGone int   // key directories or entries removed because empty
+}
+
+// GarbageCollector is an optional Store capability: stores that keep
+// uncommitted or unreferenced data themselves (the local backend) collect
+// it on request. Stores whose service collects its own garbage (Azure
+// discards uncommitted blocks after a week) do not implement it.
+type GarbageCollector interface {
+	// CollectGarbage removes staged blocks older than olderThan that no
+	// commit referenced, blocks no committed version references (orphans
+	// of crashed commits), and temporary files older than olderThan. It is
+	// safe to run while the store is in use, also from another process;
+	// blocks being staged or committed right now are never removed as long
+	// as olderThan exceeds the longest stage-to-commit delay.
+	CollectGarbage(ctx context.Context, olderThan time.Duration) (GCReport, error)
+}
+
+// CollectGarbage runs s's garbage collection if it has one
+// (GarbageCollector); otherwise it does nothing and returns a zero report.
+func CollectGarbage(ctx context.Context, s Store, olderThan time.Duration) (GCReport, error) {
+	if gc, ok := s.(GarbageCollector); ok {
+		return gc.CollectGarbage(ctx, olderThan)
+	}
+	if err := ctx.Err(); err != nil {
+		return GCReport{}, err
+	}
+	return GCReport{}, nil
+}

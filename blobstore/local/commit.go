@@ -1,0 +1,169 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/blobshare/blobshare/blobstore"
+)
+
+// CommitBlocks writes a new manifest under the key lock. Staged blocks are
+// hard-linked to fresh b-<unique> names (no data copy; committed blocks
+// are reused by name), the links and the manifest temp file are synced,
+// the manifest renamed over the old one, and the directory synced. Then
+// the consumed staged names and the old version's blocks that the new one
+// does not use are removed (readers already reading hold open fds).
+func (s *Store) CommitBlocks(ctx context.Context, key string, ids []string, cond blobstore.Conditions) (blobstore.Info, error) {
+	kd, err := s.keyDir(key)
+	if err != nil {
+		return blobstore.Info{}, err
+	}
+	for _, id := range ids {
+		if err := blobstore.ValidBlockID(id); err != nil {
+			return blobstore.Info{}, fmt.Errorf("commit %q: %w", key, err)
+		}
+	}
+	if err := ctxErr(ctx, "commit", key); err != nil {
+		return blobstore.Info{}, err
+	}
+	unlock, err := s.lockKey(ctx, key, kd)
+	if err != nil {
+		return blobstore.Info{}, err
+	}
+	defer unlock()
+
+	cur, err := readManifest(key, kd)
+	if err != nil && !errors.Is(err, blobstore.ErrNotFound) {
+		return blobstore.Info{}, err
+	}
+	if err := checkConds(key, cur, cond); err != nil {
+		return blobstore.Info{}, err
+	}
+	committed := map[string]manifestBlk{}
+	if cur != nil {
+		for _, b := range cur.Blocks {
+			committed[b.ID] = b
+		}
+	}
+
+	// Resolve every id first: staged (linked to a new name) wins over
+	// committed, as Azure's "Latest" does.
+	resolved := make(map[string]manifestBlk, len(ids))
+	var linked []string // new b- names, removed again on failure
+	var consumed []string
+	fail := func(err error) (blobstore.Info, error) {
+		for _, name := range linked {
+			_ = os.Remove(filepath.Join(kd, name))
+		}
+		return blobstore.Info{}, err
+	}
+	for _, id := range ids {
+		if _, ok := resolved[id]; ok {
+			continue
+		}
+		staged := filepath.Join(kd, stagedPrefix+id)
+		name := blockPrefix + randHex(12)
+		err := os.Link(staged, filepath.Join(kd, name))
+		switch {
+		case err == nil:
+			linked = append(linked, name)
+			consumed = append(consumed, staged)
+			st, err := os.Stat(filepath.Join(kd, name))
+			if err != nil {
+				return fail(fmt.Errorf("commit %q block %s: %w", key, id, err))
+			}
+			resolved[id] = manifestBlk{ID: id, Size: st.Size(), File: name}
+		case errors.Is(err, fs.ErrNotExist):
+			b, ok := committed[id]
+			if !ok {
+				return fail(fmt.Errorf("commit %q: block %s neither staged nor committed: %w", key, id, blobstore.ErrNotFound))
+			}
+			resolved[id] = b
+		default:
+			return fail(fmt.Errorf("commit %q block %s: %w", key, id, err))
+		}
+	}
+	if err := ctxErr(ctx, "commit", key); err != nil {
+		return fail(err)
+	}
+
+	m := &manifest{Version: 1, ETag: newETag(), Modified: s.now().UTC(), Blocks: make([]manifestBlk, 0, len(ids))}
+	if cur != nil && m.ETag == cur.ETag { // 64 random bits; be sure anyway
+		m.ETag = newETag()
+	}
+	for _, id := range ids {
+		m.Blocks = append(m.Blocks, resolved[id])
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return fail(fmt.Errorf("commit %q: %w", key, err))
+	}
+	if err := s.writeManifest(kd, data, len(linked) > 0); err != nil {
+		return fail(fmt.Errorf("commit %q: %w", key, err))
+	}
+
+	// Committed. Clean up best effort; garbage collection catches the rest.
+	for _, p := range consumed {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.log.Warn("blobstore: remove consumed staged block", "path", p, "err", err)
+		}
+	}
+	if cur != nil {
+		s.removeUnreferenced(kd, cur, m)
+	}
+	return m.info(key), nil
+}
+
+// writeManifest replaces kd/m with data durably. syncLinks: new block
+// links exist in kd and must be durable before the manifest names them.
+func (s *Store) writeManifest(kd string, data []byte, syncLinks bool) error {
+	f, err := os.CreateTemp(kd, mtempPrefix+"*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && syncLinks {
+		err = syncDir(kd)
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(kd, manifestName))
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return syncDir(kd)
+}
+
+// removeUnreferenced removes the blocks of old that next does not use.
+// Caller holds the key lock.
+func (s *Store) removeUnreferenced(kd string, old, next *manifest) {
+	keep := map[string]bool{}
+	if next != nil {
+		for _, b := range next.Blocks {
+			keep[b.File] = true
+		}
+	}
+	for _, b := range old.Blocks {
+		if keep[b.File] {
+			continue
+		}
+		keep[b.File] = true // an old list may name a file twice
+		p := filepath.Join(kd, b.File)
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.log.Warn("blobstore: remove unreferenced block", "path", p, "err", err)
+		}
+	}
+}

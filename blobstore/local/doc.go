@@ -1,0 +1,64 @@
+// Package local is the default blobstore backend: blobs in a local
+// directory, crash-safe, shareable by several processes.
+//
+// # Layout
+//
+//	<dir>/FORMAT                 "blobshare local blobstore v1"
+//	<dir>/keys/<escaped key>/    one directory per key; bytes outside
+//	                             [A-Za-z0-9_.-] of the key become %XX
+//	    m                        committed manifest (JSON: ETag, time,
+//	                             block list with id, size and file name)
+//	    lock                     flock target serialising commits
+//	    b-<random>               committed block data, one file per staging
+//	    s-<block id>             a staged block, not yet committed
+//	    t-<random>, mt-<random>  a block or manifest being written
+//
+// # Writes
+//
+// Nothing is overwritten in place. StageBlock streams into a t- file,
+// fsyncs it and renames it to s-<id> (replacing an earlier staging of the
+// id). CommitBlocks, under the key lock, checks the conditions against the
+// current manifest, hard-links each staged block it names to a fresh
+// b-<random> name (no data copy; committed ids reuse their b- file), writes
+// the new manifest to an mt- file, fsyncs it and the directory (so the
+// links are durable before anything names them), renames it over m and
+// fsyncs the directory again. Every commit gets a new random ETag. Only
+// then are the consumed s- names and the blocks the old version used and
+// the new one does not removed.
+//
+// A crash at any point leaves m naming the old version or the new one,
+// complete: block data is synced before a manifest that references it can
+// become durable. Crash leftovers (t-, mt-, s-, unreferenced b- files) are
+// removed by CollectGarbage.
+//
+// # Concurrency
+//
+// The key lock is an in-process, context-aware mutex per key plus flock(2)
+// on the key's lock file, so several processes may share one directory.
+// Conditions are checked under that lock. Garbage collection removes empty
+// key directories together with their lock file while holding the lock;
+// whoever locks checks afterwards that the path still names the inode it
+// locked, and starts over otherwise. Staging takes no lock.
+//
+// # Reads
+//
+// Stat, Blocks and ReadRange read m without a lock (the rename is atomic).
+// ReadRange opens the file of every block overlapping the range before
+// returning, so the version stays readable through the open fds even when
+// later commits or garbage collection unlink its blocks (snapshot
+// isolation); if a block is already gone when opened, a commit came in
+// between and ReadRange starts over with the new manifest. A range over
+// hundreds of blocks opens only the blocks it covers; each fd is closed as
+// soon as it is read. Reads use pread, so readers share nothing; the
+// reader implements io.WriterTo with a pooled 1 MiB buffer, and StageBlock
+// copies through the same pool.
+//
+// # Traps
+//
+// List reads the whole keys directory on every call; it is meant for
+// garbage collection and tools, not for hot paths. Keys whose escaped form
+// exceeds 240 bytes are refused with ErrInvalidKey (keys of up to 80 bytes
+// always fit). Staged blocks are not discarded by a commit; CollectGarbage
+// removes them once older than its olderThan argument, which must exceed
+// the longest stage-to-commit delay of any writer.
+package local

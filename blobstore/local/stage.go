@@ -1,0 +1,89 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/blobshare/blobshare/blobstore"
+)
+
+// StageBlock writes r to a temp file in the key directory, syncs it and
+// renames it to s-<id>, replacing an earlier staging of id. It takes no
+// lock: the rename is atomic and commits link the staged file they find.
+func (s *Store) StageBlock(ctx context.Context, key, blockID string, r io.Reader) (int64, error) {
+	kd, err := s.keyDir(key)
+	if err != nil {
+		return 0, err
+	}
+	if err := blobstore.ValidBlockID(blockID); err != nil {
+		return 0, fmt.Errorf("stage %q: %w", key, err)
+	}
+	if err := ctxErr(ctx, "stage", key); err != nil {
+		return 0, err
+	}
+	var f *os.File
+	for range 10 { // garbage collection may remove an empty key dir meanwhile
+		if err = s.ensureKeyDir(kd); err != nil {
+			return 0, fmt.Errorf("stage %q block %s: %w", key, blockID, err)
+		}
+		f, err = os.CreateTemp(kd, tempPrefix+"*")
+		if !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+	}
+	if err != nil {
+		return 0, fmt.Errorf("stage %q block %s: %w", key, blockID, err)
+	}
+	tmp := f.Name()
+	n, err := s.copyCtx(ctx, f, r)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(kd, stagedPrefix+blockID))
+	}
+	if err != nil {
+		if rerr := os.Remove(tmp); rerr != nil {
+			s.log.Warn("blobstore: remove temp block", "path", tmp, "err", rerr)
+		}
+		return 0, fmt.Errorf("stage %q block %s: %w", key, blockID, err)
+	}
+	return n, nil
+}
+
+// copyCtx copies r to w through a pooled buffer, checking ctx between
+// chunks.
+func (s *Store) copyCtx(ctx context.Context, w io.Writer, r io.Reader) (int64, error) {
+	bp := s.bufs.Get().(*[]byte)
+	defer s.bufs.Put(bp)
+	buf := *bp
+	var n int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		// Fill the buffer as far as the reader gives, so writes are large.
+		m, rerr := io.ReadAtLeast(r, buf, len(buf))
+		if m > 0 {
+			if _, werr := w.Write(buf[:m]); werr != nil {
+				return n, werr
+			}
+			n += int64(m)
+		}
+		switch {
+		case rerr == nil:
+		case errors.Is(rerr, io.EOF), errors.Is(rerr, io.ErrUnexpectedEOF):
+			return n, nil
+		default:
+			return n, rerr
+		}
+	}
+}
