@@ -1,0 +1,596 @@
+package rest
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/base64"
+	"hash"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/blobshare/blobshare/fs"
+	"github.com/blobshare/blobshare/locks"
+)
+
+func (s *Server) createFile(w http.ResponseWriter, c *call) error {
+	h := c.r.Header
+	size, ok, err := parseSizeHeader(h, "x-ms-content-length", maxFileSize)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errMissingHeader("x-ms-content-length")
+	}
+	md, err := parseMetadata(h)
+	if err != nil {
+		return err
+	}
+	props, err := parseSMBProps(h, infoFrom(c.r.Context()).start, false)
+	if err != nil {
+		return err
+	}
+	content, _, err := parseContent(h)
+	if err != nil {
+		return err
+	}
+	if content.Type == "" {
+		content.Type = "application/octet-stream"
+	}
+	lease, err := leaseHeader(h, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	// API 2026-02-06+: an optional body (≤ 4 MiB) becomes the first bytes.
+	bodyLen := c.r.ContentLength
+	if bodyLen > size {
+		return errInvalidHeader("Content-Length", strconv.FormatInt(bodyLen, 10))
+	}
+	a, err := s.fs.CreateFile(c.r.Context(), fs.CreateFileRequest{
+		Path: c.fsPath(), Size: size, Props: props, Content: content, Metadata: md, LeaseID: lease,
+	})
+	if err != nil {
+		return err
+	}
+	out := w.Header()
+	if bodyLen > 0 {
+		sum := md5.New()
+		a, err = s.fs.PutRange(c.r.Context(), fs.PutRangeRequest{
+			Path: c.fsPath(), Offset: 0, Length: bodyLen, Body: io.TeeReader(c.r.Body, sum), LeaseID: lease,
+		})
+		if err != nil {
+			return err
+		}
+		out.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum.Sum(nil)))
+	}
+	setSMB(out, a)
+	out.Set("x-ms-request-server-encrypted", "true")
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+func (s *Server) putRange(w http.ResponseWriter, c *call) error {
+	h := c.r.Header
+	rg, ok, err := requestRange(h, true)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errMissingHeader("x-ms-range")
+	}
+	lease, err := leaseHeader(h, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	req := fs.PutRangeRequest{Path: c.fsPath(), Offset: rg.start, Length: rg.length(), LeaseID: lease}
+	if t, ok, err := parseSMBTime(h, "x-ms-file-last-write-time", "now", "preserve"); err != nil {
+		return err
+	} else if ok {
+		if t.Keyword == "" {
+			return errInvalidHeader("x-ms-file-last-write-time", h.Get("x-ms-file-last-write-time"))
+		}
+		req.PreserveLastWrite = t.Keyword == "preserve"
+	}
+	clear := strings.EqualFold(h.Get("x-ms-write"), "clear")
+	out := w.Header()
+	if clear {
+		if c.r.ContentLength > 0 {
+			return errInvalidHeader("Content-Length", strconv.FormatInt(c.r.ContentLength, 10))
+		}
+		if h.Get("Content-MD5") != "" {
+			return errInvalidHeader("Content-MD5", h.Get("Content-MD5"))
+		}
+	} else {
+		if rg.length() > maxPutRange {
+			return newError(http.StatusRequestEntityTooLarge, CodeRequestBodyTooLarge,
+				"The request body is too large and exceeds the maximum permissible limit.",
+				Detail{"MaxLimit", strconv.Itoa(maxPutRange)})
+		}
+		if c.r.ContentLength < 0 {
+			return newError(http.StatusLengthRequired, CodeMissingContentLength,
+				"The Content-Length header is required for this request.")
+		}
+		if c.r.ContentLength != rg.length() {
+			return newError(http.StatusBadRequest, CodeInvalidHeaderValue,
+				"The range specified does not match the length of the request body.",
+				Detail{"HeaderName", "Content-Length"}, Detail{"HeaderValue", strconv.FormatInt(c.r.ContentLength, 10)})
+		}
+		body, err := md5Body(c.r, rg.length())
+		if err != nil {
+			return err
+		}
+		req.Body = body
+	}
+	a, err := s.fs.PutRange(c.r.Context(), req)
+	if err != nil {
+		return err
+	}
+	setCommon(out, a)
+	out.Set("x-ms-file-last-write-time", formatTime7(a.LastWrite))
+	out.Set("x-ms-request-server-encrypted", "true")
+	if m, ok := req.Body.(*md5Reader); ok {
+		out.Set("Content-MD5", base64.StdEncoding.EncodeToString(m.h.Sum(nil)))
+	}
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// md5Reader hashes what it reads.
+type md5Reader struct {
+	r io.Reader
+	h hash.Hash
+}
+
+func (m *md5Reader) Read(p []byte) (int, error) {
+	n, err := m.r.Read(p)
+	m.h.Write(p[:n])
+	return n, err
+}
+
+// md5Body returns the request body as a hashing reader. With a
+// Content-MD5 header the body (≤ 4 MiB, checked by the caller) is read
+// and verified first, so a mismatch (400 Md5Mismatch) writes nothing.
+func md5Body(r *http.Request, n int64) (*md5Reader, error) {
+	want := r.Header.Get("Content-MD5")
+	if want == "" {
+		return &md5Reader{r: r.Body, h: md5.New()}, nil
+	}
+	sum, err := parseMD5("Content-MD5", want)
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(r.Body, buf); err != nil {
+		return nil, err
+	}
+	got := md5.Sum(buf)
+	if !bytes.Equal(got[:], sum) {
+		return nil, newError(http.StatusBadRequest, CodeMD5Mismatch,
+			"The MD5 value specified in the request did not match with the MD5 value calculated by the server.",
+			Detail{"UserSpecifiedMd5", want}, Detail{"ServerCalculatedMd5", base64.StdEncoding.EncodeToString(got[:])})
+	}
+	return &md5Reader{r: bytes.NewReader(buf), h: md5.New()}, nil
+}
+
+// sourcePath resolves an x-ms-copy-source / x-ms-file-rename-source URL
+// to an fs path in this account. A SAS query on it is ignored: the
+// request itself is already authorized for the account.
+func (s *Server) sourcePath(header, v string, allowTrailingDot bool) (resourcePath, error) {
+	if len(v) > maxCopySourceLen {
+		return resourcePath{}, errInvalidHeader(header, v)
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.Path == "" {
+		return resourcePath{}, errInvalidHeader(header, v)
+	}
+	if !u.IsAbs() { // a rename source may be relative to the share
+		return resourcePath{}, errInvalidHeader(header, v)
+	}
+	p, err := parsePath(u.EscapedPath(), allowTrailingDot)
+	if err != nil {
+		return resourcePath{}, err
+	}
+	if p.Account != s.account || p.Share == "" || len(p.Parts) == 0 {
+		return resourcePath{}, newError(http.StatusBadRequest, CodeCannotVerifyCopySource,
+			"The source must be a file or directory of this account.", Detail{"HeaderName", header})
+	}
+	return p, nil
+}
+
+func fsPathOf(p resourcePath) string { return p.Share + "/" + p.Path() }
+
+func (s *Server) putRangeFromURL(w http.ResponseWriter, c *call) error {
+	h := c.r.Header
+	if v := h.Get("x-ms-write"); !strings.EqualFold(v, "update") {
+		if v == "" {
+			return errMissingHeader("x-ms-write")
+		}
+		return errInvalidHeader("x-ms-write", v)
+	}
+	src, err := s.sourcePath("x-ms-copy-source", h.Get("x-ms-copy-source"), true)
+	if err != nil {
+		return err
+	}
+	dst, ok, err := requestRange(h, true)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errMissingHeader("x-ms-range")
+	}
+	sv := h.Get("x-ms-source-range")
+	if sv == "" {
+		return errMissingHeader("x-ms-source-range")
+	}
+	srg, err := parseRange("x-ms-source-range", sv, true)
+	if err != nil {
+		return err
+	}
+	if srg.length() != dst.length() {
+		return errInvalidHeader("x-ms-source-range", sv)
+	}
+	if dst.length() > maxPutRange {
+		return newError(http.StatusRequestEntityTooLarge, CodeRequestBodyTooLarge,
+			"The request body is too large and exceeds the maximum permissible limit.")
+	}
+	lease, err := leaseHeader(h, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	a, err := s.fs.PutRangeFrom(c.r.Context(), fs.PutRangeFromRequest{
+		Path: c.fsPath(), Offset: dst.start, Length: dst.length(),
+		SourcePath: fsPathOf(src), SourceOffset: srg.start, LeaseID: lease,
+	})
+	if err != nil {
+		return err
+	}
+	setCommon(w.Header(), a)
+	w.Header().Set("x-ms-file-last-write-time", formatTime7(a.LastWrite))
+	w.Header().Set("x-ms-request-server-encrypted", "true")
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// setFileHeaders writes what Get File and Get File Properties share.
+func setFileHeaders(h http.Header, a fs.Attr, l locks.LeaseInfo, full bool) {
+	setSMB(h, a)
+	setMetadata(h, a.Metadata)
+	setContent(h, a.Content, full)
+	setLease(h, l)
+	h.Set("x-ms-type", "File")
+	h.Set("x-ms-server-encrypted", "true")
+	h.Set("Accept-Ranges", "bytes")
+}
+
+func (s *Server) getFileProperties(w http.ResponseWriter, c *call) error {
+	lease, err := leaseHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	a, l, err := s.fs.Stat(c.r.Context(), c.fsPath(), lease)
+	if err != nil {
+		return err
+	}
+	if a.Kind != fs.KindFile {
+		return &fs.Error{Op: "stat", Path: c.fsPath(), Err: fs.ErrIsDir}
+	}
+	h := w.Header()
+	setFileHeaders(h, a, l, true)
+	h.Set("Content-Length", strconv.FormatInt(a.Size, 10))
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Server) getFile(w http.ResponseWriter, c *call) error {
+	h := c.r.Header
+	lease, err := leaseHeader(h, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	rg, ranged, err := requestRange(h, false)
+	if err != nil {
+		return err
+	}
+	wantMD5, err := parseBoolHeader(h, "x-ms-range-get-content-md5")
+	if err != nil {
+		return err
+	}
+	req := fs.GetFileRequest{Path: c.fsPath(), Length: -1, Ranged: ranged, LeaseID: lease}
+	if ranged {
+		req.Offset = rg.start
+		if rg.end >= 0 {
+			req.Length = rg.length()
+		}
+	}
+	if wantMD5 && (!ranged || rg.end < 0 || rg.length() > maxPutRange) {
+		return errInvalidHeader("x-ms-range-get-content-md5", h.Get("x-ms-range-get-content-md5"))
+	}
+	fr, err := s.fs.GetFile(c.r.Context(), req)
+	if err != nil {
+		return err
+	}
+	defer fr.Close()
+	out := w.Header()
+	setFileHeaders(out, fr.Attr, fr.Lease, !ranged)
+	out.Set("Content-Length", strconv.FormatInt(fr.Length, 10))
+	var body io.Reader = fr
+	if wantMD5 {
+		buf := make([]byte, fr.Length) // ≤ 4 MiB, checked above
+		if _, err := io.ReadFull(fr, buf); err != nil {
+			return err
+		}
+		sum := md5.Sum(buf)
+		out.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum[:]))
+		body = bytes.NewReader(buf)
+	}
+	status := http.StatusOK
+	if ranged {
+		status = http.StatusPartialContent
+		end := fr.Offset + fr.Length - 1
+		out.Set("Content-Range", "bytes "+strconv.FormatInt(fr.Offset, 10)+"-"+strconv.FormatInt(end, 10)+"/"+strconv.FormatInt(fr.Attr.Size, 10))
+	}
+	w.WriteHeader(status)
+	if c.r.Method == http.MethodHead {
+		return nil
+	}
+	if _, err := io.CopyN(w, body, fr.Length); err != nil {
+		// Headers are gone; abort the connection so the client sees a
+		// short body rather than a silent truncation.
+		s.log.Warn("rest: get file stream failed", "path", c.fsPath(), "request_id", infoFrom(c.r.Context()).id, "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	return nil
+}
+
+func (s *Server) setFileProperties(w http.ResponseWriter, c *call) error {
+	h := c.r.Header
+	lease, err := leaseHeader(h, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	props, err := parseSMBProps(h, infoFrom(c.r.Context()).start, false)
+	if err != nil {
+		return err
+	}
+	req := fs.SetPropertiesRequest{Path: c.fsPath(), Props: props, LeaseID: lease}
+	size, resize, err := parseSizeHeader(h, "x-ms-content-length", maxFileSize)
+	if err != nil {
+		return err
+	}
+	if resize {
+		req.Size = &size
+	}
+	content, any, err := parseContent(h)
+	if err != nil {
+		return err
+	}
+	// The content group is replaced as a whole, except by a pure resize.
+	if any || !resize {
+		req.Content = &content
+	}
+	a, err := s.fs.SetProperties(c.r.Context(), req)
+	if err != nil {
+		return err
+	}
+	setSMB(w.Header(), a)
+	w.Header().Set("x-ms-request-server-encrypted", "true")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Server) setFileMetadata(w http.ResponseWriter, c *call) error {
+	lease, err := leaseHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	md, err := parseMetadata(c.r.Header)
+	if err != nil {
+		return err
+	}
+	a, err := s.fs.SetMetadata(c.r.Context(), c.fsPath(), md, lease)
+	if err != nil {
+		return err
+	}
+	setCommon(w.Header(), a)
+	w.Header().Set("x-ms-request-server-encrypted", "true")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Server) deleteFile(w http.ResponseWriter, c *call) error {
+	lease, err := leaseHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	if err := s.fs.DeleteFile(c.r.Context(), c.fsPath(), lease); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+func (s *Server) listRanges(w http.ResponseWriter, c *call) error {
+	lease, err := leaseHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	var lr locks.Range
+	if rg, ok, err := requestRange(c.r.Header, true); err != nil {
+		return err
+	} else if ok {
+		lr = locks.Range{Offset: uint64(rg.start), Length: uint64(rg.length())}
+	}
+	ranges, a, err := s.fs.ListRanges(c.r.Context(), c.fsPath(), lr, lease)
+	if err != nil {
+		return err
+	}
+	out := rangesXML{}
+	for _, r := range ranges {
+		x := rangeXML{Start: r.Start, End: r.End}
+		x.XMLName.Local = "Range"
+		out.Ranges = append(out.Ranges, x)
+	}
+	setCommon(w.Header(), a)
+	w.Header().Set("x-ms-content-length", strconv.FormatInt(a.Size, 10))
+	return writeXML(w, http.StatusOK, out)
+}
+
+func (s *Server) copyFile(w http.ResponseWriter, c *call) error {
+	h := c.r.Header
+	src, err := s.sourcePath("x-ms-copy-source", h.Get("x-ms-copy-source"), true)
+	if err != nil {
+		return err
+	}
+	lease, err := leaseHeader(h, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	md, err := parseMetadata(h)
+	if err != nil {
+		return err
+	}
+	props, err := parseSMBProps(h, infoFrom(c.r.Context()).start, true)
+	if err != nil {
+		return err
+	}
+	ignoreRO, err := parseBoolHeader(h, "x-ms-file-copy-ignore-readonly")
+	if err != nil {
+		return err
+	}
+	if m := h.Get("x-ms-file-permission-copy-mode"); m != "" && !strings.EqualFold(m, "source") && !strings.EqualFold(m, "override") {
+		return errInvalidHeader("x-ms-file-permission-copy-mode", m)
+	}
+	req := fs.CopyFileRequest{Source: fsPathOf(src), Dest: c.fsPath(), Props: props, LeaseID: lease, IgnoreReadOnly: ignoreRO}
+	if len(md) > 0 {
+		req.Metadata = md
+	}
+	a, err := s.fs.CopyFile(c.r.Context(), req)
+	if err != nil {
+		return err
+	}
+	out := w.Header()
+	setCommon(out, a)
+	out.Set("x-ms-copy-id", uuid.NewString())
+	out.Set("x-ms-copy-status", "success")
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+func (s *Server) rename(w http.ResponseWriter, c *call) error {
+	h := c.r.Header
+	srcDot, err := parseBoolHeader(h, "x-ms-source-allow-trailing-dot")
+	if err != nil {
+		return err
+	}
+	src, err := s.sourcePath("x-ms-file-rename-source", h.Get("x-ms-file-rename-source"), srcDot)
+	if err != nil {
+		return err
+	}
+	if src.Share != c.path.Share {
+		return newError(http.StatusBadRequest, CodeInvalidInput, "The source and the destination must be in the same share.",
+			Detail{"HeaderName", "x-ms-file-rename-source"})
+	}
+	replace, err := parseBoolHeader(h, "x-ms-file-rename-replace-if-exists")
+	if err != nil {
+		return err
+	}
+	ignoreRO, err := parseBoolHeader(h, "x-ms-file-rename-ignore-readonly")
+	if err != nil {
+		return err
+	}
+	srcLease, err := leaseHeader(h, "x-ms-source-lease-id")
+	if err != nil {
+		return err
+	}
+	dstLease, err := leaseHeader(h, "x-ms-destination-lease-id")
+	if err != nil {
+		return err
+	}
+	props, err := parseSMBProps(h, infoFrom(c.r.Context()).start, false)
+	if err != nil {
+		return err
+	}
+	md, err := parseMetadata(h)
+	if err != nil {
+		return err
+	}
+	req := fs.RenamePathRequest{Source: fsPathOf(src), Dest: c.fsPath(), ReplaceIfExists: replace, IgnoreReadOnly: ignoreRO,
+		SourceLeaseID: srcLease, DestLeaseID: dstLease, Props: props}
+	if len(md) > 0 {
+		req.Metadata = md
+	}
+	a, err := s.fs.RenamePath(c.r.Context(), req)
+	if err != nil {
+		return err
+	}
+	if c.route.restype == "directory" && a.Kind == fs.KindFile || c.route.restype == "" && a.Kind != fs.KindFile {
+		s.log.Warn("rest: rename resource type differs from the URL's restype", "path", c.fsPath())
+	}
+	setSMB(w.Header(), a)
+	w.Header().Set("x-ms-request-server-encrypted", "true")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Server) leaseFile(w http.ResponseWriter, c *call) error {
+	h := c.r.Header
+	req := locks.LeaseRequest{}
+	action := strings.ToLower(h.Get("x-ms-lease-action"))
+	var err error
+	if req.LeaseID, err = leaseHeader(h, "x-ms-lease-id"); err != nil {
+		return err
+	}
+	if req.ProposedID, err = leaseHeader(h, "x-ms-proposed-lease-id"); err != nil {
+		return err
+	}
+	status := http.StatusOK
+	switch action {
+	case "acquire":
+		req.Action, status = locks.LeaseAcquire, http.StatusCreated
+		d := h.Get("x-ms-lease-duration")
+		if d == "" {
+			return errMissingHeader("x-ms-lease-duration")
+		}
+		if d != "-1" {
+			return errInvalidHeader("x-ms-lease-duration", d)
+		}
+	case "change":
+		req.Action = locks.LeaseChange
+		if req.LeaseID == "" {
+			return errMissingHeader("x-ms-lease-id")
+		}
+		if req.ProposedID == "" {
+			return errMissingHeader("x-ms-proposed-lease-id")
+		}
+	case "release":
+		req.Action = locks.LeaseRelease
+		if req.LeaseID == "" {
+			return errMissingHeader("x-ms-lease-id")
+		}
+	case "break":
+		req.Action, status = locks.LeaseBreak, http.StatusAccepted
+	}
+	if action != "acquire" {
+		if d := h.Get("x-ms-lease-duration"); d != "" {
+			return errInvalidHeader("x-ms-lease-duration", d)
+		}
+	}
+	id, a, err := s.fs.LeaseFile(c.r.Context(), c.fsPath(), req)
+	if err != nil {
+		return err
+	}
+	out := w.Header()
+	setCommon(out, a)
+	switch req.Action {
+	case locks.LeaseAcquire, locks.LeaseChange:
+		out.Set("x-ms-lease-id", id)
+	case locks.LeaseBreak:
+		out.Set("x-ms-lease-time", "0")
+	}
+	w.WriteHeader(status)
+	return nil
+}

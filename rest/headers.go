@@ -1,0 +1,196 @@
+package rest
+
+import (
+	"encoding/base64"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/blobshare/blobshare/fs"
+	"github.com/blobshare/blobshare/locks"
+)
+
+// defaultPermissionKey is reported for entries without their own
+// security descriptor (the service's key shape is digits*digits).
+const defaultPermissionKey = "4066528134148476695*1"
+
+// setCommon sets ETag and Last-Modified of an entry.
+func setCommon(h http.Header, a fs.Attr) {
+	if a.ETag != "" {
+		h.Set("ETag", a.ETag)
+	}
+	if !a.Modified.IsZero() {
+		h.Set("Last-Modified", a.Modified.UTC().Format(http.TimeFormat))
+	}
+}
+
+// setSMB sets the SMB property set (filerest.md §3.2) of an entry.
+func setSMB(h http.Header, a fs.Attr) {
+	setCommon(h, a)
+	h.Set("x-ms-file-attributes", formatAttributes(a.Attributes))
+	h.Set("x-ms-file-creation-time", formatTime7(a.Created))
+	h.Set("x-ms-file-last-write-time", formatTime7(a.LastWrite))
+	h.Set("x-ms-file-change-time", formatTime7(a.Change))
+	h.Set("x-ms-file-id", strconv.FormatUint(uint64(a.ID), 10))
+	h.Set("x-ms-file-parent-id", strconv.FormatUint(uint64(a.Parent), 10))
+	key := a.PermissionKey
+	if key == "" {
+		key = defaultPermissionKey
+	}
+	h.Set("x-ms-file-permission-key", key)
+}
+
+// setMetadata writes x-ms-meta-* headers. Keys keep their stored case.
+func setMetadata(h http.Header, md map[string]string) {
+	for k, v := range md {
+		h[metaPrefix+k] = []string{v}
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// parseSMBProps reads x-ms-file-attributes and the three SMB times.
+// Keywords: "preserve" (nil: keep), "now" (the request time), "none" for
+// attributes (the empty set), "source" where source is allowed. For a
+// create, absent means the fs default (nil).
+func parseSMBProps(h http.Header, now time.Time, allowSource bool) (fs.SMBProperties, error) {
+	var p fs.SMBProperties
+	kw := []string{"now", "preserve"}
+	if allowSource {
+		kw = append(kw, "source")
+	}
+	if v := strings.TrimSpace(h.Get("x-ms-file-attributes")); v != "" {
+		switch {
+		case strings.EqualFold(v, "preserve"), allowSource && strings.EqualFold(v, "source"):
+		default:
+			a, err := parseAttributes("x-ms-file-attributes", v)
+			if err != nil {
+				return p, err
+			}
+			p.Attributes = &a
+		}
+	}
+	for _, f := range []struct {
+		name string
+		dst  **time.Time
+	}{
+		{"x-ms-file-creation-time", &p.Created},
+		{"x-ms-file-last-write-time", &p.LastWrite},
+		{"x-ms-file-change-time", &p.Change},
+	} {
+		t, ok, err := parseSMBTime(h, f.name, kw...)
+		if err != nil {
+			return p, err
+		}
+		if !ok {
+			continue
+		}
+		switch t.Keyword {
+		case "now":
+			n := now.UTC()
+			*f.dst = &n
+		case "preserve", "source":
+		default:
+			tt := t.Time
+			*f.dst = &tt
+		}
+	}
+	if v := h.Get("x-ms-file-permission"); len(v) > maxInlinePerm {
+		return p, newError(http.StatusBadRequest, "FileInvalidPermission",
+			"The permission is too long: use a permission key for more than 8 KiB.",
+			Detail{"HeaderName", "x-ms-file-permission"})
+	}
+	if f := h.Get("x-ms-file-permission-format"); f != "" && !strings.EqualFold(f, "sddl") && !strings.EqualFold(f, "binary") {
+		return p, errInvalidHeader("x-ms-file-permission-format", f)
+	}
+	return p, nil
+}
+
+// contentHeaderNames are the request headers of the content-header group.
+var contentHeaderNames = []string{"x-ms-content-type", "x-ms-content-encoding", "x-ms-content-language",
+	"x-ms-content-disposition", "x-ms-cache-control", "x-ms-content-md5"}
+
+// parseContent reads the content-header group; any reports whether one
+// of its headers was present.
+func parseContent(h http.Header) (c fs.ContentHeaders, any bool, err error) {
+	for _, n := range contentHeaderNames {
+		if _, ok := h[http.CanonicalHeaderKey(n)]; ok {
+			any = true
+		}
+	}
+	c = fs.ContentHeaders{
+		Type:         h.Get("x-ms-content-type"),
+		Encoding:     h.Get("x-ms-content-encoding"),
+		Language:     h.Get("x-ms-content-language"),
+		Disposition:  h.Get("x-ms-content-disposition"),
+		CacheControl: h.Get("x-ms-cache-control"),
+	}
+	if v := h.Get("x-ms-content-md5"); v != "" {
+		c.MD5, err = parseMD5("x-ms-content-md5", v)
+	}
+	return c, any, err
+}
+
+// setContent writes the stored content headers of a file (Get File,
+// Get File Properties). Without a stored type no Content-Type is sent,
+// and net/http is stopped from sniffing one.
+func setContent(h http.Header, c fs.ContentHeaders, full bool) {
+	if c.Type != "" {
+		h.Set("Content-Type", c.Type)
+	} else {
+		h["Content-Type"] = nil
+	}
+	for _, kv := range [][2]string{{"Content-Encoding", c.Encoding}, {"Content-Language", c.Language},
+		{"Content-Disposition", c.Disposition}, {"Cache-Control", c.CacheControl}} {
+		if kv[1] != "" {
+			h.Set(kv[0], kv[1])
+		}
+	}
+	if len(c.MD5) > 0 {
+		sum := base64.StdEncoding.EncodeToString(c.MD5)
+		if full {
+			h.Set("Content-MD5", sum)
+		} else {
+			h.Set("x-ms-content-md5", sum)
+		}
+	}
+}
+
+// setLease writes the lease headers of Get File / Get File Properties.
+func setLease(h http.Header, l locks.LeaseInfo) {
+	switch l.State {
+	case locks.LeaseLeased:
+		h.Set("x-ms-lease-status", "locked")
+		h.Set("x-ms-lease-state", "leased")
+		h.Set("x-ms-lease-duration", "infinite")
+	case locks.LeaseBroken:
+		h.Set("x-ms-lease-status", "unlocked")
+		h.Set("x-ms-lease-state", "broken")
+	default:
+		h.Set("x-ms-lease-status", "unlocked")
+		h.Set("x-ms-lease-state", "available")
+	}
+}
+
+// leaseHeader reads an optional lease-id header and checks it is a GUID.
+func leaseHeader(h http.Header, name string) (string, error) {
+	v := h.Get(name)
+	if v == "" {
+		return "", nil
+	}
+	if _, err := uuid.Parse(v); err != nil || len(v) != 36 {
+		return "", errInvalidHeader(name, v)
+	}
+	return v, nil
+}

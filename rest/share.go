@@ -1,0 +1,203 @@
+package rest
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/blobshare/blobshare/fs"
+)
+
+// serviceEndpoint is the account URL as the client addressed it.
+func serviceEndpoint(r *http.Request, account string) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + "/" + account + "/"
+}
+
+// listParams reads prefix, marker and maxresults (≤ 0 → 400, above 5000
+// capped).
+func listParams(c *call) (fs.ListRequest, error) {
+	req := fs.ListRequest{Prefix: c.q.Get("prefix"), Marker: c.q.Get("marker"), MaxResults: maxListResults}
+	if v, ok := c.q["maxresults"]; ok {
+		n, err := strconv.Atoi(v[0])
+		if err != nil {
+			return req, errInvalidQuery("maxresults", v[0], "not an integer")
+		}
+		if n <= 0 {
+			return req, errOutOfRangeQuery("maxresults", v[0])
+		}
+		req.MaxResults = min(n, maxListResults)
+	}
+	return req, nil
+}
+
+func errOutOfRangeQuery(name, value string) *Error {
+	return newError(http.StatusBadRequest, CodeOutOfRangeInput, "One of the request inputs is out of range.",
+		Detail{"QueryParameterName", name}, Detail{"QueryParameterValue", value})
+}
+
+// includeSet parses a comma-joined include list against allowed values
+// (case-insensitive); unknown values → 400 InvalidQueryParameterValue.
+func includeSet(c *call, allowed ...string) (map[string]bool, error) {
+	out := map[string]bool{}
+	v := c.q.Get("include")
+	if v == "" {
+		return out, nil
+	}
+	for _, tok := range strings.Split(v, ",") {
+		tok = strings.TrimSpace(tok)
+		ok := false
+		for _, a := range allowed {
+			if strings.EqualFold(tok, a) {
+				out[strings.ToLower(a)] = true
+				ok = true
+			}
+		}
+		if !ok {
+			return nil, errInvalidQuery("include", v, "unknown value "+tok)
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) listShares(w http.ResponseWriter, c *call) error {
+	req, err := listParams(c)
+	if err != nil {
+		return err
+	}
+	inc, err := includeSet(c, "metadata", "snapshots", "deleted")
+	if err != nil {
+		return err
+	}
+	res, err := s.fs.ListShares(c.r.Context(), req)
+	if err != nil {
+		return err
+	}
+	out := listSharesXML{ServiceEndpoint: serviceEndpoint(c.r, s.account), NextMarker: res.NextMarker}
+	if _, ok := c.q["prefix"]; ok {
+		out.Prefix = &req.Prefix
+	}
+	if _, ok := c.q["marker"]; ok {
+		out.Marker = &req.Marker
+	}
+	if _, ok := c.q["maxresults"]; ok {
+		out.MaxResults = &req.MaxResults
+	}
+	for _, a := range res.Shares {
+		sx := shareXML{Name: a.Name, Properties: sharePropsXML{
+			LastModified: a.Modified.UTC().Format(http.TimeFormat), Etag: a.ETag, Quota: a.QuotaGiB,
+			AccessTier: "TransactionOptimized", EnabledProtocols: "SMB", LeaseStatus: "unlocked", LeaseState: "available",
+		}}
+		if inc["metadata"] {
+			sx.Metadata = newMetadataXML(nonNil(a.Metadata))
+		}
+		out.Shares = append(out.Shares, sx)
+	}
+	return writeXML(w, http.StatusOK, out)
+}
+
+func nonNil(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+// quotaHeader reads x-ms-share-quota: 1..102400 GiB.
+func quotaHeader(h http.Header) (int, bool, error) {
+	n, ok, err := parseSizeHeader(h, "x-ms-share-quota", maxShareQuotaGiB)
+	if err != nil {
+		return 0, false, err
+	}
+	if ok && n == 0 {
+		return 0, false, errOutOfRange("x-ms-share-quota", "0")
+	}
+	return int(n), ok, nil
+}
+
+func (s *Server) createShare(w http.ResponseWriter, c *call) error {
+	md, err := parseMetadata(c.r.Header)
+	if err != nil {
+		return err
+	}
+	quota, _, err := quotaHeader(c.r.Header)
+	if err != nil {
+		return err
+	}
+	if p := c.r.Header.Get("x-ms-enabled-protocols"); p != "" && !strings.EqualFold(p, "SMB") {
+		return errInvalidHeader("x-ms-enabled-protocols", p)
+	}
+	a, err := s.fs.CreateShare(c.r.Context(), fs.ShareRequest{Name: c.path.Share, QuotaGiB: quota, Metadata: md})
+	if err != nil {
+		return err
+	}
+	setCommon(w.Header(), a)
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+func (s *Server) getShareProperties(w http.ResponseWriter, c *call) error {
+	a, err := s.fs.GetShare(c.r.Context(), c.path.Share)
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	setCommon(h, a)
+	setMetadata(h, a.Metadata)
+	if c.route.comp == "" {
+		h.Set("x-ms-share-quota", strconv.Itoa(a.QuotaGiB))
+		h.Set("x-ms-access-tier", "TransactionOptimized")
+		h.Set("x-ms-enabled-protocols", "SMB")
+		h.Set("x-ms-lease-status", "unlocked")
+		h.Set("x-ms-lease-state", "available")
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Server) setShareProperties(w http.ResponseWriter, c *call) error {
+	quota, ok, err := quotaHeader(c.r.Header)
+	if err != nil {
+		return err
+	}
+	var a fs.Attr
+	if ok {
+		a, err = s.fs.SetShareQuota(c.r.Context(), c.path.Share, quota)
+	} else {
+		a, err = s.fs.GetShare(c.r.Context(), c.path.Share)
+	}
+	if err != nil {
+		return err
+	}
+	setCommon(w.Header(), a)
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Server) setShareMetadata(w http.ResponseWriter, c *call) error {
+	md, err := parseMetadata(c.r.Header)
+	if err != nil {
+		return err
+	}
+	a, err := s.fs.SetShareMetadata(c.r.Context(), c.path.Share, md)
+	if err != nil {
+		return err
+	}
+	setCommon(w.Header(), a)
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Server) deleteShare(w http.ResponseWriter, c *call) error {
+	if v := c.r.Header.Get("x-ms-delete-snapshots"); v != "" && !strings.EqualFold(v, "include") && !strings.EqualFold(v, "include-leased") {
+		return errInvalidHeader("x-ms-delete-snapshots", v)
+	}
+	if err := s.fs.DeleteShare(c.r.Context(), c.path.Share); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
