@@ -1,3 +1,126 @@
 // Package fusefs is blobshare's FUSE binding: it mounts the share file
-// system of package fs on Linux with go-fuse v2.
+// system of package fs on Linux with go-fuse v2, as one share or as the
+// whole account (shares are the top-level directories; mkdir at the root
+// creates a share). It only translates requests and replies: the namespace,
+// the data path and every sharing rule live in package fs and package locks.
+//
+// # Mounting
+//
+// Mount uses go-fuse's DirectMount (mount(2) as root, no fusermount),
+// DisableXAttrs (otherwise the kernel asks for security.capability on every
+// write), EnableLocks (flock and fcntl reach the daemon instead of staying
+// in the kernel), 1 MiB MaxWrite, MaxBackground 64, and passthrough
+// disabled (READ and WRITE must reach the daemon: staging and lock checks
+// happen there). Entry and attribute timeouts are 1 s; the negative-entry
+// timeout is 0, because names are case-insensitive: after creating "foo" a
+// cached negative entry for "FOO" would hide it. For the same reason a
+// lookup that finds an entry under a different case is answered with entry
+// timeout 0, so the kernel never keeps an alias dentry that would survive a
+// rename or unlink of the real name.
+//
+// Mount returns a *Mounted; Unmount (or cancelling the context given to
+// Mount) unmounts with umount(2) and waits for the serving loop. The
+// serving goroutines run each request on its own goroutine: every node
+// method is safe for concurrent use.
+//
+// # Requests the node API loses: the raw wrapper
+//
+// go-fuse's fs API drops FLUSH's lock owner and RELEASE's flags. close(2)
+// of a descriptor sends FLUSH with the process's POSIX lock owner and no
+// unlock request: the locks of that owner on the file must go right there.
+// rawFS wraps the node file system, overrides Flush and Release, and keeps
+// the raw request under its cancel channel while the bridge calls our
+// node-level Flush/Release with a *fuse.Context carrying that same channel
+// (each in-flight request has its own). Thread ids are not pids and are
+// never used to identify anyone: POSIX locks are keyed by the kernel's
+// lock owner, share modes and flocks by the file handle.
+//
+// # Handles
+//
+// Every open (OPEN or CREATE) takes a handle in the lock table through the
+// core: access from the open flags (O_RDONLY → read, O_WRONLY → write,
+// O_RDWR → read+write), share mode from the mount's --share-mode (default
+// read,write,delete, what Linux SMB clients send). A refused open answers
+// EBUSY (STATUS_SHARING_VIOLATION). The handle is closed at RELEASE, which
+// the kernel sends after close(2) has returned, asynchronously: right after
+// close() a conflicting open from another process can still see the handle
+// for a moment. Writes are staged per handle and committed at FLUSH (every
+// close(2)), fsync and RELEASE; FLUSH and fsync are where a commit error
+// reaches the application, RELEASE errors can only be logged.
+//
+// O_TRUNC arrives as SETATTR(size 0) after OPEN (go-fuse does not negotiate
+// ATOMIC_O_TRUNC); truncation goes through the handle when the kernel names
+// one, else through the path.
+//
+// # Locks
+//
+// flock(2) arrives as SETLK/SETLKW with FUSE_LK_FLOCK. blobshare maps it to
+// share modes, as an SMB client would see it: LOCK_SH narrows the handle's
+// share mode to read, LOCK_EX to none, LOCK_UN restores the open-time share
+// mode (locks.Tx.Reshare). A conflict answers EWOULDBLOCK; a blocking flock
+// polls with backoff until granted or interrupted (EINTR).
+//
+// fcntl(2) F_SETLK/F_SETLKW/F_GETLK are POSIX byte-range locks in the lock
+// table, keyed by the kernel's lock owner, so REST clients meet them as
+// FileLockConflict. F_SETLK's conflict is EAGAIN (POSIX); F_SETLKW polls
+// with backoff (1 ms growing to 50 ms) and answers EINTR when the caller is
+// interrupted (Go programs get SIGURG often: callers retry on EINTR).
+// F_GETLK reports the conflicting lock with pid 0 when its holder is not a
+// process on this mount (a REST client, a session, another mount). OFD
+// locks are not supported (the kernel does not forward them to FUSE).
+//
+// # Unlink and rename of open files
+//
+// Unlinking a file that others hold open makes it delete-pending in the
+// lock table (REST sees SMBDeletePending); the name leaves the mount at
+// once, as POSIX expects, and the content stays readable and writable
+// through the open descriptors until the last RELEASE, when the file goes.
+// A rename over an open file replaces it the same way.
+//
+// # Coherence with REST
+//
+// The core reports changes made outside this mount (REST, sessions, other
+// processes) through its change hook; the binding invalidates the kernel's
+// caches with NotifyContent, NotifyEntry and NotifyDelete. Those calls run
+// on their own goroutine: the kernel may hold the directory lock of the
+// very request that caused them, and a synchronous notify would deadlock.
+// The page cache is kept across opens (FOPEN_KEEP_CACHE) only when the
+// file's version is unchanged since the kernel last cached it.
+//
+// # Errors
+//
+// Errors of the core, the lock table and the blob store become errno in one
+// function, toErrno, following the Linux kernel's SMB client
+// (fs/smb/client/smb2maperror.c) for the NT status each lock outcome stands
+// for, with the exceptions POSIX requires for lock calls:
+//
+//	locks outcome           NT status                  errno (smb2maperror.c)   exceptions
+//	ErrSharingViolation     STATUS_SHARING_VIOLATION   EBUSY                    flock: EWOULDBLOCK
+//	ErrDeletePending        STATUS_DELETE_PENDING      ENOENT
+//	ErrLockConflict         STATUS_FILE_LOCK_CONFLICT  EACCES                   fcntl: EAGAIN
+//	ErrLockNotGranted       STATUS_LOCK_NOT_GRANTED    EACCES                   fcntl: EAGAIN, flock: EWOULDBLOCK
+//	ErrRangeNotLocked       STATUS_RANGE_NOT_LOCKED    EIO
+//	ErrInvalidLockRange     STATUS_INVALID_LOCK_RANGE  EIO → EINVAL (fcntl(2))
+//	ErrReadOnly             STATUS_ACCESS_DENIED       EACCES
+//	ErrCannotDelete         STATUS_CANNOT_DELETE       EACCES
+//	ErrAccessDenied         STATUS_ACCESS_DENIED       EACCES
+//	ErrDirectoryNotEmpty    STATUS_DIRECTORY_NOT_EMPTY ENOTEMPTY
+//	ErrHandleClosed         STATUS_FILE_FORCED_CLOSED  EIO (force-closed handle)
+//	ErrInvalidParameter     STATUS_INVALID_PARAMETER   EINVAL
+//	*LeaseError             STATUS_SHARING_VIOLATION   EBUSY
+//	not found               STATUS_OBJECT_NAME_NOT_FOUND ENOENT
+//	exists                  STATUS_OBJECT_NAME_COLLISION EEXIST
+//	cancelled context       (FUSE INTERRUPT)           EINTR
+//	anything else                                      EIO
+//
+// Newer kernels map STATUS_DELETE_PENDING to EBUSY; on the mount a
+// delete-pending name is already gone, so ENOENT is also what POSIX shows.
+//
+// # Not supported
+//
+// Hard links, symlinks, device nodes and extended attributes (Azure Files
+// has none of them over FileREST): link and symlink answer ENOTSUP (go-fuse's
+// default for missing methods), getxattr ENOSYS. chmod only maps the write
+// bits to the SMB ReadOnly attribute; uid and gid are those of the mounting
+// process.
 package fusefs

@@ -9,6 +9,10 @@ import (
 	"testing"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
+
+	"github.com/blobshare/blobshare/blobstore/local"
+	"github.com/blobshare/blobshare/fs"
+	"github.com/blobshare/blobshare/locks"
 )
 
 // requireAll reports whether a missing FUSE must fail the test instead of
@@ -92,3 +96,80 @@ func mountLoopback(tb testing.TB) *Mounted {
 }
 
 func newLoopbackForTest(orig string) (gofs.InodeEmbedder, error) { return gofs.NewLoopbackRoot(orig) }
+
+// testFS is a real blobshare file system over a SQLite file and a local
+// blob store under t.TempDir().
+type testFS struct {
+	data  string
+	table *locks.Table
+	fsys  *fs.FileSystem
+}
+
+// newTestFS opens (creating) the file system in data.
+func openTestFS(tb testing.TB, data string) *testFS {
+	tb.Helper()
+	ctx := context.Background()
+	table, err := locks.Open(ctx, filepath.Join(data, "blobshare.db"), locks.Options{Remove: fs.RemoveFile})
+	if err != nil {
+		tb.Fatalf("locks.Open: %v", err)
+	}
+	store, err := local.New(filepath.Join(data, "blobs"))
+	if err != nil {
+		tb.Fatalf("local.New: %v", err)
+	}
+	fsys, err := fs.New(ctx, fs.Config{Table: table, Store: store, Logger: testLogger(tb), SpillDir: filepath.Join(data, "spill")})
+	if err != nil {
+		tb.Fatalf("fs.New: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := fsys.Close(ctx); err != nil {
+			tb.Errorf("fs.Close: %v", err)
+		}
+		if err := table.Close(ctx); err != nil {
+			tb.Errorf("locks.Close: %v", err)
+		}
+	})
+	return &testFS{data: data, table: table, fsys: fsys}
+}
+
+// mountShare creates share "share" (if missing) in a fresh file system and
+// mounts the whole account; it returns the file system and the share's
+// directory on the mount.
+func mountShare(tb testing.TB) (*testFS, string) {
+	tb.Helper()
+	needFUSE(tb)
+	tfs := openTestFS(tb, tb.TempDir())
+	m := mountTestFS(tb, tfs, Options{ShareMode: DefaultShareMode})
+	share := filepath.Join(m.Dir(), "share")
+	if err := os.Mkdir(share, 0o755); err != nil {
+		tb.Fatalf("mkdir share: %v", err)
+	}
+	return tfs, share
+}
+
+// mountTestFS mounts tfs under a temporary directory until Cleanup.
+func mountTestFS(tb testing.TB, tfs *testFS, opts Options) *Mounted {
+	tb.Helper()
+	needFUSE(tb)
+	dir := filepath.Join(tb.TempDir(), "mnt")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if opts.Logger == nil {
+		opts.Logger = testLogger(tb)
+	}
+	opts.Debug = os.Getenv("BLOBSHARE_FUSE_DEBUG") == "2"
+	m, err := Mount(context.Background(), dir, tfs.fsys, opts)
+	if err != nil {
+		if errors.Is(err, ErrMount) {
+			skipOrFail(tb, "mount: %v", err)
+		}
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := m.Unmount(); err != nil {
+			tb.Errorf("unmount: %v", err)
+		}
+	})
+	return m
+}

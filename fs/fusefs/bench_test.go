@@ -1,0 +1,206 @@
+package fusefs
+
+// Benchmarks of the mount against go-fuse's loopback over a directory on the
+// same disk, measured back to back in one run and reported as ratios
+// (fuse-notes §4: absolute numbers on a shared 2-vCPU machine are noise).
+//
+//	go test ./fs/fusefs -run '^$' -bench . -benchtime 1x               # small sizes
+//	BLOBSHARE_BENCH_FULL=1 go test ./fs/fusefs -run '^$' -bench . -benchtime 1x -timeout 30m
+//
+// Full sizes: 1 GiB sequential write/read, 10,000 small files, 2 GiB for
+// the peak-RSS run. Default sizes are 1/16 of that so `go test -bench .`
+// stays short.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func benchFull() bool { return os.Getenv("BLOBSHARE_BENCH_FULL") == "1" }
+
+func benchSeqBytes() int64 {
+	if benchFull() {
+		return 1 << 30
+	}
+	return 64 << 20
+}
+
+func benchSmallFiles() int {
+	if benchFull() {
+		return 10000
+	}
+	return 1000
+}
+
+func benchRSSBytes() int64 {
+	if benchFull() {
+		return 2 << 30
+	}
+	return 256 << 20
+}
+
+// benchTarget is one mounted file system under comparison.
+type benchTarget struct {
+	name string
+	dir  string // a directory inside the mount to work in
+}
+
+// seqWrite writes size bytes in 1 MiB writes, fsyncs and closes: the data is
+// committed when it returns (dd conv=fsync).
+func seqWrite(path string, size int64) (time.Duration, error) {
+	buf := make([]byte, 1<<20)
+	for i := range buf {
+		buf[i] = byte(i * 7)
+	}
+	start := time.Now()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	for n := int64(0); n < size; n += int64(len(buf)) {
+		if _, err := f.Write(buf); err != nil {
+			f.Close()
+			return 0, err
+		}
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return 0, err
+	}
+	if err := f.Close(); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+// seqRead reads the file in 1 MiB reads and checks its length.
+func seqRead(path string, size int64) (time.Duration, error) {
+	buf := make([]byte, 1<<20)
+	start := time.Now()
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var total int64
+	for {
+		n, err := f.Read(buf)
+		total += int64(n)
+		if err != nil || n == 0 {
+			break
+		}
+	}
+	if total != size {
+		return 0, fmt.Errorf("read %d bytes of %s, want %d", total, path, size)
+	}
+	return time.Since(start), nil
+}
+
+// smallFiles creates n files of 4 KiB, stats each, unlinks each.
+func smallFiles(dir string, n int) (time.Duration, error) {
+	data := make([]byte, 4096)
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		p := filepath.Join(dir, fmt.Sprintf("f%05d", i))
+		fd, err := syscall.Open(p, syscall.O_CREAT|syscall.O_EXCL|syscall.O_WRONLY, 0o644)
+		if err != nil {
+			return 0, fmt.Errorf("create %s: %w", p, err)
+		}
+		if _, err := syscall.Write(fd, data); err != nil {
+			syscall.Close(fd)
+			return 0, fmt.Errorf("write %s: %w", p, err)
+		}
+		if err := syscall.Close(fd); err != nil {
+			return 0, fmt.Errorf("close %s: %w", p, err)
+		}
+	}
+	var st syscall.Stat_t
+	for i := 0; i < n; i++ {
+		p := filepath.Join(dir, fmt.Sprintf("f%05d", i))
+		if err := syscall.Stat(p, &st); err != nil {
+			return 0, fmt.Errorf("stat %s: %w", p, err)
+		}
+		if st.Size != int64(len(data)) {
+			return 0, fmt.Errorf("stat %s: size %d", p, st.Size)
+		}
+	}
+	for i := 0; i < n; i++ {
+		p := filepath.Join(dir, fmt.Sprintf("f%05d", i))
+		if err := syscall.Unlink(p); err != nil {
+			return 0, fmt.Errorf("unlink %s: %w", p, err)
+		}
+	}
+	return time.Since(start), nil
+}
+
+// benchPair runs measure on the loopback then on blobshare, b.N times, and
+// reports each side's rate and blobshare/loopback.
+func benchPair(b *testing.B, unit string, amount float64, setup func(t benchTarget) error, measure func(t benchTarget, iter int) (time.Duration, error)) {
+	targets := benchTargets(b)
+	if setup != nil {
+		for _, t := range targets {
+			if err := setup(t); err != nil {
+				b.Fatalf("%s: setup: %v", t.name, err)
+			}
+		}
+	}
+	b.ResetTimer()
+	var total [2]time.Duration
+	for i := 0; i < b.N; i++ {
+		for k, t := range targets {
+			d, err := measure(t, i)
+			if err != nil {
+				b.Fatalf("%s: %v", t.name, err)
+			}
+			total[k] += d
+		}
+	}
+	rate := func(d time.Duration) float64 { return amount * float64(b.N) / d.Seconds() }
+	lb, bs := rate(total[0]), rate(total[1])
+	b.ReportMetric(lb, "loopback-"+unit)
+	b.ReportMetric(bs, "blobshare-"+unit)
+	b.ReportMetric(bs/lb, "ratio")
+	b.Logf("%s: loopback %.1f %s, blobshare %.1f %s, ratio %.2f", b.Name(), lb, unit, bs, unit, bs/lb)
+}
+
+func BenchmarkSeqWrite(b *testing.B) {
+	size := benchSeqBytes()
+	benchPair(b, "MiB/s", float64(size)/(1<<20), nil, func(t benchTarget, i int) (time.Duration, error) {
+		p := filepath.Join(t.dir, "seq")
+		d, err := seqWrite(p, size)
+		if err == nil {
+			err = os.Remove(p)
+		}
+		return d, err
+	})
+}
+
+func BenchmarkSeqRead(b *testing.B) {
+	size := benchSeqBytes()
+	setup := func(t benchTarget) error {
+		_, err := seqWrite(filepath.Join(t.dir, "seq"), size)
+		return err
+	}
+	benchPair(b, "MiB/s", float64(size)/(1<<20), setup, func(t benchTarget, i int) (time.Duration, error) {
+		return seqRead(filepath.Join(t.dir, "seq"), size)
+	})
+}
+
+func BenchmarkSmallFiles(b *testing.B) {
+	n := benchSmallFiles()
+	benchPair(b, "files/s", float64(n), nil, func(t benchTarget, i int) (time.Duration, error) {
+		return smallFiles(t.dir, n)
+	})
+}
+
+// benchTargets mounts go-fuse's loopback and blobshare, both over
+// directories on the same disk, with the same mount options.
+func benchTargets(b *testing.B) [2]benchTarget {
+	lb := mountLoopback(b)
+	_, share := mountShare(b)
+	return [2]benchTarget{{"loopback", lb.Dir()}, {"blobshare", share}}
+}

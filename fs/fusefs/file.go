@@ -1,0 +1,249 @@
+package fusefs
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"syscall"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/blobshare/blobshare/fs"
+	"github.com/blobshare/blobshare/locks"
+)
+
+// fileHandle is one open file description of the mount: one handle in the
+// lock table (so one share mode, and one flock state).
+type fileHandle struct {
+	n *node
+	h *fs.Handle
+}
+
+var _ = (gofs.FileReader)((*fileHandle)(nil))
+
+// Read reads through the handle (its own unflushed writes included).
+func (fh *fileHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	total := 0
+	for total < len(dest) {
+		n, err := fh.h.ReadAt(ctx, dest[total:], off+int64(total))
+		total += n
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if total > 0 {
+				break
+			}
+			return nil, toErrno(opOther, err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return fuse.ReadResultData(dest[:total]), 0
+}
+
+var _ = (gofs.FileWriter)((*fileHandle)(nil))
+
+// Write stages data in the handle; it reaches the file at flush.
+func (fh *fileHandle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
+	n, err := fh.h.WriteAt(ctx, data, off)
+	if err != nil {
+		return uint32(n), toErrno(opOther, err)
+	}
+	return uint32(n), 0
+}
+
+var _ = (gofs.FileFlusher)((*fileHandle)(nil))
+
+// Flush runs on every close(2) of a descriptor: it commits the staged
+// writes (the error reaches close) and drops the POSIX locks of the closing
+// process's lock owner on the file, as close(2) must.
+func (fh *fileHandle) Flush(ctx context.Context) syscall.Errno {
+	defer fh.n.st.enter(fh.n.id)()
+	err := fh.h.Flush(ctx)
+	if req, ok := fh.n.st.raw.request(ctx); ok && req.lockOwner != 0 {
+		// Unlocking must not be skipped because the commit failed, nor be
+		// cut short by an interrupted close.
+		if uerr := fh.h.ReleasePOSIXLocks(context.WithoutCancel(ctx), req.lockOwner); uerr != nil && !errors.Is(uerr, locks.ErrHandleClosed) {
+			fh.n.st.logger.Error("fusefs: release POSIX locks at flush", "file", fh.n.id, "handle", fh.h.ID(), "err", uerr)
+			if err == nil {
+				err = uerr
+			}
+		}
+	}
+	return toErrno(opOther, err)
+}
+
+var _ = (gofs.FileFsyncer)((*fileHandle)(nil))
+
+// Fsync commits the staged writes durably.
+func (fh *fileHandle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
+	defer fh.n.st.enter(fh.n.id)()
+	return toErrno(opOther, fh.h.Fsync(ctx))
+}
+
+var _ = (gofs.FileReleaser)((*fileHandle)(nil))
+
+// Release closes the handle in the lock table (the last reference to the
+// open file description is gone; close(2) has long returned). Nobody waits
+// for the result: errors are logged. Closing the handle also ends its flock
+// state and, for a delete-pending file, may remove the file.
+func (fh *fileHandle) Release(ctx context.Context) syscall.Errno {
+	defer fh.n.st.enter(fh.n.id)()
+	fh.n.removeHandle(fh)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	if err := fh.h.Close(cctx); err != nil && !errors.Is(err, locks.ErrHandleClosed) {
+		fh.n.st.logger.Error("fusefs: release", "file", fh.n.id, "handle", fh.h.ID(), "err", err)
+		return toErrno(opOther, err)
+	}
+	return 0
+}
+
+var _ = (gofs.FileGetattrer)((*fileHandle)(nil))
+
+// Getattr answers fstat with this handle's view of the size.
+func (fh *fileHandle) Getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
+	return fh.n.Getattr(ctx, fh, out)
+}
+
+var _ = (gofs.FileAllocater)((*fileHandle)(nil))
+
+// Allocate supports fallocate(2) mode 0 (extend the size; blobshare files
+// are sparse, nothing is reserved) and FALLOC_FL_KEEP_SIZE (nothing to do).
+func (fh *fileHandle) Allocate(ctx context.Context, off uint64, size uint64, mode uint32) syscall.Errno {
+	const keepSize = 0x01 // FALLOC_FL_KEEP_SIZE
+	switch mode {
+	case keepSize:
+		return 0
+	case 0:
+	default:
+		return syscall.EOPNOTSUPP
+	}
+	end := off + size
+	if end < off || end > math.MaxInt64 {
+		return syscall.EFBIG
+	}
+	cur, err := fh.h.Size(ctx)
+	if err != nil {
+		return toErrno(opOther, err)
+	}
+	if int64(end) <= cur {
+		return 0
+	}
+	defer fh.n.st.enter(fh.n.id)()
+	s := int64(end)
+	_, err = fh.n.st.fsys.Setattr(ctx, fh.n.id, fs.SetattrRequest{Size: &s, Handle: fh.h})
+	return toErrno(opOther, err)
+}
+
+var _ = (gofs.FileGetlker)((*fileHandle)(nil))
+
+// Getlk answers fcntl(F_GETLK): the first lock that would block lk, or
+// F_UNLCK. The holder's pid is unknown to the table (it may be a REST
+// client or another machine's session): reported as 0.
+func (fh *fileHandle) Getlk(ctx context.Context, owner uint64, lk *fuse.FileLock, flags uint32, out *fuse.FileLock) syscall.Errno {
+	if flags&fuse.FUSE_LK_FLOCK != 0 {
+		return syscall.EINVAL // the kernel never asks: flock has no GETLK
+	}
+	r, kind, errno := posixRange(lk)
+	if errno != 0 {
+		return errno
+	}
+	if kind == 0 {
+		return syscall.EINVAL
+	}
+	bl, found, err := fh.h.GetPOSIXLock(ctx, owner, r, kind)
+	if err != nil {
+		return toErrno(opSetlk, err)
+	}
+	if !found {
+		*out = fuse.FileLock{Typ: syscall.F_UNLCK}
+		return 0
+	}
+	out.Start = bl.Range.Offset
+	out.End = bl.Range.Offset + bl.Range.Length - 1
+	if bl.Range.Length == 0 || out.End < out.Start {
+		out.End = math.MaxInt64
+	}
+	if out.End > math.MaxInt64 {
+		out.End = math.MaxInt64
+	}
+	out.Typ = syscall.F_RDLCK
+	if bl.Kind == locks.LockExclusive {
+		out.Typ = syscall.F_WRLCK
+	}
+	out.Pid = 0
+	return 0
+}
+
+var _ = (gofs.FileSetlker)((*fileHandle)(nil))
+
+// Setlk is fcntl(F_SETLK) or a non-blocking flock.
+func (fh *fileHandle) Setlk(ctx context.Context, owner uint64, lk *fuse.FileLock, flags uint32) syscall.Errno {
+	return fh.setLock(ctx, owner, lk, flags, false)
+}
+
+var _ = (gofs.FileSetlkwer)((*fileHandle)(nil))
+
+// Setlkw is fcntl(F_SETLKW) or a blocking flock: it polls until granted or
+// the caller is interrupted (EINTR).
+func (fh *fileHandle) Setlkw(ctx context.Context, owner uint64, lk *fuse.FileLock, flags uint32) syscall.Errno {
+	return fh.setLock(ctx, owner, lk, flags, true)
+}
+
+func (fh *fileHandle) setLock(ctx context.Context, owner uint64, lk *fuse.FileLock, flags uint32, wait bool) syscall.Errno {
+	if flags&fuse.FUSE_LK_FLOCK != 0 {
+		// flock(2) → share mode of this handle (doc.go).
+		var share locks.ShareMode
+		switch lk.Typ {
+		case syscall.F_RDLCK:
+			share = locks.ShareRead
+		case syscall.F_WRLCK:
+			share = locks.ShareNone
+		case syscall.F_UNLCK:
+			share = fh.h.OpenShare()
+		default:
+			return syscall.EINVAL
+		}
+		err := fh.h.Reshare(ctx, share, wait && lk.Typ != syscall.F_UNLCK)
+		if err != nil && ctx.Err() != nil {
+			return syscall.EINTR
+		}
+		return toErrno(opFlock, err)
+	}
+	r, kind, errno := posixRange(lk)
+	if errno != 0 {
+		return errno
+	}
+	err := fh.h.SetPOSIXLock(ctx, owner, r, kind, wait && kind != 0)
+	if err != nil && ctx.Err() != nil {
+		return syscall.EINTR
+	}
+	return toErrno(opSetlk, err)
+}
+
+// posixRange converts a kernel lock (End inclusive, OFFSET_MAX for "to the
+// end of file") to the table's range and kind (0 = unlock).
+func posixRange(lk *fuse.FileLock) (locks.Range, locks.LockKind, syscall.Errno) {
+	if lk.End < lk.Start {
+		return locks.Range{}, 0, syscall.EINVAL
+	}
+	r := locks.Range{Offset: lk.Start, Length: lk.End - lk.Start + 1}
+	if lk.End >= math.MaxInt64 {
+		// "To the end, however far it grows": the largest valid range.
+		r.Length = math.MaxInt64 - lk.Start + 1
+	}
+	switch lk.Typ {
+	case syscall.F_RDLCK:
+		return r, locks.LockShared, 0
+	case syscall.F_WRLCK:
+		return r, locks.LockExclusive, 0
+	case syscall.F_UNLCK:
+		return r, 0, 0
+	}
+	return locks.Range{}, 0, syscall.EINVAL
+}

@@ -1,0 +1,204 @@
+package fusefs
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/blobshare/blobshare/fs"
+	"github.com/blobshare/blobshare/locks"
+)
+
+// DefaultShareMode is the share mode of mount opens when --share-mode is not
+// given: what Linux SMB clients send.
+const DefaultShareMode = locks.ShareRead | locks.ShareWrite | locks.ShareDelete
+
+// Options configure Mount.
+type Options struct {
+	// Share mounts one share at the mount point; "" mounts the whole
+	// account (shares are the top-level directories).
+	Share string
+	// ShareMode is given to every open through the mount. The zero value
+	// is locks.ShareNone (deny everything to others): callers normally pass
+	// DefaultShareMode or ParseShareMode's result.
+	ShareMode locks.ShareMode
+	// Logger receives errors that have no caller to go to (RELEASE) and,
+	// at debug level, go-fuse's messages. Nil discards.
+	Logger *slog.Logger
+	// Debug logs every FUSE request (very verbose).
+	Debug bool
+	// ClientName is reported by List Handles for mount opens ("" means
+	// "fuse:<hostname>").
+	ClientName string
+}
+
+// Mount mounts fsys at dir and returns once the kernel serves it. The mount
+// ends with Unmount, with umount(8), or when ctx is cancelled. A missing or
+// unusable mount point wraps ErrMount; a missing share wraps
+// fs.ErrShareNotFound.
+func Mount(ctx context.Context, dir string, fsys *fs.FileSystem, opts Options) (*Mounted, error) {
+	if fsys == nil {
+		return nil, fmt.Errorf("fusefs: mount %s: nil file system", dir)
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	client := opts.ClientName
+	if client == "" {
+		host, _ := os.Hostname()
+		client = "fuse:" + host
+	}
+	st := &mountState{
+		fsys:      fsys,
+		shareMode: opts.ShareMode,
+		logger:    logger,
+		client:    client,
+		uid:       uint32(os.Getuid()),
+		gid:       uint32(os.Getgid()),
+		nodes:     map[fs.FileID]*node{},
+		busy:      map[fs.FileID]int{},
+	}
+	rootAttr, err := fsys.GetAttr(ctx, fs.RootID)
+	if err != nil {
+		return nil, fmt.Errorf("fusefs: mount %s: account root: %w", dir, err)
+	}
+	if opts.Share != "" {
+		rootAttr, err = fsys.Lookup(ctx, fs.RootID, opts.Share)
+		if err != nil {
+			return nil, fmt.Errorf("fusefs: mount %s: share %q: %w", dir, opts.Share, err)
+		}
+	}
+	root := &node{st: st, id: rootAttr.ID, kind: rootAttr.Kind}
+	st.nodes[root.id] = root
+	unsubscribe := fsys.Subscribe(st.onChange)
+	m, err := mountNode(ctx, dir, root, mountConfig{Logger: logger, Debug: opts.Debug, FsName: "blobshare:" + opts.Share})
+	if err != nil {
+		unsubscribe()
+		return nil, err
+	}
+	st.raw = m.raw
+	go func() {
+		m.Wait()
+		unsubscribe()
+	}()
+	logger.Debug("fusefs: mounted", "dir", dir, "share", opts.Share, "share_mode", opts.ShareMode)
+	return m, nil
+}
+
+// mountState is what every node of one mount shares.
+type mountState struct {
+	fsys      *fs.FileSystem
+	raw       *rawFS
+	shareMode locks.ShareMode
+	logger    *slog.Logger
+	client    string
+	uid, gid  uint32
+
+	mu    sync.Mutex
+	nodes map[fs.FileID]*node // live nodes (until FORGET), for change notifications
+	busy  map[fs.FileID]int   // entries with a mount operation in flight
+}
+
+// enter marks ids as changed by the mount itself until the returned func
+// runs: their change notifications are not echoed back to the kernel,
+// which already knows (it made the change).
+func (st *mountState) enter(ids ...fs.FileID) func() {
+	st.mu.Lock()
+	for _, id := range ids {
+		st.busy[id]++
+	}
+	st.mu.Unlock()
+	return func() {
+		st.mu.Lock()
+		for _, id := range ids {
+			if st.busy[id]--; st.busy[id] <= 0 {
+				delete(st.busy, id)
+			}
+		}
+		st.mu.Unlock()
+	}
+}
+
+// onChange invalidates the kernel's caches for a change made outside this
+// mount (REST, a session in this process). It runs on the changer's
+// goroutine, maybe inside a FUSE request of ours: notifications go out on
+// their own goroutine (a notify that needs a directory lock the kernel
+// holds for the request would deadlock).
+func (st *mountState) onChange(c fs.Change) {
+	st.mu.Lock()
+	if st.busy[c.File] > 0 || (c.Kind != fs.ChangeData && c.Kind != fs.ChangeAttr && (st.busy[c.Parent] > 0 || st.busy[c.NewParent] > 0)) {
+		st.mu.Unlock()
+		return
+	}
+	file, parent, newParent := st.nodes[c.File], st.nodes[c.Parent], st.nodes[c.NewParent]
+	st.mu.Unlock()
+
+	go func() {
+		switch c.Kind {
+		case fs.ChangeData:
+			if file != nil {
+				off, n := c.Offset, c.Length
+				if n < 0 {
+					n = 0 // to the end
+				}
+				file.resetCache()
+				file.NotifyContent(off, n)
+			}
+		case fs.ChangeAttr:
+			if file != nil {
+				file.NotifyContent(-1, 0) // attributes only
+			}
+		case fs.ChangeCreate:
+			// No negative entries are cached (doc.go): nothing to drop.
+		case fs.ChangeRemove:
+			if parent != nil {
+				parent.NotifyEntry(c.Name)
+			}
+		case fs.ChangeRename:
+			if parent != nil {
+				parent.NotifyEntry(c.Name)
+			}
+			if newParent != nil {
+				newParent.NotifyEntry(c.NewName)
+			}
+		}
+	}()
+}
+
+// remember registers a node for notifications; forget drops it.
+func (st *mountState) remember(n *node) {
+	st.mu.Lock()
+	st.nodes[n.id] = n
+	st.mu.Unlock()
+}
+
+func (st *mountState) forget(n *node) {
+	st.mu.Lock()
+	if st.nodes[n.id] == n {
+		delete(st.nodes, n.id)
+	}
+	st.mu.Unlock()
+}
+
+// openOptions are the lock-table side of an open with these flags.
+func (st *mountState) openOptions(flags uint32) fs.OpenOptions {
+	var access locks.Access
+	switch flags & syscall.O_ACCMODE {
+	case syscall.O_RDONLY:
+		access = locks.AccessRead
+	case syscall.O_WRONLY:
+		access = locks.AccessWrite
+	default:
+		access = locks.AccessRead | locks.AccessWrite
+	}
+	return fs.OpenOptions{Access: access, Share: st.shareMode, ClientName: st.client}
+}
+
+// releaseTimeout bounds the work of a RELEASE (commit + close), which no
+// caller waits for.
+const releaseTimeout = 5 * time.Minute

@@ -1,0 +1,409 @@
+package fusefs
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/posixtest"
+	"golang.org/x/sys/unix"
+
+	"github.com/blobshare/blobshare/fs"
+	"github.com/blobshare/blobshare/locks"
+)
+
+// posixUnsupported names the posixtest cases blobshare deliberately does not
+// support, with the reason.
+var posixUnsupported = map[string]string{
+	"Link":             "hard links: Azure Files has none",
+	"LinkUnlinkRename": "hard links: Azure Files has none",
+	"SymlinkReadlink":  "symlinks: not in FileREST",
+	"SetattrSymlink":   "symlinks: not in FileREST",
+	"OpenSymlinkRace":  "symlinks: not in FileREST",
+	"XAttr":            "extended attributes are disabled (DisableXAttrs)",
+	"XAttrLarge":       "extended attributes are disabled (DisableXAttrs)",
+	// Two descriptors of one process share one POSIX lock owner, so their
+	// fcntl locks never conflict (POSIX); the test expects the per-descriptor
+	// (OFD) behaviour of the loopback's backing locks.
+	"FcntlFlockLocksFile": "expects per-descriptor (OFD) fcntl semantics; POSIX locks of one process never conflict",
+}
+
+func TestPosix(t *testing.T) {
+	names := make([]string, 0, len(posixtest.All))
+	for name := range posixtest.All {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	_, share := mountShare(t)
+	for _, name := range names {
+		fn := posixtest.All[name]
+		t.Run(name, func(t *testing.T) {
+			if why, ok := posixUnsupported[name]; ok {
+				t.Skip("not supported by blobshare: " + why)
+			}
+			dir := filepath.Join(share, name)
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			fn(t, dir)
+		})
+	}
+}
+
+func TestCaseInsensitiveLookup(t *testing.T) {
+	_, share := mountShare(t)
+	p := filepath.Join(share, "Report.TXT")
+	if err := os.WriteFile(p, []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, alias := range []string{"report.txt", "REPORT.TXT", "rEpOrT.tXt"} {
+		got, err := os.ReadFile(filepath.Join(share, alias))
+		if err != nil || string(got) != "hello" {
+			t.Errorf("read %s: %q, %v", alias, got, err)
+		}
+	}
+	// Creating under another case is the same file.
+	if _, err := os.OpenFile(filepath.Join(share, "REPORT.txt"), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); !errors.Is(err, os.ErrExist) {
+		t.Errorf("O_EXCL create under another case: %v, want EEXIST", err)
+	}
+	// readdir shows the name as created.
+	ents, err := os.ReadDir(share)
+	if err != nil || len(ents) != 1 || ents[0].Name() != "Report.TXT" {
+		t.Fatalf("readdir: %v %v", ents, err)
+	}
+	// After a rename the old aliases are gone at once (no alias dentry).
+	if err := os.Rename(p, filepath.Join(share, "other")); err != nil {
+		t.Fatal(err)
+	}
+	for _, alias := range []string{"Report.TXT", "report.txt", "REPORT.TXT"} {
+		if _, err := os.Stat(filepath.Join(share, alias)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("stat %s after rename: %v, want ENOENT", alias, err)
+		}
+	}
+}
+
+func TestUnlinkWhileOpen(t *testing.T) {
+	tfs, share := mountShare(t)
+	p := filepath.Join(share, "doomed")
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write([]byte("still here")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(p); err != nil {
+		t.Fatalf("unlink while open: %v", err)
+	}
+	// The name leaves the mount at once...
+	if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("stat after unlink: %v, want ENOENT", err)
+	}
+	// ...REST/SMB sees it delete-pending...
+	ctx := context.Background()
+	if _, _, err := tfs.fsys.Stat(ctx, "share/doomed", ""); !errors.Is(err, locks.ErrDeletePending) {
+		t.Errorf("SMB view while open: %v, want ErrDeletePending", err)
+	}
+	// ...the descriptor keeps working...
+	buf := make([]byte, 10)
+	if _, err := f.ReadAt(buf, 0); err != nil || string(buf) != "still here" {
+		t.Fatalf("read after unlink: %q %v", buf, err)
+	}
+	if _, err := f.WriteAt([]byte("STILL"), 0); err != nil {
+		t.Fatalf("write after unlink: %v", err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil || st.Nlink != 0 {
+		t.Fatalf("fstat after unlink: nlink %d, %v", st.Nlink, err)
+	}
+	// ...and the name can be created again meanwhile.
+	if err := os.WriteFile(p, []byte("new"), 0o644); err != nil {
+		t.Fatalf("re-create the name: %v", err)
+	}
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	// The file goes when the last handle closes (RELEASE is asynchronous).
+	f.Close()
+	waitFor(t, "file removed after last close", func() bool {
+		_, _, err := tfs.fsys.Stat(ctx, "share/doomed", "")
+		return errors.Is(err, fs.ErrNotFound)
+	})
+}
+
+func TestRenameOverOpenFile(t *testing.T) {
+	_, share := mountShare(t)
+	src, dst := filepath.Join(share, "src"), filepath.Join(share, "dst")
+	if err := os.WriteFile(src, []byte("new content"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, []byte("old content"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := os.Rename(src, dst); err != nil {
+		t.Fatalf("rename over an open file: %v", err)
+	}
+	got, err := os.ReadFile(dst)
+	if err != nil || string(got) != "new content" {
+		t.Fatalf("dst after rename: %q %v", got, err)
+	}
+	buf := make([]byte, 11)
+	if _, err := f.ReadAt(buf, 0); err != nil || string(buf) != "old content" {
+		t.Fatalf("old descriptor after rename: %q %v", buf, err)
+	}
+	if _, err := os.Stat(src); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("src after rename: %v", err)
+	}
+	// RENAME_NOREPLACE refuses an existing destination.
+	if err := os.WriteFile(src, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = renameat2(src, dst, renameNoReplace)
+	if !errors.Is(err, syscall.EEXIST) {
+		t.Fatalf("RENAME_NOREPLACE over existing: %v, want EEXIST", err)
+	}
+}
+
+func renameat2(oldpath, newpath string, flags uint) error {
+	return unix.Renameat2(unix.AT_FDCWD, oldpath, unix.AT_FDCWD, newpath, flags)
+}
+
+// TestSessionBlocksMount: a handle taken through the core (as `blobshare
+// session` takes it) without shared write blocks a write open on the mount,
+// and the reverse.
+func TestSessionAndMountHandles(t *testing.T) {
+	tfs, share := mountShare(t)
+	ctx := context.Background()
+	p := filepath.Join(share, "shared.txt")
+	if err := os.WriteFile(p, []byte("data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitReleased := func() {
+		waitFor(t, "mount handles released", func() bool {
+			hs, err := tfs.fsys.ListHandles(ctx, "share/shared.txt", false)
+			return err == nil && len(hs) == 0
+		})
+	}
+	waitReleased()
+
+	tests := []struct {
+		name      string
+		access    locks.Access
+		share     locks.ShareMode
+		flags     int
+		wantErrno syscall.Errno // 0: open succeeds
+	}{
+		{"session read, share read: mount write open refused", locks.AccessRead, locks.ShareRead, os.O_WRONLY, syscall.EBUSY},
+		{"session read, share read: mount read open ok", locks.AccessRead, locks.ShareRead, os.O_RDONLY, 0},
+		{"session write, share none: mount read open refused", locks.AccessWrite, locks.ShareNone, os.O_RDONLY, syscall.EBUSY},
+		{"session read, share all: mount rdwr ok", locks.AccessRead, locks.ShareAll, os.O_RDWR, 0},
+		{"session write, share read+delete: mount rdwr refused (mount shares write, session lacks write share)", locks.AccessWrite, locks.ShareRead | locks.ShareDelete, os.O_RDWR, syscall.EBUSY},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, _, err := tfs.fsys.OpenByPath(ctx, fs.OpenPathRequest{Path: "share/shared.txt", Open: fs.OpenOptions{Access: tt.access, Share: tt.share, ClientName: "session"}})
+			if err != nil {
+				t.Fatalf("session open: %v", err)
+			}
+			f, err := os.OpenFile(p, tt.flags, 0)
+			if tt.wantErrno == 0 {
+				if err != nil {
+					t.Errorf("mount open: %v, want success", err)
+				} else {
+					f.Close()
+				}
+			} else if !errors.Is(err, tt.wantErrno) {
+				if err == nil {
+					f.Close()
+				}
+				t.Errorf("mount open: %v, want %v", err, tt.wantErrno)
+			}
+			if err := h.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			waitReleased()
+			// Once the session handle is gone the open succeeds.
+			f, err = os.OpenFile(p, tt.flags, 0)
+			if err != nil {
+				t.Fatalf("mount open after session close: %v", err)
+			}
+			f.Close()
+			waitReleased()
+		})
+	}
+
+	// The reverse: a mount handle (share read,write,delete) blocks a
+	// session open that does not share what the mount handle has.
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = tfs.fsys.OpenByPath(ctx, fs.OpenPathRequest{Path: "share/shared.txt", Open: fs.OpenOptions{Access: locks.AccessRead, Share: locks.ShareRead}})
+	if !errors.Is(err, locks.ErrSharingViolation) {
+		t.Errorf("session open (share read) while mount has it rdwr: %v, want ErrSharingViolation", err)
+	}
+	h, _, err := tfs.fsys.OpenByPath(ctx, fs.OpenPathRequest{Path: "share/shared.txt", Open: fs.OpenOptions{Access: locks.AccessRead, Share: locks.ShareAll}})
+	if err != nil {
+		t.Errorf("session open (share all) while mount has it rdwr: %v", err)
+	} else {
+		h.Close(ctx)
+	}
+	f.Close()
+	waitReleased()
+	h, _, err = tfs.fsys.OpenByPath(ctx, fs.OpenPathRequest{Path: "share/shared.txt", Open: fs.OpenOptions{Access: locks.AccessRead, Share: locks.ShareRead}})
+	if err != nil {
+		t.Errorf("session open after mount close: %v", err)
+	} else {
+		h.Close(ctx)
+	}
+}
+
+// TestFlockBetweenProcesses uses flock(1) as the second process.
+func TestFlockBetweenProcesses(t *testing.T) {
+	flockBin, err := exec.LookPath("flock")
+	if err != nil {
+		skipOrFail(t, "flock(1) not installed: %v", err)
+	}
+	_, share := mountShare(t)
+	p := filepath.Join(share, "lockme")
+	if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := func(mode string) error {
+		// -n: fail at once (exit 1) on conflict; -E 75 marks that case.
+		cmd := exec.Command(flockBin, mode, "-n", "-E", "75", p, "true")
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == 75 {
+			return syscall.EWOULDBLOCK
+		}
+		if err != nil {
+			return errors.New(strings.TrimSpace(string(out)) + ": " + err.Error())
+		}
+		return nil
+	}
+	tests := []struct {
+		name  string
+		mine  int    // LOCK_SH or LOCK_EX held by this process
+		their string // flock(1) mode of the other process
+		want  error
+	}{
+		{"exclusive blocks exclusive", syscall.LOCK_EX, "-x", syscall.EWOULDBLOCK},
+		{"exclusive blocks shared", syscall.LOCK_EX, "-s", syscall.EWOULDBLOCK},
+		// flock -s opens read-only: a reader is compatible with share read.
+		{"shared allows shared", syscall.LOCK_SH, "-s", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := os.OpenFile(p, os.O_RDONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if err := flockRetry(int(f.Fd()), tt.mine|syscall.LOCK_NB); err != nil {
+				t.Fatalf("flock: %v", err)
+			}
+			if got := other(tt.their); !errors.Is(got, tt.want) && !(got == nil && tt.want == nil) {
+				t.Errorf("other process flock %s: %v, want %v", tt.their, got, tt.want)
+			}
+			if err := flockRetry(int(f.Fd()), syscall.LOCK_UN); err != nil {
+				t.Fatalf("unlock: %v", err)
+			}
+			// After LOCK_UN the other process gets its lock.
+			if got := other(tt.their); got != nil {
+				t.Errorf("other process after LOCK_UN: %v", got)
+			}
+		})
+	}
+}
+
+// flockRetry retries on EINTR (the Go runtime's SIGURG interrupts FUSE
+// requests).
+func flockRetry(fd, how int) error {
+	for {
+		err := syscall.Flock(fd, how)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+// TestFcntlBetweenProcesses re-executes the test binary as the second
+// process (see TestMain).
+func TestFcntlBetweenProcesses(t *testing.T) {
+	_, share := mountShare(t)
+	p := filepath.Join(share, "ranges")
+	if err := os.WriteFile(p, make([]byte, 100), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: 0, Start: 10, Len: 10}
+	if err := fcntlRetry(f.Fd(), syscall.F_SETLK, &lk); err != nil {
+		t.Fatalf("F_SETLK: %v", err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"overlapping write lock refused", []string{"setlk", p, "w", "15", "10"}, "EAGAIN"},
+		{"overlapping read lock refused", []string{"setlk", p, "r", "0", "11"}, "EAGAIN"},
+		{"disjoint write lock granted", []string{"setlk", p, "w", "20", "10"}, "ok"},
+		{"getlk reports the holder", []string{"getlk", p, "w", "0", "0"}, "F_WRLCK 10 19"},
+		{"getlk on a free range", []string{"getlk", p, "w", "50", "10"}, "F_UNLCK"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := runHelper(t, tt.args...); got != tt.want {
+				t.Errorf("helper %v: %q, want %q", tt.args, got, tt.want)
+			}
+		})
+	}
+	// close(2) of any descriptor of the file drops this process's locks.
+	g, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	if got := runHelper(t, "setlk", p, "w", "15", "10"); got != "ok" {
+		t.Errorf("after close of another descriptor: %q, want ok", got)
+	}
+}
+
+func fcntlRetry(fd uintptr, cmd int, lk *syscall.Flock_t) error {
+	for {
+		err := syscall.FcntlFlock(fd, cmd, lk)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+// waitFor polls cond (RELEASE arrives after close(2) returns).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,86 @@
+package fusefs
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// helperEnv marks a re-executed test binary that acts as a second process
+// on the mount (fcntl locks are per process).
+const helperEnv = "BLOBSHARE_FUSEFS_HELPER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "1" {
+		os.Exit(helperMain(os.Args[len(os.Args)-5:]))
+	}
+	os.Exit(m.Run())
+}
+
+// runHelper runs the test binary as a helper process with args (always 5:
+// op path type start len) and returns its one-line answer.
+func runHelper(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$"}, args...)...)
+	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper %v: %v: %s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// helperMain: setlk|getlk PATH r|w START LEN. Prints ok / EAGAIN / the
+// F_GETLK answer ("F_UNLCK" or "F_WRLCK start end").
+func helperMain(args []string) int {
+	op, path, typ := args[0], args[1], args[2]
+	start, err1 := strconv.ParseInt(args[3], 10, 64)
+	n, err2 := strconv.ParseInt(args[4], 10, 64)
+	if err1 != nil || err2 != nil {
+		fmt.Println("bad args", args)
+		return 2
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		fmt.Println("open:", err)
+		return 2
+	}
+	defer f.Close()
+	lk := syscall.Flock_t{Type: syscall.F_RDLCK, Start: start, Len: n}
+	if typ == "w" {
+		lk.Type = syscall.F_WRLCK
+	}
+	switch op {
+	case "setlk":
+		err := fcntlRetry(f.Fd(), syscall.F_SETLK, &lk)
+		switch err {
+		case nil:
+			fmt.Println("ok")
+		case syscall.EAGAIN:
+			fmt.Println("EAGAIN")
+		default:
+			fmt.Println("error:", err)
+		}
+	case "getlk":
+		if err := fcntlRetry(f.Fd(), syscall.F_GETLK, &lk); err != nil {
+			fmt.Println("error:", err)
+			return 0
+		}
+		switch lk.Type {
+		case syscall.F_UNLCK:
+			fmt.Println("F_UNLCK")
+		case syscall.F_WRLCK:
+			fmt.Printf("F_WRLCK %d %d\n", lk.Start, lk.Start+lk.Len-1)
+		default:
+			fmt.Printf("F_RDLCK %d %d\n", lk.Start, lk.Start+lk.Len-1)
+		}
+	default:
+		fmt.Println("unknown op", op)
+		return 2
+	}
+	return 0
+}

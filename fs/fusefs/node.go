@@ -1,0 +1,378 @@
+package fusefs
+
+import (
+	"context"
+	"sync"
+	"syscall"
+	"time"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/blobshare/blobshare/fs"
+)
+
+// node is one entry of the mount: the account root, a share, a directory
+// or a file. Its go-fuse inode number is the core's FileID (never reused).
+type node struct {
+	gofs.Inode
+
+	st   *mountState
+	id   fs.FileID
+	kind fs.Kind
+
+	mu          sync.Mutex
+	handles     map[*fileHandle]struct{} // open handles of this mount on the file
+	cachedVer   uint64                   // version whose pages the kernel may cache
+	cacheUnsure bool                     // the kernel may hold pages of another version
+}
+
+// aliasTTL is the entry timeout of a name found under a different case: as
+// good as zero (go-fuse replaces a zero timeout with the default).
+const aliasTTL = time.Nanosecond
+
+// newChild returns the go-fuse inode for a (existing if the kernel knows it).
+func (n *node) newChild(ctx context.Context, a fs.Attr) *gofs.Inode {
+	child := &node{st: n.st, id: a.ID, kind: a.Kind}
+	mode := uint32(syscall.S_IFREG)
+	if a.Kind.IsDir() {
+		mode = syscall.S_IFDIR
+	}
+	ino := n.NewInode(ctx, child, gofs.StableAttr{Mode: mode, Ino: uint64(a.ID)})
+	if got, ok := ino.Operations().(*node); ok {
+		n.st.remember(got)
+	}
+	return ino
+}
+
+// fillAttr converts the core's attributes to FUSE's.
+func (st *mountState) fillAttr(a fs.Attr, out *fuse.Attr) {
+	out.Ino = uint64(a.ID)
+	out.Size = uint64(a.Size)
+	out.Blocks = (out.Size + 511) / 512
+	out.Blksize = 1 << 20
+	if a.Kind.IsDir() {
+		out.Mode = syscall.S_IFDIR | 0o755
+		out.Nlink = 2
+		out.Size = 4096
+	} else {
+		out.Mode = syscall.S_IFREG | 0o644
+		if a.Attributes&fs.AttrReadOnly != 0 {
+			out.Mode = syscall.S_IFREG | 0o444
+		}
+		out.Nlink = 1
+		if a.Unlinked {
+			out.Nlink = 0
+		}
+	}
+	mtime, ctime := a.LastWrite, a.Change
+	if ctime.IsZero() {
+		ctime = mtime
+	}
+	out.SetTimes(&mtime, &mtime, &ctime)
+	out.Owner = fuse.Owner{Uid: st.uid, Gid: st.gid}
+}
+
+// entry fills an EntryOut for child a looked up (or created) under name.
+func (st *mountState) entry(a fs.Attr, name string, out *fuse.EntryOut) {
+	st.fillAttr(a, &out.Attr)
+	if name != "" && a.Name != name && a.Kind != fs.KindRoot {
+		// Found under another case: never let the kernel keep this alias.
+		out.SetEntryTimeout(aliasTTL)
+	}
+}
+
+// attr returns the attributes of n as this mount sees them: with the size
+// of f's unflushed writes when f is one of our handles, else the largest
+// size any of our open handles sees (the kernel shares one page cache
+// among them and must not see the size go backwards).
+func (n *node) attr(ctx context.Context, f gofs.FileHandle) (fs.Attr, error) {
+	if fh, ok := f.(*fileHandle); ok {
+		return fh.h.Attr(ctx)
+	}
+	a, err := n.st.fsys.GetAttr(ctx, n.id)
+	if err != nil {
+		return a, err
+	}
+	for _, fh := range n.openHandles() {
+		if size, err := fh.h.Size(ctx); err == nil && size > a.Size {
+			a.Size = size
+		}
+	}
+	return a, nil
+}
+
+func (n *node) openHandles() []*fileHandle {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]*fileHandle, 0, len(n.handles))
+	for fh := range n.handles {
+		out = append(out, fh)
+	}
+	return out
+}
+
+// resetCache records that the kernel's pages of n may be stale.
+func (n *node) resetCache() {
+	n.mu.Lock()
+	n.cacheUnsure = true
+	n.mu.Unlock()
+}
+
+var _ = (gofs.NodeOnForgetter)((*node)(nil))
+
+// OnForget drops the node from the notification table.
+func (n *node) OnForget() { n.st.forget(n) }
+
+var _ = (gofs.NodeGetattrer)((*node)(nil))
+
+// Getattr answers stat and fstat.
+func (n *node) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	a, err := n.attr(ctx, f)
+	if err != nil {
+		return toErrno(opOther, err)
+	}
+	n.st.fillAttr(a, &out.Attr)
+	return 0
+}
+
+var _ = (gofs.NodeSetattrer)((*node)(nil))
+
+// Setattr handles truncate/ftruncate (also O_TRUNC, which arrives as a
+// SETATTR carrying the handle), utimes, and chmod: removing every write bit
+// sets the SMB ReadOnly attribute, adding one clears it. chown is accepted
+// and ignored (ownership is the mounting user's).
+func (n *node) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	defer n.st.enter(n.id)()
+	var req fs.SetattrRequest
+	if fh, ok := f.(*fileHandle); ok {
+		req.Handle = fh.h
+	}
+	if size, ok := in.GetSize(); ok {
+		if n.kind.IsDir() {
+			return syscall.EISDIR
+		}
+		s := int64(size)
+		req.Size = &s
+	}
+	if mtime, ok := in.GetMTime(); ok {
+		req.LastWrite = &mtime
+	}
+	if ctime, ok := in.GetCTime(); ok {
+		req.Change = &ctime
+	}
+	if mode, ok := in.GetMode(); ok && !n.kind.IsDir() {
+		cur, err := n.st.fsys.GetAttr(ctx, n.id)
+		if err != nil {
+			return toErrno(opOther, err)
+		}
+		attrs := cur.Attributes &^ fs.AttrReadOnly
+		if mode&0o222 == 0 {
+			attrs |= fs.AttrReadOnly
+		}
+		if attrs != cur.Attributes {
+			req.Attributes = &attrs
+		}
+	}
+	a, err := n.st.fsys.Setattr(ctx, n.id, req)
+	if err != nil {
+		return toErrno(opOther, err)
+	}
+	if req.Handle != nil {
+		if ha, err := req.Handle.Attr(ctx); err == nil {
+			a = ha
+		}
+	} else if ha, err := n.attr(ctx, nil); err == nil {
+		a = ha
+	}
+	if req.Size != nil {
+		n.resetCache()
+	}
+	n.st.fillAttr(a, &out.Attr)
+	return 0
+}
+
+var _ = (gofs.NodeLookuper)((*node)(nil))
+
+// Lookup finds a name case-insensitively.
+func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	a, err := n.st.fsys.Lookup(ctx, n.id, name)
+	if err != nil {
+		return nil, toErrno(opOther, err)
+	}
+	n.st.entry(a, name, out)
+	return n.newChild(ctx, a), 0
+}
+
+var _ = (gofs.NodeReaddirer)((*node)(nil))
+
+// Readdir lists the directory (the root: the shares).
+func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	ents, err := n.st.fsys.ReadDir(ctx, n.id)
+	if err != nil {
+		return nil, toErrno(opOther, err)
+	}
+	out := make([]fuse.DirEntry, 0, len(ents))
+	for _, e := range ents {
+		mode := uint32(syscall.S_IFREG)
+		if e.Kind.IsDir() {
+			mode = syscall.S_IFDIR
+		}
+		out = append(out, fuse.DirEntry{Name: e.Name, Mode: mode, Ino: uint64(e.ID)})
+	}
+	return gofs.NewListDirStream(out), 0
+}
+
+var _ = (gofs.NodeMkdirer)((*node)(nil))
+
+// Mkdir creates a directory; at the account root, a share.
+func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	defer n.st.enter(n.id)()
+	a, err := n.st.fsys.Mkdir(ctx, n.id, name)
+	if err != nil {
+		return nil, toErrno(opOther, err)
+	}
+	n.st.entry(a, name, out)
+	return n.newChild(ctx, a), 0
+}
+
+var _ = (gofs.NodeRmdirer)((*node)(nil))
+
+// Rmdir removes an empty directory (at the account root, an empty share).
+func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
+	defer n.st.enter(n.id)()
+	return toErrno(opOther, n.st.fsys.Rmdir(ctx, n.id, name))
+}
+
+var _ = (gofs.NodeUnlinker)((*node)(nil))
+
+// Unlink removes a file name; a file others hold open becomes
+// delete-pending and lives on until its last handle closes.
+func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
+	defer n.st.enter(n.id)()
+	return toErrno(opOther, n.st.fsys.Unlink(ctx, n.id, name))
+}
+
+var _ = (gofs.NodeRenamer)((*node)(nil))
+
+// Rename moves an entry within one share, replacing an existing file
+// (RENAME_NOREPLACE: EEXIST instead; RENAME_EXCHANGE: ENOTSUP).
+func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	np, ok := newParent.(*node)
+	if !ok {
+		return syscall.EXDEV
+	}
+	defer n.st.enter(n.id, np.id)()
+	err := n.st.fsys.Rename(ctx, fs.RenameRequest{
+		OldParent: n.id,
+		OldName:   name,
+		NewParent: np.id,
+		NewName:   newName,
+		NoReplace: flags&renameNoReplace != 0,
+		Exchange:  flags&renameExchange != 0,
+	})
+	return toErrno(opOther, err)
+}
+
+// renameat2 flags (linux/fs.h).
+const (
+	renameNoReplace = 1 << 0
+	renameExchange  = 1 << 1
+)
+
+var _ = (gofs.NodeCreater)((*node)(nil))
+
+// Create creates and opens a file (open with O_CREAT on a new name).
+func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
+	defer n.st.enter(n.id)()
+	h, a, err := n.st.fsys.Create(ctx, fs.CreateRequest{
+		Parent:    n.id,
+		Name:      name,
+		Exclusive: flags&syscall.O_EXCL != 0,
+		Truncate:  flags&syscall.O_TRUNC != 0,
+		Open:      n.st.openOptions(flags),
+	})
+	if err != nil {
+		return nil, nil, 0, toErrno(opOther, err)
+	}
+	n.st.entry(a, name, out)
+	ino := n.newChild(ctx, a)
+	child := ino.Operations().(*node)
+	fh := child.addHandle(h)
+	child.mu.Lock()
+	child.cachedVer, child.cacheUnsure = a.Version, false
+	child.mu.Unlock()
+	return ino, fh, 0, 0
+}
+
+var _ = (gofs.NodeOpener)((*node)(nil))
+
+// Open opens an existing file as a handle in the lock table.
+func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	if n.kind.IsDir() {
+		return nil, 0, syscall.EISDIR
+	}
+	h, err := n.st.fsys.Open(ctx, n.id, n.st.openOptions(flags))
+	if err != nil {
+		return nil, 0, toErrno(opOther, err)
+	}
+	fh := n.addHandle(h)
+	// Keep the page cache only if the file is unchanged since the kernel
+	// cached it; otherwise drop pages and attributes now, so this open
+	// sees what REST or another process wrote.
+	var fuseFlags uint32
+	if a, err := h.Attr(ctx); err == nil {
+		n.mu.Lock()
+		keep := !n.cacheUnsure && n.cachedVer == a.Version
+		stale := !keep && n.cachedVer != 0
+		n.cachedVer, n.cacheUnsure = a.Version, false
+		n.mu.Unlock()
+		if keep {
+			fuseFlags |= fuse.FOPEN_KEEP_CACHE
+		} else if stale {
+			n.NotifyContent(-1, 0) // attributes (size) may be stale too
+		}
+	}
+	return fh, fuseFlags, 0
+}
+
+func (n *node) addHandle(h *fs.Handle) *fileHandle {
+	fh := &fileHandle{n: n, h: h}
+	n.mu.Lock()
+	if n.handles == nil {
+		n.handles = map[*fileHandle]struct{}{}
+	}
+	n.handles[fh] = struct{}{}
+	n.mu.Unlock()
+	return fh
+}
+
+func (n *node) removeHandle(fh *fileHandle) {
+	n.mu.Lock()
+	delete(n.handles, fh)
+	n.mu.Unlock()
+}
+
+var _ = (gofs.NodeStatfser)((*node)(nil))
+
+// Statfs reports the namespace's totals in 4 KiB blocks.
+func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	s, err := n.st.fsys.StatFS(ctx)
+	if err != nil {
+		return toErrno(opOther, err)
+	}
+	const bsize = 4096
+	total := s.QuotaBytes
+	if total < s.UsedBytes {
+		total = s.UsedBytes
+	}
+	out.Bsize = bsize
+	out.Frsize = bsize
+	out.Blocks = total / bsize
+	out.Bfree = (total - s.UsedBytes) / bsize
+	out.Bavail = out.Bfree
+	out.Files = s.Files
+	out.Ffree = 1 << 32
+	out.NameLen = 255
+	return 0
+}
