@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/blobshare/blobshare/blobstore"
+	"github.com/blobshare/blobshare/blobstore/local"
+	"github.com/blobshare/blobshare/fs"
+	"github.com/blobshare/blobshare/locks"
+)
+
+// dataDir is an opened --data directory: the lock table and namespace in
+// <data>/blobshare.db, file content in the blob store, and the file service
+// over both. serve, mount and session each open one; several processes may
+// open the same directory at once.
+type dataDir struct {
+	Path  string
+	Table *locks.Table
+	Store blobstore.Store
+	FS    *fs.FileSystem
+}
+
+// dataDirOptions says how to open a data directory.
+type dataDirOptions struct {
+	Path        string       // --data
+	BlobBackend string       // --blob-backend; "" means file://<data>/blobs
+	Logger      *slog.Logger // nil means slog.Default()
+}
+
+// openDataDir creates the directory if missing, opens the blob store and the
+// database (reaping dead owners' handles and finishing the deletes they held
+// up), then the file service (resolving interrupted commits).
+func openDataDir(ctx context.Context, o dataDirOptions) (*dataDir, error) {
+	if o.Path == "" {
+		return nil, errors.New("--data must name a directory")
+	}
+	dir, err := filepath.Abs(o.Path)
+	if err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", o.Path, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("data directory %s is not a directory", dir)
+	}
+	store, err := openBlobStore(ctx, o.BlobBackend, dir)
+	if err != nil {
+		return nil, err
+	}
+	table, err := locks.Open(ctx, filepath.Join(dir, "blobshare.db"), locks.Options{Remove: fs.RemoveFile})
+	if err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	fsys, err := fs.New(ctx, fs.Config{
+		Table:    table,
+		Store:    store,
+		Logger:   o.Logger,
+		SpillDir: filepath.Join(dir, "spill"),
+	})
+	if err != nil {
+		table.Close(ctx)
+		return nil, fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	return &dataDir{Path: dir, Table: table, Store: store, FS: fsys}, nil
+}
+
+// Close closes the file service (flushing and closing its handles) and then
+// the lock table (deregistering this process as an owner).
+func (d *dataDir) Close(ctx context.Context) error {
+	return errors.Join(d.FS.Close(ctx), d.Table.Close(ctx))
+}
+
+// openBlobStore opens the --blob-backend URL; "" is the local directory
+// <data>/blobs.
+func openBlobStore(ctx context.Context, backend, dataDir string) (blobstore.Store, error) {
+	if backend == "" {
+		s, err := local.New(filepath.Join(dataDir, "blobs"))
+		if err != nil {
+			return nil, fmt.Errorf("blob store: %w", err)
+		}
+		return s, nil
+	}
+	return nil, fmt.Errorf("--blob-backend %q: not supported yet", backend)
+}
