@@ -65,6 +65,11 @@ func (m *Mounted) Dir() string { return m.dir }
 func (m *Mounted) Unmount() error {
 	m.unmountOnce.Do(func() {
 		m.stop()
+		select {
+		case <-m.done:
+			return // already unmounted (umount(8), or the context)
+		default:
+		}
 		var err error
 		for i := 0; i < 20; i++ {
 			if err = m.srv.Unmount(); err == nil {
