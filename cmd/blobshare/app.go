@@ -19,6 +19,7 @@ func newApp() *cli.App {
 		HideHelpCommand: true,
 		Commands: []*cli.Command{
 			versionCommand(),
+			mountCommand(),
 		},
 		// Errors are printed once, by main, on one line.
 		ExitErrHandler: func(*cli.Context, error) {},
