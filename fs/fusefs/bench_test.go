@@ -12,9 +12,13 @@ package fusefs
 // stays short.
 
 import (
+	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -203,4 +207,78 @@ func benchTargets(b *testing.B) [2]benchTarget {
 	lb := mountLoopback(b)
 	_, share := mountShare(b)
 	return [2]benchTarget{{"loopback", lb.Dir()}, {"blobshare", share}}
+}
+
+// BenchmarkPeakRSS writes one large file through a blobshare mount served
+// by a child process (this test binary re-executed, see serveMain) and
+// reports the child's peak resident set (VmHWM from /proc), so that the
+// benchmark's own buffers and the page cache do not count. Aim: < 200 MiB
+// while writing 2 GiB (BLOBSHARE_BENCH_FULL=1).
+func BenchmarkPeakRSS(b *testing.B) {
+	needFUSE(b)
+	size := benchRSSBytes()
+	data := b.TempDir()
+	mnt := filepath.Join(b.TempDir(), "mnt")
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"=serve", "BLOBSHARE_FUSEFS_DATA="+data, "BLOBSHARE_FUSEFS_MNT="+mnt)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}
+	defer stop()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != "ready" {
+		b.Fatalf("mount server: %q, %v", line, err)
+	}
+	share := filepath.Join(mnt, "share")
+	if err := os.Mkdir(share, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	var d time.Duration
+	for i := 0; i < b.N; i++ {
+		if d, err = seqWrite(filepath.Join(share, "big"), size); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	hwm, err := peakRSS(cmd.Process.Pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(hwm)/(1<<20), "peak-RSS-MiB")
+	b.ReportMetric(float64(size)/(1<<20)/d.Seconds(), "MiB/s")
+	b.Logf("peak RSS of the mount server writing %d MiB: %.1f MiB", size>>20, float64(hwm)/(1<<20))
+	stop()
+}
+
+// peakRSS reads VmHWM (peak resident set) of pid.
+func peakRSS(pid int) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
 }

@@ -27,7 +27,7 @@ var _ = (gofs.FileReader)((*fileHandle)(nil))
 func (fh *fileHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	total := 0
 	for total < len(dest) {
-		n, err := fh.h.ReadAt(ctx, dest[total:], off+int64(total))
+		n, err := fh.h.ReadAt(nc(ctx), dest[total:], off+int64(total))
 		total += n
 		if errors.Is(err, io.EOF) {
 			break
@@ -49,7 +49,7 @@ var _ = (gofs.FileWriter)((*fileHandle)(nil))
 
 // Write stages data in the handle; it reaches the file at flush.
 func (fh *fileHandle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
-	n, err := fh.h.WriteAt(ctx, data, off)
+	n, err := fh.h.WriteAt(nc(ctx), data, off)
 	if err != nil {
 		return uint32(n), toErrno(opOther, err)
 	}
@@ -63,11 +63,11 @@ var _ = (gofs.FileFlusher)((*fileHandle)(nil))
 // process's lock owner on the file, as close(2) must.
 func (fh *fileHandle) Flush(ctx context.Context) syscall.Errno {
 	defer fh.n.st.enter(fh.n.id)()
-	err := fh.h.Flush(ctx)
+	err := fh.h.Flush(nc(ctx))
 	if req, ok := fh.n.st.raw.request(ctx); ok && req.lockOwner != 0 {
 		// Unlocking must not be skipped because the commit failed, nor be
 		// cut short by an interrupted close.
-		if uerr := fh.h.ReleasePOSIXLocks(context.WithoutCancel(ctx), req.lockOwner); uerr != nil && !errors.Is(uerr, locks.ErrHandleClosed) {
+		if uerr := fh.h.ReleasePOSIXLocks(nc(ctx), req.lockOwner); uerr != nil && !errors.Is(uerr, locks.ErrHandleClosed) {
 			fh.n.st.logger.Error("fusefs: release POSIX locks at flush", "file", fh.n.id, "handle", fh.h.ID(), "err", uerr)
 			if err == nil {
 				err = uerr
@@ -82,7 +82,7 @@ var _ = (gofs.FileFsyncer)((*fileHandle)(nil))
 // Fsync commits the staged writes durably.
 func (fh *fileHandle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
 	defer fh.n.st.enter(fh.n.id)()
-	return toErrno(opOther, fh.h.Fsync(ctx))
+	return toErrno(opOther, fh.h.Fsync(nc(ctx)))
 }
 
 var _ = (gofs.FileReleaser)((*fileHandle)(nil))
@@ -127,7 +127,7 @@ func (fh *fileHandle) Allocate(ctx context.Context, off uint64, size uint64, mod
 	if end < off || end > math.MaxInt64 {
 		return syscall.EFBIG
 	}
-	cur, err := fh.h.Size(ctx)
+	cur, err := fh.h.Size(nc(ctx))
 	if err != nil {
 		return toErrno(opOther, err)
 	}
@@ -136,7 +136,7 @@ func (fh *fileHandle) Allocate(ctx context.Context, off uint64, size uint64, mod
 	}
 	defer fh.n.st.enter(fh.n.id)()
 	s := int64(end)
-	_, err = fh.n.st.fsys.Setattr(ctx, fh.n.id, fs.SetattrRequest{Size: &s, Handle: fh.h})
+	_, err = fh.n.st.fsys.Setattr(nc(ctx), fh.n.id, fs.SetattrRequest{Size: &s, Handle: fh.h})
 	return toErrno(opOther, err)
 }
 
@@ -156,7 +156,7 @@ func (fh *fileHandle) Getlk(ctx context.Context, owner uint64, lk *fuse.FileLock
 	if kind == 0 {
 		return syscall.EINVAL
 	}
-	bl, found, err := fh.h.GetPOSIXLock(ctx, owner, r, kind)
+	bl, found, err := fh.h.GetPOSIXLock(nc(ctx), owner, r, kind)
 	if err != nil {
 		return toErrno(opSetlk, err)
 	}
@@ -209,8 +209,9 @@ func (fh *fileHandle) setLock(ctx context.Context, owner uint64, lk *fuse.FileLo
 		default:
 			return syscall.EINVAL
 		}
-		err := fh.h.Reshare(ctx, share, wait && lk.Typ != syscall.F_UNLCK)
-		if err != nil && ctx.Err() != nil {
+		wait = wait && lk.Typ != syscall.F_UNLCK
+		err := fh.h.Reshare(waitCtx(ctx, wait), share, wait)
+		if wait && err != nil && ctx.Err() != nil {
 			return syscall.EINTR
 		}
 		return toErrno(opFlock, err)
@@ -219,8 +220,9 @@ func (fh *fileHandle) setLock(ctx context.Context, owner uint64, lk *fuse.FileLo
 	if errno != 0 {
 		return errno
 	}
-	err := fh.h.SetPOSIXLock(ctx, owner, r, kind, wait && kind != 0)
-	if err != nil && ctx.Err() != nil {
+	wait = wait && kind != 0
+	err := fh.h.SetPOSIXLock(waitCtx(ctx, wait), owner, r, kind, wait)
+	if wait && err != nil && ctx.Err() != nil {
 		return syscall.EINTR
 	}
 	return toErrno(opSetlk, err)
@@ -246,4 +248,18 @@ func posixRange(lk *fuse.FileLock) (locks.Range, locks.LockKind, syscall.Errno) 
 		return r, 0, 0
 	}
 	return locks.Range{}, 0, syscall.EINVAL
+}
+
+// nc detaches a request's context from FUSE interrupts. The Go runtime's
+// SIGURG alone interrupts requests of Go programs all the time; a commit,
+// a staged write or a lookup is short and must not fail with EINTR (Go's
+// close(2) does not retry it). Only lock waits honour interrupts.
+func nc(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
+
+// waitCtx is ctx for a blocking lock wait (interruptible), else nc(ctx).
+func waitCtx(ctx context.Context, wait bool) context.Context {
+	if wait {
+		return ctx
+	}
+	return nc(ctx)
 }

@@ -1,13 +1,21 @@
 package fusefs
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
+	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/blobshare/blobshare/blobstore/local"
+	"github.com/blobshare/blobshare/fs"
+	"github.com/blobshare/blobshare/locks"
 )
 
 // helperEnv marks a re-executed test binary that acts as a second process
@@ -15,8 +23,11 @@ import (
 const helperEnv = "BLOBSHARE_FUSEFS_HELPER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) == "1" {
+	switch os.Getenv(helperEnv) {
+	case "1":
 		os.Exit(helperMain(os.Args[len(os.Args)-5:]))
+	case "serve":
+		os.Exit(serveMain(os.Getenv("BLOBSHARE_FUSEFS_DATA"), os.Getenv("BLOBSHARE_FUSEFS_MNT")))
 	}
 	os.Exit(m.Run())
 }
@@ -81,6 +92,45 @@ func helperMain(args []string) int {
 	default:
 		fmt.Println("unknown op", op)
 		return 2
+	}
+	return 0
+}
+
+// serveMain mounts a blobshare file system over data at mnt (the whole
+// account) and serves until SIGTERM: the mount server as its own process,
+// so that its peak RSS can be measured alone.
+func serveMain(data, mnt string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	table, err := locks.Open(ctx, filepath.Join(data, "blobshare.db"), locks.Options{Remove: fs.RemoveFile})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "serve:", err)
+		return 1
+	}
+	store, err := local.New(filepath.Join(data, "blobs"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "serve:", err)
+		return 1
+	}
+	fsys, err := fs.New(ctx, fs.Config{Table: table, Store: store, Logger: logger, SpillDir: filepath.Join(data, "spill")})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "serve:", err)
+		return 1
+	}
+	m, err := Mount(ctx, mnt, fsys, Options{ShareMode: DefaultShareMode, Logger: logger})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "serve:", err)
+		return 1
+	}
+	fmt.Println("ready")
+	m.Wait()
+	bg := context.Background()
+	if err := fsys.Close(bg); err != nil {
+		fmt.Fprintln(os.Stderr, "serve: close:", err)
+	}
+	if err := table.Close(bg); err != nil {
+		fmt.Fprintln(os.Stderr, "serve: close:", err)
 	}
 	return 0
 }

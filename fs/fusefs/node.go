@@ -88,14 +88,14 @@ func (st *mountState) entry(a fs.Attr, name string, out *fuse.EntryOut) {
 // among them and must not see the size go backwards).
 func (n *node) attr(ctx context.Context, f gofs.FileHandle) (fs.Attr, error) {
 	if fh, ok := f.(*fileHandle); ok {
-		return fh.h.Attr(ctx)
+		return fh.h.Attr(nc(ctx))
 	}
-	a, err := n.st.fsys.GetAttr(ctx, n.id)
+	a, err := n.st.fsys.GetAttr(nc(ctx), n.id)
 	if err != nil {
 		return a, err
 	}
 	for _, fh := range n.openHandles() {
-		if size, err := fh.h.Size(ctx); err == nil && size > a.Size {
+		if size, err := fh.h.Size(nc(ctx)); err == nil && size > a.Size {
 			a.Size = size
 		}
 	}
@@ -162,7 +162,7 @@ func (n *node) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrI
 		req.Change = &ctime
 	}
 	if mode, ok := in.GetMode(); ok && !n.kind.IsDir() {
-		cur, err := n.st.fsys.GetAttr(ctx, n.id)
+		cur, err := n.st.fsys.GetAttr(nc(ctx), n.id)
 		if err != nil {
 			return toErrno(opOther, err)
 		}
@@ -174,12 +174,12 @@ func (n *node) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrI
 			req.Attributes = &attrs
 		}
 	}
-	a, err := n.st.fsys.Setattr(ctx, n.id, req)
+	a, err := n.st.fsys.Setattr(nc(ctx), n.id, req)
 	if err != nil {
 		return toErrno(opOther, err)
 	}
 	if req.Handle != nil {
-		if ha, err := req.Handle.Attr(ctx); err == nil {
+		if ha, err := req.Handle.Attr(nc(ctx)); err == nil {
 			a = ha
 		}
 	} else if ha, err := n.attr(ctx, nil); err == nil {
@@ -196,7 +196,7 @@ var _ = (gofs.NodeLookuper)((*node)(nil))
 
 // Lookup finds a name case-insensitively.
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	a, err := n.st.fsys.Lookup(ctx, n.id, name)
+	a, err := n.st.fsys.Lookup(nc(ctx), n.id, name)
 	if err != nil {
 		return nil, toErrno(opOther, err)
 	}
@@ -208,7 +208,7 @@ var _ = (gofs.NodeReaddirer)((*node)(nil))
 
 // Readdir lists the directory (the root: the shares).
 func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
-	ents, err := n.st.fsys.ReadDir(ctx, n.id)
+	ents, err := n.st.fsys.ReadDir(nc(ctx), n.id)
 	if err != nil {
 		return nil, toErrno(opOther, err)
 	}
@@ -228,7 +228,7 @@ var _ = (gofs.NodeMkdirer)((*node)(nil))
 // Mkdir creates a directory; at the account root, a share.
 func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	defer n.st.enter(n.id)()
-	a, err := n.st.fsys.Mkdir(ctx, n.id, name)
+	a, err := n.st.fsys.Mkdir(nc(ctx), n.id, name)
 	if err != nil {
 		return nil, toErrno(opOther, err)
 	}
@@ -241,7 +241,7 @@ var _ = (gofs.NodeRmdirer)((*node)(nil))
 // Rmdir removes an empty directory (at the account root, an empty share).
 func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 	defer n.st.enter(n.id)()
-	return toErrno(opOther, n.st.fsys.Rmdir(ctx, n.id, name))
+	return toErrno(opOther, n.st.fsys.Rmdir(nc(ctx), n.id, name))
 }
 
 var _ = (gofs.NodeUnlinker)((*node)(nil))
@@ -250,7 +250,7 @@ var _ = (gofs.NodeUnlinker)((*node)(nil))
 // delete-pending and lives on until its last handle closes.
 func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 	defer n.st.enter(n.id)()
-	return toErrno(opOther, n.st.fsys.Unlink(ctx, n.id, name))
+	return toErrno(opOther, n.st.fsys.Unlink(nc(ctx), n.id, name))
 }
 
 var _ = (gofs.NodeRenamer)((*node)(nil))
@@ -263,7 +263,7 @@ func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbe
 		return syscall.EXDEV
 	}
 	defer n.st.enter(n.id, np.id)()
-	err := n.st.fsys.Rename(ctx, fs.RenameRequest{
+	err := n.st.fsys.Rename(nc(ctx), fs.RenameRequest{
 		OldParent: n.id,
 		OldName:   name,
 		NewParent: np.id,
@@ -285,7 +285,7 @@ var _ = (gofs.NodeCreater)((*node)(nil))
 // Create creates and opens a file (open with O_CREAT on a new name).
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
 	defer n.st.enter(n.id)()
-	h, a, err := n.st.fsys.Create(ctx, fs.CreateRequest{
+	h, a, err := n.st.fsys.Create(nc(ctx), fs.CreateRequest{
 		Parent:    n.id,
 		Name:      name,
 		Exclusive: flags&syscall.O_EXCL != 0,
@@ -312,7 +312,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 	if n.kind.IsDir() {
 		return nil, 0, syscall.EISDIR
 	}
-	h, err := n.st.fsys.Open(ctx, n.id, n.st.openOptions(flags))
+	h, err := n.st.fsys.Open(nc(ctx), n.id, n.st.openOptions(flags))
 	if err != nil {
 		return nil, 0, toErrno(opOther, err)
 	}
@@ -321,7 +321,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 	// cached it; otherwise drop pages and attributes now, so this open
 	// sees what REST or another process wrote.
 	var fuseFlags uint32
-	if a, err := h.Attr(ctx); err == nil {
+	if a, err := h.Attr(nc(ctx)); err == nil {
 		n.mu.Lock()
 		keep := !n.cacheUnsure && n.cachedVer == a.Version
 		stale := !keep && n.cachedVer != 0
@@ -357,7 +357,7 @@ var _ = (gofs.NodeStatfser)((*node)(nil))
 
 // Statfs reports the namespace's totals in 4 KiB blocks.
 func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
-	s, err := n.st.fsys.StatFS(ctx)
+	s, err := n.st.fsys.StatFS(nc(ctx))
 	if err != nil {
 		return toErrno(opOther, err)
 	}
