@@ -23,12 +23,15 @@ type FileSystem struct {
 	log      *slog.Logger
 	now      func() time.Time
 	spillDir string
-	memBlks  int // in-memory partial blocks per handle
+	memBlks  int   // in-memory partial blocks per handle
+	pid      int   // this process, for commit intents
+	pidStart int64 // its start time (pid reuse)
 
 	mu      sync.Mutex
 	files   map[FileID]*fileState // per-file state of this process (commit mutex, open handles)
 	subs    map[int]func(Change)
 	nextSub int
+	bufs    sync.Pool // *[]byte of BlockSize
 	handles map[*Handle]struct{}
 	closed  bool
 }
@@ -146,6 +149,12 @@ func newFileSystem(ctx context.Context, cfg Config) (*FileSystem, error) {
 	if cfg.MemoryPerHandle > 0 {
 		fsys.memBlks = int((cfg.MemoryPerHandle + BlockSize - 1) / BlockSize)
 	}
+	fsys.pid = os.Getpid()
+	start, ok := procStart(fsys.pid)
+	if !ok {
+		return nil, fmt.Errorf("fs: new: cannot read /proc/self/stat")
+	}
+	fsys.pidStart = start
 	if err := fsys.initSchema(ctx); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,551 @@
+package fs
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/blobshare/blobshare/blobstore"
+	"github.com/blobshare/blobshare/locks"
+)
+
+// Intent states.
+const (
+	intentLocked     = 1 // commit lock taken, blob not touched yet
+	intentCommitting = 2 // blob commit may have happened: prev_etag and new_size recorded
+)
+
+// commitOp is one content change of a file.
+type commitOp struct {
+	op    string // for errors
+	stage *stage // staged writes to merge (nil: none)
+	// truncate sets the size exactly (shrinking cuts the blob; growing is
+	// sparse). Applied before stage.
+	truncate *int64
+	// reset drops all content first (REST Create File over a file).
+	reset bool
+	// check runs in the transaction that takes the commit lock, with the
+	// file's current entry (lock checks, range validation).
+	check func(tx *locks.Tx, q *q, e entry) error
+	// touch updates the entry after the commit (times), in the same
+	// transaction that records the new size.
+	touch func(q *q, e *entry)
+}
+
+// errIntentBusy: another live process holds the file's commit lock.
+var errIntentBusy = errors.New("commit in progress elsewhere")
+
+// deadIntent: a dead process left an intent that must be resolved first.
+type deadIntent struct{ row intentRow }
+
+func (d *deadIntent) Error() string { return fmt.Sprintf("dead commit intent on file %d", d.row.file) }
+
+type intentRow struct {
+	file     FileID
+	pid      int
+	start    int64
+	token    string
+	state    int
+	prevETag string
+	newSize  int64
+}
+
+// selfStart is this process's start time in clock ticks (from
+// /proc/self/stat), which with the pid identifies the process even when
+// pids are reused.
+func procStart(pid int) (int64, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(s[i+1:])
+	// Fields after the command: state is field 3 overall, starttime 22.
+	if len(f) < 20 {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(f[19], 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return v, true
+}
+
+func alive(pid int, start int64) bool {
+	v, ok := procStart(pid)
+	return ok && v == start
+}
+
+// commit applies op to file: takes the commit lock (intent), builds the
+// new block list on the latest committed version, commits it, and records
+// the new size and version. It returns the entry after the change.
+func (fsys *FileSystem) commit(ctx context.Context, file FileID, op commitOp) (entry, error) {
+	st := fsys.acquireFile(file)
+	defer fsys.releaseFile(file, st)
+	st.commit.Lock()
+	defer st.commit.Unlock()
+
+	token := newBlockID()
+	var e entry
+	backoff := time.Millisecond
+	for {
+		err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+			var err error
+			e, err = q.get(file)
+			if err != nil {
+				return nil, err
+			}
+			if e.kind != KindFile {
+				return nil, ErrIsDir
+			}
+			if op.check != nil {
+				if err := op.check(tx, q, e); err != nil {
+					return nil, err
+				}
+			}
+			row, found, err := q.intent(file)
+			if err != nil {
+				return nil, err
+			}
+			if found {
+				if alive(row.pid, row.start) {
+					return nil, errIntentBusy
+				}
+				return nil, &deadIntent{row}
+			}
+			_, err = q.tx.ExecContext(q.ctx, `INSERT INTO ns_intents(file, pid, pid_start, token, state, created) VALUES(?,?,?,?,?,?)`,
+				int64(file), fsys.pid, fsys.pidStart, token, intentLocked, time.Now().UnixNano())
+			return nil, err
+		})
+		var dead *deadIntent
+		switch {
+		case err == nil:
+		case errors.Is(err, errIntentBusy):
+			if err := sleepCtx(ctx, backoff); err != nil {
+				return entry{}, fileErr(op.op, file, err)
+			}
+			if backoff < 50*time.Millisecond {
+				backoff *= 2
+			}
+			continue
+		case errors.As(err, &dead):
+			if err := fsys.resolveIntent(ctx, dead.row); err != nil {
+				return entry{}, fileErr(op.op, file, err)
+			}
+			continue
+		default:
+			return entry{}, fileErr(op.op, file, err)
+		}
+		break
+	}
+
+	ne, err := fsys.commitLocked(ctx, e, op, token)
+	if err != nil {
+		// Give the lock back; the intent row goes with it.
+		derr := fsys.table.Update(context.WithoutCancel(ctx), func(tx *locks.Tx) error {
+			_, err := tx.SQL().ExecContext(tx.Context(), `DELETE FROM ns_intents WHERE file = ? AND token = ?`, int64(file), token)
+			return err
+		})
+		if derr != nil {
+			fsys.log.Error("fs: release commit intent", "file", file, "err", derr)
+		}
+		return entry{}, fileErr(op.op, file, err)
+	}
+	return ne, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func (q *q) intent(file FileID) (intentRow, bool, error) {
+	var r intentRow
+	var f int64
+	err := q.tx.QueryRowContext(q.ctx, `SELECT file, pid, pid_start, token, state, prev_etag, new_size FROM ns_intents WHERE file = ?`, int64(file)).
+		Scan(&f, &r.pid, &r.start, &r.token, &r.state, &r.prevETag, &r.newSize)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, false, nil
+	}
+	r.file = FileID(f)
+	return r, err == nil, err
+}
+
+// commitLocked runs with the commit lock held (intent row with token).
+func (fsys *FileSystem) commitLocked(ctx context.Context, e entry, op commitOp, token string) (entry, error) {
+	key := blobKey(e.id)
+	var newSize int64
+	var newETag string
+	changed := false
+	for attempt := 0; ; attempt++ {
+		blocks, info, err := fsys.store.Blocks(ctx, key)
+		if errors.Is(err, blobstore.ErrNotFound) {
+			blocks, info, err = nil, blobstore.Info{}, nil
+		}
+		if err != nil {
+			return entry{}, err
+		}
+		ids, size, same, err := fsys.buildList(ctx, e, blocks, op)
+		if err != nil {
+			return entry{}, err
+		}
+		newSize = size
+		if same {
+			newETag = info.ETag
+			break
+		}
+		// Record what we are about to do, then do it.
+		err = fsys.table.Update(ctx, func(tx *locks.Tx) error {
+			_, err := tx.SQL().ExecContext(tx.Context(), `UPDATE ns_intents SET state = ?, prev_etag = ?, new_size = ? WHERE file = ? AND token = ?`,
+				intentCommitting, info.ETag, newSize, int64(e.id), token)
+			return err
+		})
+		if err != nil {
+			return entry{}, err
+		}
+		cond := blobstore.Conditions{IfMatch: info.ETag}
+		if info.ETag == "" {
+			cond = blobstore.Conditions{IfNoneMatch: "*"}
+		}
+		ninfo, err := fsys.store.CommitBlocks(ctx, key, ids, cond)
+		if errors.Is(err, blobstore.ErrPreconditionFailed) && attempt < 8 {
+			continue // someone committed without our lock: merge again
+		}
+		if err != nil {
+			return entry{}, err
+		}
+		newETag, changed = ninfo.ETag, true
+		break
+	}
+	_ = newETag
+	var ne entry
+	var gone bool
+	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		if _, err := q.tx.ExecContext(q.ctx, `DELETE FROM ns_intents WHERE file = ? AND token = ?`, int64(e.id), token); err != nil {
+			return nil, err
+		}
+		cur, err := q.get(e.id)
+		if errors.Is(err, ErrNotFound) {
+			gone = true
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		old := cur.size
+		cur.size = newSize
+		t := ticks(q.now)
+		cur.change, cur.modified = t, t
+		if changed || old != newSize || op.stage != nil {
+			cur.write = t
+		}
+		if op.touch != nil {
+			op.touch(q, &cur)
+		}
+		if err := q.save(&cur); err != nil {
+			return nil, err
+		}
+		ne = cur
+		return []Change{{Kind: ChangeData, File: cur.id, Parent: cur.parent, Name: cur.name, Version: cur.version, Offset: 0, Length: -1}}, nil
+	})
+	if err != nil {
+		return entry{}, err
+	}
+	if gone {
+		// Removed while we committed: the blob we wrote is an orphan.
+		if err := fsys.store.Delete(ctx, key, blobstore.Conditions{}); err != nil {
+			fsys.log.Warn("fs: delete orphan blob", "key", key, "err", err)
+		}
+		return entry{}, ErrStaleHandle
+	}
+	return ne, nil
+}
+
+// buildList computes the new block list for op on top of the committed
+// blocks. same is true when the blob does not change (only the size).
+func (fsys *FileSystem) buildList(ctx context.Context, e entry, blocks []blobstore.Block, op commitOp) (ids []string, size int64, same bool, err error) {
+	key := blobKey(e.id)
+	size = e.size
+	old := make([]blobstore.Block, len(blocks))
+	copy(old, blocks)
+	var blobLen int64
+	for _, b := range old {
+		blobLen += b.Size
+	}
+	// cur describes the blob as it will be, block by block: an id and a
+	// length, where "" means "restage from the old content" up to oldLen.
+	type blk struct {
+		id     string
+		length int64 // length in the new blob
+		oldLen int64 // bytes of old content at this index (when restaging)
+	}
+	cur := make([]blk, len(old))
+	for i, b := range old {
+		cur[i] = blk{id: b.ID, length: b.Size, oldLen: b.Size}
+	}
+	dirty := false
+	if op.reset {
+		cur, blobLen, size, dirty = nil, 0, 0, len(old) > 0
+	}
+	if op.truncate != nil {
+		t := *op.truncate
+		size = t
+		if t < blobLen {
+			k := t / BlockSize
+			rem := t % BlockSize
+			cur = cur[:k]
+			if rem > 0 {
+				cur = append(cur, blk{id: "", length: rem, oldLen: rem})
+			}
+			blobLen = t
+			dirty = true
+		}
+	}
+	s := op.stage
+	if s != nil && !s.empty() {
+		if s.end > size {
+			size = s.end
+		}
+		newLen := blobLen
+		if s.end > newLen {
+			newLen = s.end
+		}
+		// Extend to the new length: pad the old last block, add holes.
+		nb := (newLen + BlockSize - 1) / BlockSize
+		for i := int64(0); i < nb; i++ {
+			want := min(int64(BlockSize), newLen-i*BlockSize)
+			if i < int64(len(cur)) {
+				if cur[i].length != want {
+					cur[i].length, cur[i].id = want, ""
+					dirty = true
+				}
+				continue
+			}
+			cur = append(cur, blk{id: zeroBlockID, length: want, oldLen: 0})
+			if want != BlockSize {
+				cur[i].id = ""
+			}
+			dirty = true
+		}
+		for i, id := range s.full {
+			cur[i] = blk{id: id, length: BlockSize}
+			dirty = true
+		}
+		for i := range s.parts {
+			cur[i].id = "" // merge onto the old content
+			dirty = true
+		}
+		blobLen = newLen
+	}
+	if !dirty {
+		return nil, size, true, nil
+	}
+	// Stage what must be restaged; reference the rest.
+	needZero := false
+	hasZero := false
+	for _, b := range old {
+		if b.ID == zeroBlockID {
+			hasZero = true
+		}
+	}
+	var buf []byte
+	defer func() {
+		if buf != nil {
+			fsys.putBuf(buf)
+		}
+	}()
+	ids = make([]string, len(cur))
+	for i, b := range cur {
+		if b.id == zeroBlockID {
+			needZero = true
+		}
+		if b.id != "" {
+			ids[i] = b.id
+			continue
+		}
+		if buf == nil {
+			buf = fsys.getBuf()
+		}
+		blockBuf := buf[:b.length]
+		clear(blockBuf)
+		var baseLen int64
+		if i < len(old) && !op.reset {
+			baseLen = min(old[i].Size, b.length)
+		}
+		if baseLen > 0 {
+			if err := fsys.readBlob(ctx, key, int64(i)*BlockSize, blockBuf[:baseLen]); err != nil {
+				return nil, 0, false, err
+			}
+		}
+		if s != nil {
+			if pt := s.parts[int64(i)]; pt != nil {
+				if err := s.overlay(int64(i), pt, blockBuf); err != nil {
+					return nil, 0, false, err
+				}
+			}
+		}
+		id := newBlockID()
+		if _, err := fsys.store.StageBlock(ctx, key, id, bytes.NewReader(blockBuf)); err != nil {
+			return nil, 0, false, fmt.Errorf("stage block %d: %w", i, err)
+		}
+		ids[i] = id
+	}
+	if needZero && !hasZero {
+		if _, err := fsys.store.StageBlock(ctx, key, zeroBlockID, io.LimitReader(zeroReader{}, BlockSize)); err != nil {
+			return nil, 0, false, fmt.Errorf("stage zero block: %w", err)
+		}
+	}
+	return ids, size, false, nil
+}
+
+// readBlob fills p from the committed blob at off; bytes past its end are
+// zeros.
+func (fsys *FileSystem) readBlob(ctx context.Context, key string, off int64, p []byte) error {
+	rc, _, err := fsys.store.ReadRange(ctx, key, off, int64(len(p)))
+	if errors.Is(err, blobstore.ErrNotFound) {
+		clear(p)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	n, err := io.ReadFull(rc, p)
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		clear(p[n:])
+		return nil
+	}
+	return err
+}
+
+// resolveIntent settles an intent whose process died: adopt the blob it
+// committed (new size) or drop it.
+func (fsys *FileSystem) resolveIntent(ctx context.Context, row intentRow) error {
+	adopt := false
+	if row.state == intentCommitting {
+		info, err := fsys.store.Stat(ctx, blobKey(row.file))
+		switch {
+		case errors.Is(err, blobstore.ErrNotFound):
+			adopt = row.prevETag != ""
+		case err != nil:
+			return err
+		default:
+			adopt = info.ETag != row.prevETag
+		}
+	}
+	fsys.log.Info("fs: resolving commit intent of a dead process", "file", row.file, "pid", row.pid, "adopt", adopt)
+	return fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		res, err := q.tx.ExecContext(q.ctx, `DELETE FROM ns_intents WHERE file = ? AND token = ?`, int64(row.file), row.token)
+		if err != nil {
+			return nil, err
+		}
+		if n, _ := res.RowsAffected(); n == 0 || !adopt {
+			return nil, nil
+		}
+		e, err := q.get(row.file)
+		if errors.Is(err, ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		e.size = row.newSize
+		t := ticks(q.now)
+		e.write, e.change, e.modified = t, t, t
+		if err := q.save(&e); err != nil {
+			return nil, err
+		}
+		return []Change{{Kind: ChangeData, File: e.id, Parent: e.parent, Name: e.name, Version: e.version, Length: -1}}, nil
+	})
+}
+
+// recover resolves every dead intent and collects leftover blobs (New).
+func (fsys *FileSystem) recover(ctx context.Context) error {
+	var rows []intentRow
+	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+		rs, err := q.tx.QueryContext(q.ctx, `SELECT file, pid, pid_start, token, state, prev_etag, new_size FROM ns_intents`)
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		rows = rows[:0]
+		for rs.Next() {
+			var r intentRow
+			var f int64
+			if err := rs.Scan(&f, &r.pid, &r.start, &r.token, &r.state, &r.prevETag, &r.newSize); err != nil {
+				return err
+			}
+			r.file = FileID(f)
+			rows = append(rows, r)
+		}
+		return rs.Err()
+	})
+	if err != nil {
+		return fmt.Errorf("fs: recover: %w", err)
+	}
+	for _, r := range rows {
+		if alive(r.pid, r.start) {
+			continue
+		}
+		if err := fsys.resolveIntent(ctx, r); err != nil {
+			return fmt.Errorf("fs: recover file %d: %w", r.file, err)
+		}
+	}
+	fsys.collect(ctx)
+	return nil
+}
+
+// collect removes the blobs of deleted files (ns_gc), best effort.
+func (fsys *FileSystem) collect(ctx context.Context) {
+	var keys []string
+	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+		rs, err := q.tx.QueryContext(q.ctx, `SELECT key FROM ns_gc LIMIT 1000`)
+		if err != nil {
+			return err
+		}
+		defer rs.Close()
+		keys = keys[:0]
+		for rs.Next() {
+			var k string
+			if err := rs.Scan(&k); err != nil {
+				return err
+			}
+			keys = append(keys, k)
+		}
+		return rs.Err()
+	})
+	if err != nil {
+		fsys.log.Warn("fs: collect deleted blobs", "err", err)
+		return
+	}
+	for _, k := range keys {
+		if err := fsys.store.Delete(ctx, k, blobstore.Conditions{}); err != nil {
+			fsys.log.Warn("fs: delete blob", "key", k, "err", err)
+			continue
+		}
+		err := fsys.table.Update(ctx, func(tx *locks.Tx) error {
+			_, err := tx.SQL().ExecContext(tx.Context(), `DELETE FROM ns_gc WHERE key = ?`, k)
+			return err
+		})
+		if err != nil {
+			fsys.log.Warn("fs: forget collected blob", "key", k, "err", err)
+		}
+	}
+}

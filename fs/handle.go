@@ -1,0 +1,350 @@
+package fs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/blobshare/blobshare/locks"
+)
+
+// handleState is the per-open state behind a *Handle.
+type handleState struct {
+	fsys   *FileSystem
+	id     locks.HandleID
+	file   FileID
+	access locks.Access
+	share  locks.ShareMode
+
+	mu     sync.Mutex
+	closed bool
+	stage  *stage
+}
+
+func (fsys *FileSystem) newHandle(lh locks.Handle) *Handle {
+	h := &Handle{h: handleState{fsys: fsys, id: lh.ID, file: lh.File, access: lh.Access, share: lh.OpenShare}}
+	if h.h.share == 0 {
+		h.h.share = lh.Share
+	}
+	st := fsys.acquireFile(lh.File)
+	fsys.mu.Lock()
+	st.handles[h] = struct{}{}
+	fsys.handles[h] = struct{}{}
+	fsys.mu.Unlock()
+	return h
+}
+
+func (h *Handle) op(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Op: op, File: h.h.file, Err: fmt.Errorf("handle %d: %w", h.h.id, err)}
+}
+
+const readAccess = locks.AccessRead | locks.AccessExecute
+const writeAccess = locks.AccessWrite | locks.AccessAppend
+
+func (h *Handle) readAt(ctx context.Context, p []byte, off int64) (int, error) {
+	h.h.mu.Lock()
+	defer h.h.mu.Unlock()
+	if h.h.closed {
+		return 0, h.op("read", locks.ErrHandleClosed)
+	}
+	if h.h.access&readAccess == 0 {
+		return 0, h.op("read", locks.ErrAccessDenied)
+	}
+	if off < 0 {
+		return 0, h.op("read", ErrInvalidRange)
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	// Read-your-writes: staged data in range is committed first.
+	if s := h.h.stage; s != nil && (s.touches(off, int64(len(p))) || s.end > off) {
+		if err := h.flushLocked(ctx); err != nil {
+			return 0, h.op("read", err)
+		}
+	}
+	fsys := h.h.fsys
+	var size int64
+	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+		if err := tx.CheckIO(h.h.id, locks.Range{Offset: uint64(off), Length: uint64(len(p))}, false); err != nil {
+			return err
+		}
+		e, err := q.get(h.h.file)
+		if errors.Is(err, ErrNotFound) {
+			return ErrStaleHandle
+		}
+		size = e.size
+		return err
+	})
+	if err != nil {
+		return 0, h.op("read", err)
+	}
+	if off >= size {
+		return 0, io.EOF
+	}
+	n := int64(len(p))
+	if off+n > size {
+		n = size - off
+	}
+	if err := fsys.readBlob(ctx, blobKey(h.h.file), off, p[:n]); err != nil {
+		return 0, h.op("read", err)
+	}
+	if n < int64(len(p)) {
+		return int(n), io.EOF
+	}
+	return int(n), nil
+}
+
+func (h *Handle) writeAt(ctx context.Context, p []byte, off int64) (int, error) {
+	h.h.mu.Lock()
+	defer h.h.mu.Unlock()
+	if h.h.closed {
+		return 0, h.op("write", locks.ErrHandleClosed)
+	}
+	if h.h.access&writeAccess == 0 {
+		return 0, h.op("write", locks.ErrAccessDenied)
+	}
+	if off < 0 || off+int64(len(p)) < off {
+		return 0, h.op("write", ErrInvalidRange)
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	fsys := h.h.fsys
+	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+		return tx.CheckIO(h.h.id, locks.Range{Offset: uint64(off), Length: uint64(len(p))}, true)
+	})
+	if err != nil {
+		return 0, h.op("write", err)
+	}
+	if h.h.stage == nil {
+		h.h.stage = newStage(fsys, h.h.file)
+	}
+	s := h.h.stage
+	// A block staged whole cannot be read back to merge a new write into
+	// it: commit first.
+	for i := off / BlockSize; i <= (off+int64(len(p))-1)/BlockSize; i++ {
+		if s.hasFull(i) {
+			if err := h.flushLocked(ctx); err != nil {
+				return 0, h.op("write", err)
+			}
+			break
+		}
+	}
+	if err := s.write(ctx, p, off); err != nil {
+		return 0, h.op("write", err)
+	}
+	return len(p), nil
+}
+
+func (h *Handle) size(ctx context.Context) (int64, error) {
+	a, err := h.attr(ctx)
+	return a.Size, err
+}
+
+func (h *Handle) attr(ctx context.Context) (Attr, error) {
+	h.h.mu.Lock()
+	defer h.h.mu.Unlock()
+	if h.h.closed {
+		return Attr{}, h.op("getattr", locks.ErrHandleClosed)
+	}
+	a, err := h.h.fsys.getAttr(ctx, h.h.file)
+	if err != nil {
+		return Attr{}, h.op("getattr", err)
+	}
+	if s := h.h.stage; s != nil && s.end > a.Size {
+		a.Size = s.end
+	}
+	return a, nil
+}
+
+func (h *Handle) flush(ctx context.Context) error {
+	h.h.mu.Lock()
+	defer h.h.mu.Unlock()
+	if h.h.closed {
+		return h.op("flush", locks.ErrHandleClosed)
+	}
+	return h.op("flush", h.flushLocked(ctx))
+}
+
+// flushLocked commits the stage (h.h.mu held).
+func (h *Handle) flushLocked(ctx context.Context) error {
+	s := h.h.stage
+	if s == nil || s.empty() {
+		return nil
+	}
+	_, err := h.h.fsys.commit(ctx, h.h.file, commitOp{
+		op:    "flush",
+		stage: s,
+		check: func(tx *locks.Tx, q *q, e entry) error {
+			_, err := tx.Handle(h.h.id) // force-closed handles lose their writes
+			return err
+		},
+	})
+	if err != nil {
+		return err
+	}
+	s.reset()
+	return nil
+}
+
+func (h *Handle) close(ctx context.Context) error {
+	h.h.mu.Lock()
+	defer h.h.mu.Unlock()
+	if h.h.closed {
+		return h.op("close", locks.ErrHandleClosed)
+	}
+	ferr := h.flushLocked(ctx)
+	if h.h.stage != nil {
+		h.h.stage.reset()
+	}
+	h.h.closed = true
+	fsys := h.h.fsys
+	fsys.mu.Lock()
+	delete(fsys.handles, h)
+	if st := fsys.files[h.h.file]; st != nil {
+		delete(st.handles, h)
+	}
+	fsys.mu.Unlock()
+	if st := fsys.peekFile(h.h.file); st != nil {
+		fsys.releaseFile(h.h.file, st)
+	}
+	var removed bool
+	var parent FileID
+	var name string
+	cerr := fsys.update(context.WithoutCancel(ctx), func(tx *locks.Tx, q *q) ([]Change, error) {
+		if e, err := q.get(h.h.file); err == nil {
+			parent, name = e.parent, e.name
+		}
+		res, err := tx.CloseHandle(h.h.id)
+		if err != nil {
+			return nil, err
+		}
+		removed = res.Removed
+		return nil, nil
+	})
+	if removed {
+		fsys.collect(context.WithoutCancel(ctx))
+		fsys.notify(Change{Kind: ChangeRemove, File: h.h.file, Parent: parent, Name: name})
+	}
+	if ferr != nil {
+		return h.op("close", ferr)
+	}
+	return h.op("close", cerr)
+}
+
+// peekFile returns the file state without taking a reference.
+func (fsys *FileSystem) peekFile(id FileID) *fileState {
+	fsys.mu.Lock()
+	defer fsys.mu.Unlock()
+	return fsys.files[id]
+}
+
+func (h *Handle) discard() {
+	h.h.mu.Lock()
+	defer h.h.mu.Unlock()
+	if h.h.stage != nil {
+		h.h.stage.reset()
+	}
+}
+
+func (h *Handle) dispose(ctx context.Context, deletePending bool) error {
+	if err := h.checkOpen("dispose"); err != nil {
+		return err
+	}
+	return h.op("dispose", h.h.fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		e, err := q.get(h.h.file)
+		if err != nil {
+			return nil, err
+		}
+		f, err := q.facts(e)
+		if err != nil {
+			return nil, err
+		}
+		return nil, tx.Dispose(h.h.id, deletePending, f)
+	}))
+}
+
+func (h *Handle) checkOpen(op string) error {
+	h.h.mu.Lock()
+	defer h.h.mu.Unlock()
+	if h.h.closed {
+		return h.op(op, locks.ErrHandleClosed)
+	}
+	return nil
+}
+
+func (h *Handle) lock(ctx context.Context, r locks.Range, kind locks.LockKind) error {
+	if err := h.checkOpen("lock"); err != nil {
+		return err
+	}
+	return h.op("lock", h.h.fsys.table.Update(ctx, func(tx *locks.Tx) error { return tx.Lock(h.h.id, r, kind) }))
+}
+
+func (h *Handle) unlock(ctx context.Context, r locks.Range) error {
+	if err := h.checkOpen("unlock"); err != nil {
+		return err
+	}
+	return h.op("unlock", h.h.fsys.table.Update(ctx, func(tx *locks.Tx) error { return tx.Unlock(h.h.id, r) }))
+}
+
+// poll retries fn while it fails with retryable, until ctx ends.
+func poll(ctx context.Context, wait bool, retryable error, fn func() error) error {
+	backoff := time.Millisecond
+	for {
+		err := fn()
+		if err == nil || !wait || !errors.Is(err, retryable) {
+			return err
+		}
+		if serr := sleepCtx(ctx, backoff); serr != nil {
+			return serr
+		}
+		if backoff < 20*time.Millisecond {
+			backoff *= 2
+		}
+	}
+}
+
+func (h *Handle) setPOSIXLock(ctx context.Context, key uint64, r locks.Range, kind locks.LockKind, wait bool) error {
+	if err := h.checkOpen("setlk"); err != nil {
+		return err
+	}
+	return h.op("setlk", poll(ctx, wait, locks.ErrLockNotGranted, func() error {
+		return h.h.fsys.table.Update(ctx, func(tx *locks.Tx) error { return tx.SetPOSIXLock(h.h.id, key, r, kind) })
+	}))
+}
+
+func (h *Handle) getPOSIXLock(ctx context.Context, key uint64, r locks.Range, kind locks.LockKind) (locks.ByteLock, bool, error) {
+	if err := h.checkOpen("getlk"); err != nil {
+		return locks.ByteLock{}, false, err
+	}
+	var bl locks.ByteLock
+	var ok bool
+	err := h.h.fsys.table.View(ctx, func(tx *locks.Tx) error {
+		var err error
+		bl, ok, err = tx.GetPOSIXLock(h.h.id, key, r, kind)
+		return err
+	})
+	return bl, ok, h.op("getlk", err)
+}
+
+func (h *Handle) releasePOSIXLocks(ctx context.Context, key uint64) error {
+	if err := h.checkOpen("unlock"); err != nil {
+		return err
+	}
+	return h.op("unlock", h.h.fsys.table.Update(ctx, func(tx *locks.Tx) error { return tx.ReleasePOSIXLocks(h.h.id, key) }))
+}
+
+func (h *Handle) reshare(ctx context.Context, share locks.ShareMode, wait bool) error {
+	if err := h.checkOpen("flock"); err != nil {
+		return err
+	}
+	return h.op("flock", poll(ctx, wait, locks.ErrSharingViolation, func() error {
+		return h.h.fsys.table.Update(ctx, func(tx *locks.Tx) error { return tx.Reshare(h.h.id, share) })
+	}))
+}

@@ -1,0 +1,681 @@
+package fs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/blobshare/blobshare/locks"
+)
+
+func (fsys *FileSystem) lookup(ctx context.Context, parent FileID, name string) (Attr, error) {
+	var a Attr
+	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+		pe, err := q.get(parent)
+		if err != nil {
+			return err
+		}
+		if !pe.kind.IsDir() {
+			return ErrNotDir
+		}
+		e, err := q.child(parent, name, false)
+		if err != nil {
+			return err
+		}
+		a, err = q.attrOf(e)
+		return err
+	})
+	return a, fileErr("lookup", parent, wrapName(name, err))
+}
+
+func wrapName(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%q: %w", name, err)
+}
+
+func (fsys *FileSystem) getAttr(ctx context.Context, id FileID) (Attr, error) {
+	var a Attr
+	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+		e, err := q.get(id)
+		if err != nil {
+			return err
+		}
+		if e.unlinked {
+			a = e.attr("")
+			a.DeletePending = true
+			return nil
+		}
+		a, err = q.attrOf(e)
+		if err != nil {
+			return err
+		}
+		if e.kind == KindFile {
+			a.DeletePending, err = tx.DeletePending(id)
+		}
+		return err
+	})
+	return a, fileErr("getattr", id, err)
+}
+
+func (fsys *FileSystem) readDir(ctx context.Context, dir FileID) ([]DirEntry, error) {
+	var out []DirEntry
+	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+		de, err := q.get(dir)
+		if err != nil {
+			return err
+		}
+		if !de.kind.IsDir() {
+			return ErrNotDir
+		}
+		rows, err := q.tx.QueryContext(q.ctx, `SELECT id, name, kind FROM ns_entries WHERE parent = ? AND unlinked = 0 ORDER BY key`, int64(dir))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		out = out[:0]
+		for rows.Next() {
+			var d DirEntry
+			var id int64
+			if err := rows.Scan(&id, &d.Name, &d.Kind); err != nil {
+				return err
+			}
+			d.ID = FileID(id)
+			out = append(out, d)
+		}
+		return rows.Err()
+	})
+	return out, fileErr("readdir", dir, err)
+}
+
+func (o OpenOptions) request(file FileID) locks.OpenRequest {
+	return locks.OpenRequest{File: file, Access: o.Access, Share: o.Share, DeleteOnClose: o.DeleteOnClose,
+		SessionID: o.SessionID, ClientName: o.ClientName, ClientIP: o.ClientIP}
+}
+
+// newFileEntry is a fresh file row in parent.
+func (q *q) newFileEntry(parent FileID, name string, attrs Attributes) entry {
+	t := ticks(q.now)
+	attrs &^= AttrDirectory
+	if attrs == 0 {
+		attrs = AttrArchive
+	}
+	return entry{parent: parent, name: name, kind: KindFile, attrs: attrs, created: t, write: t, change: t, modified: t}
+}
+
+func (q *q) newDirEntry(parent FileID, name string, kind Kind) entry {
+	t := ticks(q.now)
+	return entry{parent: parent, name: name, kind: kind, attrs: AttrDirectory, created: t, write: t, change: t, modified: t}
+}
+
+func (fsys *FileSystem) create(ctx context.Context, req CreateRequest) (*Handle, Attr, error) {
+	if err := ValidateName(req.Name); err != nil {
+		return nil, Attr{}, fileErr("create", req.Parent, err)
+	}
+	var lh locks.Handle
+	var a Attr
+	var existed bool
+	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		pe, err := q.get(req.Parent)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case pe.kind == KindRoot:
+			return nil, ErrInvalidArg
+		case !pe.kind.IsDir():
+			return nil, ErrNotDir
+		}
+		e, err := q.child(req.Parent, req.Name, false)
+		switch {
+		case err == nil:
+			existed = true
+			if req.Exclusive {
+				return nil, ErrExist
+			}
+			if e.kind.IsDir() {
+				return nil, ErrIsDir
+			}
+		case errors.Is(err, ErrNotFound):
+			existed = false
+			e, err = q.insert(q.newFileEntry(req.Parent, req.Name, req.Attributes))
+			if err != nil {
+				return nil, err
+			}
+			if err := q.touchDir(pe); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, err
+		}
+		lh, err = tx.OpenHandle(req.Open.request(e.id))
+		if err != nil {
+			return nil, err
+		}
+		a, err = q.attrOf(e)
+		if err != nil {
+			return nil, err
+		}
+		if existed {
+			return nil, nil
+		}
+		return []Change{{Kind: ChangeCreate, File: e.id, Parent: req.Parent, Name: e.name, Version: e.version}}, nil
+	})
+	if err != nil {
+		return nil, Attr{}, fileErr("create", req.Parent, wrapName(req.Name, err))
+	}
+	h := fsys.newHandle(lh)
+	if existed && req.Truncate && a.Size != 0 {
+		zero := int64(0)
+		a, err = fsys.setattr(ctx, a.ID, SetattrRequest{Size: &zero, Handle: h})
+		if err != nil {
+			_ = h.Close(ctx)
+			return nil, Attr{}, err
+		}
+	}
+	return h, a, nil
+}
+
+func (fsys *FileSystem) mkdir(ctx context.Context, parent FileID, name string) (Attr, error) {
+	if parent == RootID {
+		a, err := fsys.createShare(ctx, ShareRequest{Name: name})
+		return a, err
+	}
+	if err := ValidateName(name); err != nil {
+		return Attr{}, fileErr("mkdir", parent, err)
+	}
+	var a Attr
+	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		pe, err := q.get(parent)
+		if err != nil {
+			return nil, err
+		}
+		if !pe.kind.IsDir() {
+			return nil, ErrNotDir
+		}
+		e, err := q.insert(q.newDirEntry(parent, name, KindDirectory))
+		if err != nil {
+			return nil, err
+		}
+		if err := q.touchDir(pe); err != nil {
+			return nil, err
+		}
+		a, err = q.attrOf(e)
+		return []Change{{Kind: ChangeCreate, File: e.id, Parent: parent, Name: name, Version: e.version}}, err
+	})
+	return a, fileErr("mkdir", parent, wrapName(name, err))
+}
+
+// unlinkEntry unlinks a file the mount way: removed at once, or left
+// delete-pending and out of the name index for its open handles.
+func (q *q) unlinkEntry(tx *locks.Tx, e entry) (removed bool, err error) {
+	f, err := q.facts(e)
+	if err != nil {
+		return false, err
+	}
+	removed, err = tx.UnlinkOpen(e.id, f)
+	if err != nil {
+		return false, err
+	}
+	if removed {
+		// locks ran RemoveFile; make sure the row is gone even if no
+		// RemoveFunc was configured.
+		return true, RemoveFile(q.ctx, q.tx, e.id)
+	}
+	e.unlinked = true
+	e.change = ticks(q.now)
+	return false, q.save(&e)
+}
+
+func (fsys *FileSystem) unlink(ctx context.Context, parent FileID, name string) error {
+	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		e, err := q.child(parent, name, false)
+		if err != nil {
+			return nil, err
+		}
+		if e.kind.IsDir() {
+			return nil, ErrIsDir
+		}
+		if _, err := q.unlinkEntry(tx, e); err != nil {
+			return nil, err
+		}
+		if pe, err := q.get(parent); err == nil {
+			if err := q.touchDir(pe); err != nil {
+				return nil, err
+			}
+		}
+		return []Change{{Kind: ChangeRemove, File: e.id, Parent: parent, Name: e.name}}, nil
+	})
+	fsys.collect(ctx)
+	return fileErr("unlink", parent, wrapName(name, err))
+}
+
+func (fsys *FileSystem) rmdir(ctx context.Context, parent FileID, name string) error {
+	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		e, err := q.child(parent, name, false)
+		if err != nil {
+			return nil, err
+		}
+		if !e.kind.IsDir() {
+			return nil, ErrNotDir
+		}
+		if ne, err := q.hasChildren(e.id); err != nil {
+			return nil, err
+		} else if ne {
+			return nil, ErrNotEmpty
+		}
+		if err := q.removeTree(tx, e); err != nil {
+			return nil, err
+		}
+		if pe, err := q.get(parent); err == nil {
+			if err := q.touchDir(pe); err != nil {
+				return nil, err
+			}
+		}
+		return []Change{{Kind: ChangeRemove, File: e.id, Parent: parent, Name: e.name}}, nil
+	})
+	return fileErr("rmdir", parent, wrapName(name, err))
+}
+
+// shareOf returns the share an entry belongs to (itself for a share).
+func (q *q) shareOf(e entry) (FileID, error) {
+	for e.kind != KindShare {
+		if e.kind == KindRoot {
+			return RootID, nil
+		}
+		var err error
+		if e, err = q.get(e.parent); err != nil {
+			return 0, err
+		}
+	}
+	return e.id, nil
+}
+
+// isAncestor reports whether a is b or an ancestor of b.
+func (q *q) isAncestor(a, b FileID) (bool, error) {
+	for b != 0 {
+		if a == b {
+			return true, nil
+		}
+		e, err := q.get(b)
+		if err != nil {
+			return false, err
+		}
+		b = e.parent
+	}
+	return false, nil
+}
+
+func (fsys *FileSystem) renameMount(ctx context.Context, req RenameRequest) error {
+	if req.Exchange {
+		return fileErr("rename", req.OldParent, ErrNotSupported)
+	}
+	if err := ValidateName(req.NewName); err != nil {
+		return fileErr("rename", req.NewParent, err)
+	}
+	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		src, err := q.child(req.OldParent, req.OldName, false)
+		if err != nil {
+			return nil, err
+		}
+		return q.move(tx, src, req.NewParent, req.NewName, moveOpts{noReplace: req.NoReplace, mount: true})
+	})
+	fsys.collect(ctx)
+	return fileErr("rename", req.OldParent, wrapName(req.OldName, err))
+}
+
+type moveOpts struct {
+	noReplace      bool
+	mount          bool // replaced files are unlinked POSIX-style (else removed, REST)
+	ignoreReadOnly bool
+	srcLease       string
+	dstLease       string
+}
+
+// move renames src to newParent/newName within its share, replacing a
+// destination as the options say.
+func (q *q) move(tx *locks.Tx, src entry, newParent FileID, newName string, o moveOpts) ([]Change, error) {
+	if src.kind == KindShare || src.kind == KindRoot {
+		return nil, ErrNotSupported
+	}
+	np, err := q.get(newParent)
+	if err != nil {
+		return nil, err
+	}
+	if !np.kind.IsDir() || np.kind == KindRoot {
+		return nil, ErrNotDir
+	}
+	s1, err := q.shareOf(src)
+	if err != nil {
+		return nil, err
+	}
+	s2, err := q.shareOf(np)
+	if err != nil {
+		return nil, err
+	}
+	if s1 != s2 {
+		return nil, ErrCrossShare
+	}
+	if src.kind.IsDir() {
+		inside, err := q.isAncestor(src.id, newParent)
+		if err != nil {
+			return nil, err
+		}
+		if inside {
+			return nil, ErrInvalidArg
+		}
+	} else {
+		f, err := q.facts(src)
+		if err != nil {
+			return nil, err
+		}
+		if err := tx.CheckREST(locks.RESTRequest{File: src.id, Op: locks.OpRenameSource, LeaseID: o.srcLease, Facts: f}); err != nil {
+			return nil, err
+		}
+	}
+	var chs []Change
+	dst, err := q.child(newParent, newName, false)
+	switch {
+	case errors.Is(err, ErrNotFound):
+	case err != nil:
+		return nil, err
+	case dst.id == src.id:
+		// Same entry (e.g. a change of case only).
+	case o.noReplace:
+		return nil, ErrExist
+	case dst.kind.IsDir():
+		if !src.kind.IsDir() {
+			return nil, ErrIsDir
+		}
+		if !o.mount {
+			return nil, ErrExist
+		}
+		if ne, err := q.hasChildren(dst.id); err != nil {
+			return nil, err
+		} else if ne {
+			return nil, ErrNotEmpty
+		}
+		if err := q.removeTree(tx, dst); err != nil {
+			return nil, err
+		}
+		chs = append(chs, Change{Kind: ChangeRemove, File: dst.id, Parent: newParent, Name: dst.name})
+	default:
+		if src.kind.IsDir() {
+			return nil, ErrNotDir
+		}
+		f, err := q.facts(dst)
+		if err != nil {
+			return nil, err
+		}
+		if o.mount {
+			if _, err := q.unlinkEntry(tx, dst); err != nil {
+				return nil, err
+			}
+		} else {
+			if f.ReadOnly && !o.ignoreReadOnly {
+				return nil, locks.ErrReadOnly
+			}
+			f.ReadOnly = false
+			if err := tx.CheckREST(locks.RESTRequest{File: dst.id, Op: locks.OpRenameReplace, LeaseID: o.dstLease, Facts: f}); err != nil {
+				return nil, err
+			}
+			hs, err := tx.Handles(dst.id)
+			if err != nil {
+				return nil, err
+			}
+			if len(hs) > 0 {
+				if _, err := q.unlinkEntry(tx, dst); err != nil {
+					return nil, err
+				}
+			} else if err := q.removeFile(tx, dst); err != nil {
+				return nil, err
+			}
+		}
+		chs = append(chs, Change{Kind: ChangeRemove, File: dst.id, Parent: newParent, Name: dst.name})
+	}
+	oldParent, oldName := src.parent, src.name
+	src.parent, src.name, src.key = newParent, newName, FoldName(newName)
+	t := ticks(q.now)
+	src.change, src.modified = t, t
+	if err := q.save(&src); err != nil {
+		return nil, err
+	}
+	if op, err := q.get(oldParent); err == nil {
+		if err := q.touchDir(op); err != nil {
+			return nil, err
+		}
+	}
+	if newParent != oldParent {
+		if err := q.touchDir(np); err != nil {
+			return nil, err
+		}
+	}
+	chs = append(chs, Change{Kind: ChangeRename, File: src.id, Parent: oldParent, Name: oldName, NewParent: newParent, NewName: newName, Version: src.version})
+	return chs, nil
+}
+
+func (fsys *FileSystem) setattr(ctx context.Context, id FileID, req SetattrRequest) (Attr, error) {
+	if req.Size != nil {
+		if *req.Size < 0 {
+			return Attr{}, fileErr("setattr", id, ErrInvalidRange)
+		}
+		if err := fsys.flushFile(ctx, id, req.Handle); err != nil {
+			return Attr{}, fileErr("setattr", id, err)
+		}
+		_, err := fsys.commit(ctx, id, commitOp{
+			op:       "truncate",
+			truncate: req.Size,
+			check: func(tx *locks.Tx, q *q, e entry) error {
+				if req.Handle != nil {
+					_, err := tx.Handle(req.Handle.ID())
+					return err
+				}
+				f, err := q.facts(e)
+				if err != nil {
+					return err
+				}
+				f.ReadOnly = false // the mount checks permissions itself
+				return tx.CheckREST(locks.RESTRequest{File: id, Op: locks.OpSetProperties, Facts: f})
+			},
+		})
+		if err != nil {
+			return Attr{}, err
+		}
+	}
+	if req.LastWrite == nil && req.Change == nil && req.Created == nil && req.Attributes == nil {
+		return fsys.getAttr(ctx, id)
+	}
+	var a Attr
+	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		e, err := q.get(id)
+		if err != nil {
+			return nil, err
+		}
+		t := ticks(q.now)
+		e.change, e.modified = t, t
+		if req.LastWrite != nil {
+			e.write = ticks(*req.LastWrite)
+		}
+		if req.Change != nil {
+			e.change = ticks(*req.Change)
+		}
+		if req.Created != nil {
+			e.created = ticks(*req.Created)
+		}
+		if req.Attributes != nil {
+			e.attrs = *req.Attributes &^ AttrDirectory
+			if e.kind.IsDir() {
+				e.attrs |= AttrDirectory
+			}
+		}
+		if err := q.save(&e); err != nil {
+			return nil, err
+		}
+		a, err = q.attrOf(e)
+		return []Change{{Kind: ChangeAttr, File: id, Parent: e.parent, Name: e.name, Version: e.version}}, err
+	})
+	return a, fileErr("setattr", id, err)
+}
+
+// flushFile commits the staged writes of this process's handles on a file
+// (before a truncate, so that they do not land after it).
+func (fsys *FileSystem) flushFile(ctx context.Context, id FileID, first *Handle) error {
+	if first != nil {
+		if err := first.Flush(ctx); err != nil {
+			return err
+		}
+	}
+	fsys.mu.Lock()
+	var hs []*Handle
+	if st := fsys.files[id]; st != nil {
+		for h := range st.handles {
+			if h != first {
+				hs = append(hs, h)
+			}
+		}
+	}
+	fsys.mu.Unlock()
+	for _, h := range hs {
+		if err := h.Flush(ctx); err != nil && !errors.Is(err, locks.ErrHandleClosed) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (fsys *FileSystem) openID(ctx context.Context, id FileID, opts OpenOptions) (*Handle, error) {
+	var lh locks.Handle
+	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		e, err := q.get(id)
+		if err != nil {
+			return nil, err
+		}
+		if e.kind.IsDir() {
+			return nil, ErrIsDir
+		}
+		lh, err = tx.OpenHandle(opts.request(id))
+		return nil, err
+	})
+	if err != nil {
+		return nil, fileErr("open", id, err)
+	}
+	return fsys.newHandle(lh), nil
+}
+
+func (fsys *FileSystem) statFS(ctx context.Context) (StatFS, error) {
+	var s StatFS
+	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+		var files, used, quota int64
+		err := q.tx.QueryRowContext(q.ctx, `SELECT count(*), coalesce(sum(CASE WHEN kind = ? THEN size ELSE 0 END), 0), coalesce(sum(quota), 0) FROM ns_entries`, KindFile).
+			Scan(&files, &used, &quota)
+		s = StatFS{Files: uint64(files), UsedBytes: uint64(used), QuotaBytes: uint64(quota) << 30}
+		return err
+	})
+	return s, fileErr("statfs", RootID, err)
+}
+
+func (fsys *FileSystem) openPath(ctx context.Context, req OpenPathRequest) (*Handle, Attr, error) {
+	disp := req.Disposition
+	if disp == 0 {
+		disp = DispositionOpen
+	}
+	var lh locks.Handle
+	var a Attr
+	var truncate bool
+	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		r, err := q.resolve(req.Path)
+		if err != nil {
+			return nil, err
+		}
+		if r.name == "" {
+			return nil, ErrIsDir
+		}
+		var chs []Change
+		e := r.e
+		truncate = false
+		if r.found {
+			if e.kind.IsDir() {
+				return nil, ErrIsDir
+			}
+			if e.unlinked {
+				return nil, locks.ErrDeletePending
+			}
+			switch disp {
+			case DispositionCreate:
+				if p, err := tx.DeletePending(e.id); err != nil {
+					return nil, err
+				} else if p {
+					return nil, locks.ErrDeletePending
+				}
+				return nil, ErrExist
+			case DispositionOverwrite, DispositionOverwriteIf, DispositionSupersede:
+				truncate = e.size != 0
+			}
+		} else {
+			switch disp {
+			case DispositionOpen, DispositionOverwrite:
+				return nil, ErrNotFound
+			}
+			e, err = q.insert(q.newFileEntry(r.parent.id, r.name, req.Attributes))
+			if err != nil {
+				return nil, err
+			}
+			if err := q.touchDir(r.parent); err != nil {
+				return nil, err
+			}
+			chs = append(chs, Change{Kind: ChangeCreate, File: e.id, Parent: e.parent, Name: e.name, Version: e.version})
+		}
+		lh, err = tx.OpenHandle(req.Open.request(e.id))
+		if err != nil {
+			return nil, err
+		}
+		a, err = q.attrOf(e)
+		return chs, err
+	})
+	if err != nil {
+		return nil, Attr{}, pathErr("open", req.Path, err)
+	}
+	h := fsys.newHandle(lh)
+	if truncate {
+		zero := int64(0)
+		if a, err = fsys.setattr(ctx, a.ID, SetattrRequest{Size: &zero, Handle: h}); err != nil {
+			_ = h.Close(ctx)
+			return nil, Attr{}, pathErr("open", req.Path, err)
+		}
+	}
+	return h, a, nil
+}
+
+func (fsys *FileSystem) setAttributesByPath(ctx context.Context, path string, attrs Attributes) (Attr, error) {
+	var a Attr
+	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		r, err := q.mustResolve(path)
+		if err != nil {
+			return nil, err
+		}
+		e := r.e
+		if e.unlinked {
+			return nil, locks.ErrDeletePending
+		}
+		if e.kind == KindFile {
+			if p, err := tx.DeletePending(e.id); err != nil {
+				return nil, err
+			} else if p {
+				return nil, locks.ErrDeletePending
+			}
+		}
+		e.attrs = attrs &^ AttrDirectory
+		if e.kind.IsDir() {
+			e.attrs |= AttrDirectory
+		}
+		t := ticks(q.now)
+		e.change, e.modified = t, t
+		if err := q.save(&e); err != nil {
+			return nil, err
+		}
+		a, err = q.attrOf(e)
+		return []Change{{Kind: ChangeAttr, File: e.id, Parent: e.parent, Name: e.name, Version: e.version}}, err
+	})
+	return a, pathErr("attrs", path, err)
+}

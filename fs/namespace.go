@@ -1,0 +1,410 @@
+package fs
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/blobshare/blobshare/locks"
+)
+
+// entryCols is the column list every entry query selects (scanEntry's order).
+const entryCols = `id, parent, name, key, kind, unlinked, size, attrs, t_created, t_write, t_change, t_modified, version,
+	c_type, c_encoding, c_language, c_disp, c_cache, c_md5, metadata, perm_key, quota`
+
+// entry is one row of ns_entries.
+type entry struct {
+	id, parent FileID
+	name, key  string
+	kind       Kind
+	unlinked   bool
+	size       int64
+	attrs      Attributes
+	created    int64
+	write      int64
+	change     int64
+	modified   int64
+	version    uint64
+	content    ContentHeaders
+	metadata   map[string]string
+	permKey    string
+	quota      int
+}
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+func scanEntry(r rowScanner) (entry, error) {
+	var e entry
+	var id, parent, version int64
+	var md string
+	var md5 []byte
+	err := r.Scan(&id, &parent, &e.name, &e.key, &e.kind, &e.unlinked, &e.size, &e.attrs,
+		&e.created, &e.write, &e.change, &e.modified, &version,
+		&e.content.Type, &e.content.Encoding, &e.content.Language, &e.content.Disposition, &e.content.CacheControl,
+		&md5, &md, &e.permKey, &e.quota)
+	if err != nil {
+		return entry{}, err
+	}
+	e.id, e.parent, e.version = FileID(id), FileID(parent), uint64(version)
+	if len(md5) > 0 {
+		e.content.MD5 = md5
+	}
+	if md != "" {
+		if err := json.Unmarshal([]byte(md), &e.metadata); err != nil {
+			return entry{}, fmt.Errorf("metadata of %d: %w", id, err)
+		}
+	}
+	return e, nil
+}
+
+// defaultPermissionKey is the permission key reported for every entry:
+// blobshare stores no security descriptors.
+const defaultPermissionKey = "4066528134148476695*1"
+
+// etagOf renders a version as an Azure-looking quoted ETag.
+func etagOf(version uint64) string { return fmt.Sprintf("\"0x8DE%013X\"", version) }
+
+func (e entry) attr(path string) Attr {
+	a := Attr{
+		ID: e.id, Parent: e.parent, Kind: e.kind, Name: e.name, Path: path,
+		Size: e.size, Attributes: e.attrs,
+		Created: fromTicks(e.created), LastWrite: fromTicks(e.write), Change: fromTicks(e.change), Modified: fromTicks(e.modified),
+		ETag: etagOf(e.version), Version: e.version,
+		Content: e.content, Metadata: e.metadata, PermissionKey: e.permKey,
+		QuotaGiB: e.quota, Unlinked: e.unlinked,
+	}
+	if e.kind.IsDir() {
+		a.Attributes |= AttrDirectory
+		a.Size = 0
+	}
+	if a.PermissionKey == "" && e.kind != KindRoot {
+		a.PermissionKey = defaultPermissionKey
+	}
+	return a
+}
+
+// q is the namespace's view of one transaction.
+type q struct {
+	ctx context.Context
+	tx  *sql.Tx
+	now time.Time
+	fs  *FileSystem
+}
+
+func (fsys *FileSystem) q(tx *locks.Tx) *q {
+	return &q{ctx: tx.Context(), tx: tx.SQL(), now: fsys.now(), fs: fsys}
+}
+
+// update runs fn in a write transaction; changes it returns are notified
+// after the commit (fn may run more than once).
+func (fsys *FileSystem) update(ctx context.Context, fn func(tx *locks.Tx, q *q) ([]Change, error)) error {
+	var chs []Change
+	err := fsys.table.Update(ctx, func(tx *locks.Tx) error {
+		var err error
+		chs, err = fn(tx, fsys.q(tx))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	fsys.notify(chs...)
+	return nil
+}
+
+// view runs fn in a read transaction.
+func (fsys *FileSystem) view(ctx context.Context, fn func(tx *locks.Tx, q *q) error) error {
+	return fsys.table.View(ctx, func(tx *locks.Tx) error { return fn(tx, fsys.q(tx)) })
+}
+
+func (q *q) get(id FileID) (entry, error) {
+	e, err := scanEntry(q.tx.QueryRowContext(q.ctx, `SELECT `+entryCols+` FROM ns_entries WHERE id = ?`, int64(id)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return entry{}, ErrNotFound
+	}
+	return e, err
+}
+
+// child finds a live entry by name; with smb it falls back to the newest
+// unlinked (delete-pending) entry of that name.
+func (q *q) child(parent FileID, name string, smb bool) (entry, error) {
+	key := FoldName(name)
+	e, err := scanEntry(q.tx.QueryRowContext(q.ctx, `SELECT `+entryCols+` FROM ns_entries WHERE parent = ? AND key = ? AND unlinked = 0`, int64(parent), key))
+	if err == nil || !errors.Is(err, sql.ErrNoRows) {
+		return e, err
+	}
+	if smb {
+		e, err = scanEntry(q.tx.QueryRowContext(q.ctx, `SELECT `+entryCols+` FROM ns_entries WHERE parent = ? AND key = ? AND unlinked = 1 ORDER BY id DESC LIMIT 1`, int64(parent), key))
+		if err == nil || !errors.Is(err, sql.ErrNoRows) {
+			return e, err
+		}
+	}
+	return entry{}, ErrNotFound
+}
+
+// nextVersion bumps the database-wide change counter.
+func (q *q) nextVersion() (uint64, error) {
+	var v int64
+	err := q.tx.QueryRowContext(q.ctx, `UPDATE ns_seq SET value = value + 1 WHERE name = 'version' RETURNING value`).Scan(&v)
+	if err != nil {
+		return 0, fmt.Errorf("version: %w", err)
+	}
+	return uint64(v), nil
+}
+
+func metadataJSON(md map[string]string) (string, error) {
+	if len(md) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(md)
+	return string(b), err
+}
+
+// insert adds a new live entry and returns it.
+func (q *q) insert(e entry) (entry, error) {
+	v, err := q.nextVersion()
+	if err != nil {
+		return entry{}, err
+	}
+	e.version = v
+	e.key = FoldName(e.name)
+	md, err := metadataJSON(e.metadata)
+	if err != nil {
+		return entry{}, err
+	}
+	var id int64
+	err = q.tx.QueryRowContext(q.ctx, `INSERT INTO ns_entries(parent, name, key, kind, size, attrs, t_created, t_write, t_change, t_modified, version,
+		c_type, c_encoding, c_language, c_disp, c_cache, c_md5, metadata, perm_key, quota)
+		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`,
+		int64(e.parent), e.name, e.key, e.kind, e.size, e.attrs, e.created, e.write, e.change, e.modified, int64(v),
+		e.content.Type, e.content.Encoding, e.content.Language, e.content.Disposition, e.content.CacheControl, nullBytes(e.content.MD5),
+		md, e.permKey, e.quota).Scan(&id)
+	if err != nil {
+		if isUniqueViolation(err) {
+			return entry{}, ErrExist
+		}
+		return entry{}, fmt.Errorf("insert %q: %w", e.name, err)
+	}
+	e.id = FileID(id)
+	return e, nil
+}
+
+func nullBytes(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
+func isUniqueViolation(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
+
+// save writes back every mutable column of e with a new version.
+func (q *q) save(e *entry) error {
+	v, err := q.nextVersion()
+	if err != nil {
+		return err
+	}
+	e.version = v
+	md, err := metadataJSON(e.metadata)
+	if err != nil {
+		return err
+	}
+	_, err = q.tx.ExecContext(q.ctx, `UPDATE ns_entries SET parent=?, name=?, key=?, unlinked=?, size=?, attrs=?, t_created=?, t_write=?, t_change=?, t_modified=?, version=?,
+		c_type=?, c_encoding=?, c_language=?, c_disp=?, c_cache=?, c_md5=?, metadata=?, perm_key=?, quota=? WHERE id=?`,
+		int64(e.parent), e.name, e.key, e.unlinked, e.size, e.attrs, e.created, e.write, e.change, e.modified, int64(v),
+		e.content.Type, e.content.Encoding, e.content.Language, e.content.Disposition, e.content.CacheControl, nullBytes(e.content.MD5),
+		md, e.permKey, e.quota, int64(e.id))
+	if err != nil {
+		if isUniqueViolation(err) {
+			return ErrExist
+		}
+		return fmt.Errorf("update %d: %w", e.id, err)
+	}
+	return nil
+}
+
+// hasChildren reports whether a directory has live or unlinked children.
+func (q *q) hasChildren(dir FileID) (bool, error) {
+	var n int
+	err := q.tx.QueryRowContext(q.ctx, `SELECT count(*) FROM (SELECT 1 FROM ns_entries WHERE parent = ? LIMIT 1)`, int64(dir)).Scan(&n)
+	return n > 0, err
+}
+
+// hasLiveChildren reports whether a directory has live children.
+func (q *q) hasLiveChildren(dir FileID) (bool, error) {
+	var n int
+	err := q.tx.QueryRowContext(q.ctx, `SELECT count(*) FROM (SELECT 1 FROM ns_entries WHERE parent = ? AND unlinked = 0 LIMIT 1)`, int64(dir)).Scan(&n)
+	return n > 0, err
+}
+
+// pathOf builds "share/dir/name" for an entry by walking parents.
+func (q *q) pathOf(e entry) (string, error) {
+	if e.kind == KindRoot {
+		return "", nil
+	}
+	parts := []string{e.name}
+	for p := e.parent; p != RootID && p != 0; {
+		pe, err := q.get(p)
+		if err != nil {
+			return "", fmt.Errorf("path of %d: %w", e.id, err)
+		}
+		parts = append(parts, pe.name)
+		p = pe.parent
+	}
+	for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
+		parts[i], parts[j] = parts[j], parts[i]
+	}
+	return strings.Join(parts, "/"), nil
+}
+
+func (q *q) attrOf(e entry) (Attr, error) {
+	p, err := q.pathOf(e)
+	if err != nil {
+		return Attr{}, err
+	}
+	return e.attr(p), nil
+}
+
+// resolved is the result of walking a path.
+type resolved struct {
+	share  entry
+	parent entry  // the directory that holds the last component (the share for "share/x")
+	name   string // the last component ("" when the path is the share itself)
+	e      entry  // the entry itself
+	found  bool
+}
+
+// resolve walks a "share/dir/file" path in the SMB view. Missing share →
+// ErrShareNotFound; a missing or non-directory intermediate →
+// ErrParentNotFound; a missing last component leaves found false.
+func (q *q) resolve(path string) (resolved, error) {
+	share, parts, err := SplitPath(path)
+	if err != nil {
+		return resolved{}, err
+	}
+	var r resolved
+	r.share, err = q.child(RootID, share, false)
+	if errors.Is(err, ErrNotFound) {
+		return resolved{}, ErrShareNotFound
+	}
+	if err != nil {
+		return resolved{}, err
+	}
+	if len(parts) == 0 {
+		r.parent, r.e, r.found = r.share, r.share, true
+		return r, nil
+	}
+	dir := r.share
+	for _, c := range parts[:len(parts)-1] {
+		next, err := q.child(dir.id, c, false)
+		if errors.Is(err, ErrNotFound) || (err == nil && !next.kind.IsDir()) {
+			return resolved{}, ErrParentNotFound
+		}
+		if err != nil {
+			return resolved{}, err
+		}
+		dir = next
+	}
+	r.parent, r.name = dir, parts[len(parts)-1]
+	r.e, err = q.child(dir.id, r.name, true)
+	switch {
+	case err == nil:
+		r.found = true
+	case errors.Is(err, ErrNotFound):
+	default:
+		return resolved{}, err
+	}
+	return r, nil
+}
+
+// mustResolve resolves a path that must exist (ErrNotFound otherwise).
+func (q *q) mustResolve(path string) (resolved, error) {
+	r, err := q.resolve(path)
+	if err != nil {
+		return r, err
+	}
+	if !r.found {
+		return r, ErrNotFound
+	}
+	return r, nil
+}
+
+// facts are what locks needs to know about an entry.
+func (q *q) facts(e entry) (locks.Facts, error) {
+	f := locks.Facts{ReadOnly: e.attrs&AttrReadOnly != 0, Directory: e.kind.IsDir()}
+	if f.Directory {
+		ne, err := q.hasChildren(e.id)
+		if err != nil {
+			return f, err
+		}
+		f.NonEmptyDir = ne
+	}
+	return f, nil
+}
+
+// removeEntry deletes a file's row at once (REST delete, replace), forgets
+// it in locks and queues its blob.
+func (q *q) removeFile(tx *locks.Tx, e entry) error {
+	if err := tx.Forget(e.id); err != nil {
+		return err
+	}
+	return RemoveFile(q.ctx, q.tx, e.id)
+}
+
+// removeTree deletes a directory (or share) and everything below it,
+// forgetting open handles of its files.
+func (q *q) removeTree(tx *locks.Tx, dir entry) error {
+	rows, err := q.tx.QueryContext(q.ctx, `SELECT id, kind FROM ns_entries WHERE parent = ?`, int64(dir.id))
+	if err != nil {
+		return err
+	}
+	type kid struct {
+		id   FileID
+		kind Kind
+	}
+	var kids []kid
+	for rows.Next() {
+		var id int64
+		var k Kind
+		if err := rows.Scan(&id, &k); err != nil {
+			rows.Close()
+			return err
+		}
+		kids = append(kids, kid{FileID(id), k})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, k := range kids {
+		if k.kind.IsDir() {
+			if err := q.removeTree(tx, entry{id: k.id, kind: k.kind}); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := q.removeFile(tx, entry{id: k.id, kind: k.kind}); err != nil {
+			return err
+		}
+	}
+	if err := tx.Forget(dir.id); err != nil {
+		return err
+	}
+	_, err = q.tx.ExecContext(q.ctx, `DELETE FROM ns_entries WHERE id = ?`, int64(dir.id))
+	return err
+}
+
+// touchDir records a change of a directory's contents (mtime, ctime, ETag).
+func (q *q) touchDir(dir entry) error {
+	if dir.kind == KindRoot {
+		return nil
+	}
+	t := ticks(q.now)
+	dir.write, dir.change, dir.modified = t, t, t
+	return q.save(&dir)
+}

@@ -1,0 +1,905 @@
+package fs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/blobshare/blobshare/blobstore"
+	"github.com/blobshare/blobshare/locks"
+)
+
+// applyProps sets the SMB properties that are given (nil: keep).
+func (e *entry) applyProps(p SMBProperties) {
+	if p.Attributes != nil {
+		e.attrs = *p.Attributes &^ AttrDirectory
+		if e.kind.IsDir() {
+			e.attrs |= AttrDirectory
+		}
+	}
+	if p.Created != nil {
+		e.created = ticks(*p.Created)
+	}
+	if p.LastWrite != nil {
+		e.write = ticks(*p.LastWrite)
+	}
+	if p.Change != nil {
+		e.change = ticks(*p.Change)
+	}
+}
+
+// checkedFile resolves path to a file and asks locks about op.
+func (q *q) checkedFile(tx *locks.Tx, path string, op locks.Op, leaseID string, r locks.Range) (resolved, error) {
+	res, err := q.mustResolve(path)
+	if err != nil {
+		return res, err
+	}
+	if res.e.kind.IsDir() {
+		return res, ErrIsDir
+	}
+	f, err := q.facts(res.e)
+	if err != nil {
+		return res, err
+	}
+	return res, tx.CheckREST(locks.RESTRequest{File: res.e.id, Op: op, LeaseID: leaseID, Range: r, Facts: f})
+}
+
+func (fsys *FileSystem) createDirectory(ctx context.Context, req CreateDirectoryRequest) (Attr, error) {
+	var a Attr
+	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		r, err := q.resolve(req.Path)
+		if err != nil {
+			return nil, err
+		}
+		if r.name == "" || (r.found && !r.e.unlinked) {
+			return nil, ErrExist
+		}
+		e := q.newDirEntry(r.parent.id, r.name, KindDirectory)
+		e.applyProps(req.Props)
+		e.metadata = req.Metadata
+		if e, err = q.insert(e); err != nil {
+			return nil, err
+		}
+		if err := q.touchDir(r.parent); err != nil {
+			return nil, err
+		}
+		a, err = q.attrOf(e)
+		return []Change{{Kind: ChangeCreate, File: e.id, Parent: e.parent, Name: e.name, Version: e.version}}, err
+	})
+	return a, pathErr("create directory", req.Path, err)
+}
+
+func (fsys *FileSystem) stat(ctx context.Context, path, leaseID string) (Attr, locks.LeaseInfo, error) {
+	var a Attr
+	var li locks.LeaseInfo
+	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+		r, err := q.mustResolve(path)
+		if err != nil {
+			return err
+		}
+		if r.e.kind == KindFile {
+			if _, err := q.checkedFile(tx, path, locks.OpGetProperties, leaseID, locks.Range{}); err != nil {
+				return err
+			}
+			if li, err = tx.LeaseInfo(r.e.id); err != nil {
+				return err
+			}
+		}
+		a, err = q.attrOf(r.e)
+		return err
+	})
+	return a, li, pathErr("stat", path, err)
+}
+
+func (fsys *FileSystem) setProperties(ctx context.Context, req SetPropertiesRequest) (Attr, error) {
+	apply := func(e *entry) {
+		e.applyProps(req.Props)
+		if req.Props.Change == nil {
+			e.change = e.modified
+		}
+		if req.Content != nil && e.kind == KindFile {
+			e.content = *req.Content
+		}
+	}
+	if req.Size != nil {
+		if *req.Size < 0 {
+			return Attr{}, pathErr("set properties", req.Path, ErrInvalidRange)
+		}
+		var id FileID
+		err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+			r, err := q.checkedFile(tx, req.Path, locks.OpSetProperties, req.LeaseID, locks.Range{})
+			id = r.e.id
+			return err
+		})
+		if err != nil {
+			return Attr{}, pathErr("set properties", req.Path, err)
+		}
+		if err := fsys.flushFile(ctx, id, nil); err != nil {
+			return Attr{}, pathErr("set properties", req.Path, err)
+		}
+		e, err := fsys.commit(ctx, id, commitOp{
+			op:       "resize",
+			truncate: req.Size,
+			check: func(tx *locks.Tx, q *q, e entry) error {
+				f, err := q.facts(e)
+				if err != nil {
+					return err
+				}
+				return tx.CheckREST(locks.RESTRequest{File: id, Op: locks.OpSetProperties, LeaseID: req.LeaseID, Facts: f})
+			},
+			touch: func(_ *q, e *entry) { apply(e) },
+		})
+		if err != nil {
+			return Attr{}, pathErr("set properties", req.Path, err)
+		}
+		return e.attr(req.Path), nil
+	}
+	var a Attr
+	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		r, err := q.mustResolve(req.Path)
+		if err != nil {
+			return nil, err
+		}
+		if r.e.kind == KindFile {
+			if _, err := q.checkedFile(tx, req.Path, locks.OpSetProperties, req.LeaseID, locks.Range{}); err != nil {
+				return nil, err
+			}
+		}
+		e := r.e
+		e.modified = ticks(q.now)
+		apply(&e)
+		if err := q.save(&e); err != nil {
+			return nil, err
+		}
+		a, err = q.attrOf(e)
+		return []Change{{Kind: ChangeAttr, File: e.id, Parent: e.parent, Name: e.name, Version: e.version}}, err
+	})
+	return a, pathErr("set properties", req.Path, err)
+}
+
+func (fsys *FileSystem) setMetadata(ctx context.Context, path string, md map[string]string, leaseID string) (Attr, error) {
+	var a Attr
+	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		r, err := q.mustResolve(path)
+		if err != nil {
+			return nil, err
+		}
+		if r.e.kind == KindFile {
+			if _, err := q.checkedFile(tx, path, locks.OpSetMetadata, leaseID, locks.Range{}); err != nil {
+				return nil, err
+			}
+		}
+		e := r.e
+		e.metadata = md
+		t := ticks(q.now)
+		e.modified, e.change = t, t
+		if err := q.save(&e); err != nil {
+			return nil, err
+		}
+		a, err = q.attrOf(e)
+		return []Change{{Kind: ChangeAttr, File: e.id, Parent: e.parent, Name: e.name, Version: e.version}}, err
+	})
+	return a, pathErr("set metadata", path, err)
+}
+
+func (fsys *FileSystem) deleteDirectory(ctx context.Context, path string) error {
+	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		r, err := q.mustResolve(path)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case r.e.kind == KindShare:
+			return nil, ErrInvalidArg
+		case !r.e.kind.IsDir():
+			return nil, ErrNotDir
+		}
+		if ne, err := q.hasChildren(r.e.id); err != nil {
+			return nil, err
+		} else if ne {
+			return nil, ErrNotEmpty
+		}
+		if err := q.removeTree(tx, r.e); err != nil {
+			return nil, err
+		}
+		if err := q.touchDir(r.parent); err != nil {
+			return nil, err
+		}
+		return []Change{{Kind: ChangeRemove, File: r.e.id, Parent: r.e.parent, Name: r.e.name}}, nil
+	})
+	return pathErr("delete directory", path, err)
+}
+
+func (fsys *FileSystem) listDirectory(ctx context.Context, path string, req ListRequest) (ListResult, error) {
+	var res ListResult
+	max := pageSize(req.MaxResults)
+	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+		r, err := q.mustResolve(path)
+		if err != nil {
+			return err
+		}
+		if !r.e.kind.IsDir() {
+			return ErrNotDir
+		}
+		if res.Dir, err = q.attrOf(r.e); err != nil {
+			return err
+		}
+		res.Entries, res.NextMarker = nil, ""
+		prefix := FoldName(req.Prefix)
+		from := req.Marker
+		for {
+			var batch []entry
+			rows, err := q.tx.QueryContext(q.ctx, `SELECT `+entryCols+` FROM ns_entries WHERE parent = ? AND unlinked = 0 AND key >= ? AND substr(key, 1, length(?)) = ? ORDER BY key LIMIT ?`,
+				int64(r.e.id), from, prefix, prefix, max+1)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				e, err := scanEntry(rows)
+				if err != nil {
+					rows.Close()
+					return err
+				}
+				batch = append(batch, e)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			for _, e := range batch {
+				if len(res.Entries) == max {
+					res.NextMarker = e.key
+					return nil
+				}
+				if e.kind == KindFile {
+					pending, err := tx.DeletePending(e.id)
+					if err != nil {
+						return err
+					}
+					if pending {
+						continue
+					}
+				}
+				res.Entries = append(res.Entries, e.attr(joinPath(res.Dir.Path, e.name)))
+			}
+			if len(batch) <= max {
+				return nil
+			}
+			from = batch[len(batch)-1].key
+		}
+	})
+	return res, pathErr("list", path, err)
+}
+
+func joinPath(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+func (fsys *FileSystem) createFile(ctx context.Context, req CreateFileRequest) (Attr, error) {
+	if req.Size < 0 {
+		return Attr{}, pathErr("create file", req.Path, ErrInvalidRange)
+	}
+	apply := func(q *q, e *entry) {
+		t := ticks(q.now)
+		e.created, e.write, e.change, e.modified = t, t, t, t
+		if e.attrs == 0 || req.Props.Attributes == nil {
+			e.attrs = AttrArchive
+		}
+		e.applyProps(req.Props)
+		e.content = req.Content
+		e.metadata = req.Metadata
+	}
+	var a Attr
+	var existing FileID
+	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		existing = 0
+		r, err := q.resolve(req.Path)
+		if err != nil {
+			return nil, err
+		}
+		if r.name == "" {
+			return nil, ErrIsDir
+		}
+		if r.found {
+			if r.e.kind.IsDir() {
+				return nil, ErrIsDir
+			}
+			existing = r.e.id
+			return nil, nil
+		}
+		if req.LeaseID != "" {
+			return nil, &locks.LeaseError{Code: locks.LeaseNotPresentWithFileOperation}
+		}
+		e := q.newFileEntry(r.parent.id, r.name, 0)
+		apply(q, &e)
+		e.size = req.Size
+		if e, err = q.insert(e); err != nil {
+			return nil, err
+		}
+		if err := q.touchDir(r.parent); err != nil {
+			return nil, err
+		}
+		a, err = q.attrOf(e)
+		return []Change{{Kind: ChangeCreate, File: e.id, Parent: e.parent, Name: e.name, Version: e.version}}, err
+	})
+	if err != nil || existing == 0 {
+		return a, pathErr("create file", req.Path, err)
+	}
+	size := req.Size
+	e, err := fsys.commit(ctx, existing, commitOp{
+		op:       "create",
+		reset:    true,
+		truncate: &size,
+		check: func(tx *locks.Tx, q *q, e entry) error {
+			f, err := q.facts(e)
+			if err != nil {
+				return err
+			}
+			return tx.CheckREST(locks.RESTRequest{File: e.id, Op: locks.OpCreateOverwrite, LeaseID: req.LeaseID, Facts: f})
+		},
+		touch: func(q *q, e *entry) {
+			apply(q, e)
+		},
+	})
+	if err != nil {
+		return Attr{}, pathErr("create file", req.Path, err)
+	}
+	return e.attr(req.Path), nil
+}
+
+// maxPutRange is the largest Put Range update (4 MiB).
+const maxPutRange = 4 << 20
+
+func (fsys *FileSystem) putRange(ctx context.Context, req PutRangeRequest) (Attr, error) {
+	if req.Offset < 0 || req.Length <= 0 || req.Offset+req.Length < req.Offset {
+		return Attr{}, pathErr("put range", req.Path, ErrInvalidRange)
+	}
+	if req.Body != nil && req.Length > maxPutRange {
+		return Attr{}, pathErr("put range", req.Path, fmt.Errorf("%w: %d bytes in one update", ErrInvalidArg, req.Length))
+	}
+	var id FileID
+	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+		r, err := q.mustResolve(req.Path)
+		if err != nil {
+			return err
+		}
+		if r.e.kind.IsDir() {
+			return ErrIsDir
+		}
+		id = r.e.id
+		return nil
+	})
+	if err != nil {
+		return Attr{}, pathErr("put range", req.Path, err)
+	}
+	s := newStage(fsys, id)
+	defer s.reset()
+	if req.Body == nil {
+		err = s.clearRange(ctx, req.Offset, req.Length)
+	} else {
+		err = stageFrom(ctx, s, req.Body, req.Offset, req.Length)
+	}
+	if err != nil {
+		return Attr{}, pathErr("put range", req.Path, err)
+	}
+	return fsys.commitRange(ctx, "put range", req.Path, id, s, req.Offset, req.Length, req.LeaseID, req.PreserveLastWrite)
+}
+
+// stageFrom copies exactly n bytes of r into s at off.
+func stageFrom(ctx context.Context, s *stage, r io.Reader, off, n int64) error {
+	buf := s.fsys.getBuf()
+	defer s.fsys.putBuf(buf)
+	for n > 0 {
+		// Align chunks to blocks so whole blocks are staged directly.
+		c := min(n, BlockSize-off%BlockSize)
+		if _, err := io.ReadFull(r, buf[:c]); err != nil {
+			return fmt.Errorf("%w: body shorter than the range: %v", ErrInvalidArg, err)
+		}
+		if err := s.write(ctx, buf[:c], off); err != nil {
+			return err
+		}
+		off, n = off+c, n-c
+	}
+	return nil
+}
+
+// commitRange commits a staged REST write of [off, off+n) to file id.
+func (fsys *FileSystem) commitRange(ctx context.Context, op, path string, id FileID, s *stage, off, n int64, leaseID string, preserve bool) (Attr, error) {
+	var prevWrite int64
+	e, err := fsys.commit(ctx, id, commitOp{
+		op:    op,
+		stage: s,
+		check: func(tx *locks.Tx, q *q, e entry) error {
+			if off+n > e.size {
+				return fmt.Errorf("%w: range ends at %d, file size %d", ErrInvalidRange, off+n, e.size)
+			}
+			prevWrite = e.write
+			f, err := q.facts(e)
+			if err != nil {
+				return err
+			}
+			return tx.CheckREST(locks.RESTRequest{File: id, Op: locks.OpPutRange, LeaseID: leaseID,
+				Range: locks.Range{Offset: uint64(off), Length: uint64(n)}, Facts: f})
+		},
+		touch: func(q *q, e *entry) {
+			if preserve {
+				e.write = prevWrite
+			}
+		},
+	})
+	if err != nil {
+		return Attr{}, pathErr(op, path, err)
+	}
+	return e.attr(path), nil
+}
+
+func (fsys *FileSystem) putRangeFrom(ctx context.Context, req PutRangeFromRequest) (Attr, error) {
+	if req.Offset < 0 || req.Length <= 0 || req.SourceOffset < 0 || req.Length > maxPutRange {
+		return Attr{}, pathErr("put range from URL", req.Path, ErrInvalidRange)
+	}
+	var src, dst FileID
+	var srcSize int64
+	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+		r, err := q.checkedFile(tx, req.SourcePath, locks.OpCopySource, "", locks.Range{Offset: uint64(req.SourceOffset), Length: uint64(req.Length)})
+		if err != nil {
+			return fmt.Errorf("source %s: %w", req.SourcePath, err)
+		}
+		src, srcSize = r.e.id, r.e.size
+		d, err := q.mustResolve(req.Path)
+		if err != nil {
+			return err
+		}
+		if d.e.kind.IsDir() {
+			return ErrIsDir
+		}
+		dst = d.e.id
+		return nil
+	})
+	if err != nil {
+		return Attr{}, pathErr("put range from URL", req.Path, err)
+	}
+	if req.SourceOffset+req.Length > srcSize {
+		return Attr{}, pathErr("put range from URL", req.Path, fmt.Errorf("source %s: %w", req.SourcePath, ErrInvalidRange))
+	}
+	s := newStage(fsys, dst)
+	defer s.reset()
+	rd := &blobReader{fsys: fsys, ctx: ctx, key: blobKey(src), off: req.SourceOffset, left: req.Length}
+	defer rd.Close()
+	if err := stageFrom(ctx, s, rd, req.Offset, req.Length); err != nil {
+		return Attr{}, pathErr("put range from URL", req.Path, err)
+	}
+	return fsys.commitRange(ctx, "put range from URL", req.Path, dst, s, req.Offset, req.Length, req.LeaseID, false)
+}
+
+// blobReader streams [off, off+left) of a blob, zeros past its end.
+type blobReader struct {
+	fsys *FileSystem
+	ctx  context.Context
+	key  string
+	off  int64
+	left int64
+	rc   io.ReadCloser
+	eof  bool // the blob ended: the rest is zeros
+}
+
+func (r *blobReader) Read(p []byte) (int, error) {
+	if r.left <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > r.left {
+		p = p[:r.left]
+	}
+	if !r.eof && r.rc == nil {
+		rc, _, err := r.fsys.store.ReadRange(r.ctx, r.key, r.off, r.left)
+		switch {
+		case errors.Is(err, blobstore.ErrNotFound):
+			r.eof = true
+		case err != nil:
+			return 0, err
+		default:
+			r.rc = rc
+		}
+	}
+	if !r.eof {
+		n, err := r.rc.Read(p)
+		r.off += int64(n)
+		r.left -= int64(n)
+		if err == io.EOF {
+			r.eof = true
+			err = nil
+		}
+		if n > 0 || err != nil {
+			return n, err
+		}
+	}
+	clear(p)
+	r.left -= int64(len(p))
+	r.off += int64(len(p))
+	return len(p), nil
+}
+
+func (r *blobReader) Close() error {
+	if r.rc != nil {
+		err := r.rc.Close()
+		r.rc = nil
+		return err
+	}
+	return nil
+}
+
+func (fsys *FileSystem) getFile(ctx context.Context, req GetFileRequest) (*FileReader, error) {
+	var a Attr
+	var li locks.LeaseInfo
+	var off, n int64
+	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+		r, err := q.mustResolve(req.Path)
+		if err != nil {
+			return err
+		}
+		if r.e.kind.IsDir() {
+			return ErrIsDir
+		}
+		size := r.e.size
+		off, n = 0, size
+		rng := locks.WholeFile
+		if req.Ranged {
+			if req.Offset < 0 || req.Offset >= size {
+				return fmt.Errorf("%w: offset %d, size %d", ErrInvalidRange, req.Offset, size)
+			}
+			off = req.Offset
+			n = size - off
+			if req.Length >= 0 && req.Length < n {
+				n = req.Length
+			}
+			rng = locks.Range{Offset: uint64(off), Length: uint64(n)}
+		}
+		if _, err := q.checkedFile(tx, req.Path, locks.OpGetFile, req.LeaseID, rng); err != nil {
+			return err
+		}
+		if li, err = tx.LeaseInfo(r.e.id); err != nil {
+			return err
+		}
+		a, err = q.attrOf(r.e)
+		return err
+	})
+	if err != nil {
+		return nil, pathErr("get file", req.Path, err)
+	}
+	rd := &blobReader{fsys: fsys, ctx: ctx, key: blobKey(a.ID), off: off, left: n}
+	return &FileReader{ReadCloser: rd, Attr: a, Lease: li, Offset: off, Length: n}, nil
+}
+
+func (fsys *FileSystem) deleteFile(ctx context.Context, path, leaseID string) error {
+	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		r, err := q.checkedFile(tx, path, locks.OpDelete, leaseID, locks.Range{})
+		if err != nil {
+			return nil, err
+		}
+		if err := q.removeFile(tx, r.e); err != nil {
+			return nil, err
+		}
+		if err := q.touchDir(r.parent); err != nil {
+			return nil, err
+		}
+		return []Change{{Kind: ChangeRemove, File: r.e.id, Parent: r.e.parent, Name: r.e.name}}, nil
+	})
+	if err == nil {
+		fsys.collect(ctx)
+	}
+	return pathErr("delete file", path, err)
+}
+
+func (fsys *FileSystem) listRanges(ctx context.Context, path string, rg locks.Range, leaseID string) ([]Range, Attr, error) {
+	var a Attr
+	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+		r, err := q.checkedFile(tx, path, locks.OpListRanges, leaseID, locks.Range{})
+		if err != nil {
+			return err
+		}
+		a, err = q.attrOf(r.e)
+		return err
+	})
+	if err != nil {
+		return nil, Attr{}, pathErr("list ranges", path, err)
+	}
+	blocks, _, err := fsys.store.Blocks(ctx, blobKey(a.ID))
+	if errors.Is(err, blobstore.ErrNotFound) {
+		return nil, a, nil
+	}
+	if err != nil {
+		return nil, Attr{}, pathErr("list ranges", path, err)
+	}
+	lo, hi := int64(0), a.Size // [lo, hi)
+	if rg.Length > 0 {
+		lo = int64(rg.Offset)
+		if e := int64(rg.Offset + rg.Length); e < hi && e > 0 {
+			hi = e
+		}
+	}
+	var out []Range
+	var off int64
+	for _, b := range blocks {
+		s, e := off, off+b.Size
+		off = e
+		if b.ID == zeroBlockID {
+			continue
+		}
+		s, e = max(s, lo), min(e, hi)
+		if s >= e {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].End+1 == s {
+			out[n-1].End = e - 1
+			continue
+		}
+		out = append(out, Range{Start: s, End: e - 1})
+	}
+	return out, a, nil
+}
+
+func (fsys *FileSystem) copyFile(ctx context.Context, req CopyFileRequest) (Attr, error) {
+	var src entry
+	var srcPath string
+	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+		r, err := q.checkedFile(tx, req.Source, locks.OpCopySource, "", locks.Range{})
+		if err != nil {
+			return fmt.Errorf("source %s: %w", req.Source, err)
+		}
+		src = r.e
+		srcPath, err = q.pathOf(r.e)
+		return err
+	})
+	if err != nil {
+		return Attr{}, pathErr("copy", req.Dest, err)
+	}
+	_ = srcPath
+	if strings.EqualFold(req.Source, req.Dest) {
+		return Attr{}, pathErr("copy", req.Dest, fmt.Errorf("%w: source and destination are the same file", ErrInvalidArg))
+	}
+	// The destination: create it empty if it does not exist.
+	var dst FileID
+	err = fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		r, err := q.resolve(req.Dest)
+		if err != nil {
+			return nil, err
+		}
+		if r.name == "" {
+			return nil, ErrIsDir
+		}
+		if r.found {
+			if r.e.kind.IsDir() {
+				return nil, ErrIsDir
+			}
+			dst = r.e.id
+			return nil, nil
+		}
+		if req.LeaseID != "" {
+			return nil, &locks.LeaseError{Code: locks.LeaseNotPresentWithFileOperation}
+		}
+		e, err := q.insert(q.newFileEntry(r.parent.id, r.name, src.attrs))
+		if err != nil {
+			return nil, err
+		}
+		dst = e.id
+		if err := q.touchDir(r.parent); err != nil {
+			return nil, err
+		}
+		return []Change{{Kind: ChangeCreate, File: e.id, Parent: e.parent, Name: e.name, Version: e.version}}, nil
+	})
+	if err != nil {
+		return Attr{}, pathErr("copy", req.Dest, err)
+	}
+	// Stream the source's blob into staged blocks of the destination.
+	s := newStage(fsys, dst)
+	defer s.reset()
+	info, err := fsys.store.Stat(ctx, blobKey(src.id))
+	switch {
+	case errors.Is(err, blobstore.ErrNotFound):
+	case err != nil:
+		return Attr{}, pathErr("copy", req.Dest, err)
+	default:
+		if n := min(info.Size, src.size); n > 0 {
+			rd := &blobReader{fsys: fsys, ctx: ctx, key: blobKey(src.id), left: n}
+			err := stageFrom(ctx, s, rd, 0, n)
+			rd.Close()
+			if err != nil {
+				return Attr{}, pathErr("copy", req.Dest, err)
+			}
+		}
+	}
+	size := src.size
+	e, err := fsys.commit(ctx, dst, commitOp{
+		op:       "copy",
+		reset:    true,
+		truncate: &size,
+		stage:    s,
+		check: func(tx *locks.Tx, q *q, e entry) error {
+			f, err := q.facts(e)
+			if err != nil {
+				return err
+			}
+			if req.IgnoreReadOnly {
+				f.ReadOnly = false
+			}
+			return tx.CheckREST(locks.RESTRequest{File: e.id, Op: locks.OpCreateOverwrite, LeaseID: req.LeaseID, Facts: f})
+		},
+		touch: func(q *q, e *entry) {
+			t := ticks(q.now)
+			e.attrs = src.attrs
+			e.created, e.write, e.change, e.modified = t, t, t, t
+			e.applyProps(req.Props)
+			e.content = src.content
+			e.metadata = src.metadata
+			if req.Metadata != nil {
+				e.metadata = req.Metadata
+			}
+		},
+	})
+	if err != nil {
+		return Attr{}, pathErr("copy", req.Dest, err)
+	}
+	return e.attr(req.Dest), nil
+}
+
+func (fsys *FileSystem) renamePath(ctx context.Context, req RenamePathRequest) (Attr, error) {
+	var a Attr
+	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		sr, err := q.mustResolve(req.Source)
+		if err != nil {
+			return nil, fmt.Errorf("source %s: %w", req.Source, err)
+		}
+		if sr.name == "" {
+			return nil, ErrInvalidArg
+		}
+		dr, err := q.resolve(req.Dest)
+		if err != nil {
+			return nil, err
+		}
+		if dr.name == "" {
+			return nil, ErrExist
+		}
+		if dr.share.id != sr.share.id {
+			return nil, ErrCrossShare
+		}
+		if dr.found && dr.e.id != sr.e.id {
+			if dr.e.kind.IsDir() || !req.ReplaceIfExists {
+				return nil, ErrExist
+			}
+		}
+		chs, err := q.move(tx, sr.e, dr.parent.id, dr.name, moveOpts{
+			noReplace: !req.ReplaceIfExists, ignoreReadOnly: req.IgnoreReadOnly,
+			srcLease: req.SourceLeaseID, dstLease: req.DestLeaseID,
+		})
+		if err != nil {
+			return nil, err
+		}
+		e, err := q.get(sr.e.id)
+		if err != nil {
+			return nil, err
+		}
+		if req.Props != (SMBProperties{}) || req.Metadata != nil {
+			e.applyProps(req.Props)
+			if req.Metadata != nil {
+				e.metadata = req.Metadata
+			}
+			if err := q.save(&e); err != nil {
+				return nil, err
+			}
+		}
+		a, err = q.attrOf(e)
+		return chs, err
+	})
+	fsys.collect(ctx)
+	return a, pathErr("rename", req.Source, err)
+}
+
+func (fsys *FileSystem) leaseFile(ctx context.Context, path string, req locks.LeaseRequest) (string, Attr, error) {
+	var id string
+	var a Attr
+	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		r, err := q.mustResolve(path)
+		if err != nil {
+			return nil, err
+		}
+		if r.e.kind.IsDir() {
+			return nil, ErrIsDir
+		}
+		req.File = r.e.id
+		if id, err = tx.Lease(req); err != nil {
+			return nil, err
+		}
+		a, err = q.attrOf(r.e)
+		return nil, err
+	})
+	return id, a, pathErr("lease", path, err)
+}
+
+// selectHandles returns the handles List Handles / Force Close select.
+func (q *q) selectHandles(tx *locks.Tx, path string, recursive bool) ([]HandleInfo, error) {
+	r, err := q.mustResolve(path)
+	if err != nil {
+		return nil, err
+	}
+	var hs []locks.Handle
+	if r.e.kind == KindFile {
+		if hs, err = tx.Handles(r.e.id); err != nil {
+			return nil, err
+		}
+	} else {
+		all, err := tx.AllHandles()
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range all {
+			if h.File == r.e.id {
+				hs = append(hs, h)
+				continue
+			}
+			if !recursive {
+				continue
+			}
+			in, err := q.isAncestor(r.e.id, h.File)
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				return nil, err
+			}
+			if in {
+				hs = append(hs, h)
+			}
+		}
+	}
+	out := make([]HandleInfo, 0, len(hs))
+	for _, h := range hs {
+		hi := HandleInfo{Handle: h}
+		if e, err := q.get(h.File); err == nil {
+			hi.Parent = e.parent
+			if p, err := q.pathOf(e); err == nil {
+				if i := strings.IndexByte(p, '/'); i >= 0 {
+					hi.Path = p[i+1:]
+				}
+			}
+		}
+		out = append(out, hi)
+	}
+	return out, nil
+}
+
+func (fsys *FileSystem) listHandles(ctx context.Context, path string, recursive bool) ([]HandleInfo, error) {
+	var out []HandleInfo
+	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+		var err error
+		out, err = q.selectHandles(tx, path, recursive)
+		return err
+	})
+	return out, pathErr("list handles", path, err)
+}
+
+func (fsys *FileSystem) forceCloseHandles(ctx context.Context, path string, id locks.HandleID, all, recursive bool) (int, error) {
+	var n int
+	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		hs, err := q.selectHandles(tx, path, recursive)
+		if err != nil {
+			return nil, err
+		}
+		n = 0
+		for _, h := range hs {
+			if !all && h.ID != id {
+				continue
+			}
+			ok, err := tx.ForceClose(h.ID)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				n++
+			}
+		}
+		return nil, nil
+	})
+	fsys.collect(ctx)
+	return n, pathErr("force close handles", path, err)
+}

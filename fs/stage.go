@@ -1,0 +1,317 @@
+package fs
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// zeroBlockID names the all-zero block of BlockSize bytes that fills holes.
+const zeroBlockID = "z"
+
+// newBlockID returns a fresh random block id (unique across processes, so
+// two writers never replace each other's staged blocks).
+func newBlockID() string {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("fs: crypto/rand: %v", err)) // the runtime guarantees Read does not fail
+	}
+	return "b" + hex.EncodeToString(b[:])
+}
+
+// iv is a half-open byte interval [lo, hi) within a block.
+type iv struct{ lo, hi int64 }
+
+// part is a partially written block: its dirty intervals, and their bytes
+// either in buf (in memory, at block offsets) or in the spill file at
+// idx*BlockSize + offset.
+type part struct {
+	buf []byte
+	ivs []iv // sorted, disjoint, non-adjacent
+}
+
+func (p *part) add(lo, hi int64) {
+	ivs := append(p.ivs, iv{lo, hi})
+	sort.Slice(ivs, func(i, j int) bool { return ivs[i].lo < ivs[j].lo })
+	out := ivs[:0]
+	for _, v := range ivs {
+		if n := len(out); n > 0 && v.lo <= out[n-1].hi {
+			if v.hi > out[n-1].hi {
+				out[n-1].hi = v.hi
+			}
+			continue
+		}
+		out = append(out, v)
+	}
+	p.ivs = out
+}
+
+func (p *part) complete() bool {
+	return len(p.ivs) == 1 && p.ivs[0].lo == 0 && p.ivs[0].hi == BlockSize
+}
+
+// stage holds one writer's uncommitted writes to one file: whole blocks
+// already staged in the blob store, partial blocks in memory or spilled.
+// Memory is bounded by memBlks blocks; a 10 GiB write stages its whole
+// blocks as it goes and never holds more than that.
+type stage struct {
+	fsys    *FileSystem
+	file    FileID
+	memBlks int
+
+	full  map[int64]string // block index → staged block id (or zeroBlockID)
+	parts map[int64]*part
+	inMem []int64 // indexes of parts with a buf, oldest first
+	spill *os.File
+	end   int64 // highest byte written + 1 (0 when nothing)
+}
+
+func newStage(fsys *FileSystem, file FileID) *stage {
+	return &stage{fsys: fsys, file: file, memBlks: fsys.memBlks, full: map[int64]string{}, parts: map[int64]*part{}}
+}
+
+func (s *stage) empty() bool { return len(s.full) == 0 && len(s.parts) == 0 }
+
+// touches reports whether staged data lies in blocks overlapping [off, off+n).
+func (s *stage) touches(off, n int64) bool {
+	if s.empty() || n <= 0 {
+		return false
+	}
+	first, last := off/BlockSize, (off+n-1)/BlockSize
+	if last-first > int64(len(s.full)+len(s.parts)) {
+		for i := range s.full {
+			if i >= first && i <= last {
+				return true
+			}
+		}
+		for i := range s.parts {
+			if i >= first && i <= last {
+				return true
+			}
+		}
+		return false
+	}
+	for i := first; i <= last; i++ {
+		if _, ok := s.full[i]; ok {
+			return true
+		}
+		if _, ok := s.parts[i]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// hasFull reports whether block i was staged whole (its bytes can no
+// longer be read back before a commit).
+func (s *stage) hasFull(i int64) bool { _, ok := s.full[i]; return ok }
+
+// write stages p at off. The caller has made sure no block p touches is in
+// s.full (commit first otherwise).
+func (s *stage) write(ctx context.Context, p []byte, off int64) error {
+	for len(p) > 0 {
+		idx, boff := off/BlockSize, off%BlockSize
+		n := int64(len(p))
+		if n > BlockSize-boff {
+			n = BlockSize - boff
+		}
+		if err := s.writeBlock(ctx, idx, boff, p[:n]); err != nil {
+			return err
+		}
+		p, off = p[n:], off+n
+		if off > s.end {
+			s.end = off
+		}
+	}
+	return nil
+}
+
+func (s *stage) writeBlock(ctx context.Context, idx, boff int64, p []byte) error {
+	n := int64(len(p))
+	pt := s.parts[idx]
+	if pt == nil {
+		if boff == 0 && n == BlockSize {
+			// A whole block: stage it straight away.
+			id := newBlockID()
+			if _, err := s.fsys.store.StageBlock(ctx, blobKey(s.file), id, bytes.NewReader(p)); err != nil {
+				return fmt.Errorf("stage block %d: %w", idx, err)
+			}
+			s.full[idx] = id
+			return nil
+		}
+		pt = &part{}
+		s.parts[idx] = pt
+		if err := s.makeRoom(); err != nil {
+			return err
+		}
+		pt.buf = s.fsys.getBuf()
+		s.inMem = append(s.inMem, idx)
+	}
+	if pt.buf != nil {
+		copy(pt.buf[boff:], p)
+	} else if _, err := s.spill.WriteAt(p, idx*BlockSize+boff); err != nil {
+		return fmt.Errorf("spill: %w", err)
+	}
+	pt.add(boff, boff+n)
+	if pt.complete() {
+		rd, err := s.partReader(idx, pt)
+		if err != nil {
+			return err
+		}
+		id := newBlockID()
+		if _, err := s.fsys.store.StageBlock(ctx, blobKey(s.file), id, rd); err != nil {
+			return fmt.Errorf("stage block %d: %w", idx, err)
+		}
+		s.dropPart(idx)
+		s.full[idx] = id
+	}
+	return nil
+}
+
+// makeRoom spills the oldest in-memory part when the budget is used up.
+func (s *stage) makeRoom() error {
+	if len(s.inMem) < s.memBlks {
+		return nil
+	}
+	idx := s.inMem[0]
+	s.inMem = s.inMem[1:]
+	pt := s.parts[idx]
+	if s.spill == nil {
+		f, err := os.CreateTemp(s.fsys.spillDir, "blobshare-spill-*")
+		if err != nil {
+			return fmt.Errorf("spill file: %w", err)
+		}
+		// Unlinked at once: the kernel reclaims it even after a crash.
+		if err := os.Remove(f.Name()); err != nil {
+			f.Close()
+			return fmt.Errorf("spill file: %w", err)
+		}
+		s.spill = f
+	}
+	for _, v := range pt.ivs {
+		if _, err := s.spill.WriteAt(pt.buf[v.lo:v.hi], idx*BlockSize+v.lo); err != nil {
+			return fmt.Errorf("spill: %w", err)
+		}
+	}
+	s.fsys.putBuf(pt.buf)
+	pt.buf = nil
+	return nil
+}
+
+// partReader reads a complete part's block.
+func (s *stage) partReader(idx int64, pt *part) (io.Reader, error) {
+	if pt.buf != nil {
+		return bytes.NewReader(pt.buf), nil
+	}
+	return io.NewSectionReader(s.spill, idx*BlockSize, BlockSize), nil
+}
+
+// overlay copies a part's dirty bytes onto block content buf.
+func (s *stage) overlay(idx int64, pt *part, buf []byte) error {
+	for _, v := range pt.ivs {
+		hi := v.hi
+		if hi > int64(len(buf)) {
+			hi = int64(len(buf))
+		}
+		if v.lo >= hi {
+			continue
+		}
+		if pt.buf != nil {
+			copy(buf[v.lo:hi], pt.buf[v.lo:hi])
+			continue
+		}
+		if _, err := s.spill.ReadAt(buf[v.lo:hi], idx*BlockSize+v.lo); err != nil {
+			return fmt.Errorf("spill: %w", err)
+		}
+	}
+	return nil
+}
+
+func (s *stage) dropPart(idx int64) {
+	pt := s.parts[idx]
+	if pt == nil {
+		return
+	}
+	if pt.buf != nil {
+		s.fsys.putBuf(pt.buf)
+		for i, v := range s.inMem {
+			if v == idx {
+				s.inMem = append(s.inMem[:i], s.inMem[i+1:]...)
+				break
+			}
+		}
+	}
+	delete(s.parts, idx)
+}
+
+// clearRange stages zeros over [off, off+n): whole blocks become zero-block
+// references, the edges are written as zeros.
+func (s *stage) clearRange(ctx context.Context, off, n int64) error {
+	end := off + n
+	var zeros []byte
+	for off < end {
+		idx, boff := off/BlockSize, off%BlockSize
+		m := BlockSize - boff
+		if m > end-off {
+			m = end - off
+		}
+		if boff == 0 && m == BlockSize {
+			s.dropPart(idx)
+			s.full[idx] = zeroBlockID
+		} else {
+			if zeros == nil {
+				zeros = make([]byte, BlockSize)
+			}
+			if err := s.writeBlock(ctx, idx, boff, zeros[:m]); err != nil {
+				return err
+			}
+		}
+		off += m
+		if off > s.end {
+			s.end = off
+		}
+	}
+	return nil
+}
+
+// reset forgets everything staged (after a commit or a discard).
+func (s *stage) reset() {
+	for idx := range s.parts {
+		s.dropPart(idx)
+	}
+	s.full = map[int64]string{}
+	s.end = 0
+	if s.spill != nil {
+		s.spill.Close()
+		s.spill = nil
+	}
+}
+
+// getBuf / putBuf recycle block buffers.
+func (fsys *FileSystem) getBuf() []byte {
+	if b, ok := fsys.bufs.Get().(*[]byte); ok {
+		clear(*b)
+		return *b
+	}
+	return make([]byte, BlockSize)
+}
+
+func (fsys *FileSystem) putBuf(b []byte) {
+	if cap(b) == BlockSize {
+		b = b[:BlockSize]
+		fsys.bufs.Put(&b)
+	}
+}
+
+// zeroReader reads zeros.
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
