@@ -63,3 +63,18 @@ func ValidBlockID(id string) error {
 	}
 	return nil
 }
+
+// Check evaluates c against a blob's state (exists, and its ETag), the
+// way every backend does for a commit: If-Match fails on a missing blob or
+// another ETag ("*" matches any existing blob); If-None-Match fails on an
+// existing blob with that ETag ("*": on any existing blob). A failure
+// wraps ErrPreconditionFailed.
+func (c Conditions) Check(exists bool, etag string) error {
+	if c.IfMatch != "" && (!exists || (c.IfMatch != "*" && c.IfMatch != etag)) {
+		return fmt.Errorf("If-Match %s: %w", c.IfMatch, ErrPreconditionFailed)
+	}
+	if c.IfNoneMatch != "" && exists && (c.IfNoneMatch == "*" || c.IfNoneMatch == etag) {
+		return fmt.Errorf("If-None-Match %s: %w", c.IfNoneMatch, ErrPreconditionFailed)
+	}
+	return nil
+}

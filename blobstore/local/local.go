@@ -282,18 +282,14 @@ func randHex(n int) string {
 
 func newETag() string { return `"0x` + strings.ToUpper(randHex(8)) + `"` }
 
-// checkConds applies cond to the current manifest (nil: no blob) for a
-// commit. If-Match on a missing blob fails the precondition.
+// checkConds applies cond to the current manifest (nil: no blob).
 func checkConds(key string, cur *manifest, cond blobstore.Conditions) error {
-	if cond.IfMatch != "" {
-		if cur == nil || (cond.IfMatch != "*" && cond.IfMatch != cur.ETag) {
-			return fmt.Errorf("blob %q: If-Match %s: %w", key, cond.IfMatch, blobstore.ErrPreconditionFailed)
-		}
+	etag := ""
+	if cur != nil {
+		etag = cur.ETag
 	}
-	if cond.IfNoneMatch != "" && cur != nil {
-		if cond.IfNoneMatch == "*" || cond.IfNoneMatch == cur.ETag {
-			return fmt.Errorf("blob %q: If-None-Match %s: %w", key, cond.IfNoneMatch, blobstore.ErrPreconditionFailed)
-		}
+	if err := cond.Check(cur != nil, etag); err != nil {
+		return fmt.Errorf("blob %q: %w", key, err)
 	}
 	return nil
 }

@@ -351,6 +351,12 @@ func testStagedInvisible(t *testing.T, s blobstore.Store, _ Opts) {
 	if _, err := s.Stat(ctx, key); !errors.Is(err, blobstore.ErrNotFound) {
 		t.Fatalf("Stat of a blob with only staged blocks: %v, want ErrNotFound", err)
 	}
+	if _, _, err := s.Blocks(ctx, key); !errors.Is(err, blobstore.ErrNotFound) {
+		t.Fatalf("Blocks of a blob with only staged blocks: %v, want ErrNotFound", err)
+	}
+	if err := s.Delete(ctx, key, blobstore.Conditions{}); err != nil {
+		t.Fatalf("Delete of a blob with only staged blocks: %v, want nil", err)
+	}
 	info, _ := put(t, s, key, blobstore.Conditions{}, []byte("v1"))
 	if _, err := s.StageBlock(ctx, key, "b", strings.NewReader("staged later")); err != nil {
 		t.Fatal(err)
