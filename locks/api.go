@@ -7,6 +7,7 @@ package locks
 import (
 	"context"
 	"database/sql"
+	"log/slog"
 	"time"
 )
 
@@ -194,6 +195,12 @@ type Options struct {
 	Remove RemoveFunc
 	// Now is the clock (for OpenTime); nil means time.Now.
 	Now func() time.Time
-	// Owner overrides the generated owner id (tests).
+	// Owner overrides the generated owner id (tests). It must be usable as
+	// a file name: letters, digits, '-', '_' and '.'.
 	Owner OwnerID
+	// NewLeaseID generates the lease id of an acquire without a proposed
+	// id; nil means a random UUID.
+	NewLeaseID func() string
+	// Logger receives the table's logs; nil means slog.Default().
+	Logger *slog.Logger
 }

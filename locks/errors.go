@@ -1,6 +1,9 @@
 package locks
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Outcomes of the lock rules. Each protocol maps them exactly once: fs to
 // errno, rest to an HTTP status and Azure error code, session to NT status.
@@ -50,3 +53,28 @@ func (e *LeaseError) Status() int {
 	}
 	return 412
 }
+
+// ConflictError is a refusal caused by other holders: open handles, a
+// lease, or byte-range locks. It wraps the outcome (ErrSharingViolation,
+// ErrLockConflict, ErrLockNotGranted) so errors.Is still matches, and names
+// what was in the way for logs and for the dead-owner check.
+type ConflictError struct {
+	Err     error      // the outcome sentinel
+	File    FileID     // the file concerned
+	Op      string     // what was refused ("open", "GetFile", "lock", ...)
+	Handles []HandleID // the conflicting handles, in id order (empty for a lease)
+	Lease   bool       // the active lease was in the way (locking.md §4.4)
+}
+
+func (e *ConflictError) Error() string {
+	s := fmt.Sprintf("%s file %d: %v", e.Op, e.File, e.Err)
+	if len(e.Handles) > 0 {
+		s += fmt.Sprintf(" (handles %v)", e.Handles)
+	}
+	if e.Lease {
+		s += " (leased)"
+	}
+	return s
+}
+
+func (e *ConflictError) Unwrap() error { return e.Err }

@@ -1,0 +1,95 @@
+package locks
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+)
+
+// openTable opens a Table on a fresh database in t's temp dir, or on path
+// when given, and closes it at cleanup.
+func openTable(tb testing.TB, path string, opts Options) *Table {
+	tb.Helper()
+	if path == "" {
+		path = filepath.Join(tb.TempDir(), "locks.db")
+	}
+	tab, err := Open(context.Background(), path, opts)
+	if err != nil {
+		tb.Fatalf("Open(%s): %v", path, err)
+	}
+	tb.Cleanup(func() {
+		if err := tab.Close(context.Background()); err != nil {
+			tb.Errorf("Close: %v", err)
+		}
+	})
+	return tab
+}
+
+// open opens a handle in its own transaction.
+func open(tb testing.TB, tab *Table, req OpenRequest) (Handle, error) {
+	tb.Helper()
+	var h Handle
+	err := tab.Update(context.Background(), func(tx *Tx) error {
+		var err error
+		h, err = tx.OpenHandle(req)
+		return err
+	})
+	return h, err
+}
+
+func mustOpen(tb testing.TB, tab *Table, req OpenRequest) Handle {
+	tb.Helper()
+	h, err := open(tb, tab, req)
+	if err != nil {
+		tb.Fatalf("OpenHandle(%+v): %v", req, err)
+	}
+	return h
+}
+
+func closeH(tb testing.TB, tab *Table, id HandleID) (CloseResult, error) {
+	tb.Helper()
+	var r CloseResult
+	err := tab.Update(context.Background(), func(tx *Tx) error {
+		var err error
+		r, err = tx.CloseHandle(id)
+		return err
+	})
+	return r, err
+}
+
+func mustClose(tb testing.TB, tab *Table, id HandleID) CloseResult {
+	tb.Helper()
+	r, err := closeH(tb, tab, id)
+	if err != nil {
+		tb.Fatalf("CloseHandle(%d): %v", id, err)
+	}
+	return r
+}
+
+func update(tb testing.TB, tab *Table, fn func(tx *Tx) error) error {
+	tb.Helper()
+	return tab.Update(context.Background(), fn)
+}
+
+func checkREST(tb testing.TB, tab *Table, req RESTRequest) error {
+	tb.Helper()
+	return tab.View(context.Background(), func(tx *Tx) error { return tx.CheckREST(req) })
+}
+
+// errIs reports whether err matches want (nil want: err must be nil).
+func errIs(err, want error) bool {
+	if want == nil {
+		return err == nil
+	}
+	return errors.Is(err, want)
+}
+
+// leaseCode returns the LeaseCode of err, or "".
+func leaseCode(err error) LeaseCode {
+	var le *LeaseError
+	if errors.As(err, &le) {
+		return le.Code
+	}
+	return ""
+}

@@ -1,0 +1,424 @@
+package locks
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Table is the lock table of one process (one owner) over a SQLite database
+// shared with other processes and with the namespace (package fs).
+//
+// A Table is safe for concurrent use. Its writers are serialized by a mutex
+// in front of SQLite (which allows one writer anyway); readers (View) run
+// concurrently.
+type Table struct {
+	db        *sql.DB
+	path      string
+	ownersDir string
+	owner     OwnerID
+	lock      *ownerLock
+	opts      Options
+	log       *slog.Logger
+
+	wmu sync.Mutex // serializes Update in this process
+
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt
+
+	closeOnce sync.Once
+	closed    bool // under wmu
+
+	// ownFiles maps this owner's handle ids to their files: a hint that
+	// turns a lookup by id into a primary-key lookup (file, id). A stale
+	// entry is harmless (the row is simply missing); a missing entry falls
+	// back to a scan.
+	ownMu    sync.Mutex
+	ownFiles map[HandleID]FileID
+
+	// Handle ids come from blocks reserved in lk_meta ("next_handle"), so
+	// ids are never reused without a sequence write per open. Under wmu.
+	nextID, idLimit int64
+}
+
+// idBlock is how many handle ids one reservation takes.
+const idBlock = 1024
+
+// Tx is one transaction on the lock table. The namespace may run its own SQL
+// in the same transaction through SQL(), so a path lookup, a sharing check
+// and a namespace change commit together or not at all.
+//
+// A Tx is used by one goroutine, only inside the fn it was given to.
+type Tx struct {
+	t     *Table
+	ctx   context.Context
+	tx    *sql.Tx
+	write bool
+
+	reaped   []OwnerID // owners reaped in this transaction (files go after commit)
+	nextID   int64     // handle id allocation inside this transaction
+	idLimit  int64
+	needReap bool // a read transaction met a dead owner's handle
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS lk_owners (
+	owner   TEXT PRIMARY KEY,
+	pid     INTEGER NOT NULL,
+	started INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS lk_handles (
+	file            INTEGER NOT NULL,
+	id              INTEGER NOT NULL,
+	owner           TEXT NOT NULL,
+	access          INTEGER NOT NULL,
+	share           INTEGER NOT NULL,
+	open_share      INTEGER NOT NULL,
+	delete_on_close INTEGER NOT NULL,
+	session         INTEGER NOT NULL,
+	client_name     TEXT NOT NULL,
+	client_ip       TEXT NOT NULL,
+	open_time       INTEGER NOT NULL,
+	PRIMARY KEY (file, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS lk_meta (
+	name  TEXT PRIMARY KEY,
+	value INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS lk_files (
+	file           INTEGER PRIMARY KEY,
+	delete_pending INTEGER NOT NULL DEFAULT 0,
+	lease_state    INTEGER NOT NULL DEFAULT 0,
+	lease_id       TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS lk_locks (
+	id     INTEGER PRIMARY KEY,
+	file   INTEGER NOT NULL,
+	handle INTEGER NOT NULL,
+	lkey   INTEGER NOT NULL,
+	off    INTEGER NOT NULL,
+	len    INTEGER NOT NULL,
+	kind   INTEGER NOT NULL,
+	posix  INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS lk_locks_file ON lk_locks(file, handle);
+`
+
+// busyTimeoutMS is SQLite's own wait for the write lock; Update retries
+// with backoff beyond it until the context ends.
+const busyTimeoutMS = 5000
+
+// Open opens (creating if needed) the database at path, registers this
+// process as a new owner, and cleans up the handles of owners that died.
+// The database is in WAL mode with a busy timeout; writes are short
+// IMMEDIATE transactions. Several processes may Open the same path.
+//
+// Beside the database, the directory <path>.owners holds one lock file per
+// live owner (see doc.go). The path must not contain '?'.
+func Open(ctx context.Context, path string, opts Options) (*Table, error) {
+	if path == "" || strings.ContainsRune(path, '?') {
+		return nil, fmt.Errorf("locks: open %q: bad path: %w", path, ErrInvalidParameter)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.NewLeaseID == nil {
+		opts.NewLeaseID = uuid.NewString
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	owner := opts.Owner
+	if owner == "" {
+		owner = OwnerID(uuid.NewString())
+	}
+	if !validOwnerID(owner) {
+		return nil, fmt.Errorf("locks: open %s: owner id %q: %w", path, owner, ErrInvalidParameter)
+	}
+	dsn := "file:" + path +
+		"?_pragma=busy_timeout(" + fmt.Sprint(busyTimeoutMS) + ")" +
+		"&_pragma=journal_mode(WAL)" +
+		"&_pragma=synchronous(NORMAL)" +
+		"&_pragma=foreign_keys(1)" +
+		"&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("locks: open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(8)
+	db.SetMaxIdleConns(8)
+	db.SetConnMaxIdleTime(0)
+	db.SetConnMaxLifetime(0)
+
+	t := &Table{
+		db:        db,
+		path:      path,
+		ownersDir: ownersDir(path),
+		owner:     owner,
+		opts:      opts,
+		log:       opts.Logger.With("component", "locks", "owner", string(owner)),
+		stmts:     map[string]*sql.Stmt{},
+		ownFiles:  map[HandleID]FileID{},
+	}
+	lock, err := lockOwnerFile(t.ownersDir, owner)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("locks: open %s: %w", path, err)
+	}
+	t.lock = lock
+	fail := func(err error) (*Table, error) {
+		db.Close()
+		lock.release()
+		return nil, fmt.Errorf("locks: open %s: %w", path, err)
+	}
+	// The schema first, alone: WAL switch and DDL.
+	if err := t.Update(ctx, func(tx *Tx) error {
+		_, err := tx.tx.ExecContext(ctx, schema)
+		return err
+	}); err != nil {
+		return fail(fmt.Errorf("schema: %w", err))
+	}
+	if err := t.Update(ctx, func(tx *Tx) error {
+		_, err := tx.exec(`INSERT INTO lk_owners(owner, pid, started) VALUES(?, ?, ?)`,
+			string(owner), os.Getpid(), opts.Now().UnixNano())
+		return err
+	}); err != nil {
+		return fail(fmt.Errorf("register owner %s: %w", owner, err))
+	}
+	if n, err := t.ReapDeadOwners(ctx); err != nil {
+		return fail(err)
+	} else if n > 0 {
+		t.log.Info("reaped dead owners at open", "count", n, "db", path)
+	}
+	return t, nil
+}
+
+// DB returns the underlying database, for the namespace's own tables.
+// Writes to it should go through Update (tx.SQL()) so they are serialized
+// with the lock table's and atomic with its checks.
+func (t *Table) DB() *sql.DB { return t.db }
+
+// Owner returns this process instance's owner id.
+func (t *Table) Owner() OwnerID { return t.owner }
+
+// Path returns the database path given to Open.
+func (t *Table) Path() string { return t.path }
+
+// Close closes every handle this owner still holds (running delete-on-close
+// and completing pending deletes), deregisters the owner and closes the DB.
+// Calling Close again returns nil. Update and View fail with
+// ErrHandleClosed afterwards.
+func (t *Table) Close(ctx context.Context) error {
+	var err error
+	t.closeOnce.Do(func() {
+		err = t.Update(ctx, func(tx *Tx) error {
+			if err := tx.reapOwner(t.owner); err != nil {
+				return err
+			}
+			return nil
+		})
+		t.wmu.Lock()
+		t.closed = true
+		t.wmu.Unlock()
+		t.stmtMu.Lock()
+		for _, s := range t.stmts {
+			s.Close()
+		}
+		t.stmts = nil
+		t.stmtMu.Unlock()
+		if cerr := t.db.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("locks: close %s: %w", t.path, cerr)
+		}
+		if rerr := t.lock.release(); rerr != nil && err == nil {
+			err = fmt.Errorf("locks: close %s: %w", t.path, rerr)
+		}
+	})
+	return err
+}
+
+func (t *Table) rememberHandle(id HandleID, file FileID) {
+	t.ownMu.Lock()
+	t.ownFiles[id] = file
+	t.ownMu.Unlock()
+}
+
+func (t *Table) forgetHandle(id HandleID) {
+	t.ownMu.Lock()
+	delete(t.ownFiles, id)
+	t.ownMu.Unlock()
+}
+
+func (t *Table) handleFile(id HandleID) (FileID, bool) {
+	t.ownMu.Lock()
+	f, ok := t.ownFiles[id]
+	t.ownMu.Unlock()
+	return f, ok
+}
+
+// isBusy reports SQLITE_BUSY / SQLITE_LOCKED (any extended code).
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		c := se.Code() & 0xff
+		return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
+	}
+	return false
+}
+
+// Update runs fn in one write transaction (BEGIN IMMEDIATE), retrying with
+// backoff while the database is busy. fn may run more than once; it must not
+// have side effects outside the transaction. An error from fn rolls back and
+// is returned as is. Update must not be called from inside fn (the
+// process's writer mutex is not reentrant).
+func (t *Table) Update(ctx context.Context, fn func(tx *Tx) error) error {
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	if t.closed {
+		return fmt.Errorf("locks: %s: table closed: %w", t.path, ErrHandleClosed)
+	}
+	backoff := time.Millisecond
+	for {
+		reaped, err := t.try(ctx, true, fn)
+		if err == nil {
+			for _, o := range reaped {
+				if rerr := removeOwnerFile(t.ownersDir, o); rerr != nil {
+					t.log.Warn("reaped owner file not removed", "dead_owner", string(o), "err", rerr)
+				}
+			}
+			return nil
+		}
+		if !isBusy(err) {
+			return err
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return fmt.Errorf("locks: %s: busy: %w (%w)", t.path, cerr, err)
+		}
+		d := backoff/2 + rand.N(backoff/2+1)
+		t.log.Debug("database busy, retrying", "wait", d, "err", err)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("locks: %s: busy: %w (%w)", t.path, ctx.Err(), err)
+		case <-time.After(d):
+		}
+		backoff = min(backoff*2, 200*time.Millisecond)
+	}
+}
+
+// try runs fn in one transaction; it returns the owners reaped on commit.
+func (t *Table) try(ctx context.Context, write bool, fn func(tx *Tx) error) ([]OwnerID, error) {
+	sqlTx, err := t.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: !write})
+	if err != nil {
+		return nil, fmt.Errorf("locks: %s: begin: %w", t.path, err)
+	}
+	tx := &Tx{t: t, ctx: ctx, tx: sqlTx, write: write, nextID: t.nextID, idLimit: t.idLimit}
+	if err := fn(tx); err != nil {
+		sqlTx.Rollback()
+		return nil, err
+	}
+	if !write {
+		sqlTx.Rollback()
+		if tx.needReap {
+			return nil, errNeedReap
+		}
+		return nil, nil
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return nil, fmt.Errorf("locks: %s: commit: %w", t.path, err)
+	}
+	t.nextID, t.idLimit = tx.nextID, tx.idLimit // the reservation is durable now
+	return tx.reaped, nil
+}
+
+// errNeedReap makes View reap dead owners and run fn again.
+var errNeedReap = errors.New("locks: dead owner met in a read transaction")
+
+// View runs fn in a read transaction (a consistent snapshot). Methods that
+// change state fail inside it with ErrInvalidParameter. If a check inside
+// fn is refused by a handle whose owner is dead, View reaps that owner
+// after fn returns and runs fn again, so fn may run more than once.
+func (t *Table) View(ctx context.Context, fn func(tx *Tx) error) error {
+	for attempt := 0; ; attempt++ {
+		_, err := t.try(ctx, false, fn)
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, errNeedReap) && attempt < 3 {
+			if _, rerr := t.ReapDeadOwners(ctx); rerr != nil {
+				return rerr
+			}
+			continue
+		}
+		if errors.Is(err, errNeedReap) {
+			return nil // fn's own outcome was nil; the reaping can wait
+		}
+		if isBusy(err) && ctx.Err() == nil && attempt < 50 {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		return err
+	}
+}
+
+// ReapDeadOwners removes the handles and locks of owners whose process is
+// gone and completes the deletes they held up. Open calls it; long-running
+// processes may call it again. It returns how many owners were reaped.
+func (t *Table) ReapDeadOwners(ctx context.Context) (int, error) {
+	var n int
+	err := t.Update(ctx, func(tx *Tx) error {
+		n = 0
+		owners, err := tx.knownOwners()
+		if err != nil {
+			return err
+		}
+		for _, o := range owners {
+			if o == t.owner {
+				continue
+			}
+			dead, err := tx.ownerDead(o)
+			if err != nil {
+				return err
+			}
+			if dead {
+				if err := tx.reapOwner(o); err != nil {
+					return err
+				}
+				n++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("locks: reap dead owners in %s: %w", t.path, err)
+	}
+	return n, nil
+}
+
+// stmt returns the prepared statement for query, preparing it once per
+// Table; Tx binds it to its connection.
+func (t *Table) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	t.stmtMu.Lock()
+	defer t.stmtMu.Unlock()
+	if s, ok := t.stmts[query]; ok {
+		return s, nil
+	}
+	if t.stmts == nil {
+		return nil, fmt.Errorf("locks: %s: table closed: %w", t.path, ErrHandleClosed)
+	}
+	s, err := t.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("locks: prepare %q: %w", query, err)
+	}
+	t.stmts[query] = s
+	return s, nil
+}

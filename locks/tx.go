@@ -1,0 +1,872 @@
+package locks
+
+// The methods of Tx: each loads what the rules need for one file, asks a
+// pure rule (rules.go), and stores the outcome. When a refusal names
+// handles of another owner, the owner is probed; a dead owner is reaped in
+// the same transaction and the rule asked again, so a crashed holder never
+// blocks anyone (in a View the reaping happens after fn, see Table.View).
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// SQL returns the transaction for the namespace's statements.
+func (tx *Tx) SQL() *sql.Tx { return tx.tx }
+
+// Context returns the context the transaction runs under.
+func (tx *Tx) Context() context.Context { return tx.ctx }
+
+// Owner is the owner id of the Table running the transaction.
+func (tx *Tx) Owner() OwnerID { return tx.t.owner }
+
+func (tx *Tx) mustWrite(op string) error {
+	if !tx.write {
+		return fmt.Errorf("locks: %s in a read transaction (use Update): %w", op, ErrInvalidParameter)
+	}
+	return nil
+}
+
+func (tx *Tx) exec(query string, args ...any) (sql.Result, error) {
+	s, err := tx.t.stmt(tx.ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return tx.tx.StmtContext(tx.ctx, s).ExecContext(tx.ctx, args...)
+}
+
+func (tx *Tx) query(query string, args ...any) (*sql.Rows, error) {
+	s, err := tx.t.stmt(tx.ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return tx.tx.StmtContext(tx.ctx, s).QueryContext(tx.ctx, args...)
+}
+
+const handleCols = `id, file, owner, access, share, open_share, delete_on_close, session, client_name, client_ip, open_time`
+
+// handleByID finds handle id: by primary key when this owner knows its
+// file, else by a scan of the handle table (other owners' ids: Force Close,
+// List Handles). The second result is false when there is no such handle.
+func (tx *Tx) handleByID(id HandleID) (Handle, bool, error) {
+	var hs []Handle
+	var err error
+	if f, ok := tx.t.handleFile(id); ok {
+		hs, err = scanHandles(tx.query(`SELECT `+handleCols+` FROM lk_handles WHERE file = ? AND id = ?`, int64(f), int64(id)))
+	} else {
+		hs, err = scanHandles(tx.query(`SELECT `+handleCols+` FROM lk_handles WHERE id = ?`, int64(id)))
+	}
+	if err != nil {
+		return Handle{}, false, fmt.Errorf("locks: handle %d: %w", id, err)
+	}
+	if len(hs) == 0 {
+		return Handle{}, false, nil
+	}
+	return hs[0], true, nil
+}
+
+func scanHandles(rows *sql.Rows, err error) ([]Handle, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var hs []Handle
+	for rows.Next() {
+		var (
+			h                  Handle
+			id, file, sess, ot int64
+			access, share, os  int64
+			doc                bool
+			owner              string
+		)
+		if err := rows.Scan(&id, &file, &owner, &access, &share, &os, &doc, &sess, &h.ClientName, &h.ClientIP, &ot); err != nil {
+			return nil, err
+		}
+		h.ID, h.File, h.Owner = HandleID(id), FileID(file), OwnerID(owner)
+		h.Access, h.Share, h.OpenShare = Access(access), ShareMode(share), ShareMode(os)
+		h.DeleteOnClose, h.SessionID = doc, uint64(sess)
+		h.OpenTime = unixNano(ot)
+		hs = append(hs, h)
+	}
+	return hs, rows.Err()
+}
+
+func (tx *Tx) loadHandles(file FileID) ([]Handle, error) {
+	hs, err := scanHandles(tx.query(`SELECT `+handleCols+` FROM lk_handles WHERE file = ? ORDER BY id`, int64(file)))
+	if err != nil {
+		return nil, fmt.Errorf("locks: handles of file %d: %w", file, err)
+	}
+	return hs, nil
+}
+
+func (tx *Tx) loadFile(file FileID) (pending bool, lease LeaseInfo, err error) {
+	rows, err := tx.query(`SELECT delete_pending, lease_state, lease_id FROM lk_files WHERE file = ?`, int64(file))
+	if err != nil {
+		return false, LeaseInfo{}, fmt.Errorf("locks: state of file %d: %w", file, err)
+	}
+	defer rows.Close()
+	if rows.Next() {
+		var state int64
+		if err := rows.Scan(&pending, &state, &lease.ID); err != nil {
+			return false, LeaseInfo{}, fmt.Errorf("locks: state of file %d: %w", file, err)
+		}
+		lease.State = LeaseState(state)
+	}
+	if err := rows.Err(); err != nil {
+		return false, LeaseInfo{}, fmt.Errorf("locks: state of file %d: %w", file, err)
+	}
+	return pending, lease, nil
+}
+
+func (tx *Tx) storeFile(file FileID, pending bool, lease LeaseInfo) error {
+	var err error
+	if !pending && lease.State == LeaseAvailable {
+		_, err = tx.exec(`DELETE FROM lk_files WHERE file = ?`, int64(file))
+	} else {
+		_, err = tx.exec(`INSERT INTO lk_files(file, delete_pending, lease_state, lease_id) VALUES(?, ?, ?, ?)
+			ON CONFLICT(file) DO UPDATE SET delete_pending = excluded.delete_pending,
+			lease_state = excluded.lease_state, lease_id = excluded.lease_id`,
+			int64(file), pending, int64(lease.State), lease.ID)
+	}
+	if err != nil {
+		return fmt.Errorf("locks: store state of file %d: %w", file, err)
+	}
+	return nil
+}
+
+func (tx *Tx) loadLocks(file FileID) ([]lockRec, error) {
+	rows, err := tx.query(`SELECT l.id, l.handle, l.lkey, l.off, l.len, l.kind, l.posix, h.owner
+		FROM lk_locks l JOIN lk_handles h ON h.file = l.file AND h.id = l.handle WHERE l.file = ? ORDER BY l.id`, int64(file))
+	if err != nil {
+		return nil, fmt.Errorf("locks: byte-range locks of file %d: %w", file, err)
+	}
+	defer rows.Close()
+	var ls []lockRec
+	for rows.Next() {
+		var (
+			l                    lockRec
+			handle, key, off, ln int64
+			kind                 int64
+			owner                string
+		)
+		if err := rows.Scan(&l.row, &handle, &key, &off, &ln, &kind, &l.POSIX, &owner); err != nil {
+			return nil, fmt.Errorf("locks: byte-range locks of file %d: %w", file, err)
+		}
+		l.Handle, l.Key = HandleID(handle), uint64(key)
+		l.Range = Range{Offset: uint64(off), Length: uint64(ln)}
+		l.Kind, l.owner = LockKind(kind), OwnerID(owner)
+		ls = append(ls, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("locks: byte-range locks of file %d: %w", file, err)
+	}
+	return ls, nil
+}
+
+func (tx *Tx) insertLock(file FileID, l ByteLock) error {
+	_, err := tx.exec(`INSERT INTO lk_locks(file, handle, lkey, off, len, kind, posix) VALUES(?, ?, ?, ?, ?, ?, ?)`,
+		int64(file), int64(l.Handle), int64(l.Key), int64(l.Range.Offset), int64(l.Range.Length), int64(l.Kind), l.POSIX)
+	if err != nil {
+		return fmt.Errorf("locks: store lock %v on handle %d: %w", l.Range, l.Handle, err)
+	}
+	return nil
+}
+
+// stateQuery reads a file's lk_files row (id 0, if any) and its handles in
+// one statement.
+const stateQuery = `SELECT 0, 0, lease_id, delete_pending, lease_state, 0, 0, 0, '', '', 0 FROM lk_files WHERE file = ?1
+	UNION ALL SELECT * FROM (SELECT id, file, owner, access, share, open_share, delete_on_close, session, client_name, client_ip, open_time
+	FROM lk_handles WHERE file = ?1 ORDER BY id)`
+
+func (tx *Tx) loadState(file FileID, withLocks bool) (*fileState, error) {
+	st := &fileState{file: file}
+	rows, err := scanHandles(tx.query(stateQuery, int64(file)))
+	if err != nil {
+		return nil, fmt.Errorf("locks: state of file %d: %w", file, err)
+	}
+	st.handles = rows[:0]
+	for _, r := range rows {
+		if r.ID == 0 { // the lk_files row, in handle clothing
+			st.lease.ID = string(r.Owner)
+			st.pending = r.Access != 0
+			st.lease.State = LeaseState(r.Share)
+			continue
+		}
+		st.handles = append(st.handles, r)
+	}
+	if withLocks {
+		if st.locks, err = tx.loadLocks(file); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// decide loads file's state and applies rule; a refusal by handles of a
+// dead owner reaps that owner and decides again.
+func (tx *Tx) decide(file FileID, withLocks bool, rule func(st *fileState) error) (*fileState, error) {
+	for {
+		st, err := tx.loadState(file, withLocks)
+		if err != nil {
+			return nil, err
+		}
+		rerr := rule(st)
+		if rerr == nil {
+			return st, nil
+		}
+		var ce *ConflictError
+		if !errors.As(rerr, &ce) || len(ce.Handles) == 0 {
+			return st, rerr
+		}
+		reaped, err := tx.reapBlockers(st, ce.Handles)
+		if err != nil {
+			return nil, err
+		}
+		if !reaped {
+			return st, rerr
+		}
+	}
+}
+
+// reapBlockers probes the owners of the blocking handles and reaps the
+// dead ones (in a read transaction it only flags them for View).
+func (tx *Tx) reapBlockers(st *fileState, blockers []HandleID) (bool, error) {
+	var owners []OwnerID
+	for _, h := range st.handles {
+		if slices.Contains(blockers, h.ID) && h.Owner != tx.t.owner && !slices.Contains(owners, h.Owner) {
+			owners = append(owners, h.Owner)
+		}
+	}
+	reaped := false
+	for _, o := range owners {
+		dead, err := tx.ownerDead(o)
+		if err != nil {
+			return false, err
+		}
+		if !dead {
+			continue
+		}
+		if !tx.write {
+			tx.needReap = true
+			continue
+		}
+		if err := tx.reapOwner(o); err != nil {
+			return false, err
+		}
+		tx.t.log.Info("reaped dead owner blocking a request", "dead_owner", string(o), "file", uint64(st.file))
+		reaped = true
+	}
+	return reaped, nil
+}
+
+// ownerDead probes o; a failing probe counts as alive (and is logged).
+func (tx *Tx) ownerDead(o OwnerID) (bool, error) {
+	if o == tx.t.owner {
+		return false, nil
+	}
+	alive, err := ownerAlive(tx.t.ownersDir, o)
+	if err != nil {
+		if errors.Is(err, ErrInvalidParameter) {
+			// Not a name we could have created: no file can hold it alive.
+			return true, nil
+		}
+		tx.t.log.Warn("owner probe failed; treating owner as alive", "probed_owner", string(o), "err", err)
+		return false, nil
+	}
+	return !alive, nil
+}
+
+// knownOwners lists the registered owners plus owners that only appear on
+// handles (a registration lost by a crash between steps cannot happen, but
+// the union costs nothing).
+func (tx *Tx) knownOwners() ([]OwnerID, error) {
+	rows, err := tx.query(`SELECT owner FROM lk_owners UNION SELECT DISTINCT owner FROM lk_handles`)
+	if err != nil {
+		return nil, fmt.Errorf("locks: list owners: %w", err)
+	}
+	defer rows.Close()
+	var os []OwnerID
+	for rows.Next() {
+		var o string
+		if err := rows.Scan(&o); err != nil {
+			return nil, fmt.Errorf("locks: list owners: %w", err)
+		}
+		os = append(os, OwnerID(o))
+	}
+	return os, rows.Err()
+}
+
+// reapOwner closes every handle of o (running delete-on-close and
+// completing deletes) and deregisters o.
+func (tx *Tx) reapOwner(o OwnerID) error {
+	hs, err := scanHandles(tx.query(`SELECT `+handleCols+` FROM lk_handles WHERE owner = ? ORDER BY id`, string(o)))
+	if err != nil {
+		return fmt.Errorf("locks: handles of owner %s: %w", o, err)
+	}
+	for _, h := range hs {
+		if _, err := tx.closeRow(h); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.exec(`DELETE FROM lk_owners WHERE owner = ?`, string(o)); err != nil {
+		return fmt.Errorf("locks: deregister owner %s: %w", o, err)
+	}
+	if o != tx.t.owner {
+		tx.reaped = append(tx.reaped, o)
+	}
+	return nil
+}
+
+// closeRow closes handle h whoever owns it: its locks go, delete-on-close
+// marks the file, and the last handle of a delete-pending file removes it.
+func (tx *Tx) closeRow(h Handle) (CloseResult, error) {
+	if _, err := tx.exec(`DELETE FROM lk_locks WHERE file = ? AND handle = ?`, int64(h.File), int64(h.ID)); err != nil {
+		return CloseResult{}, fmt.Errorf("locks: close handle %d: %w", h.ID, err)
+	}
+	if _, err := tx.exec(`DELETE FROM lk_handles WHERE file = ? AND id = ?`, int64(h.File), int64(h.ID)); err != nil {
+		return CloseResult{}, fmt.Errorf("locks: close handle %d: %w", h.ID, err)
+	}
+	if h.Owner == tx.t.owner {
+		tx.t.forgetHandle(h.ID)
+	}
+	pending, lease, err := tx.loadFile(h.File)
+	if err != nil {
+		return CloseResult{}, err
+	}
+	if h.DeleteOnClose && !pending {
+		pending = true
+		if err := tx.storeFile(h.File, pending, lease); err != nil {
+			return CloseResult{}, err
+		}
+	}
+	if !pending {
+		return CloseResult{}, nil
+	}
+	var left int
+	if err := tx.tx.StmtContext(tx.ctx, mustStmt(tx, `SELECT count(*) FROM lk_handles WHERE file = ?`)).
+		QueryRowContext(tx.ctx, int64(h.File)).Scan(&left); err != nil {
+		return CloseResult{}, fmt.Errorf("locks: close handle %d: count handles of file %d: %w", h.ID, h.File, err)
+	}
+	if left > 0 {
+		return CloseResult{}, nil
+	}
+	if err := tx.removeFile(h.File); err != nil {
+		return CloseResult{}, fmt.Errorf("locks: close handle %d: %w", h.ID, err)
+	}
+	return CloseResult{Removed: true}, nil
+}
+
+// mustStmt is stmt for QueryRow call sites; a prepare error surfaces from
+// the statement's use (database/sql's Stmt with an error returns it).
+func mustStmt(tx *Tx, query string) *sql.Stmt {
+	s, err := tx.t.stmt(tx.ctx, query)
+	if err != nil {
+		// Preparing inside the transaction reports the same error on use.
+		s, _ = tx.tx.PrepareContext(tx.ctx, query)
+	}
+	return s
+}
+
+// removeFile completes a delete: the namespace's Remove, then the file's
+// lock state goes.
+func (tx *Tx) removeFile(file FileID) error {
+	if tx.t.opts.Remove != nil {
+		if err := tx.t.opts.Remove(tx.ctx, tx.tx, file); err != nil {
+			return fmt.Errorf("remove file %d: %w", file, err)
+		}
+	}
+	return tx.forget(file)
+}
+
+// Forget drops every trace of file (handles, locks, lease, pending mark),
+// for a file the namespace removed through REST.
+func (tx *Tx) Forget(file FileID) error {
+	if err := tx.mustWrite("Forget"); err != nil {
+		return err
+	}
+	return tx.forget(file)
+}
+
+func (tx *Tx) forget(file FileID) error {
+	for _, q := range []string{
+		`DELETE FROM lk_locks WHERE file = ?`,
+		`DELETE FROM lk_handles WHERE file = ?`,
+		`DELETE FROM lk_files WHERE file = ?`,
+	} {
+		if _, err := tx.exec(q, int64(file)); err != nil {
+			return fmt.Errorf("locks: forget file %d: %w", file, err)
+		}
+	}
+	return nil
+}
+
+// Handle returns one handle, of any owner. Errors: ErrHandleClosed.
+func (tx *Tx) Handle(id HandleID) (Handle, error) {
+	h, ok, err := tx.handleByID(id)
+	if err != nil {
+		return Handle{}, err
+	}
+	if !ok {
+		return Handle{}, fmt.Errorf("locks: handle %d: %w", id, ErrHandleClosed)
+	}
+	return h, nil
+}
+
+// ownHandle returns handle id if this owner holds it; another owner's
+// handle is ErrHandleClosed for op (only ForceClose reaches across owners).
+func (tx *Tx) ownHandle(id HandleID, op string) (Handle, error) {
+	h, err := tx.Handle(id)
+	if err != nil {
+		return Handle{}, fmt.Errorf("%s: %w", op, err)
+	}
+	if h.Owner != tx.t.owner {
+		return Handle{}, fmt.Errorf("locks: %s: handle %d belongs to owner %s: %w", op, id, h.Owner, ErrHandleClosed)
+	}
+	return h, nil
+}
+
+// Handles returns the handles open on file, in id order.
+func (tx *Tx) Handles(file FileID) ([]Handle, error) { return tx.loadHandles(file) }
+
+// AllHandles returns every handle in the table, in id order (List Handles on
+// a directory filters these by the namespace's subtree).
+func (tx *Tx) AllHandles() ([]Handle, error) {
+	hs, err := scanHandles(tx.query(`SELECT ` + handleCols + ` FROM lk_handles ORDER BY id`))
+	if err != nil {
+		return nil, fmt.Errorf("locks: all handles: %w", err)
+	}
+	return hs, nil
+}
+
+// Locks returns the byte-range locks on file, in the order they were taken.
+func (tx *Tx) Locks(file FileID) ([]ByteLock, error) {
+	ls, err := tx.loadLocks(file)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ByteLock, len(ls))
+	for i, l := range ls {
+		out[i] = l.ByteLock
+	}
+	return out, nil
+}
+
+// OpenHandle grants a handle if the MS-FSA sharing check (both directions),
+// the delete-pending state and an active lease (§4.4, A14) allow it.
+// Errors: ErrDeletePending, ErrSharingViolation (a *ConflictError naming
+// the handles in the way), ErrInvalidParameter for undefined access or
+// share bits. An open with no data access (attribute-only, or no access at
+// all) is checked only for delete-pending.
+func (tx *Tx) OpenHandle(req OpenRequest) (Handle, error) {
+	if err := tx.mustWrite("OpenHandle"); err != nil {
+		return Handle{}, err
+	}
+	if err := validateOpen(req); err != nil {
+		return Handle{}, err
+	}
+	if _, err := tx.decide(req.File, false, func(st *fileState) error { return decideOpen(st, req) }); err != nil {
+		return Handle{}, err
+	}
+	id, err := tx.newHandleID()
+	if err != nil {
+		return Handle{}, fmt.Errorf("locks: open file %d: %w", req.File, err)
+	}
+	now := tx.t.opts.Now()
+	if _, err := tx.exec(`INSERT INTO lk_handles(id, file, owner, access, share, open_share, delete_on_close, session, client_name, client_ip, open_time)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		id, int64(req.File), string(tx.t.owner), int64(req.Access), int64(req.Share), int64(req.Share),
+		req.DeleteOnClose, int64(req.SessionID), req.ClientName, req.ClientIP, now.UnixNano()); err != nil {
+		return Handle{}, fmt.Errorf("locks: open file %d: %w", req.File, err)
+	}
+	tx.t.rememberHandle(HandleID(id), req.File)
+	return Handle{
+		ID: HandleID(id), File: req.File, Owner: tx.t.owner, Access: req.Access,
+		Share: req.Share, OpenShare: req.Share, DeleteOnClose: req.DeleteOnClose,
+		SessionID: req.SessionID, ClientName: req.ClientName, ClientIP: req.ClientIP,
+		OpenTime: unixNano(now.UnixNano()),
+	}, nil
+}
+
+// newHandleID hands out the next id of this Table's reserved block,
+// reserving a new block in lk_meta when it runs out. The block becomes the
+// Table's only if the transaction commits.
+func (tx *Tx) newHandleID() (int64, error) {
+	if tx.nextID >= tx.idLimit {
+		var start int64
+		err := tx.tx.StmtContext(tx.ctx, mustStmt(tx, `INSERT INTO lk_meta(name, value) VALUES('next_handle', 1 + ?)
+			ON CONFLICT(name) DO UPDATE SET value = value + ? RETURNING value - ?`)).
+			QueryRowContext(tx.ctx, idBlock, idBlock, idBlock).Scan(&start)
+		if err != nil {
+			return 0, fmt.Errorf("reserve handle ids: %w", err)
+		}
+		tx.nextID, tx.idLimit = start, start+idBlock
+	}
+	id := tx.nextID
+	tx.nextID++
+	return id, nil
+}
+
+// CloseHandle closes a handle of this owner: its byte-range locks go, a
+// delete-on-close handle marks the file delete-pending, and if that leaves a
+// delete-pending file with no handles the file is removed (Options.Remove).
+// Errors: ErrHandleClosed for an unknown or force-closed id, or another
+// owner's handle.
+func (tx *Tx) CloseHandle(id HandleID) (CloseResult, error) {
+	if err := tx.mustWrite("CloseHandle"); err != nil {
+		return CloseResult{}, err
+	}
+	h, err := tx.ownHandle(id, "close")
+	if err != nil {
+		return CloseResult{}, err
+	}
+	return tx.closeRow(h)
+}
+
+// ForceClose closes a handle of any owner (Force Close Handles), with the
+// same effects as CloseHandle (locks go, delete-on-close runs, the last
+// handle of a delete-pending file removes it). It reports whether the
+// handle existed; an unknown id is (false, nil). The owner's next use of
+// the id gets ErrHandleClosed.
+func (tx *Tx) ForceClose(id HandleID) (bool, error) {
+	if err := tx.mustWrite("ForceClose"); err != nil {
+		return false, err
+	}
+	h, err := tx.Handle(id)
+	if errors.Is(err, ErrHandleClosed) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if _, err := tx.closeRow(h); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// Dispose sets (true) or clears (false) the delete disposition through a
+// handle of this owner (FileDispositionInformation, locking.md §2.1). Both
+// need DELETE access (ErrAccessDenied); setting also needs a file without
+// ReadOnly (ErrCannotDelete) and, for a directory, no children
+// (ErrDirectoryNotEmpty). Clearing does not cancel a delete-on-close
+// handle: its close marks the file again.
+func (tx *Tx) Dispose(id HandleID, deletePending bool, facts Facts) error {
+	if err := tx.mustWrite("Dispose"); err != nil {
+		return err
+	}
+	h, err := tx.ownHandle(id, "dispose")
+	if err != nil {
+		return err
+	}
+	if err := decideDispose(h, deletePending, facts); err != nil {
+		return err
+	}
+	pending, lease, err := tx.loadFile(h.File)
+	if err != nil {
+		return err
+	}
+	if pending == deletePending {
+		return nil
+	}
+	return tx.storeFile(h.File, deletePending, lease)
+}
+
+// DeletePending reports whether file is marked delete-pending.
+func (tx *Tx) DeletePending(file FileID) (bool, error) {
+	p, _, err := tx.loadFile(file)
+	return p, err
+}
+
+// UnlinkOpen is an unlink through the mount: the same as opening a handle
+// with DELETE access (share all), disposing it and closing it. It fails with
+// ErrDeletePending if already pending, ErrSharingViolation if a handle does
+// not share Delete (or the file is leased, A14), then ErrCannotDelete for
+// ReadOnly and ErrDirectoryNotEmpty for a non-empty directory. With no
+// other handle open the file is removed at once (Options.Remove runs) and
+// removed is true; otherwise the file is left delete-pending until its last
+// handle closes.
+func (tx *Tx) UnlinkOpen(file FileID, facts Facts) (removed bool, err error) {
+	if err := tx.mustWrite("UnlinkOpen"); err != nil {
+		return false, err
+	}
+	open := OpenRequest{File: file, Access: AccessDelete, Share: ShareAll}
+	st, err := tx.decide(file, false, func(st *fileState) error { return decideOpen(st, open) })
+	if err != nil {
+		return false, err
+	}
+	if err := decideDispose(Handle{File: file, Access: AccessDelete}, true, facts); err != nil {
+		return false, fmt.Errorf("unlink: %w", err)
+	}
+	if len(st.handles) == 0 {
+		if err := tx.removeFile(file); err != nil {
+			return false, fmt.Errorf("locks: unlink: %w", err)
+		}
+		return true, nil
+	}
+	return false, tx.storeFile(file, true, st.lease)
+}
+
+// Reshare changes a handle's current share mode (flock: LOCK_SH → ShareRead,
+// LOCK_EX → ShareNone, LOCK_UN → the open-time share mode), failing with
+// ErrSharingViolation if another open handle's access would conflict with
+// the new share mode, or the handle's access with theirs.
+func (tx *Tx) Reshare(id HandleID, share ShareMode) error {
+	if err := tx.mustWrite("Reshare"); err != nil {
+		return err
+	}
+	h, err := tx.ownHandle(id, "reshare")
+	if err != nil {
+		return err
+	}
+	if _, err := tx.decide(h.File, false, func(st *fileState) error { return decideReshare(st, id, share) }); err != nil {
+		return err
+	}
+	if _, err := tx.exec(`UPDATE lk_handles SET share = ? WHERE file = ? AND id = ?`, int64(share), int64(h.File), int64(id)); err != nil {
+		return fmt.Errorf("locks: reshare handle %d: %w", id, err)
+	}
+	return nil
+}
+
+// CheckREST decides a FileREST call in the order of locking.md §0.2:
+// ErrDeletePending; ErrSharingViolation (share modes; any handle for
+// OpDelete); lease errors (*LeaseError); ErrReadOnly (our placement, A5:
+// after the lease, before byte ranges); ErrLockConflict. Refusals by
+// handles are *ConflictError. It works in View and Update.
+//
+// The caller answers 404 itself before calling when the path is missing,
+// and clears Facts.ReadOnly when the request carries an ignore-readonly
+// header or itself clears the ReadOnly attribute.
+func (tx *Tx) CheckREST(req RESTRequest) error {
+	withLocks := req.Op == OpGetFile || req.Op == OpPutRange
+	_, err := tx.decide(req.File, withLocks, func(st *fileState) error { return decideREST(st, req) })
+	return err
+}
+
+// Lease runs one Lease File action (locking.md §4.2). Acquire is checked
+// against open handles both ways (§1.5, A3). It returns the lease id to
+// report: the new id for acquire and change, "" for release and break.
+// Errors: *LeaseError (409 codes), ErrSharingViolation, ErrDeletePending,
+// ErrInvalidParameter (unknown action; change without both ids; release
+// without an id).
+func (tx *Tx) Lease(req LeaseRequest) (string, error) {
+	if err := tx.mustWrite("Lease"); err != nil {
+		return "", err
+	}
+	var (
+		next LeaseInfo
+		id   string
+	)
+	st, err := tx.decide(req.File, false, func(st *fileState) error {
+		var err error
+		next, id, err = decideLease(st, req, tx.t.opts.NewLeaseID)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	if next != st.lease {
+		if err := tx.storeFile(req.File, st.pending, next); err != nil {
+			return "", err
+		}
+	}
+	return id, nil
+}
+
+// LeaseInfo returns a file's lease status.
+func (tx *Tx) LeaseInfo(file FileID) (LeaseInfo, error) {
+	_, l, err := tx.loadFile(file)
+	return l, err
+}
+
+// Lock takes an SMB byte-range lock for a handle of this owner (no
+// waiting). Errors: ErrLockNotGranted (a *ConflictError), ErrInvalidLockRange
+// (last byte past 2^64-1), ErrInvalidParameter (zero length, unknown kind),
+// ErrHandleClosed.
+func (tx *Tx) Lock(id HandleID, r Range, kind LockKind) error {
+	if err := tx.mustWrite("Lock"); err != nil {
+		return err
+	}
+	if !validKind(kind) {
+		return fmt.Errorf("locks: lock handle %d: kind %d: %w", id, int(kind), ErrInvalidParameter)
+	}
+	if err := validLockRange(r); err != nil {
+		return fmt.Errorf("locks: lock handle %d: %w", id, err)
+	}
+	h, err := tx.ownHandle(id, "lock")
+	if err != nil {
+		return err
+	}
+	who := lockRequester{handle: id, owner: h.Owner}
+	if _, err := tx.decide(h.File, true, func(st *fileState) error {
+		if l, ok := lockBlocker(st.locks, who, r, kind); ok {
+			return &ConflictError{Err: ErrLockNotGranted, File: h.File, Op: "lock", Handles: []HandleID{l.Handle}}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return tx.insertLock(h.File, ByteLock{Handle: id, Range: r, Kind: kind})
+}
+
+// Unlock removes exactly a range this handle locked with Lock
+// (ErrRangeNotLocked otherwise). When the handle holds both an exclusive
+// and a shared lock on that range, the exclusive one goes first.
+func (tx *Tx) Unlock(id HandleID, r Range) error {
+	if err := tx.mustWrite("Unlock"); err != nil {
+		return err
+	}
+	if err := validLockRange(r); err != nil {
+		return fmt.Errorf("locks: unlock handle %d: %w", id, err)
+	}
+	h, err := tx.ownHandle(id, "unlock")
+	if err != nil {
+		return err
+	}
+	res, err := tx.exec(`DELETE FROM lk_locks WHERE id = (SELECT id FROM lk_locks
+		WHERE file = ? AND handle = ? AND posix = 0 AND off = ? AND len = ? ORDER BY kind DESC, id LIMIT 1)`,
+		int64(h.File), int64(id), int64(r.Offset), int64(r.Length))
+	if err != nil {
+		return fmt.Errorf("locks: unlock handle %d %v: %w", id, r, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("locks: unlock handle %d %v: %w", id, r, err)
+	} else if n == 0 {
+		return fmt.Errorf("locks: unlock handle %d %v: %w", id, r, ErrRangeNotLocked)
+	}
+	return nil
+}
+
+// CheckIO decides a read or write through a handle against byte-range locks
+// (§3.2): the locks taken through this handle are its own. A zero-length
+// access never conflicts. Errors: ErrLockConflict (a *ConflictError),
+// ErrInvalidLockRange, ErrHandleClosed.
+func (tx *Tx) CheckIO(id HandleID, r Range, write bool) error {
+	return tx.checkIO(id, lockRequester{handle: id}, r, write)
+}
+
+// CheckIOKey is CheckIO for an I/O that carries a POSIX lock owner (FUSE
+// READ/WRITE with a lock owner): POSIX locks of this owner's key on the
+// file are its own too, whichever handle took them.
+func (tx *Tx) CheckIOKey(id HandleID, key uint64, r Range, write bool) error {
+	return tx.checkIO(id, lockRequester{handle: id, key: key, posix: true}, r, write)
+}
+
+func (tx *Tx) checkIO(id HandleID, who lockRequester, r Range, write bool) error {
+	h, err := tx.Handle(id)
+	if err != nil {
+		return fmt.Errorf("io: %w", err)
+	}
+	if !r.Valid() {
+		return fmt.Errorf("locks: io handle %d %v: %w", id, r, ErrInvalidLockRange)
+	}
+	if r.Length == 0 {
+		return nil
+	}
+	who.owner = h.Owner
+	_, err = tx.decide(h.File, true, func(st *fileState) error {
+		if hs := ioConflicts(st.locks, who, r, write); len(hs) > 0 {
+			op := "read"
+			if write {
+				op = "write"
+			}
+			return &ConflictError{Err: ErrLockConflict, File: h.File, Op: op, Handles: hs}
+		}
+		return nil
+	})
+	return err
+}
+
+// SetPOSIXLock applies an fcntl lock (F_SETLK) for lock owner key through a
+// handle, with POSIX semantics among that owner's own locks on the file
+// (a new lock replaces, an unlock splits; kind 0 unlocks) and the §3.2
+// conflict rules against everyone else's. The owner's locks are scoped by
+// (this Table's owner, key). Errors: ErrLockNotGranted (a *ConflictError),
+// ErrInvalidParameter (zero length, unknown kind), ErrInvalidLockRange,
+// ErrHandleClosed.
+func (tx *Tx) SetPOSIXLock(id HandleID, key uint64, r Range, kind LockKind) error {
+	if err := tx.mustWrite("SetPOSIXLock"); err != nil {
+		return err
+	}
+	if kind != 0 && !validKind(kind) {
+		return fmt.Errorf("locks: posix lock handle %d: kind %d: %w", id, int(kind), ErrInvalidParameter)
+	}
+	if err := validLockRange(r); err != nil {
+		return fmt.Errorf("locks: posix lock handle %d: %w", id, err)
+	}
+	h, err := tx.ownHandle(id, "posix lock")
+	if err != nil {
+		return err
+	}
+	who := lockRequester{handle: id, owner: h.Owner, key: key, posix: true}
+	st, err := tx.decide(h.File, true, func(st *fileState) error {
+		if kind == 0 {
+			return nil
+		}
+		if l, ok := lockBlocker(st.locks, who, r, kind); ok {
+			return &ConflictError{Err: ErrLockNotGranted, File: h.File, Op: "posix lock", Handles: []HandleID{l.Handle}}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var own []ByteLock
+	for _, l := range st.locks {
+		if l.POSIX && l.owner == h.Owner && l.Key == key {
+			own = append(own, l.ByteLock)
+			if _, err := tx.exec(`DELETE FROM lk_locks WHERE id = ?`, l.row); err != nil {
+				return fmt.Errorf("locks: posix lock handle %d: %w", id, err)
+			}
+		}
+	}
+	for _, l := range posixApply(own, id, key, r, kind) {
+		if err := tx.insertLock(h.File, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// GetPOSIXLock returns a lock that would block the given one (F_GETLK), or
+// ok=false if none would. Errors: ErrInvalidParameter, ErrInvalidLockRange,
+// ErrHandleClosed.
+func (tx *Tx) GetPOSIXLock(id HandleID, key uint64, r Range, kind LockKind) (ByteLock, bool, error) {
+	if !validKind(kind) {
+		return ByteLock{}, false, fmt.Errorf("locks: getlk handle %d: kind %d: %w", id, int(kind), ErrInvalidParameter)
+	}
+	if err := validLockRange(r); err != nil {
+		return ByteLock{}, false, fmt.Errorf("locks: getlk handle %d: %w", id, err)
+	}
+	h, err := tx.Handle(id)
+	if err != nil {
+		return ByteLock{}, false, fmt.Errorf("getlk: %w", err)
+	}
+	ls, err := tx.loadLocks(h.File)
+	if err != nil {
+		return ByteLock{}, false, err
+	}
+	l, ok := lockBlocker(ls, lockRequester{handle: id, owner: h.Owner, key: key, posix: true}, r, kind)
+	return l.ByteLock, ok, nil
+}
+
+// ReleasePOSIXLocks drops every POSIX lock of key on the handle's file (FUSE
+// FLUSH carries the lock owner; close(2) releases all of the process's locks
+// on the file), whichever of this owner's handles took them.
+func (tx *Tx) ReleasePOSIXLocks(id HandleID, key uint64) error {
+	if err := tx.mustWrite("ReleasePOSIXLocks"); err != nil {
+		return err
+	}
+	h, err := tx.ownHandle(id, "release posix locks")
+	if err != nil {
+		return err
+	}
+	_, err = tx.exec(`DELETE FROM lk_locks WHERE file = ? AND posix = 1 AND lkey = ?
+		AND handle IN (SELECT id FROM lk_handles WHERE file = ? AND owner = ?)`, int64(h.File), int64(key), int64(h.File), string(h.Owner))
+	if err != nil {
+		return fmt.Errorf("locks: release posix locks of handle %d key %d: %w", id, key, err)
+	}
+	return nil
+}

@@ -1,0 +1,5 @@
+package locks
+
+import "time"
+
+func unixNano(n int64) time.Time { return time.Unix(0, n) }
