@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/blobshare/blobshare/fs/fusefs"
+	"github.com/blobshare/blobshare/locks"
+	"github.com/blobshare/blobshare/rest"
+)
+
+// shutdownGrace bounds how long serve waits for in-flight REST requests
+// after SIGINT/SIGTERM.
+const shutdownGrace = 30 * time.Second
+
+func serveCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "serve",
+		Usage:     "serve the share over FileREST and, with --mount, a FUSE mount",
+		ArgsUsage: " ",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "data", Value: "./blobshare-data", Usage: "directory of the SQLite database and the local blob store (created if missing)"},
+			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:10003", Usage: "FileREST listen address (path-style URLs: http://ADDR/ACCOUNT/SHARE/PATH)"},
+			&cli.StringFlag{Name: "account", Value: rest.DevAccount, Usage: "storage account name"},
+			&cli.StringFlag{Name: "key", Value: rest.DevKey, Usage: "storage account key (base64); SharedKey and SAS are checked against it"},
+			&cli.BoolFlag{Name: "no-auth", Usage: "accept requests without SharedKey or SAS (development only)"},
+			&cli.StringFlag{Name: "mount", Usage: "also mount the account over FUSE at this directory (each share is a top-level directory)"},
+			&cli.StringFlag{Name: "share-mode", Value: "read,write,delete", Usage: "share mode given to FUSE opens (read,write,delete or none)"},
+			&cli.StringFlag{Name: "blob-backend", Usage: "where file content lives: file://DIR (default file://DATA/blobs) or azure://ACCOUNT/CONTAINER?endpoint=URL"},
+			&cli.BoolFlag{Name: "debug", Usage: "log at debug level"},
+		},
+		Action: runServe,
+	}
+}
+
+func runServe(c *cli.Context) error {
+	if c.Args().Present() {
+		return fmt.Errorf("serve takes no arguments (got %q)", c.Args().First())
+	}
+	logger := newLogger(c.Bool("debug"))
+	shareMode, err := locks.ParseShareMode(c.String("share-mode"))
+	if err != nil {
+		return fmt.Errorf("--share-mode: %w", err)
+	}
+	mountDir := c.String("mount")
+	if mountDir != "" {
+		if fi, err := os.Stat(mountDir); err != nil || !fi.IsDir() {
+			return fmt.Errorf("--mount %s: mount point must be an existing directory", mountDir)
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	ln, err := net.Listen("tcp", c.String("addr"))
+	if err != nil {
+		return fmt.Errorf("--addr: %w", err)
+	}
+	defer ln.Close()
+
+	dd, err := openDataDir(ctx, dataDirOptions{Path: c.String("data"), BlobBackend: c.String("blob-backend"), Logger: logger})
+	if err != nil {
+		return err
+	}
+	// A fresh context: the signal context is already done when we close.
+	defer func() {
+		if err := dd.Close(context.Background()); err != nil {
+			logger.Error("closing data directory", "err", err)
+		}
+	}()
+
+	handler, err := rest.New(rest.Config{
+		FS:          dd.FS,
+		Account:     c.String("account"),
+		Key:         c.String("key"),
+		DisableAuth: c.Bool("no-auth"),
+		Logger:      logger,
+	})
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 30 * time.Second,
+		MaxHeaderBytes:    1 << 20,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	var mounted *fusefs.Mounted
+	if mountDir != "" {
+		mounted, err = fusefs.Mount(ctx, mountDir, dd.FS, fusefs.Options{ShareMode: shareMode, Logger: logger})
+		if err != nil {
+			srv.Close()
+			return err
+		}
+	}
+
+	restURL := fmt.Sprintf("http://%s/%s", ln.Addr(), c.String("account"))
+	if mounted != nil {
+		logger.Info("blobshare serving", "rest", restURL, "mount", mounted.Dir(), "data", dd.Path)
+	} else {
+		logger.Info("blobshare serving", "rest", restURL, "mount", "none", "data", dd.Path)
+	}
+
+	select {
+	case <-ctx.Done():
+	case err := <-serveErr:
+		// Serve only returns on a listener failure: shut down and report it.
+		if mounted != nil {
+			mounted.Unmount()
+		}
+		return fmt.Errorf("REST server: %w", err)
+	}
+
+	logger.Info("blobshare stopping")
+	shutCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	var errs []error
+	if err := srv.Shutdown(shutCtx); err != nil {
+		errs = append(errs, fmt.Errorf("REST shutdown: %w", err))
+	}
+	if mounted != nil {
+		if err := mounted.Unmount(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// newLogger logs text to standard error, the stream a service manager keeps.
+func newLogger(debug bool) *slog.Logger {
+	level := slog.LevelInfo
+	if debug {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
