@@ -120,7 +120,10 @@
 //
 // Hard links, symlinks, device nodes and extended attributes (Azure Files
 // has none of them over FileREST): link and symlink answer ENOTSUP (go-fuse's
-// default for missing methods), getxattr ENOSYS. chmod only maps the write
-// bits to the SMB ReadOnly attribute; uid and gid are those of the mounting
-// process.
+// default for missing methods), getxattr ENOSYS. Modes are not stored:
+// like the Linux SMB client without Unix extensions (file_mode=0755,
+// dir_mode=0755) files show 0755, or 0555 with the SMB ReadOnly attribute,
+// and chmod only maps the write bits (no write bit left → ReadOnly, any
+// write bit → not ReadOnly). uid and gid are those of the mounting process;
+// chown is accepted and ignored.
 package fusefs

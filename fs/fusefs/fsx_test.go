@@ -41,15 +41,15 @@ func TestFSX(t *testing.T) {
 		t.Helper()
 		buf := make([]byte, n)
 		got, err := f.ReadAt(buf, int64(off))
-		want := 0
+		var want []byte
 		if off < len(model) {
-			want = min(n, len(model)-off)
+			want = model[off:min(off+n, len(model))]
 		}
-		if got != want {
-			fail("read %d@%d: %d bytes (err %v), want %d", n, off, got, err, want)
+		if got != len(want) {
+			fail("read %d@%d: %d bytes (err %v), want %d", n, off, got, err, len(want))
 		}
-		if !bytes.Equal(buf[:got], model[off:off+want]) {
-			fail("read %d@%d: content mismatch at byte %d", n, off, firstDiff(buf[:got], model[off:off+want])+off)
+		if !bytes.Equal(buf[:got], want) {
+			fail("read %d@%d: content mismatch at byte %d", n, off, firstDiff(buf[:got], want)+off)
 		}
 	}
 	renames := 0

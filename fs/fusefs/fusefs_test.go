@@ -304,7 +304,7 @@ func TestFlockBetweenProcesses(t *testing.T) {
 			return nil
 		case errors.As(err, &ee) && ee.ExitCode() == 75:
 			return syscall.EWOULDBLOCK
-		case strings.Contains(string(out), syscall.EBUSY.Error()):
+		case strings.Contains(strings.ToLower(string(out)), syscall.EBUSY.Error()):
 			return syscall.EBUSY
 		}
 		return errors.New(strings.TrimSpace(string(out)) + ": " + err.Error())

@@ -56,9 +56,11 @@ func (st *mountState) fillAttr(a fs.Attr, out *fuse.Attr) {
 		out.Nlink = 2
 		out.Size = 4096
 	} else {
-		out.Mode = syscall.S_IFREG | 0o644
+		// The Linux SMB client's default file_mode (no Unix extensions);
+		// ReadOnly takes the write bits away.
+		out.Mode = syscall.S_IFREG | 0o755
 		if a.Attributes&fs.AttrReadOnly != 0 {
-			out.Mode = syscall.S_IFREG | 0o444
+			out.Mode = syscall.S_IFREG | 0o555
 		}
 		out.Nlink = 1
 		if a.Unlinked {
