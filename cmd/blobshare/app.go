@@ -21,6 +21,7 @@ func newApp() *cli.App {
 		HideHelpCommand: true,
 		Commands: []*cli.Command{
 			serveCommand(),
+			mountCommand(),
 			versionCommand(),
 		},
 		Action: func(c *cli.Context) error {
