@@ -79,12 +79,12 @@ func TestSharingCheckRows(t *testing.T) {
 func TestSharingWorkedExamples(t *testing.T) {
 	tab := openTable(t, "", Options{})
 	cases := []struct {
-		name             string
-		aAcc             Access
-		aShare           ShareMode
-		bAcc             Access
-		bShare           ShareMode
-		bFails           bool
+		name   string
+		aAcc   Access
+		aShare ShareMode
+		bAcc   Access
+		bShare ShareMode
+		bFails bool
 	}{
 		{"A Read/share Write, B Write/share Read: both open", rd, ShareWrite, wr, ShareRead, false},
 		{"A Write/share Read, B Write/share Write: B fails (row 2)", wr, ShareRead, wr, ShareWrite, true},
