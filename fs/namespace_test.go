@@ -1,0 +1,423 @@
+package fs
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/blobshare/blobshare/locks"
+)
+
+func TestValidateName(t *testing.T) {
+	tests := []struct {
+		name string
+		want error
+	}{
+		{"a.txt", nil},
+		{"with space", nil},
+		{"ünïcödé", nil},
+		{"trailing.", nil},
+		{"", ErrInvalidName},
+		{".", ErrInvalidName},
+		{"..", ErrInvalidName},
+		{"a/b", ErrInvalidName},
+		{`a\b`, ErrInvalidName},
+		{"a:b", ErrInvalidName},
+		{"a|b", ErrInvalidName},
+		{"a<b", ErrInvalidName},
+		{"a>b", ErrInvalidName},
+		{"a*b", ErrInvalidName},
+		{"a?b", ErrInvalidName},
+		{`a"b`, ErrInvalidName},
+		{"a\x01b", ErrInvalidName},
+		{"CON", ErrInvalidName},
+		{"con.txt", ErrInvalidName},
+		{"LPT1", ErrInvalidName},
+		{"CONSOLE", nil},
+		{strings.Repeat("x", 255), nil},
+		{strings.Repeat("x", 256), ErrNameTooLong},
+		{string([]byte{0xff, 0xfe}), ErrInvalidName},
+	}
+	for _, tt := range tests {
+		err := ValidateName(tt.name)
+		if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+			t.Errorf("ValidateName(%q) = %v, want %v", tt.name, err, tt.want)
+		}
+	}
+	if err := ValidateName(strings.Repeat("x", 256)); !errors.Is(err, ErrInvalidName) {
+		t.Errorf("a too-long name should also match ErrInvalidName: %v", err)
+	}
+}
+
+func TestValidateShareName(t *testing.T) {
+	tests := []struct {
+		name string
+		ok   bool
+	}{
+		{"abc", true}, {"my-share-1", true}, {"ab", false}, {strings.Repeat("a", 63), true},
+		{strings.Repeat("a", 64), false}, {"Abc", false}, {"-abc", false}, {"abc-", false},
+		{"a--b", false}, {"a_b", false}, {"a.b", false},
+	}
+	for _, tt := range tests {
+		if err := ValidateShareName(tt.name); (err == nil) != tt.ok {
+			t.Errorf("ValidateShareName(%q) = %v, want ok=%v", tt.name, err, tt.ok)
+		}
+	}
+}
+
+func TestAttributesRoundTrip(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Attributes
+		str  string
+	}{
+		{"None", 0, "None"},
+		{"ReadOnly|Archive", AttrReadOnly | AttrArchive, "ReadOnly|Archive"},
+		{"readonly, hidden ,SYSTEM", AttrReadOnly | AttrHidden | AttrSystem, "ReadOnly|Hidden|System"},
+		{"Directory", AttrDirectory, "Directory"},
+		{"Temporary|Offline|NotContentIndexed|NoScrubData", AttrTemporary | AttrOffline | AttrNotContentIndexed | AttrNoScrubData, "Temporary|Offline|NotContentIndexed|NoScrubData"},
+	}
+	for _, tt := range tests {
+		got, err := ParseAttributes(tt.in)
+		if err != nil || got != tt.want || got.String() != tt.str {
+			t.Errorf("ParseAttributes(%q) = %v (%s), %v; want %v (%s)", tt.in, got, got, err, tt.want, tt.str)
+		}
+	}
+	for _, bad := range []string{"", "Bogus", "ReadOnly|Nope"} {
+		if _, err := ParseAttributes(bad); !errors.Is(err, ErrInvalidArg) {
+			t.Errorf("ParseAttributes(%q) = %v, want ErrInvalidArg", bad, err)
+		}
+	}
+}
+
+func TestCaseInsensitiveCasePreserving(t *testing.T) {
+	e := newEnv(t)
+	sh := e.share("docs")
+	h, a, err := e.fs.Create(ctxBG, CreateRequest{Parent: sh, Name: "ReadMe.TXT", Exclusive: true, Open: OpenOptions{Access: rw, Share: allShare}})
+	mustNil(t, err, "create")
+	mustNil(t, h.Close(ctxBG), "close")
+
+	for _, n := range []string{"readme.txt", "README.TXT", "ReadMe.TXT", "rEaDmE.tXt"} {
+		got, err := e.fs.Lookup(ctxBG, sh, n)
+		if err != nil || got.ID != a.ID || got.Name != "ReadMe.TXT" {
+			t.Errorf("Lookup(%q) = %+v, %v; want id %d with the created case", n, got.ID, err, a.ID)
+		}
+		st, _, err := e.fs.Stat(ctxBG, "docs/"+n, "")
+		if err != nil || st.ID != a.ID {
+			t.Errorf("Stat(docs/%s) = %d, %v", n, st.ID, err)
+		}
+	}
+	// A second name differing only in case collides, for files and directories.
+	_, _, err = e.fs.Create(ctxBG, CreateRequest{Parent: sh, Name: "README.txt", Exclusive: true, Open: OpenOptions{Access: rw, Share: allShare}})
+	wantErr(t, err, ErrExist, "create README.txt")
+	_, err = e.fs.Mkdir(ctxBG, sh, "readme.TXT")
+	wantErr(t, err, ErrExist, "mkdir readme.TXT")
+	_, err = e.fs.CreateDirectory(ctxBG, CreateDirectoryRequest{Path: "docs/README.TXT"})
+	wantErr(t, err, ErrExist, "REST create directory over a file")
+
+	ents, err := e.fs.ReadDir(ctxBG, sh)
+	mustNil(t, err, "readdir")
+	if len(ents) != 1 || ents[0].Name != "ReadMe.TXT" {
+		t.Fatalf("readdir = %+v", ents)
+	}
+}
+
+func TestIDsStableAcrossRename(t *testing.T) {
+	e := newEnv(t)
+	sh := e.share("data")
+	d1, err := e.fs.Mkdir(ctxBG, sh, "d1")
+	mustNil(t, err, "mkdir d1")
+	d2, err := e.fs.Mkdir(ctxBG, sh, "d2")
+	mustNil(t, err, "mkdir d2")
+	e.putFile("data/d1/f", []byte("hello"))
+	f, err := e.fs.Lookup(ctxBG, d1.ID, "f")
+	mustNil(t, err, "lookup")
+
+	mustNil(t, e.fs.Rename(ctxBG, RenameRequest{OldParent: d1.ID, OldName: "f", NewParent: d2.ID, NewName: "g"}), "rename")
+	g, err := e.fs.Lookup(ctxBG, d2.ID, "g")
+	mustNil(t, err, "lookup g")
+	if g.ID != f.ID || g.Parent != d2.ID || g.Path != "data/d2/g" {
+		t.Fatalf("after rename: %+v, want id %d in d2", g, f.ID)
+	}
+	if _, err := e.fs.Lookup(ctxBG, d1.ID, "f"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("old name still there: %v", err)
+	}
+	if got := string(e.content("data/d2/g")); got != "hello" {
+		t.Fatalf("content after rename %q", got)
+	}
+	// Ids are never reused: a new file gets a bigger id.
+	mustNil(t, e.fs.Unlink(ctxBG, d2.ID, "g"), "unlink")
+	e.putFile("data/d2/g", nil)
+	g2, _ := e.fs.Lookup(ctxBG, d2.ID, "g")
+	if g2.ID <= g.ID {
+		t.Fatalf("id reused or smaller: %d after %d", g2.ID, g.ID)
+	}
+	// Directory rename keeps the subtree.
+	mustNil(t, e.fs.Rename(ctxBG, RenameRequest{OldParent: sh, OldName: "d2", NewParent: d1.ID, NewName: "inner"}), "rename dir")
+	st, _, err := e.fs.Stat(ctxBG, "data/d1/inner/g", "")
+	mustNil(t, err, "stat moved subtree")
+	if st.ID != g2.ID {
+		t.Fatalf("moved subtree has id %d, want %d", st.ID, g2.ID)
+	}
+	// Into its own subtree: refused.
+	err = e.fs.Rename(ctxBG, RenameRequest{OldParent: sh, OldName: "d1", NewParent: d2.ID, NewName: "x"})
+	wantErr(t, err, ErrInvalidArg, "rename into own subtree")
+}
+
+func TestRenameReplaceAtomic(t *testing.T) {
+	e := newEnv(t)
+	sh := e.share("data")
+	e.putFile("data/a", []byte("AAA"))
+	e.putFile("data/b", []byte("BBBB"))
+	a, _ := e.fs.Lookup(ctxBG, sh, "a")
+
+	err := e.fs.Rename(ctxBG, RenameRequest{OldParent: sh, OldName: "a", NewParent: sh, NewName: "b", NoReplace: true})
+	wantErr(t, err, ErrExist, "RENAME_NOREPLACE")
+	mustNil(t, e.fs.Rename(ctxBG, RenameRequest{OldParent: sh, OldName: "a", NewParent: sh, NewName: "B"}), "rename over")
+	b, err := e.fs.Lookup(ctxBG, sh, "b")
+	mustNil(t, err, "lookup")
+	if b.ID != a.ID || b.Name != "B" || string(e.content("data/b")) != "AAA" {
+		t.Fatalf("after replace: %+v %q", b, e.content("data/b"))
+	}
+	ents, _ := e.fs.ReadDir(ctxBG, sh)
+	if len(ents) != 1 {
+		t.Fatalf("entries after replace: %+v", ents)
+	}
+	// Only the case changes.
+	mustNil(t, e.fs.Rename(ctxBG, RenameRequest{OldParent: sh, OldName: "b", NewParent: sh, NewName: "bb"}), "rename")
+	mustNil(t, e.fs.Rename(ctxBG, RenameRequest{OldParent: sh, OldName: "bb", NewParent: sh, NewName: "BB"}), "case-only rename")
+	got, _ := e.fs.Lookup(ctxBG, sh, "bb")
+	if got.Name != "BB" {
+		t.Fatalf("case-only rename kept %q", got.Name)
+	}
+	// Cross-share rename refused.
+	sh2 := e.share("other")
+	err = e.fs.Rename(ctxBG, RenameRequest{OldParent: sh, OldName: "BB", NewParent: sh2, NewName: "x"})
+	wantErr(t, err, ErrCrossShare, "cross-share")
+}
+
+func TestSharesAndDirectories(t *testing.T) {
+	e := newEnv(t)
+	_, err := e.fs.CreateShare(ctxBG, ShareRequest{Name: "Bad_Name"})
+	wantErr(t, err, ErrInvalidName, "bad share name")
+	a, err := e.fs.CreateShare(ctxBG, ShareRequest{Name: "s1", Metadata: map[string]string{"k": "v"}})
+	wantErr(t, err, ErrInvalidName, "short share name")
+	_ = a
+	s, err := e.fs.CreateShare(ctxBG, ShareRequest{Name: "share1", Metadata: map[string]string{"k": "v"}})
+	mustNil(t, err, "create share")
+	if s.QuotaGiB != DefaultQuotaGiB || s.Metadata["k"] != "v" || s.Kind != KindShare {
+		t.Fatalf("share attrs %+v", s)
+	}
+	_, err = e.fs.CreateShare(ctxBG, ShareRequest{Name: "share1"})
+	wantErr(t, err, ErrShareExist, "duplicate share")
+	for _, n := range []string{"share2", "other", "share3"} {
+		e.share(n)
+	}
+	res, err := e.fs.ListShares(ctxBG, ListRequest{Prefix: "share", MaxResults: 2})
+	mustNil(t, err, "list shares")
+	if len(res.Shares) != 2 || res.Shares[0].Name != "share1" || res.Shares[1].Name != "share2" || res.NextMarker != "share3" {
+		t.Fatalf("page 1: %+v next %q", res.Shares, res.NextMarker)
+	}
+	res, err = e.fs.ListShares(ctxBG, ListRequest{Prefix: "share", Marker: res.NextMarker, MaxResults: 2})
+	mustNil(t, err, "list shares 2")
+	if len(res.Shares) != 1 || res.Shares[0].Name != "share3" || res.NextMarker != "" {
+		t.Fatalf("page 2: %+v next %q", res.Shares, res.NextMarker)
+	}
+	s2, err := e.fs.SetShareQuota(ctxBG, "share1", 10)
+	mustNil(t, err, "quota")
+	if s2.QuotaGiB != 10 || s2.ETag == s.ETag {
+		t.Fatalf("quota change: %+v", s2)
+	}
+	_, err = e.fs.SetShareQuota(ctxBG, "share1", 0)
+	wantErr(t, err, ErrInvalidArg, "zero quota")
+
+	// Directories.
+	_, err = e.fs.CreateDirectory(ctxBG, CreateDirectoryRequest{Path: "nosuch/d"})
+	wantErr(t, err, ErrShareNotFound, "dir in missing share")
+	_, err = e.fs.CreateDirectory(ctxBG, CreateDirectoryRequest{Path: "share1/a/b"})
+	wantErr(t, err, ErrParentNotFound, "dir in missing parent")
+	d, err := e.fs.CreateDirectory(ctxBG, CreateDirectoryRequest{Path: "share1/a", Metadata: map[string]string{"x": "1"}})
+	mustNil(t, err, "create dir")
+	if d.Attributes != AttrDirectory || d.Metadata["x"] != "1" {
+		t.Fatalf("dir attrs %+v", d)
+	}
+	_, err = e.fs.CreateDirectory(ctxBG, CreateDirectoryRequest{Path: "share1/A"})
+	wantErr(t, err, ErrExist, "dir exists (case-insensitive)")
+	for _, n := range []string{"c", "b", "B2", "a/inner"} {
+		_, err := e.fs.CreateDirectory(ctxBG, CreateDirectoryRequest{Path: "share1/" + n})
+		mustNil(t, err, "create "+n)
+	}
+	e.putFile("share1/b1.txt", []byte("x"))
+	l, err := e.fs.ListDirectory(ctxBG, "share1", ListRequest{MaxResults: 3})
+	mustNil(t, err, "list")
+	names := func(as []Attr) []string {
+		var s []string
+		for _, a := range as {
+			s = append(s, a.Name)
+		}
+		return s
+	}
+	if got := strings.Join(names(l.Entries), ","); got != "a,b,b1.txt" || l.NextMarker == "" {
+		t.Fatalf("list page 1 = %s next %q", got, l.NextMarker)
+	}
+	l, err = e.fs.ListDirectory(ctxBG, "share1", ListRequest{MaxResults: 3, Marker: l.NextMarker})
+	mustNil(t, err, "list 2")
+	if got := strings.Join(names(l.Entries), ","); got != "B2,c" || l.NextMarker != "" {
+		t.Fatalf("list page 2 = %s next %q", got, l.NextMarker)
+	}
+	l, err = e.fs.ListDirectory(ctxBG, "share1", ListRequest{Prefix: "B"})
+	mustNil(t, err, "list prefix")
+	if got := strings.Join(names(l.Entries), ","); got != "b,b1.txt,B2" {
+		t.Fatalf("list prefix = %s", got)
+	}
+	err = e.fs.DeleteDirectory(ctxBG, "share1/a")
+	wantErr(t, err, ErrNotEmpty, "delete non-empty dir")
+	mustNil(t, e.fs.DeleteDirectory(ctxBG, "share1/a/inner"), "delete inner")
+	mustNil(t, e.fs.DeleteDirectory(ctxBG, "share1/a"), "delete a")
+	_, _, err = e.fs.Stat(ctxBG, "share1/a", "")
+	wantErr(t, err, ErrNotFound, "deleted dir")
+	err = e.fs.DeleteDirectory(ctxBG, "share1/b1.txt")
+	wantErr(t, err, ErrNotDir, "delete dir on a file")
+
+	// Metadata and properties on a directory.
+	md := map[string]string{"a": "b"}
+	d3, err := e.fs.SetMetadata(ctxBG, "share1/c", md, "")
+	mustNil(t, err, "dir metadata")
+	if d3.Metadata["a"] != "b" {
+		t.Fatalf("metadata %+v", d3.Metadata)
+	}
+	hidden := AttrHidden
+	d4, err := e.fs.SetProperties(ctxBG, SetPropertiesRequest{Path: "share1/c", Props: SMBProperties{Attributes: &hidden}})
+	mustNil(t, err, "dir props")
+	if d4.Attributes != AttrHidden|AttrDirectory {
+		t.Fatalf("dir attributes %v", d4.Attributes)
+	}
+	// Delete share removes everything.
+	mustNil(t, e.fs.DeleteShare(ctxBG, "share1"), "delete share")
+	_, err = e.fs.GetShare(ctxBG, "share1")
+	wantErr(t, err, ErrShareNotFound, "deleted share")
+	_, _, err = e.fs.Stat(ctxBG, "share1/b1.txt", "")
+	wantErr(t, err, ErrShareNotFound, "file in deleted share")
+}
+
+func TestMountRootHoldsShares(t *testing.T) {
+	e := newEnv(t)
+	a, err := e.fs.Mkdir(ctxBG, RootID, "viamount")
+	mustNil(t, err, "mkdir at root")
+	if a.Kind != KindShare {
+		t.Fatalf("mkdir at root made %v", a.Kind)
+	}
+	_, err = e.fs.Mkdir(ctxBG, RootID, "Not_A_Share")
+	wantErr(t, err, ErrInvalidName, "bad share via mkdir")
+	_, _, err = e.fs.Create(ctxBG, CreateRequest{Parent: RootID, Name: "file", Open: OpenOptions{Access: rw, Share: allShare}})
+	wantErr(t, err, ErrInvalidArg, "file at root")
+	ents, err := e.fs.ReadDir(ctxBG, RootID)
+	mustNil(t, err, "readdir root")
+	if len(ents) != 1 || ents[0].Name != "viamount" {
+		t.Fatalf("root entries %+v", ents)
+	}
+	mustNil(t, e.fs.Rmdir(ctxBG, RootID, "viamount"), "rmdir share")
+	if _, err := e.fs.GetShare(ctxBG, "viamount"); !errors.Is(err, ErrShareNotFound) {
+		t.Fatalf("share still there: %v", err)
+	}
+}
+
+func TestUnlinkWhileOpen(t *testing.T) {
+	e := newEnv(t)
+	sh := e.share("data")
+	e.putFile("data/f", []byte("old content"))
+	f, _ := e.fs.Lookup(ctxBG, sh, "f")
+	h, err := e.fs.Open(ctxBG, f.ID, OpenOptions{Access: locks.AccessRead, Share: allShare})
+	mustNil(t, err, "open")
+
+	mustNil(t, e.fs.Unlink(ctxBG, sh, "f"), "unlink")
+	// The name left the mount at once...
+	_, err = e.fs.Lookup(ctxBG, sh, "f")
+	wantErr(t, err, ErrNotFound, "lookup after unlink")
+	if ents, _ := e.fs.ReadDir(ctxBG, sh); len(ents) != 0 {
+		t.Fatalf("readdir after unlink: %+v", ents)
+	}
+	// ...REST sees it delete-pending, in list it is left out...
+	_, _, err = e.fs.Stat(ctxBG, "data/f", "")
+	wantErr(t, err, locks.ErrDeletePending, "REST stat of pending file")
+	_, err = e.get("data/f")
+	wantErr(t, err, locks.ErrDeletePending, "REST get of pending file")
+	if l, _ := e.fs.ListDirectory(ctxBG, "data", ListRequest{}); len(l.Entries) != 0 {
+		t.Fatalf("list shows pending file: %+v", l.Entries)
+	}
+	// ...the handle still reads it, fstat works...
+	buf := make([]byte, 32)
+	n, _ := h.ReadAt(ctxBG, buf, 0)
+	if string(buf[:n]) != "old content" {
+		t.Fatalf("read through open handle: %q", buf[:n])
+	}
+	ga, err := e.fs.GetAttr(ctxBG, f.ID)
+	if err != nil || !ga.Unlinked || ga.Size != 11 {
+		t.Fatalf("getattr of unlinked: %+v %v", ga, err)
+	}
+	// ...and the same name can be created again on the mount.
+	h2, a2, err := e.fs.Create(ctxBG, CreateRequest{Parent: sh, Name: "f", Exclusive: true, Open: OpenOptions{Access: rw, Share: allShare}})
+	mustNil(t, err, "recreate name")
+	if a2.ID == f.ID {
+		t.Fatal("recreated file has the old id")
+	}
+	mustNil(t, h2.Close(ctxBG), "close new")
+	// REST now sees the live file, not the pending one.
+	st, _, err := e.fs.Stat(ctxBG, "data/f", "")
+	if err != nil || st.ID != a2.ID {
+		t.Fatalf("REST stat with a live name: %d %v", st.ID, err)
+	}
+	// Last close removes the old file and its blob.
+	mustNil(t, h.Close(ctxBG), "close old")
+	if _, err := e.fs.GetAttr(ctxBG, f.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("old file after last close: %v", err)
+	}
+	if _, err := e.store.Stat(ctxBG, blobKey(f.ID)); err == nil {
+		t.Fatal("blob of removed file still there")
+	}
+}
+
+func TestUnlinkPendingNameGoesAfterLastClose(t *testing.T) {
+	e := newEnv(t)
+	sh := e.share("data")
+	e.putFile("data/f", []byte("x"))
+	f, _ := e.fs.Lookup(ctxBG, sh, "f")
+	h, err := e.fs.Open(ctxBG, f.ID, OpenOptions{Access: locks.AccessRead, Share: allShare})
+	mustNil(t, err, "open")
+	mustNil(t, e.fs.Unlink(ctxBG, sh, "f"), "unlink")
+	_, _, err = e.fs.Stat(ctxBG, "data/f", "")
+	wantErr(t, err, locks.ErrDeletePending, "pending")
+	mustNil(t, h.Close(ctxBG), "close")
+	_, _, err = e.fs.Stat(ctxBG, "data/f", "")
+	wantErr(t, err, ErrNotFound, "after last close")
+}
+
+func TestRenameOverOpenFile(t *testing.T) {
+	e := newEnv(t)
+	sh := e.share("data")
+	e.putFile("data/target", []byte("target data"))
+	e.putFile("data/src", []byte("new"))
+	tgt, _ := e.fs.Lookup(ctxBG, sh, "target")
+	h, err := e.fs.Open(ctxBG, tgt.ID, OpenOptions{Access: locks.AccessRead, Share: allShare})
+	mustNil(t, err, "open target")
+	mustNil(t, e.fs.Rename(ctxBG, RenameRequest{OldParent: sh, OldName: "src", NewParent: sh, NewName: "target"}), "rename over open")
+	if got := string(e.content("data/target")); got != "new" {
+		t.Fatalf("target now %q", got)
+	}
+	buf := make([]byte, 64)
+	n, _ := h.ReadAt(ctxBG, buf, 0)
+	if string(buf[:n]) != "target data" {
+		t.Fatalf("open handle of replaced file reads %q", buf[:n])
+	}
+	mustNil(t, h.Close(ctxBG), "close")
+	if _, err := e.fs.GetAttr(ctxBG, tgt.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("replaced file after last close: %v", err)
+	}
+	// A handle that does not share delete blocks the rename of its file.
+	src, _ := e.fs.Lookup(ctxBG, sh, "target")
+	h2, err := e.fs.Open(ctxBG, src.ID, OpenOptions{Access: locks.AccessRead, Share: locks.ShareRead})
+	mustNil(t, err, "open no-delete-share")
+	err = e.fs.Rename(ctxBG, RenameRequest{OldParent: sh, OldName: "target", NewParent: sh, NewName: "moved"})
+	wantErr(t, err, locks.ErrSharingViolation, "rename of a file held without share-delete")
+	mustNil(t, h2.Close(ctxBG), "close")
+}
