@@ -172,4 +172,3 @@ func TestCanonicalizedResource(t *testing.T) {
 		t.Errorf("empty path: %q", got)
 	}
 }
-
