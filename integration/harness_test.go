@@ -22,6 +22,9 @@ import (
 var blobshareBin string
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(helperEnv); mode != "" {
+		os.Exit(runHelper(mode, os.Args[len(os.Args)-1]))
+	}
 	os.Exit(runTests(m))
 }
 
