@@ -3,8 +3,8 @@ package local
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
