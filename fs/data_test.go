@@ -1,0 +1,441 @@
+package fs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/blobshare/blobshare/blobstore"
+	"github.com/blobshare/blobshare/locks"
+)
+
+// readAll reads a whole file through a handle.
+func readAll(t testing.TB, h *Handle) []byte {
+	t.Helper()
+	size, err := h.Size(ctxBG)
+	mustNil(t, err, "size")
+	buf := make([]byte, size)
+	n, err := h.ReadAt(ctxBG, buf, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		t.Fatalf("read: %v", err)
+	}
+	return buf[:n]
+}
+
+func TestHandleWriteReadRanges(t *testing.T) {
+	const B = BlockSize
+	tests := []struct {
+		name   string
+		writes []struct{ off, n int }
+	}{
+		{"small at start", []struct{ off, n int }{{0, 10}}},
+		{"one whole block", []struct{ off, n int }{{0, B}}},
+		{"across a block boundary", []struct{ off, n int }{{B - 5, 10}}},
+		{"three blocks and a bit", []struct{ off, n int }{{0, 3*B + 17}}},
+		{"hole before data", []struct{ off, n int }{{2*B + 3, 100}}},
+		{"overlapping writes", []struct{ off, n int }{{100, 1000}, {50, 100}, {900, 300}}},
+		{"backwards", []struct{ off, n int }{{2 * B, 10}, {B, 10}, {0, 10}}},
+		{"rewrite a staged whole block", []struct{ off, n int }{{0, B}, {10, 20}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.share("data")
+			h := e.mustOpen("data/f", rw, allShare, DispositionCreate)
+			var model []byte
+			for i, w := range tt.writes {
+				p := pattern(w.n, byte(i+1))
+				_, err := h.WriteAt(ctxBG, p, int64(w.off))
+				mustNil(t, err, "write")
+				if end := w.off + w.n; end > len(model) {
+					model = append(model, make([]byte, end-len(model))...)
+				}
+				copy(model[w.off:], p)
+			}
+			// Read-your-writes before any flush.
+			if got := readAll(t, h); !bytes.Equal(got, model) {
+				t.Fatalf("handle read before flush differs (len %d vs %d)", len(got), len(model))
+			}
+			mustNil(t, h.Close(ctxBG), "close")
+			if got := e.content("data/f"); !bytes.Equal(got, model) {
+				t.Fatalf("REST read after close differs (len %d vs %d)", len(got), len(model))
+			}
+			// Ranged REST reads at the edges.
+			for _, r := range []struct{ off, n int64 }{{0, 1}, {int64(len(model)) - 1, 1}, {B - 1, 2}, {3, 5}} {
+				if r.off < 0 || r.off+r.n > int64(len(model)) {
+					continue
+				}
+				fr, err := e.fs.GetFile(ctxBG, GetFileRequest{Path: "data/f", Offset: r.off, Length: r.n, Ranged: true})
+				mustNil(t, err, "ranged get")
+				got, _ := io.ReadAll(fr)
+				fr.Close()
+				if !bytes.Equal(got, model[r.off:r.off+r.n]) {
+					t.Fatalf("range %d+%d = %v want %v", r.off, r.n, got, model[r.off:r.off+r.n])
+				}
+			}
+		})
+	}
+}
+
+func TestUnflushedWritesInvisibleToOthers(t *testing.T) {
+	e := newEnv(t)
+	e.share("data")
+	e.putFile("data/f", []byte("0123456789"))
+	w := e.mustOpen("data/f", rw, allShare, DispositionOpen)
+	r := e.mustOpen("data/f", locks.AccessRead, allShare, DispositionOpen)
+	_, err := w.WriteAt(ctxBG, []byte("AB"), 2)
+	mustNil(t, err, "write")
+	if got := readAll(t, r); string(got) != "0123456789" {
+		t.Fatalf("other handle sees unflushed write: %q", got)
+	}
+	if got := string(e.content("data/f")); got != "0123456789" {
+		t.Fatalf("REST sees unflushed write: %q", got)
+	}
+	mustNil(t, w.Flush(ctxBG), "flush")
+	if got := readAll(t, r); string(got) != "01AB456789" {
+		t.Fatalf("after flush other handle reads %q", got)
+	}
+	mustNil(t, w.Close(ctxBG), "close w")
+	mustNil(t, r.Close(ctxBG), "close r")
+	// Closing twice is an error, not a panic.
+	wantErr(t, w.Close(ctxBG), locks.ErrHandleClosed, "double close")
+	_, err = w.WriteAt(ctxBG, []byte("x"), 0)
+	wantErr(t, err, locks.ErrHandleClosed, "write after close")
+}
+
+func TestTruncateExtendSparse(t *testing.T) {
+	e := newEnv(t)
+	sh := e.share("data")
+	e.putFile("data/f", pattern(BlockSize+100, 1))
+	f, _ := e.fs.Lookup(ctxBG, sh, "f")
+
+	// Shrink into the first block: the blob is cut.
+	n := int64(1000)
+	a, err := e.fs.Setattr(ctxBG, f.ID, SetattrRequest{Size: &n})
+	mustNil(t, err, "shrink")
+	if a.Size != 1000 {
+		t.Fatalf("size %d", a.Size)
+	}
+	info, err := e.store.Stat(ctxBG, blobKey(f.ID))
+	mustNil(t, err, "stat blob")
+	if info.Size != 1000 {
+		t.Fatalf("blob size after shrink %d", info.Size)
+	}
+	// Grow to 1 TiB: nothing is written.
+	tib := int64(1) << 40
+	_, err = e.fs.Setattr(ctxBG, f.ID, SetattrRequest{Size: &tib})
+	mustNil(t, err, "grow")
+	info, _ = e.store.Stat(ctxBG, blobKey(f.ID))
+	if info.Size != 1000 {
+		t.Fatalf("blob grew to %d on a sparse extend", info.Size)
+	}
+	// Old bytes past the shrink point read as zeros, not old data.
+	fr, err := e.fs.GetFile(ctxBG, GetFileRequest{Path: "data/f", Offset: 990, Length: 30, Ranged: true})
+	mustNil(t, err, "get")
+	got, _ := io.ReadAll(fr)
+	fr.Close()
+	want := append(pattern(1000, 1)[990:], make([]byte, 20)...)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("read across the old end: %v want %v", got, want)
+	}
+	// The far end reads as zeros.
+	fr, err = e.fs.GetFile(ctxBG, GetFileRequest{Path: "data/f", Offset: tib - 10, Length: 10, Ranged: true})
+	mustNil(t, err, "get far")
+	got, _ = io.ReadAll(fr)
+	fr.Close()
+	if !bytes.Equal(got, make([]byte, 10)) {
+		t.Fatalf("far end %v", got)
+	}
+	// A write past several blocks of hole inside a 1 TiB file: holes are
+	// zero-block references, the blob holds 4 blocks only.
+	h := e.mustOpen("data/f", rw, allShare, DispositionOpen)
+	_, err = h.WriteAt(ctxBG, []byte("far"), 3*BlockSize+5)
+	mustNil(t, err, "write in hole")
+	mustNil(t, h.Close(ctxBG), "close")
+	blocks, info, err := e.store.Blocks(ctxBG, blobKey(f.ID))
+	mustNil(t, err, "blocks")
+	if len(blocks) != 4 || blocks[1].ID != zeroBlockID || blocks[2].ID != zeroBlockID || info.Size != 3*BlockSize+8 {
+		t.Fatalf("blocks after hole write: %+v size %d", blocks, info.Size)
+	}
+	a, _ = e.fs.GetAttr(ctxBG, f.ID)
+	if a.Size != tib {
+		t.Fatalf("size changed by an inner write: %d", a.Size)
+	}
+	rs, _, err := e.fs.ListRanges(ctxBG, "data/f", locks.Range{}, "")
+	mustNil(t, err, "list ranges")
+	wantRanges := []Range{{0, BlockSize - 1}, {3 * BlockSize, 3*BlockSize + 7}}
+	if fmt.Sprint(rs) != fmt.Sprint(wantRanges) {
+		t.Fatalf("ranges %v want %v", rs, wantRanges)
+	}
+	// Truncate to zero and the blob is empty.
+	zero := int64(0)
+	_, err = e.fs.Setattr(ctxBG, f.ID, SetattrRequest{Size: &zero})
+	mustNil(t, err, "truncate 0")
+	if got := e.content("data/f"); len(got) != 0 {
+		t.Fatalf("content after truncate: %d bytes", len(got))
+	}
+}
+
+// TestConcurrentHandleAndPutRange: a handle's write and a REST Put Range on
+// different ranges of one file — same block and different blocks, same
+// process and two processes — both survive.
+func TestConcurrentHandleAndPutRange(t *testing.T) {
+	tests := []struct {
+		name         string
+		twoProcesses bool
+		hOff, rOff   int64
+	}{
+		{"same block, one process", false, 0, 100},
+		{"same block, two processes", true, 100, 0},
+		{"different blocks, two processes", true, BlockSize + 1, 5},
+		{"handle writes past the REST range", false, 2*BlockSize - 2, BlockSize - 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			a := openEnv(t, dir)
+			b := a
+			if tt.twoProcesses {
+				b = openEnv(t, dir)
+			}
+			a.share("data")
+			size := 3 * BlockSize
+			a.putFile("data/f", pattern(size, 1))
+			model := pattern(size, 1)
+
+			h := a.mustOpen("data/f", rw, allShare, DispositionOpen)
+			hp := []byte("HANDLE-WRITE")
+			_, err := h.WriteAt(ctxBG, hp, tt.hOff)
+			mustNil(t, err, "handle write")
+			copy(model[tt.hOff:], hp)
+
+			rp := []byte("rest-put-range")
+			_, err = b.fs.PutRange(ctxBG, PutRangeRequest{Path: "data/f", Offset: tt.rOff, Length: int64(len(rp)), Body: bytes.NewReader(rp)})
+			mustNil(t, err, "put range")
+			copy(model[tt.rOff:], rp)
+
+			mustNil(t, h.Close(ctxBG), "close")
+			if got := b.content("data/f"); !bytes.Equal(got, model) {
+				t.Fatalf("lost update: got %q.. want %q..", got[:40], model[:40])
+			}
+		})
+	}
+}
+
+func TestSpillToDisk(t *testing.T) {
+	dir := t.TempDir()
+	e := openEnv(t, dir)
+	// One block of memory per handle: random partial writes over 6 blocks spill.
+	e.fs.memBlks = 1
+	e.share("data")
+	h := e.mustOpen("data/f", rw, allShare, DispositionCreate)
+	rng := rand.New(rand.NewPCG(1, 2))
+	model := make([]byte, 6*BlockSize)
+	for i := 0; i < 200; i++ {
+		off := rng.IntN(len(model) - 5000)
+		p := pattern(1+rng.IntN(4000), byte(i))
+		_, err := h.WriteAt(ctxBG, p, int64(off))
+		mustNil(t, err, "write")
+		copy(model[off:], p)
+	}
+	if h.h.stage.spill == nil {
+		t.Fatal("nothing spilled with a one-block budget")
+	}
+	mustNil(t, h.Close(ctxBG), "close")
+	got := e.content("data/f")
+	end := len(model)
+	for end > 0 && model[end-1] == 0 {
+		end--
+	}
+	if !bytes.Equal(got, model[:len(got)]) || len(got) < end {
+		t.Fatal("content differs after spilled writes")
+	}
+}
+
+func TestFlushErrorsSurface(t *testing.T) {
+	e := newEnv(t)
+	e.share("data")
+	e.putFile("data/f", []byte("abc"))
+	h := e.mustOpen("data/f", rw, allShare, DispositionOpen)
+	_, err := h.WriteAt(ctxBG, []byte("X"), 0)
+	mustNil(t, err, "write")
+	n, err := e.fs.ForceCloseHandles(ctxBG, "data/f", 0, true, false)
+	mustNil(t, err, "force close")
+	if n != 1 {
+		t.Fatalf("force closed %d", n)
+	}
+	wantErr(t, h.Flush(ctxBG), locks.ErrHandleClosed, "flush of a force-closed handle")
+	wantErr(t, h.Close(ctxBG), locks.ErrHandleClosed, "close of a force-closed handle")
+	if got := string(e.content("data/f")); got != "abc" {
+		t.Fatalf("force-closed handle's write landed: %q", got)
+	}
+}
+
+// TestRandomizedModel is an fsx-style run at the fs level: random writes,
+// truncates, reads, re-opens and renames against an in-memory model.
+func TestRandomizedModel(t *testing.T) {
+	ops := 400
+	if testing.Short() {
+		ops = 100
+	}
+	e := newEnv(t)
+	e.fs.memBlks = 2
+	sh := e.share("data")
+	rng := rand.New(rand.NewPCG(42, 7))
+	maxSize := 3*BlockSize + 12345
+	var model []byte
+	name := "f0"
+	h := e.mustOpen("data/"+name, rw, allShare, DispositionCreate)
+	defer func() { h.Close(ctxBG) }()
+	for i := 0; i < ops; i++ {
+		switch op := rng.IntN(10); {
+		case op < 5: // write
+			off := rng.IntN(maxSize)
+			n := 1 + rng.IntN(min(maxSize-off, 300000))
+			if rng.IntN(8) == 0 {
+				off = (off / BlockSize) * BlockSize
+				n = min(BlockSize, maxSize-off)
+			}
+			p := pattern(n, byte(i))
+			_, err := h.WriteAt(ctxBG, p, int64(off))
+			mustNil(t, err, fmt.Sprintf("op %d write", i))
+			if off+n > len(model) {
+				model = append(model, make([]byte, off+n-len(model))...)
+			}
+			copy(model[off:], p)
+		case op < 6: // truncate
+			size := rng.IntN(maxSize)
+			s := int64(size)
+			_, err := e.fs.Setattr(ctxBG, h.File(), SetattrRequest{Size: &s, Handle: h})
+			mustNil(t, err, fmt.Sprintf("op %d truncate", i))
+			if size < len(model) {
+				model = model[:size]
+			} else {
+				model = append(model, make([]byte, size-len(model))...)
+			}
+		case op < 8: // read
+			off := rng.IntN(maxSize)
+			n := 1 + rng.IntN(200000)
+			buf := make([]byte, n)
+			got, err := h.ReadAt(ctxBG, buf, int64(off))
+			if err != nil && !errors.Is(err, io.EOF) {
+				t.Fatalf("op %d read: %v", i, err)
+			}
+			var want []byte
+			if off < len(model) {
+				want = model[off:min(off+n, len(model))]
+			}
+			if !bytes.Equal(buf[:got], want) {
+				t.Fatalf("op %d: read %d+%d mismatch (got %d bytes, want %d)", i, off, n, got, len(want))
+			}
+		case op < 9: // close and re-open
+			mustNil(t, h.Close(ctxBG), fmt.Sprintf("op %d close", i))
+			h = e.mustOpen("data/"+name, rw, allShare, DispositionOpen)
+		default: // rename
+			next := fmt.Sprintf("f%d", i)
+			mustNil(t, e.fs.Rename(ctxBG, RenameRequest{OldParent: sh, OldName: name, NewParent: sh, NewName: next}), "rename")
+			name = next
+		}
+	}
+	mustNil(t, h.Close(ctxBG), "final close")
+	h = e.mustOpen("data/"+name, rw, allShare, DispositionOpen)
+	if got := e.content("data/" + name); !bytes.Equal(got, model) {
+		t.Fatalf("final content differs: len %d want %d", len(got), len(model))
+	}
+}
+
+// TestCrashIntentRecovery: a process that died between the blob commit
+// and the namespace update leaves an intent; the next process adopts the
+// commit (or drops an intent whose commit never happened).
+func TestCrashIntentRecovery(t *testing.T) {
+	tests := []struct {
+		name      string
+		commit    bool // the dead process's blob commit happened
+		wantSize  int64
+		wantBytes string
+	}{
+		{"commit happened: adopted", true, 8, "new data"},
+		{"commit never happened: dropped", false, 3, "old"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			e := openEnv(t, dir)
+			sh := e.share("data")
+			e.putFile("data/f", []byte("old"))
+			f, _ := e.fs.Lookup(ctxBG, sh, "f")
+			key := blobKey(f.ID)
+			info, err := e.store.Stat(ctxBG, key)
+			mustNil(t, err, "stat")
+			// A dead process: pid 1's start time never matches a bogus one.
+			_, err = e.table.DB().ExecContext(ctxBG, `INSERT INTO ns_intents(file, pid, pid_start, token, state, prev_etag, new_size, created) VALUES(?,?,?,?,?,?,?,0)`,
+				int64(f.ID), 1, -1, "tok", intentCommitting, info.ETag, 8)
+			mustNil(t, err, "insert intent")
+			if tt.commit {
+				_, err := blobstore.Put(ctxBG, e.store, key, bytes.NewReader([]byte("new data")), BlockSize, blobstore.Conditions{IfMatch: info.ETag})
+				mustNil(t, err, "blob commit")
+			}
+			e.close()
+
+			e2 := openEnv(t, dir)
+			a, err := e2.fs.GetAttr(ctxBG, f.ID)
+			mustNil(t, err, "getattr")
+			if a.Size != tt.wantSize {
+				t.Fatalf("size %d want %d", a.Size, tt.wantSize)
+			}
+			if got := string(e2.content("data/f")); got != tt.wantBytes {
+				t.Fatalf("content %q want %q", got, tt.wantBytes)
+			}
+			var n int
+			mustNil(t, e2.table.DB().QueryRowContext(ctxBG, `SELECT count(*) FROM ns_intents`).Scan(&n), "count")
+			if n != 0 {
+				t.Fatalf("%d intents left", n)
+			}
+			// And the file is writable again (the lock was released).
+			_, err = e2.fs.PutRange(ctxBG, PutRangeRequest{Path: "data/f", Offset: 0, Length: 1, Body: bytes.NewReader([]byte("X"))})
+			mustNil(t, err, "put range after recovery")
+		})
+	}
+}
+
+// TestIntentOfLiveProcessWaits: a commit waits for another live process's
+// commit lock instead of stealing it.
+func TestIntentOfLiveProcessWaits(t *testing.T) {
+	e := newEnv(t)
+	sh := e.share("data")
+	e.putFile("data/f", []byte("abc"))
+	f, _ := e.fs.Lookup(ctxBG, sh, "f")
+	_, err := e.table.DB().ExecContext(ctxBG, `INSERT INTO ns_intents(file, pid, pid_start, token, state, created) VALUES(?,?,?,?,?,0)`,
+		int64(f.ID), e.fs.pid, e.fs.pidStart, "other", intentLocked)
+	mustNil(t, err, "insert live intent")
+	ctx, cancel := context.WithTimeout(ctxBG, 150*1e6)
+	defer cancel()
+	_, err = e.fs.PutRange(ctx, PutRangeRequest{Path: "data/f", Offset: 0, Length: 1, Body: bytes.NewReader([]byte("X"))})
+	wantErr(t, err, context.DeadlineExceeded, "put range while another live process commits")
+	_, err = e.table.DB().ExecContext(ctxBG, `DELETE FROM ns_intents`)
+	mustNil(t, err, "release")
+	_, err = e.fs.PutRange(ctxBG, PutRangeRequest{Path: "data/f", Offset: 0, Length: 1, Body: bytes.NewReader([]byte("X"))})
+	mustNil(t, err, "put range after release")
+}
+
+func TestDeletedBlobCollectedAtStartup(t *testing.T) {
+	dir := t.TempDir()
+	e := openEnv(t, dir)
+	e.share("data")
+	e.putFile("data/f", []byte("abc"))
+	a, _, _ := e.fs.Stat(ctxBG, "data/f", "")
+	// Simulate a crash after the namespace delete, before the blob delete.
+	_, err := e.table.DB().ExecContext(ctxBG, `INSERT INTO ns_gc(key, since) VALUES(?, 0)`, blobKey(a.ID))
+	mustNil(t, err, "queue")
+	_, err = e.table.DB().ExecContext(ctxBG, `DELETE FROM ns_entries WHERE id = ?`, int64(a.ID))
+	mustNil(t, err, "delete row")
+	e.close()
+	e2 := openEnv(t, dir)
+	if _, err := e2.store.Stat(ctxBG, blobKey(a.ID)); !errors.Is(err, blobstore.ErrNotFound) {
+		t.Fatalf("leftover blob: %v", err)
+	}
+}
