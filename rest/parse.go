@@ -133,8 +133,8 @@ type resourcePath struct {
 func (p resourcePath) Path() string { return strings.Join(p.Parts, "/") }
 
 // parsePath splits an escaped URL path into account, share and
-// components, decoding each component on its own so %2F stays inside a
-// name (and is then refused). It refuses "." and ".." (plain or encoded),
+// components. Below the share the path is decoded before it is split, so
+// an escaped "/" separates components as the service does. It refuses "." and ".." (plain or encoded),
 // backslashes, control characters, bad UTF-8, and names that break
 // filerest.md §2.1. Trailing dots are trimmed unless allowTrailingDot.
 func parsePath(escaped string, allowTrailingDot bool) (resourcePath, error) {
@@ -169,18 +169,17 @@ func parsePath(escaped string, allowTrailingDot bool) (resourcePath, error) {
 	if len(rest) > maxPathLen*3 {
 		return resourcePath{}, errBadPath("the path is too long")
 	}
-	segs := strings.Split(rest, "/")
+	// The SDKs escape "/" inside a path they were given ("dir%2Ffile"),
+	// and the service treats it as a separator: decode first, then split.
+	decoded, err := url.PathUnescape(rest)
+	if err != nil {
+		return resourcePath{}, errBadPath("bad percent-encoding")
+	}
+	decoded = strings.TrimSuffix(decoded, "/") // one trailing slash is tolerated
 	total := 0
-	for i, seg := range segs {
-		if seg == "" {
-			if i == len(segs)-1 { // one trailing slash is tolerated
-				break
-			}
+	for _, name := range strings.Split(decoded, "/") {
+		if name == "" {
 			return resourcePath{}, errBadPath("empty path component")
-		}
-		name, err := url.PathUnescape(seg)
-		if err != nil {
-			return resourcePath{}, errBadPath("bad percent-encoding")
 		}
 		if !allowTrailingDot {
 			trimmed := strings.TrimRight(name, ".")
