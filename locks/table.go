@@ -324,12 +324,15 @@ func (t *Table) try(ctx context.Context, write bool, fn func(tx *Tx) error) ([]O
 	tx := &Tx{t: t, ctx: ctx, tx: sqlTx, write: write, nextID: t.nextID, idLimit: t.idLimit}
 	if err := fn(tx); err != nil {
 		sqlTx.Rollback()
+		if tx.needReap {
+			return nil, &needReapError{err}
+		}
 		return nil, err
 	}
 	if !write {
 		sqlTx.Rollback()
 		if tx.needReap {
-			return nil, errNeedReap
+			return nil, &needReapError{}
 		}
 		return nil, nil
 	}
@@ -340,8 +343,11 @@ func (t *Table) try(ctx context.Context, write bool, fn func(tx *Tx) error) ([]O
 	return tx.reaped, nil
 }
 
-// errNeedReap makes View reap dead owners and run fn again.
-var errNeedReap = errors.New("locks: dead owner met in a read transaction")
+// needReapError makes View reap dead owners and run fn again; err is fn's
+// own outcome (nil if fn succeeded).
+type needReapError struct{ err error }
+
+func (e *needReapError) Error() string { return "locks: dead owner met in a read transaction" }
 
 // View runs fn in a read transaction (a consistent snapshot). Methods that
 // change state fail inside it with ErrInvalidParameter. If a check inside
@@ -353,14 +359,15 @@ func (t *Table) View(ctx context.Context, fn func(tx *Tx) error) error {
 		if err == nil {
 			return nil
 		}
-		if errors.Is(err, errNeedReap) && attempt < 3 {
-			if _, rerr := t.ReapDeadOwners(ctx); rerr != nil {
-				return rerr
+		var nr *needReapError
+		if errors.As(err, &nr) {
+			if attempt < 3 {
+				if _, rerr := t.ReapDeadOwners(ctx); rerr != nil {
+					return rerr
+				}
+				continue
 			}
-			continue
-		}
-		if errors.Is(err, errNeedReap) {
-			return nil // fn's own outcome was nil; the reaping can wait
+			return nr.err // fn's own outcome; the reaping can wait
 		}
 		if isBusy(err) && ctx.Err() == nil && attempt < 50 {
 			time.Sleep(time.Millisecond)

@@ -1,0 +1,204 @@
+package locks
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The child side of the two-process tests: when BLOBSHARE_LOCKS_CHILD is
+// set, TestHelperHolder opens the database named there, opens a handle as
+// described, prints "ready <handle id>" and waits to be killed.
+const childEnv = "BLOBSHARE_LOCKS_CHILD"
+
+func TestHelperHolder(t *testing.T) {
+	spec := os.Getenv(childEnv)
+	if spec == "" {
+		t.Skip("helper for the two-process tests; runs only as their child")
+	}
+	// spec: path|file|access|share|doc|lock
+	parts := strings.Split(spec, "|")
+	if len(parts) != 6 {
+		fmt.Println("bad spec", spec)
+		os.Exit(2)
+	}
+	file, _ := strconv.ParseUint(parts[1], 10, 64)
+	acc, err1 := ParseAccess(parts[2])
+	share, err2 := ParseShareMode(parts[3])
+	if err := errors.Join(err1, err2); err != nil {
+		fmt.Println("bad spec", err)
+		os.Exit(2)
+	}
+	ctx := context.Background()
+	tab, err := Open(ctx, parts[0], Options{})
+	if err != nil {
+		fmt.Println("open:", err)
+		os.Exit(2)
+	}
+	var h Handle
+	err = tab.Update(ctx, func(tx *Tx) error {
+		var err error
+		if h, err = tx.OpenHandle(OpenRequest{File: FileID(file), Access: acc, Share: share, DeleteOnClose: parts[4] == "doc"}); err != nil {
+			return err
+		}
+		if parts[5] == "lock" {
+			return tx.Lock(h.ID, Range{0, 100}, LockExclusive)
+		}
+		return nil
+	})
+	if err != nil {
+		fmt.Println("handle:", err)
+		os.Exit(2)
+	}
+	fmt.Printf("ready %d\n", h.ID)
+	select {} // hold until killed
+}
+
+// startHolder re-executes the test binary as a holder child and waits for
+// its "ready" line.
+func startHolder(t *testing.T, spec string) (*exec.Cmd, HandleID) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperHolder$", "-test.count=1")
+	cmd.Env = append(os.Environ(), childEnv+"="+spec)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "ready ") || strings.Contains(sc.Text(), ":") {
+				line <- sc.Text()
+				return
+			}
+		}
+		line <- "child exited"
+	}()
+	select {
+	case l := <-line:
+		id, err := strconv.ParseUint(strings.TrimPrefix(l, "ready "), 10, 64)
+		if err != nil {
+			t.Fatalf("child: %s", l)
+		}
+		return cmd, HandleID(id)
+	case <-time.After(30 * time.Second):
+		t.Fatal("child did not get ready in 30s")
+	}
+	return nil, 0
+}
+
+func killHolder(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait() // the kernel has dropped the child's flock once it is reaped
+}
+
+// A real second process holds a handle; our conflicting open is refused;
+// after SIGKILL the same Table's open succeeds without reopening.
+func TestTwoProcesses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "locks.db")
+	var mu sync.Mutex
+	var removed []FileID
+	tab := openTable(t, path, Options{Remove: func(_ context.Context, _ *sql.Tx, f FileID) error {
+		mu.Lock()
+		removed = append(removed, f)
+		mu.Unlock()
+		return nil
+	}})
+
+	t.Run("share mode held by a killed process", func(t *testing.T) {
+		child, childHandle := startHolder(t, path+"|7|read,write|read||")
+		// The child's handle is visible at once.
+		var hs []Handle
+		must(t, tab.View(t.Context(), func(tx *Tx) error { var err error; hs, err = tx.Handles(7); return err }))
+		if len(hs) != 1 || hs[0].ID != childHandle || hs[0].Owner == tab.Owner() {
+			t.Fatalf("handles on file 7: %+v", hs)
+		}
+		_, err := open(t, tab, OpenRequest{File: 7, Access: AccessWrite, Share: ShareAll})
+		var ce *ConflictError
+		if !errors.Is(err, ErrSharingViolation) || !errors.As(err, &ce) || ce.Handles[0] != childHandle {
+			t.Fatalf("open against the live child: %v", err)
+		}
+		if err := checkREST(t, tab, RESTRequest{File: 7, Op: OpPutRange, Range: Range{0, 1}}); !errors.Is(err, ErrSharingViolation) {
+			t.Fatalf("REST against the live child: %v", err)
+		}
+		killHolder(t, child)
+		h, err := open(t, tab, OpenRequest{File: 7, Access: AccessWrite, Share: ShareAll})
+		if err != nil {
+			t.Fatalf("open after SIGKILL: %v", err)
+		}
+		must(t, tab.View(t.Context(), func(tx *Tx) error { var err error; hs, err = tx.Handles(7); return err }))
+		if len(hs) != 1 || hs[0].ID != h.ID {
+			t.Fatalf("dead child's handle not reaped: %+v", hs)
+		}
+	})
+
+	t.Run("REST check in a View reaps and retries", func(t *testing.T) {
+		child, _ := startHolder(t, path+"|8|read|none||")
+		if err := checkREST(t, tab, RESTRequest{File: 8, Op: OpGetFile, Range: WholeFile}); !errors.Is(err, ErrSharingViolation) {
+			t.Fatalf("live: %v", err)
+		}
+		killHolder(t, child)
+		if err := checkREST(t, tab, RESTRequest{File: 8, Op: OpGetFile, Range: WholeFile}); err != nil {
+			t.Fatalf("after SIGKILL: %v", err)
+		}
+	})
+
+	t.Run("byte-range lock held by a killed process", func(t *testing.T) {
+		child, _ := startHolder(t, path+"|9|read,write|read,write,delete||lock")
+		h := mustOpen(t, tab, OpenRequest{File: 9, Access: rd | wr, Share: ShareAll})
+		if err := checkIO(t, tab, h.ID, Range{10, 1}, false); !errors.Is(err, ErrLockConflict) {
+			t.Fatalf("live: %v", err)
+		}
+		killHolder(t, child)
+		must(t, checkIO(t, tab, h.ID, Range{10, 1}, false))
+	})
+
+	t.Run("delete-on-close of a killed process completes at the next Open", func(t *testing.T) {
+		child, _ := startHolder(t, path+"|10|delete|read,write,delete|doc|")
+		killHolder(t, child)
+		other := openTable(t, path, Options{Remove: func(_ context.Context, _ *sql.Tx, f FileID) error {
+			mu.Lock()
+			removed = append(removed, f)
+			mu.Unlock()
+			return nil
+		}})
+		mu.Lock()
+		got := append([]FileID(nil), removed...)
+		mu.Unlock()
+		if len(got) != 1 || got[0] != 10 {
+			t.Fatalf("removed %v, want [10]", got)
+		}
+		// The owner file of the dead child is gone too.
+		ents, err := os.ReadDir(path + ".owners")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ents) != 2 {
+			t.Fatalf("owner files %v, want the two live tables'", ents)
+		}
+		_ = other
+	})
+}
