@@ -151,3 +151,7 @@ func (e *env) open(path string, access locks.Access, shareMode locks.ShareMode) 
 	e.t.Cleanup(func() { _ = h.Close(context.Background()) })
 	return h
 }
+
+func openReq(path string, access locks.Access) fs.OpenPathRequest {
+	return fs.OpenPathRequest{Path: path, Open: fs.OpenOptions{Access: access, Share: locks.ShareAll}}
+}
