@@ -359,4 +359,3 @@ func itoa(n uint64) string {
 		}
 	}
 }
-
