@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/blobshare/blobshare/blobstore"
-	"github.com/blobshare/blobshare/blobstore/local"
+	"github.com/blobshare/blobshare/blobstore/storeurl"
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/locks"
 )
@@ -76,15 +76,12 @@ func (d *dataDir) Close(ctx context.Context) error {
 	return errors.Join(d.FS.Close(ctx), d.Table.Close(ctx))
 }
 
-// openBlobStore opens the --blob-backend URL; "" is the local directory
-// <data>/blobs.
+// openBlobStore opens the --blob-backend URL (storeurl syntax); "" is the
+// local directory <data>/blobs.
 func openBlobStore(ctx context.Context, backend, dataDir string) (blobstore.Store, error) {
-	if backend == "" {
-		s, err := local.New(filepath.Join(dataDir, "blobs"))
-		if err != nil {
-			return nil, fmt.Errorf("blob store: %w", err)
-		}
-		return s, nil
+	s, err := storeurl.Open(ctx, backend, dataDir)
+	if err != nil {
+		return nil, fmt.Errorf("--blob-backend: %w", err)
 	}
-	return nil, fmt.Errorf("--blob-backend %q: not supported yet", backend)
+	return s, nil
 }
