@@ -1,0 +1,511 @@
+package locks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// Many goroutines on two Tables (two owners) over one file: no two
+// conflicting opens are ever held at the same time. A goroutine registers
+// its handle after the grant and unregisters before the close, so any two
+// registered handles were open together in the table.
+func TestConcurrentOpensNeverConflict(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "locks.db")
+	tabs := []*Table{openTable(t, path, Options{}), openTable(t, path, Options{})}
+	accesses := []Access{rd, wr, del, rd | wr, attr, rd | wr | del}
+	shares := []ShareMode{ShareNone, ShareRead, ShareWrite, ShareRead | ShareWrite, ShareAll, ShareAll}
+	var (
+		mu      sync.Mutex
+		held    = map[HandleID]Handle{}
+		granted int
+		refused int
+	)
+	const goroutines, iters = 8, 60
+	var wg sync.WaitGroup
+	errc := make(chan error, goroutines)
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 99))
+			tab := tabs[g%2]
+			for range iters {
+				req := OpenRequest{File: 1, Access: accesses[rng.IntN(len(accesses))], Share: shares[rng.IntN(len(shares))]}
+				var h Handle
+				err := tab.Update(context.Background(), func(tx *Tx) error {
+					var err error
+					h, err = tx.OpenHandle(req)
+					return err
+				})
+				if errors.Is(err, ErrSharingViolation) {
+					mu.Lock()
+					refused++
+					mu.Unlock()
+					continue
+				}
+				if err != nil {
+					errc <- err
+					return
+				}
+				mu.Lock()
+				granted++
+				for _, o := range held {
+					if mConflict(o.Access, o.Share, h.Access, h.Share) {
+						mu.Unlock()
+						errc <- fmt.Errorf("conflicting opens held together: %+v and %+v", o, h)
+						return
+					}
+				}
+				held[h.ID] = h
+				mu.Unlock()
+				mu.Lock()
+				delete(held, h.ID)
+				mu.Unlock()
+				if err := tab.Update(context.Background(), func(tx *Tx) error { _, err := tx.CloseHandle(h.ID); return err }); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+	if granted == 0 || refused == 0 {
+		t.Fatalf("granted %d refused %d: the test did not exercise both outcomes", granted, refused)
+	}
+	t.Logf("granted %d, refused %d", granted, refused)
+}
+
+// Bad input gets a typed error, never a panic.
+func TestBadInput(t *testing.T) {
+	tab := openTable(t, "", Options{})
+	f := newFile()
+	h := mustOpen(t, tab, OpenRequest{File: f, Access: rd | wr | del, Share: ShareAll})
+	const unknown = HandleID(1 << 50)
+	const max = ^uint64(0)
+	cases := []struct {
+		name string
+		run  func(tx *Tx) error
+		want error
+	}{
+		{"open with undefined access bits", func(tx *Tx) error {
+			_, err := tx.OpenHandle(OpenRequest{File: f, Access: 0x80, Share: ShareAll})
+			return err
+		}, ErrInvalidParameter},
+		{"open with undefined share bits", func(tx *Tx) error {
+			_, err := tx.OpenHandle(OpenRequest{File: f, Access: rd, Share: 0x10})
+			return err
+		}, ErrInvalidParameter},
+		{"close unknown handle", func(tx *Tx) error { _, err := tx.CloseHandle(unknown); return err }, ErrHandleClosed},
+		{"handle unknown", func(tx *Tx) error { _, err := tx.Handle(unknown); return err }, ErrHandleClosed},
+		{"dispose unknown handle", func(tx *Tx) error { return tx.Dispose(unknown, true, Facts{}) }, ErrHandleClosed},
+		{"lock unknown handle", func(tx *Tx) error { return tx.Lock(unknown, Range{0, 1}, LockShared) }, ErrHandleClosed},
+		{"unlock unknown handle", func(tx *Tx) error { return tx.Unlock(unknown, Range{0, 1}) }, ErrHandleClosed},
+		{"io unknown handle", func(tx *Tx) error { return tx.CheckIO(unknown, Range{0, 1}, true) }, ErrHandleClosed},
+		{"reshare unknown handle", func(tx *Tx) error { return tx.Reshare(unknown, ShareAll) }, ErrHandleClosed},
+		{"posix lock unknown handle", func(tx *Tx) error { return tx.SetPOSIXLock(unknown, 1, Range{0, 1}, LockShared) }, ErrHandleClosed},
+		{"posix release unknown handle", func(tx *Tx) error { return tx.ReleasePOSIXLocks(unknown, 1) }, ErrHandleClosed},
+		{"getlk unknown handle", func(tx *Tx) error { _, _, err := tx.GetPOSIXLock(unknown, 1, Range{0, 1}, LockShared); return err }, ErrHandleClosed},
+		{"zero-length lock", func(tx *Tx) error { return tx.Lock(h.ID, Range{5, 0}, LockShared) }, ErrInvalidParameter},
+		{"zero-length unlock", func(tx *Tx) error { return tx.Unlock(h.ID, Range{5, 0}) }, ErrInvalidParameter},
+		{"zero-length posix lock", func(tx *Tx) error { return tx.SetPOSIXLock(h.ID, 1, Range{5, 0}, LockShared) }, ErrInvalidParameter},
+		{"lock past 2^64-1", func(tx *Tx) error { return tx.Lock(h.ID, Range{max, 2}, LockShared) }, ErrInvalidLockRange},
+		{"io past 2^64-1", func(tx *Tx) error { return tx.CheckIO(h.ID, Range{max, 2}, false) }, ErrInvalidLockRange},
+		{"rest range past 2^64-1", func(tx *Tx) error { return tx.CheckREST(RESTRequest{File: f, Op: OpGetFile, Range: Range{10, max}}) }, ErrInvalidLockRange},
+		{"unknown lock kind", func(tx *Tx) error { return tx.Lock(h.ID, Range{0, 1}, 7) }, ErrInvalidParameter},
+		{"unlock kind as lock", func(tx *Tx) error { return tx.Lock(h.ID, Range{0, 1}, 0) }, ErrInvalidParameter},
+		{"unknown posix kind", func(tx *Tx) error { return tx.SetPOSIXLock(h.ID, 1, Range{0, 1}, -1) }, ErrInvalidParameter},
+		{"unknown REST op", func(tx *Tx) error { return tx.CheckREST(RESTRequest{File: f, Op: 99}) }, ErrInvalidParameter},
+		{"zero REST op", func(tx *Tx) error { return tx.CheckREST(RESTRequest{File: f}) }, ErrInvalidParameter},
+		{"reshare undefined bits", func(tx *Tx) error { return tx.Reshare(h.ID, 0xF0) }, ErrInvalidParameter},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if err := update(t, tab, c.run); !errors.Is(err, c.want) {
+				t.Fatalf("err=%v, want %v", err, c.want)
+			}
+		})
+	}
+	t.Run("write methods in a View", func(t *testing.T) {
+		err := tab.View(t.Context(), func(tx *Tx) error {
+			_, err := tx.OpenHandle(OpenRequest{File: f, Access: rd, Share: ShareAll})
+			return err
+		})
+		if !errors.Is(err, ErrInvalidParameter) {
+			t.Fatalf("err=%v", err)
+		}
+	})
+	t.Run("another owner's handle is not ours to close", func(t *testing.T) {
+		other := openTable(t, tab.Path(), Options{})
+		err := update(t, other, func(tx *Tx) error { _, err := tx.CloseHandle(h.ID); return err })
+		if !errors.Is(err, ErrHandleClosed) {
+			t.Fatalf("err=%v", err)
+		}
+	})
+	t.Run("bad owner id", func(t *testing.T) {
+		if _, err := Open(t.Context(), filepath.Join(t.TempDir(), "x.db"), Options{Owner: "../evil"}); !errors.Is(err, ErrInvalidParameter) {
+			t.Fatalf("err=%v", err)
+		}
+	})
+	t.Run("bad path", func(t *testing.T) {
+		if _, err := Open(t.Context(), "", Options{}); !errors.Is(err, ErrInvalidParameter) {
+			t.Fatalf("err=%v", err)
+		}
+	})
+}
+
+func TestParseWords(t *testing.T) {
+	acc := []struct {
+		in   string
+		want Access
+		err  bool
+	}{
+		{"read", rd, false},
+		{"read,write", rd | wr, false},
+		{" Read , EXECUTE ", rd | ex, false},
+		{"append,delete,read_attributes", ap | del | attr, false},
+		{"read_attributes", attr, false},
+		{"", 0, true},
+		{"read,", 0, true},
+		{"rw", 0, true},
+		{"none", 0, true},
+	}
+	for _, c := range acc {
+		got, err := ParseAccess(c.in)
+		if (err != nil) != c.err || got != c.want || (err != nil && !errors.Is(err, ErrInvalidParameter)) {
+			t.Errorf("ParseAccess(%q) = %v, %v", c.in, got, err)
+		}
+		if err == nil {
+			if back, err := ParseAccess(got.String()); err != nil || back != got {
+				t.Errorf("round trip of %q via %q: %v %v", c.in, got.String(), back, err)
+			}
+		}
+	}
+	share := []struct {
+		in   string
+		want ShareMode
+		err  bool
+	}{
+		{"none", ShareNone, false},
+		{"read", ShareRead, false},
+		{"read,write,delete", ShareAll, false},
+		{"Delete,write", ShareWrite | ShareDelete, false},
+		{"", 0, true},
+		{"none,read", 0, true},
+		{"execute", 0, true},
+	}
+	for _, c := range share {
+		got, err := ParseShareMode(c.in)
+		if (err != nil) != c.err || got != c.want || (err != nil && !errors.Is(err, ErrInvalidParameter)) {
+			t.Errorf("ParseShareMode(%q) = %v, %v", c.in, got, err)
+		}
+		if err == nil {
+			if back, err := ParseShareMode(got.String()); err != nil || back != got {
+				t.Errorf("round trip of %q via %q: %v %v", c.in, got.String(), back, err)
+			}
+		}
+	}
+	for _, c := range []struct {
+		off, n int64
+		want   error
+	}{{-1, 1, ErrInvalidParameter}, {0, -5, ErrInvalidParameter}, {0, 0, nil}, {1 << 62, 1 << 62, nil}} {
+		if _, err := NewRange(c.off, c.n); !errIs(err, c.want) {
+			t.Errorf("NewRange(%d, %d): %v, want %v", c.off, c.n, err, c.want)
+		}
+	}
+	if s := Access(0x80 | 1).String(); s != "read,0x80" {
+		t.Errorf("String of a bad mask: %q", s)
+	}
+}
+
+// POSIX (fcntl) locks: replace/split/merge among one owner, §3.2 against
+// others, release by key.
+func TestPOSIXLocks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "locks.db")
+	tab := openTable(t, path, Options{})
+	other := openTable(t, path, Options{})
+	const k1, k2 = 101, 202
+	setlk := func(tb *Table, id HandleID, key uint64, r Range, kind LockKind) error {
+		return update(t, tb, func(tx *Tx) error { return tx.SetPOSIXLock(id, key, r, kind) })
+	}
+	locksOf := func(f FileID) []ByteLock {
+		var ls []ByteLock
+		must(t, tab.View(t.Context(), func(tx *Tx) error { var err error; ls, err = tx.Locks(f); return err }))
+		return ls
+	}
+	ranges := func(ls []ByteLock) string {
+		s := ""
+		for _, l := range ls {
+			s += fmt.Sprintf("%v%v ", l.Kind, l.Range)
+		}
+		return s
+	}
+	t.Run("split, upgrade in place, merge", func(t *testing.T) {
+		f := newFile()
+		h := mustOpen(t, tab, OpenRequest{File: f, Access: rd | wr, Share: ShareAll})
+		must(t, setlk(tab, h.ID, k1, Range{0, 100}, LockShared))
+		must(t, setlk(tab, h.ID, k1, Range{40, 20}, LockExclusive)) // own: upgrade the middle
+		if got := ranges(locksOf(f)); got != "shared[0,+40] shared[60,+40] exclusive[40,+20] " {
+			t.Fatalf("after upgrade: %s", got)
+		}
+		must(t, setlk(tab, h.ID, k1, Range{45, 5}, 0)) // unlock splits the exclusive piece
+		if got := ranges(locksOf(f)); got != "shared[0,+40] shared[60,+40] exclusive[40,+5] exclusive[50,+10] " {
+			t.Fatalf("after unlock: %s", got)
+		}
+		must(t, setlk(tab, h.ID, k1, Range{40, 20}, LockShared)) // downgrade merges everything back
+		if got := ranges(locksOf(f)); got != "shared[0,+100] " {
+			t.Fatalf("after downgrade: %s", got)
+		}
+		must(t, setlk(tab, h.ID, k1, Range{0, 100}, 0))
+		if ls := locksOf(f); len(ls) != 0 {
+			t.Fatalf("after full unlock: %v", ls)
+		}
+	})
+	t.Run("conflicts with other owners and keys, not with own", func(t *testing.T) {
+		f := newFile()
+		h := mustOpen(t, tab, OpenRequest{File: f, Access: rd | wr, Share: ShareAll})
+		h2 := mustOpen(t, tab, OpenRequest{File: f, Access: rd | wr, Share: ShareAll})
+		o := mustOpen(t, other, OpenRequest{File: f, Access: rd | wr, Share: ShareAll})
+		must(t, setlk(tab, h.ID, k1, Range{0, 10}, LockExclusive))
+		// Same key through another handle of this owner: the POSIX owner's own.
+		must(t, setlk(tab, h2.ID, k1, Range{5, 10}, LockExclusive))
+		if err := setlk(tab, h.ID, k2, Range{0, 1}, LockShared); !errors.Is(err, ErrLockNotGranted) {
+			t.Fatalf("other key: %v", err)
+		}
+		// Same key number in another owner (process) is another lock owner.
+		if err := setlk(other, o.ID, k1, Range{0, 1}, LockShared); !errors.Is(err, ErrLockNotGranted) {
+			t.Fatalf("other owner: %v", err)
+		}
+		var bl ByteLock
+		var found bool
+		must(t, other.View(t.Context(), func(tx *Tx) error {
+			var err error
+			bl, found, err = tx.GetPOSIXLock(o.ID, k1, Range{0, 1}, LockShared)
+			return err
+		}))
+		if !found || bl.Kind != LockExclusive || !bl.POSIX || bl.Key != k1 {
+			t.Fatalf("getlk: %+v %v", bl, found)
+		}
+		// I/O: the POSIX owner's own locks never block its own I/O.
+		must(t, update(t, tab, func(tx *Tx) error { return tx.CheckIOKey(h2.ID, k1, Range{0, 15}, true) }))
+		if err := update(t, tab, func(tx *Tx) error { return tx.CheckIOKey(h2.ID, k2, Range{0, 1}, false) }); !errors.Is(err, ErrLockConflict) {
+			t.Fatalf("io by another key: %v", err)
+		}
+		if err := checkIO(t, other, o.ID, Range{3, 1}, false); !errors.Is(err, ErrLockConflict) {
+			t.Fatalf("io by another owner: %v", err)
+		}
+		if err := checkREST(t, tab, RESTRequest{File: f, Op: OpGetFile, Range: Range{0, 1}}); !errors.Is(err, ErrLockConflict) {
+			t.Fatalf("REST read over a POSIX write lock: %v", err)
+		}
+		// SMB lock against a POSIX lock follows §3.2 too.
+		if err := lock(t, other, o.ID, Range{9, 1}, LockShared); !errors.Is(err, ErrLockNotGranted) {
+			t.Fatalf("SMB lock: %v", err)
+		}
+		// FLUSH with the owner: every POSIX lock of k1 goes, whichever handle took it.
+		must(t, update(t, tab, func(tx *Tx) error { return tx.ReleasePOSIXLocks(h.ID, k1) }))
+		if ls := locksOf(f); len(ls) != 0 {
+			t.Fatalf("after release: %v", ls)
+		}
+		must(t, setlk(other, o.ID, k1, Range{0, 1}, LockShared))
+	})
+	t.Run("a whole-range lock next to a lock at 0 does not overflow", func(t *testing.T) {
+		f := newFile()
+		h := mustOpen(t, tab, OpenRequest{File: f, Access: rd | wr, Share: ShareAll})
+		must(t, setlk(tab, h.ID, k1, Range{0, 1}, LockShared))
+		must(t, setlk(tab, h.ID, k1, Range{1, ^uint64(0)}, LockShared))
+		if got := len(locksOf(f)); got != 2 {
+			t.Fatalf("%d locks", got)
+		}
+	})
+}
+
+// flock through Reshare (fuse-notes §2.1): LOCK_SH → ShareRead, LOCK_EX →
+// ShareNone, LOCK_UN → OpenShare.
+func TestReshare(t *testing.T) {
+	tab := openTable(t, "", Options{})
+	reshare := func(id HandleID, s ShareMode) error {
+		return update(t, tab, func(tx *Tx) error { return tx.Reshare(id, s) })
+	}
+	f := newFile()
+	a := mustOpen(t, tab, OpenRequest{File: f, Access: rd, Share: ShareAll})
+	b := mustOpen(t, tab, OpenRequest{File: f, Access: rd, Share: ShareAll})
+	must(t, reshare(a.ID, ShareRead)) // LOCK_SH
+	must(t, reshare(b.ID, ShareRead)) // LOCK_SH by another reader
+	if err := reshare(a.ID, ShareNone); !errors.Is(err, ErrSharingViolation) {
+		t.Fatalf("LOCK_EX while another reader holds: %v", err)
+	}
+	if _, err := open(t, tab, OpenRequest{File: f, Access: wr, Share: ShareAll}); !errors.Is(err, ErrSharingViolation) {
+		t.Fatalf("writer while LOCK_SH held: %v", err)
+	}
+	must(t, reshare(b.ID, b.OpenShare)) // LOCK_UN
+	// b still reads: a's LOCK_EX (share none) would deny b's Read.
+	if err := reshare(a.ID, ShareNone); !errors.Is(err, ErrSharingViolation) {
+		t.Fatalf("LOCK_EX while another handle reads: %v", err)
+	}
+	mustClose(t, tab, b.ID)
+	must(t, reshare(a.ID, ShareNone)) // LOCK_EX
+	if _, err := open(t, tab, OpenRequest{File: f, Access: rd, Share: ShareAll}); !errors.Is(err, ErrSharingViolation) {
+		t.Fatalf("reader while LOCK_EX held: %v", err)
+	}
+	if _, err := open(t, tab, OpenRequest{File: f, Access: attr, Share: ShareAll}); err != nil {
+		t.Fatalf("attribute-only open while LOCK_EX held: %v", err)
+	}
+	must(t, reshare(a.ID, a.OpenShare)) // LOCK_UN
+	mustOpen(t, tab, OpenRequest{File: f, Access: rd, Share: ShareAll})
+}
+
+// List Handles / Force Close Handles building blocks.
+func TestHandleListingAndForceClose(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "locks.db")
+	rm := &removeLog{}
+	tab := openTable(t, path, Options{Remove: rm.remove})
+	other := openTable(t, path, Options{})
+	f1, f2 := newFile(), newFile()
+	a := mustOpen(t, tab, OpenRequest{File: f1, Access: rd, Share: ShareAll, SessionID: 7, ClientName: "host", ClientIP: "10.0.0.1"})
+	b := mustOpen(t, other, OpenRequest{File: f1, Access: del, Share: ShareAll, DeleteOnClose: true})
+	c := mustOpen(t, other, OpenRequest{File: f2, Access: wr, Share: ShareNone})
+	var all, on1 []Handle
+	must(t, tab.View(t.Context(), func(tx *Tx) error {
+		var err error
+		if all, err = tx.AllHandles(); err != nil {
+			return err
+		}
+		on1, err = tx.Handles(f1)
+		return err
+	}))
+	if len(all) != 3 || all[0].ID != a.ID || all[1].ID != b.ID || all[2].ID != c.ID {
+		t.Fatalf("all handles %+v", all)
+	}
+	if len(on1) != 2 || on1[0].SessionID != 7 || on1[0].ClientName != "host" || on1[0].ClientIP != "10.0.0.1" || on1[0].OpenTime.IsZero() {
+		t.Fatalf("handles on f1 %+v", on1)
+	}
+	if a.ID == b.ID || b.ID == c.ID {
+		t.Fatal("ids reused")
+	}
+	// Force close another owner's handle; the owner's next use fails.
+	var found bool
+	must(t, update(t, tab, func(tx *Tx) error { var err error; found, err = tx.ForceClose(c.ID); return err }))
+	if !found {
+		t.Fatal("force close: not found")
+	}
+	if err := checkIO(t, other, c.ID, Range{0, 1}, true); !errors.Is(err, ErrHandleClosed) {
+		t.Fatalf("use after force close: %v", err)
+	}
+	if _, err := closeH(t, other, c.ID); !errors.Is(err, ErrHandleClosed) {
+		t.Fatalf("close after force close: %v", err)
+	}
+	must(t, update(t, tab, func(tx *Tx) error { var err error; found, err = tx.ForceClose(c.ID); return err }))
+	if found {
+		t.Fatal("second force close found the handle")
+	}
+	// Force-closing the delete-on-close handle marks the file; the last
+	// handle's force close removes it.
+	must(t, update(t, tab, func(tx *Tx) error { _, err := tx.ForceClose(b.ID); return err }))
+	if !pending(t, tab, f1) {
+		t.Fatal("force-closed delete-on-close handle did not mark the file")
+	}
+	must(t, update(t, tab, func(tx *Tx) error { _, err := tx.ForceClose(a.ID); return err }))
+	if len(rm.files) != 1 || rm.files[0] != f1 {
+		t.Fatalf("removed %v", rm.files)
+	}
+	// Handle ids are never reused, even after everything closed.
+	d := mustOpen(t, tab, OpenRequest{File: f1, Access: rd, Share: ShareAll})
+	if d.ID <= a.ID || d.ID == b.ID || d.ID == c.ID {
+		t.Fatalf("new id %d after %d,%d,%d", d.ID, a.ID, b.ID, c.ID)
+	}
+}
+
+// Forget, Remove failures, and Table.Close.
+func TestLifecycle(t *testing.T) {
+	t.Run("Remove failing rolls the close back", func(t *testing.T) {
+		rm := &removeLog{fail: errors.New("namespace says no")}
+		tab := openTable(t, "", Options{Remove: rm.remove})
+		f := newFile()
+		h := mustOpen(t, tab, OpenRequest{File: f, Access: del, Share: ShareAll, DeleteOnClose: true})
+		if _, err := closeH(t, tab, h.ID); err == nil || !errors.Is(err, rm.fail) {
+			t.Fatalf("close: %v", err)
+		}
+		var hs []Handle
+		must(t, tab.View(t.Context(), func(tx *Tx) error { var err error; hs, err = tx.Handles(f); return err }))
+		if len(hs) != 1 {
+			t.Fatalf("handle gone although the transaction failed: %v", hs)
+		}
+		rm.fail = nil
+		if res := mustClose(t, tab, h.ID); !res.Removed {
+			t.Fatal("not removed on retry")
+		}
+	})
+	t.Run("Forget drops every trace", func(t *testing.T) {
+		tab := openTable(t, "", Options{})
+		f := newFile()
+		h := mustOpen(t, tab, OpenRequest{File: f, Access: rd | del, Share: ShareAll})
+		must(t, lock(t, tab, h.ID, Range{0, 5}, LockShared))
+		must(t, update(t, tab, func(tx *Tx) error { return tx.Dispose(h.ID, true, Facts{}) }))
+		must(t, update(t, tab, func(tx *Tx) error { return tx.Forget(f) }))
+		if pending(t, tab, f) {
+			t.Fatal("still pending")
+		}
+		if _, err := open(t, tab, OpenRequest{File: f, Access: rd, Share: ShareNone}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("Close closes the owner's handles and runs delete-on-close", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "locks.db")
+		rm := &removeLog{}
+		tab, err := Open(t.Context(), path, Options{Remove: rm.remove})
+		must(t, err)
+		watcher := openTable(t, path, Options{})
+		f := newFile()
+		mustOpen(t, tab, OpenRequest{File: f, Access: del, Share: ShareNone, DeleteOnClose: true})
+		must(t, tab.Close(context.Background()))
+		must(t, tab.Close(context.Background())) // idempotent
+		if len(rm.files) != 1 || rm.files[0] != f {
+			t.Fatalf("removed %v", rm.files)
+		}
+		if _, err := open(t, watcher, OpenRequest{File: f, Access: rd, Share: ShareNone}); err != nil {
+			t.Fatal(err)
+		}
+		if err := tab.Update(t.Context(), func(*Tx) error { return nil }); !errors.Is(err, ErrHandleClosed) {
+			t.Fatalf("Update after Close: %v", err)
+		}
+		var n int
+		must(t, watcher.DB().QueryRow(`SELECT count(*) FROM lk_owners WHERE owner = ?`, string(tab.Owner())).Scan(&n))
+		if n != 0 {
+			t.Fatal("owner still registered")
+		}
+	})
+	t.Run("namespace SQL in the same transaction", func(t *testing.T) {
+		tab := openTable(t, "", Options{})
+		if _, err := tab.DB().Exec(`CREATE TABLE ns(file INTEGER PRIMARY KEY, name TEXT)`); err != nil {
+			t.Fatal(err)
+		}
+		f := newFile()
+		err := update(t, tab, func(tx *Tx) error {
+			if _, err := tx.SQL().ExecContext(tx.Context(), `INSERT INTO ns VALUES(?, 'a')`, int64(f)); err != nil {
+				return err
+			}
+			if _, err := tx.OpenHandle(OpenRequest{File: f, Access: rd, Share: ShareAll}); err != nil {
+				return err
+			}
+			return errors.New("abort")
+		})
+		if err == nil || err.Error() != "abort" {
+			t.Fatal(err)
+		}
+		var n int
+		must(t, tab.DB().QueryRow(`SELECT count(*) FROM ns`).Scan(&n))
+		var hs []Handle
+		must(t, tab.View(t.Context(), func(tx *Tx) error { var err error; hs, err = tx.Handles(f); return err }))
+		if n != 0 || len(hs) != 0 {
+			t.Fatalf("rolled back transaction left %d rows, %d handles", n, len(hs))
+		}
+	})
+}
