@@ -2,7 +2,6 @@ package local
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,7 +13,8 @@ import (
 
 // CommitBlocks writes a new manifest under the key lock. Staged blocks are
 // hard-linked to fresh b-<unique> names (no data copy; committed blocks
-// are reused by name), the links and the manifest temp file are synced,
+// are reused by name) and fsynced (in parallel; their writeback started
+// when they were staged), the links and the manifest temp file are synced,
 // the manifest renamed over the old one, and the directory synced. Then
 // the consumed staged names and the old version's blocks that the new one
 // does not use are removed (readers already reading hold open fds).
@@ -92,17 +92,18 @@ func (s *Store) CommitBlocks(ctx context.Context, key string, ids []string, cond
 		return fail(err)
 	}
 
-	m := &manifest{Version: 1, ETag: newETag(), Modified: s.now().UTC(), Blocks: make([]manifestBlk, 0, len(ids))}
+	if err := syncFiles(kd, linked); err != nil {
+		return fail(fmt.Errorf("commit %q: %w", key, err))
+	}
+
+	m := &manifest{ETag: newETag(), Modified: s.now().UTC(), Blocks: make([]manifestBlk, 0, len(ids))}
 	if cur != nil && m.ETag == cur.ETag { // 64 random bits; be sure anyway
 		m.ETag = newETag()
 	}
 	for _, id := range ids {
 		m.Blocks = append(m.Blocks, resolved[id])
 	}
-	data, err := json.Marshal(m)
-	if err != nil {
-		return fail(fmt.Errorf("commit %q: %w", key, err))
-	}
+	data := m.marshal()
 	if err := s.writeManifest(kd, data, len(linked) > 0); err != nil {
 		return fail(fmt.Errorf("commit %q: %w", key, err))
 	}
@@ -166,4 +167,41 @@ func (s *Store) removeUnreferenced(kd string, old, next *manifest) {
 			s.log.Warn("blobstore: remove unreferenced block", "path", p, "err", err)
 		}
 	}
+}
+
+// syncFiles fsyncs the named files of dir, several at a time (concurrent
+// fsyncs share journal commits).
+func syncFiles(dir string, names []string) error {
+	const parallel = 8
+	sem := make(chan struct{}, parallel)
+	errs := make(chan error, len(names))
+	for _, name := range names {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			errs <- syncFile(filepath.Join(dir, name))
+		}()
+	}
+	var first error
+	for range names {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	return nil
 }

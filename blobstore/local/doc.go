@@ -6,8 +6,9 @@
 //	<dir>/FORMAT                 "blobshare local blobstore v1"
 //	<dir>/keys/<escaped key>/    one directory per key; bytes outside
 //	                             [A-Za-z0-9_.-] of the key become %XX
-//	    m                        committed manifest (JSON: ETag, time,
-//	                             block list with id, size and file name)
+//	    m                        committed manifest (text: ETag, time,
+//	                             block lines with id, size and file name;
+//	                             see manifest.go)
 //	    lock                     flock target serialising commits
 //	    b-<random>               committed block data, one file per staging
 //	    s-<block id>             a staged block, not yet committed
@@ -16,15 +17,22 @@
 // # Writes
 //
 // Nothing is overwritten in place. StageBlock streams into a t- file,
-// fsyncs it and renames it to s-<id> (replacing an earlier staging of the
-// id). CommitBlocks, under the key lock, checks the conditions against the
+// asks the kernel to start writing it back (sync_file_range, no waiting)
+// and renames it to s-<id> (replacing an earlier staging of the id).
+// CommitBlocks, under the key lock, checks the conditions against the
 // current manifest, hard-links each staged block it names to a fresh
-// b-<random> name (no data copy; committed ids reuse their b- file), writes
-// the new manifest to an mt- file, fsyncs it and the directory (so the
-// links are durable before anything names them), renames it over m and
-// fsyncs the directory again. Every commit gets a new random ETag. Only
-// then are the consumed s- names and the blocks the old version used and
-// the new one does not removed.
+// b-<random> name (no data copy; committed ids reuse their b- file),
+// fsyncs those new block files (several at once; their writeback is
+// mostly done by then), writes the new manifest to an mt- file, fsyncs it
+// and the directory (so the links are durable before anything names
+// them), renames it over m and fsyncs the directory again. Every commit
+// gets a new random ETag. Only then are the consumed s- names and the
+// blocks the old version used and the new one does not removed.
+//
+// Deferring the block fsync from StageBlock to the commit keeps the disk
+// busy while the next block is staged; fsyncing each 4 MiB block as it was
+// staged made sequential writes about a third slower than a plain file
+// copy.
 //
 // A crash at any point leaves m naming the old version or the new one,
 // complete: block data is synced before a manifest that references it can

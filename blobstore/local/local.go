@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -231,18 +230,18 @@ func unescapeKey(name string) (string, bool) {
 }
 
 // manifest is a committed version: the file "m" in the key directory,
-// replaced (never rewritten) by each commit.
+// replaced (never rewritten) by each commit. Its text form (manifest.go)
+// is cheap to parse, which matters: every read parses it.
 type manifest struct {
-	Version  int           `json:"v"`
-	ETag     string        `json:"etag"`
-	Modified time.Time     `json:"modified"`
-	Blocks   []manifestBlk `json:"blocks"`
+	ETag     string
+	Modified time.Time
+	Blocks   []manifestBlk
 }
 
 type manifestBlk struct {
-	ID   string `json:"id"`
-	Size int64  `json:"size"`
-	File string `json:"file"` // b-<unique> in the key directory
+	ID   string
+	Size int64
+	File string // b-<unique> in the key directory
 }
 
 func (m *manifest) info(key string) blobstore.Info {
@@ -256,19 +255,17 @@ func (m *manifest) info(key string) blobstore.Info {
 // readManifest reads the committed manifest of the key directory kd.
 // A missing one is blobstore.ErrNotFound.
 func readManifest(key, kd string) (*manifest, error) {
-	b, err := os.ReadFile(filepath.Join(kd, manifestName))
+	path := filepath.Join(kd, manifestName)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("blob %q: %w", key, blobstore.ErrNotFound)
 		}
 		return nil, fmt.Errorf("blob %q: read manifest: %w", key, err)
 	}
-	m := new(manifest)
-	if err := json.Unmarshal(b, m); err != nil {
-		return nil, fmt.Errorf("blob %q: corrupt manifest %s: %w", key, filepath.Join(kd, manifestName), err)
-	}
-	if m.Version != 1 {
-		return nil, fmt.Errorf("blob %q: manifest version %d unsupported", key, m.Version)
+	m, err := parseManifest(b)
+	if err != nil {
+		return nil, fmt.Errorf("blob %q: manifest %s: %w", key, path, err)
 	}
 	return m, nil
 }

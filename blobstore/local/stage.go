@@ -12,9 +12,11 @@ import (
 	"github.com/blobshare/blobshare/blobstore"
 )
 
-// StageBlock writes r to a temp file in the key directory, syncs it and
-// renames it to s-<id>, replacing an earlier staging of id. It takes no
-// lock: the rename is atomic and commits link the staged file they find.
+// StageBlock writes r to a temp file in the key directory, starts its
+// writeback and renames it to s-<id>, replacing an earlier staging of id.
+// The data is not yet durable: the commit that first names the block
+// fsyncs it before writing the manifest. It takes no lock: the rename is
+// atomic and commits link the staged file they find.
 func (s *Store) StageBlock(ctx context.Context, key, blockID string, r io.Reader) (int64, error) {
 	kd, err := s.keyDir(key)
 	if err != nil {
@@ -42,7 +44,7 @@ func (s *Store) StageBlock(ctx context.Context, key, blockID string, r io.Reader
 	tmp := f.Name()
 	n, err := s.copyCtx(ctx, f, r)
 	if err == nil {
-		err = f.Sync()
+		startWriteback(f) // fsynced by the commit that uses it
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
