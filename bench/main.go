@@ -1,0 +1,187 @@
+// Command bench runs every benchmark of blobshare in one go and prints the
+// figures that matter: ratios measured within one run against a baseline on
+// the same machine (the mount against go-fuse's loopback, the local blob
+// store against a plain file copy, REST against Azurite's Blob API), and the
+// lock table's rates.
+//
+//	go run ./bench            # quick sizes (tens of MiB)
+//	go run ./bench -full      # the sizes the issues name (1 GiB, 10,000 files, 2 GiB RSS run)
+//	go run ./bench -readme    # also rewrite the figures block of README.md
+//
+// It shells out to `go test -bench` for each package, so each benchmark is
+// the same code `go test -bench` runs; this program only selects, collects
+// and summarises.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// suite is one `go test -bench` invocation.
+type suite struct {
+	pkg   string
+	bench string // -bench pattern
+	time  string // -benchtime
+	what  string // one line for the summary
+}
+
+var suites = []suite{
+	{"./locks", ".", "1s", "lock table: open+close pairs/s and REST checks/s (aim ≥ 10,000 pairs/s, flat in handles elsewhere)"},
+	{"./blobstore/local", "Sequential", "1x", "local blob store vs plain file copy, sequential MB/s (aim ≥ 0.8)"},
+	{"./fs/fusefs", ".", "1x", "mount vs go-fuse loopback over the same disk (aim ≥ 0.7 seq, ≥ 0.5 small files; peak RSS < 200 MiB)"},
+	{"./rest", ".", "1x", "REST with the Go SDK vs Azurite's Blob API with azblob (aim ≥ 2×); Get File Properties latency"},
+}
+
+// result is one benchmark line.
+type result struct {
+	pkg, name string
+	metrics   []metric
+}
+
+type metric struct {
+	value float64
+	unit  string
+}
+
+func main() {
+	full := flag.Bool("full", false, "run the full sizes the issues name (slow)")
+	readme := flag.Bool("readme", false, "rewrite the figures block of README.md")
+	flag.Parse()
+	if err := run(*full, *readme); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(full, readme bool) error {
+	var all []result
+	start := time.Now()
+	for _, s := range suites {
+		fmt.Fprintf(os.Stderr, "== %s: %s\n", s.pkg, s.what)
+		res, err := runSuite(s, full)
+		if err != nil {
+			return err
+		}
+		all = append(all, res...)
+	}
+	table := render(all, full, time.Since(start))
+	fmt.Print(table)
+	if readme {
+		return rewriteReadme("README.md", table)
+	}
+	return nil
+}
+
+func runSuite(s suite, full bool) ([]result, error) {
+	args := []string{"test", "-run", "^$", "-bench", s.bench, "-benchtime", s.time, "-count", "1", "-timeout", "60m", s.pkg}
+	cmd := exec.Command("go", args...)
+	cmd.Env = os.Environ()
+	if full {
+		cmd.Env = append(cmd.Env, "BLOBSHARE_BENCH_FULL=1")
+	}
+	var out bytes.Buffer
+	cmd.Stdout = io.MultiWriter(&out, os.Stderr)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("go %s: %w", strings.Join(args, " "), err)
+	}
+	return parse(s.pkg, &out), nil
+}
+
+// parse reads `go test -bench` output: "BenchmarkX-2  N  v unit  v unit ...".
+func parse(pkg string, r io.Reader) []result {
+	var res []result
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
+			continue
+		}
+		if _, err := strconv.Atoi(f[1]); err != nil {
+			continue
+		}
+		r := result{pkg: pkg, name: trimProcs(strings.TrimPrefix(f[0], "Benchmark"))}
+		for i := 2; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				break
+			}
+			if f[i+1] == "ns/op" || f[i+1] == "B/op" || f[i+1] == "allocs/op" {
+				continue
+			}
+			r.metrics = append(r.metrics, metric{v, f[i+1]})
+		}
+		res = append(res, r)
+	}
+	return res
+}
+
+// trimProcs drops the "-GOMAXPROCS" suffix go test appends.
+func trimProcs(name string) string {
+	if i := strings.LastIndexByte(name, '-'); i > 0 {
+		if _, err := strconv.Atoi(name[i+1:]); err == nil {
+			return name[:i]
+		}
+	}
+	return name
+}
+
+func render(all []result, full bool, took time.Duration) string {
+	var b strings.Builder
+	mode := "quick sizes"
+	if full {
+		mode = "full sizes"
+	}
+	fmt.Fprintf(&b, "Measured %s on %s/%s, %d CPUs, %s (%s, %s).\n\n",
+		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), mode, took.Round(time.Second))
+	b.WriteString("| package | benchmark | figures |\n|---|---|---|\n")
+	for _, r := range all {
+		var parts []string
+		for _, m := range r.metrics {
+			parts = append(parts, formatMetric(m))
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", strings.TrimPrefix(r.pkg, "./"), r.name, strings.Join(parts, ", "))
+	}
+	return b.String()
+}
+
+func formatMetric(m metric) string {
+	switch {
+	case m.unit == "ratio" || strings.HasSuffix(m.unit, "-ratio"):
+		return fmt.Sprintf("**%s %.2f**", m.unit, m.value)
+	case m.value >= 100:
+		return fmt.Sprintf("%.0f %s", m.value, m.unit)
+	default:
+		return fmt.Sprintf("%.3g %s", m.value, m.unit)
+	}
+}
+
+const (
+	beginMark = "<!-- bench:begin -->"
+	endMark   = "<!-- bench:end -->"
+)
+
+// rewriteReadme replaces the text between the bench markers.
+func rewriteReadme(path, table string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	s := string(b)
+	i, j := strings.Index(s, beginMark), strings.Index(s, endMark)
+	if i < 0 || j < i {
+		return fmt.Errorf("%s: no %s ... %s block", path, beginMark, endMark)
+	}
+	s = s[:i+len(beginMark)] + "\n" + table + s[j:]
+	return os.WriteFile(path, []byte(s), 0o644)
+}
