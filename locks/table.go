@@ -46,6 +46,10 @@ type Table struct {
 	// back to a scan.
 	ownMu    sync.Mutex
 	ownFiles map[HandleID]FileID
+	// locked are the handles of this owner that ever took a byte-range
+	// lock (a superset of those holding one): closing any other handle
+	// skips the lock table.
+	locked map[HandleID]bool
 
 	// Handle ids come from blocks reserved in lk_meta ("next_handle"), so
 	// ids are never reused without a sequence write per open. Under wmu.
@@ -170,6 +174,7 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 		log:       opts.Logger.With("component", "locks", "owner", string(owner)),
 		stmts:     map[string]*sql.Stmt{},
 		ownFiles:  map[HandleID]FileID{},
+		locked:    map[HandleID]bool{},
 	}
 	lock, err := lockOwnerFile(t.ownersDir, owner)
 	if err != nil {
@@ -256,7 +261,20 @@ func (t *Table) rememberHandle(id HandleID, file FileID) {
 func (t *Table) forgetHandle(id HandleID) {
 	t.ownMu.Lock()
 	delete(t.ownFiles, id)
+	delete(t.locked, id)
 	t.ownMu.Unlock()
+}
+
+func (t *Table) noteLocks(id HandleID) {
+	t.ownMu.Lock()
+	t.locked[id] = true
+	t.ownMu.Unlock()
+}
+
+func (t *Table) mayHaveLocks(id HandleID) bool {
+	t.ownMu.Lock()
+	defer t.ownMu.Unlock()
+	return t.locked[id]
 }
 
 func (t *Table) handleFile(id HandleID) (FileID, bool) {

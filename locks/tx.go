@@ -167,6 +167,7 @@ func (tx *Tx) loadLocks(file FileID) ([]lockRec, error) {
 }
 
 func (tx *Tx) insertLock(file FileID, l ByteLock) error {
+	tx.t.noteLocks(l.Handle)
 	_, err := tx.exec(`INSERT INTO lk_locks(file, handle, lkey, off, len, kind, posix) VALUES(?, ?, ?, ?, ?, ?, ?)`,
 		int64(file), int64(l.Handle), int64(l.Key), int64(l.Range.Offset), int64(l.Range.Length), int64(l.Kind), l.POSIX)
 	if err != nil {
@@ -332,14 +333,56 @@ func (tx *Tx) closeRow(h Handle) (CloseResult, error) {
 	if h.Owner == tx.t.owner {
 		tx.t.forgetHandle(h.ID)
 	}
-	pending, lease, err := tx.loadFile(h.File)
+	pending, _, err := tx.loadFile(h.File)
 	if err != nil {
 		return CloseResult{}, err
 	}
-	if h.DeleteOnClose && !pending {
+	return tx.finishClose(h.ID, h.File, h.DeleteOnClose, pending)
+}
+
+// closeOwn is CloseHandle's fast path for a handle this Table opened: one
+// DELETE ... RETURNING instead of a lookup, a delete and a state read. It
+// reports ok=false when the row is not there (closed, or not ours).
+func (tx *Tx) closeOwn(id HandleID, file FileID) (CloseResult, bool, error) {
+	rows, err := tx.query(`DELETE FROM lk_handles WHERE file = ?1 AND id = ?2 AND owner = ?3
+		RETURNING delete_on_close, coalesce((SELECT delete_pending FROM lk_files WHERE file = ?1), 0)`,
+		int64(file), int64(id), string(tx.t.owner))
+	if err != nil {
+		return CloseResult{}, false, fmt.Errorf("locks: close handle %d: %w", id, err)
+	}
+	found := false
+	var doc, pending bool
+	for rows.Next() {
+		found = true
+		if err := rows.Scan(&doc, &pending); err != nil {
+			rows.Close()
+			return CloseResult{}, false, fmt.Errorf("locks: close handle %d: %w", id, err)
+		}
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return CloseResult{}, false, fmt.Errorf("locks: close handle %d: %w", id, err)
+	}
+	if !found {
+		return CloseResult{}, false, nil
+	}
+	if tx.t.mayHaveLocks(id) {
+		if _, err := tx.exec(`DELETE FROM lk_locks WHERE file = ? AND handle = ?`, int64(file), int64(id)); err != nil {
+			return CloseResult{}, false, fmt.Errorf("locks: close handle %d: %w", id, err)
+		}
+	}
+	tx.t.forgetHandle(id)
+	res, err := tx.finishClose(id, file, doc, pending)
+	return res, true, err
+}
+
+// finishClose runs delete-on-close and completes a pending delete once the
+// file's last handle is gone.
+func (tx *Tx) finishClose(id HandleID, file FileID, doc, pending bool) (CloseResult, error) {
+	if doc && !pending {
 		pending = true
-		if err := tx.storeFile(h.File, pending, lease); err != nil {
-			return CloseResult{}, err
+		if _, err := tx.exec(`INSERT INTO lk_files(file, delete_pending) VALUES(?, 1)
+			ON CONFLICT(file) DO UPDATE SET delete_pending = 1`, int64(file)); err != nil {
+			return CloseResult{}, fmt.Errorf("locks: close handle %d: mark file %d: %w", id, file, err)
 		}
 	}
 	if !pending {
@@ -347,14 +390,14 @@ func (tx *Tx) closeRow(h Handle) (CloseResult, error) {
 	}
 	var left int
 	if err := tx.tx.StmtContext(tx.ctx, mustStmt(tx, `SELECT count(*) FROM lk_handles WHERE file = ?`)).
-		QueryRowContext(tx.ctx, int64(h.File)).Scan(&left); err != nil {
-		return CloseResult{}, fmt.Errorf("locks: close handle %d: count handles of file %d: %w", h.ID, h.File, err)
+		QueryRowContext(tx.ctx, int64(file)).Scan(&left); err != nil {
+		return CloseResult{}, fmt.Errorf("locks: close handle %d: count handles of file %d: %w", id, file, err)
 	}
 	if left > 0 {
 		return CloseResult{}, nil
 	}
-	if err := tx.removeFile(h.File); err != nil {
-		return CloseResult{}, fmt.Errorf("locks: close handle %d: %w", h.ID, err)
+	if err := tx.removeFile(file); err != nil {
+		return CloseResult{}, fmt.Errorf("locks: close handle %d: %w", id, err)
 	}
 	return CloseResult{Removed: true}, nil
 }
@@ -517,6 +560,12 @@ func (tx *Tx) newHandleID() (int64, error) {
 func (tx *Tx) CloseHandle(id HandleID) (CloseResult, error) {
 	if err := tx.mustWrite("CloseHandle"); err != nil {
 		return CloseResult{}, err
+	}
+	if f, ok := tx.t.handleFile(id); ok {
+		res, found, err := tx.closeOwn(id, f)
+		if err != nil || found {
+			return res, err
+		}
 	}
 	h, err := tx.ownHandle(id, "close")
 	if err != nil {
