@@ -1,0 +1,123 @@
+// Package locks is blobshare's lock table: the one place that decides, as
+// Azure Files and Windows do, whether an SMB-style open, a FileREST call, a
+// byte-range access or a file lease may proceed. FUSE (package fs/fusefs),
+// the REST front end (package rest) and `blobshare session` all ask it and
+// map its typed outcome exactly once (errno, HTTP status + x-ms-error-code,
+// NT status). The rules are those of ../shared/spec/locking.md; section
+// numbers below (§1.2, A12 ...) refer to it.
+//
+// # Concepts
+//
+//   - A Handle is one open: an Access mask, a ShareMode, an optional
+//     delete-on-close flag, the Owner that holds it. Only the data bits
+//     (read, execute, write, append, delete) take part in sharing; an open
+//     without one is attribute-only and blocks nothing except REST Delete
+//     File (A12).
+//   - An Owner is a process instance: one Table. Handles die with their
+//     owner (see "Owners and crashes").
+//   - A REST call is not a handle: CheckREST checks it once, one direction
+//     only (its access against the handles' share modes), and leaves
+//     nothing behind. Delete File is refused by any handle (A4); Lease
+//     acquire is checked both ways (§1.5, A3).
+//   - A file lease is the one long-lived REST object. While Leased it
+//     refuses new opens that ask for write, append or delete access,
+//     whatever their share mode (A14), and it makes write-type REST calls
+//     require its id (§4.3).
+//   - Delete-pending (§2): a TRUE disposition through a handle with DELETE
+//     access marks the file at once; a delete-on-close handle marks it when
+//     it closes (A8); new opens and every REST call then fail with
+//     ErrDeletePending; when the last handle goes, Options.Remove runs in
+//     the same transaction and every trace of the file is forgotten.
+//   - Byte-range locks (§3): SMB locks (Lock/Unlock) follow MS-FSA exactly —
+//     unlock must name an exact range, no overlapping exclusive lock even
+//     for the same handle, zero-length accesses never conflict, a last byte
+//     past 2^64-1 is ErrInvalidLockRange. Zero-length lock *requests* are
+//     refused with ErrInvalidParameter (a project decision: the session and
+//     FUSE front ends never need them). POSIX locks (SetPOSIXLock, for
+//     fcntl through FUSE) use the same conflict table against everyone
+//     else, while among one POSIX owner — (Table owner, lock key) — a new
+//     lock replaces, an unlock splits, and adjacent pieces of the same kind
+//     merge. flock(2) is a share-mode change (Reshare), not a byte lock.
+//
+// # Check order
+//
+// CheckREST answers, first match wins: ErrDeletePending (every operation,
+// Delete File included, A9); ErrSharingViolation; lease errors
+// (*LeaseError, 412); ErrReadOnly (our placement, A5: after the lease,
+// before byte ranges); ErrLockConflict. The caller answers 404 before
+// calling when the path does not exist. OpenHandle: ErrDeletePending, then
+// ErrSharingViolation from handles or the lease.
+//
+// # Decisions apart from storage
+//
+// rules.go holds pure functions that decide from a fileState (the file's
+// handles, pending mark, lease and, when needed, byte-range locks) and a
+// request. tx.go loads that state with one or two SQL statements, calls the
+// rule, and stores the result. No rule reads SQL; no SQL decides. The
+// reference model in model_test.go re-derives every rule independently and
+// a randomized test compares the two.
+//
+// # Storage and transactions
+//
+// One SQLite file (modernc.org/sqlite, no cgo) holds the lock tables
+// (prefixed lk_) and the namespace of package fs, which gets the *sql.DB
+// from Table.DB and runs its own statements through Tx.SQL inside Update,
+// so a path lookup, a check and a namespace change commit together. The
+// database runs in WAL mode, synchronous=NORMAL (durable against a process
+// crash; a power loss may lose the last transactions), busy_timeout 5 s.
+//
+// Update is one BEGIN IMMEDIATE transaction; writers of this process queue
+// on a mutex in front of SQLite, writers of other processes on SQLite's
+// write lock, and Update retries SQLITE_BUSY with jittered backoff until
+// its context ends. fn may therefore run more than once and must have no
+// side effects outside the transaction. Update is not reentrant: never
+// call Update or View on the same Table from inside fn. View is a plain
+// read transaction (a snapshot) and may run concurrently with everything.
+//
+// lk_handles is a WITHOUT ROWID table keyed by (file, id): every decision
+// reads one file's handles with one range scan, and an open or a close
+// writes one b-tree page, so the cost does not grow with handles on other
+// files. The cost is that a lookup by id alone is a scan; the Table keeps
+// an in-memory id→file hint for its own handles (stale entries are
+// harmless: the row is simply absent), so only other owners' ids (Force
+// Close Handles, Handle) scan. Handle ids are never reused: each Table
+// reserves blocks of 1024 ids in lk_meta; ids are unique across owners but
+// not ordered by time across owners.
+//
+// # Owners and crashes
+//
+// Each Table creates <db>.owners/<owner> and holds an exclusive flock(2) on
+// it for its lifetime; the kernel drops it the moment the process dies,
+// SIGKILL included. Another Table probes an owner with LOCK_EX|LOCK_NB:
+// getting the lock (or finding no file) means the owner is dead. Probing
+// happens at Open (ReapDeadOwners) and whenever a refusal names a handle of
+// another owner: the dead owner's handles are closed inside the current
+// transaction — byte-range locks go, delete-on-close handles mark their
+// files, files left pending with no handles are removed through
+// Options.Remove — and the decision is taken again. A View cannot write, so
+// it reaps after fn returns and runs fn again. A crashed holder therefore
+// never blocks anyone, and its cleanup is atomic with the request that
+// found it. flock locks belong to open file descriptions, so two Tables in
+// one process see each other as alive; a probe that fails for another
+// reason counts as alive (never reap on doubt).
+//
+// # Traps
+//
+//   - Handle ids are per database, not per owner: CloseHandle, Dispose,
+//     Lock, Reshare ... refuse another owner's handle with ErrHandleClosed;
+//     only ForceClose reaches across owners.
+//   - ForceClose runs delete-on-close like a close (Azure says a
+//     force-closed delete-on-close handle "might not" delete; we do).
+//   - Clearing the disposition (Dispose false) does not cancel a
+//     delete-on-close handle: its close marks the file again (Win32).
+//   - Lease ids compare case-insensitively (they are GUIDs). Acquire with
+//     the current id while Leased is idempotent and does not re-check
+//     handles. Release of a Broken lease with a wrong id answers
+//     LeaseIdMismatchWithLeaseOperation; change on a Broken lease answers
+//     LeaseNotPresentWithLeaseOperation.
+//   - Facts.ReadOnly is the caller's statement: clear it when the request
+//     carries x-ms-file-rename-ignore-readonly / x-ms-file-copy-ignore-readonly
+//     or itself removes the ReadOnly attribute.
+//   - The §1.2 detail "Read is added to the share mode of an opener that
+//     cannot write to the parent" is not modelled: blobshare has no ACLs.
+package locks
