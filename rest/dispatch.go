@@ -81,6 +81,8 @@ func (s *Server) routeTable() []route {
 	)
 	return []route{
 		{name: "ListShares", method: "GET", comp: "list", scopes: svc, perm: 'l', rtype: 's', h: s.listShares},
+		{name: "GetServiceProperties", method: "GET", restype: "service", comp: "properties", scopes: svc, perm: 'r', rtype: 's', h: s.getServiceProperties},
+		{name: "SetServiceProperties", method: "PUT", restype: "service", comp: "properties", scopes: svc, perm: 'w', rtype: 's', h: s.setServiceProperties},
 
 		{name: "CreateShare", method: "PUT", restype: "share", scopes: sh, perm: 'c', rtype: 'c', h: s.createShare},
 		{name: "GetShareProperties", method: "GET", restype: "share", scopes: sh, perm: 'r', rtype: 'c', h: s.getShareProperties},

@@ -370,14 +370,14 @@ func parseMetadata(h http.Header) (map[string]string, error) {
 		if !validIdentifier(name) {
 			return nil, newError(http.StatusBadRequest, CodeInvalidMetadata,
 				"The metadata specified is invalid. It has characters that are not permitted.",
-				Detail{"HeaderName", k})
+				Detail{"HeaderName", lk})
 		}
 		val := strings.Join(vs, ",")
 		for i := 0; i < len(val); i++ {
 			if val[i] < 0x20 && val[i] != '\t' || val[i] == 0x7f {
 				return nil, newError(http.StatusBadRequest, CodeInvalidMetadata,
 					"The metadata specified is invalid. It has characters that are not permitted.",
-					Detail{"HeaderName", k})
+					Detail{"HeaderName", lk})
 			}
 		}
 		md[name] = strings.TrimSpace(val)

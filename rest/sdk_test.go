@@ -367,3 +367,24 @@ type rsc struct{ *strings.Reader }
 func (rsc) Close() error { return nil }
 
 func streamOf(s string) rsc { return rsc{strings.NewReader(s)} }
+
+func TestSDKServiceProperties(t *testing.T) {
+	e := newEnv(t)
+	if _, err := e.svc.SetProperties(ctxBG, &service.SetPropertiesOptions{
+		HourMetrics: &service.Metrics{Enabled: to.Ptr(true), IncludeAPIs: to.Ptr(true), Version: to.Ptr("1.0"),
+			RetentionPolicy: &service.RetentionPolicy{Enabled: to.Ptr(true), Days: to.Ptr(int32(3))}},
+		CORS: []*service.CORSRule{{AllowedOrigins: to.Ptr("*"), AllowedMethods: to.Ptr("GET"), AllowedHeaders: to.Ptr("x"), ExposedHeaders: to.Ptr("y"), MaxAgeInSeconds: to.Ptr(int32(5))}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := e.svc.GetProperties(ctxBG, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.HourMetrics == nil || !*p.HourMetrics.Enabled || *p.HourMetrics.RetentionPolicy.Days != 3 || len(p.CORS) != 1 || *p.CORS[0].MaxAgeInSeconds != 5 {
+		t.Fatalf("service properties %+v", p)
+	}
+	if p.MinuteMetrics == nil || *p.MinuteMetrics.Enabled {
+		t.Fatalf("minute metrics should keep the default: %+v", p.MinuteMetrics)
+	}
+}

@@ -49,6 +49,7 @@ type Server struct {
 	auth    []authenticator // nil when auth is disabled
 	handler http.Handler
 	routes  []route
+	svc     serviceState
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -83,6 +84,7 @@ func New(cfg Config) (*Server, error) {
 		sg := signer{account: s.account, key: raw}
 		s.auth = []authenticator{sharedKeyAuth{sg}, sasAuth{sg}}
 	}
+	s.svc.props = defaultServiceProps()
 	s.routes = s.routeTable()
 	// The chain, outermost first (doc.go explains the order).
 	s.handler = s.withRequestID(s.withLimits(s.withRecover(s.withAuth(s.withVersion(http.HandlerFunc(s.dispatch))))))

@@ -1,0 +1,132 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+)
+
+// serviceProps is the File service's StorageServiceProperties document.
+// blobshare keeps it in memory for the life of the Server (it configures
+// nothing: metrics and CORS are not implemented); it exists so that SDK
+// calls that read or write it work and so that malformed XML bodies get
+// the service's answer.
+type serviceProps struct {
+	XMLName          xml.Name     `xml:"StorageServiceProperties"`
+	HourMetrics      *metricsXML  `xml:"HourMetrics,omitempty"`
+	MinuteMetrics    *metricsXML  `xml:"MinuteMetrics,omitempty"`
+	Cors             *corsXML     `xml:"Cors,omitempty"`
+	ProtocolSettings *protocolXML `xml:"ProtocolSettings,omitempty"`
+}
+
+type metricsXML struct {
+	Version         string     `xml:"Version"`
+	Enabled         bool       `xml:"Enabled"`
+	IncludeAPIs     *bool      `xml:"IncludeAPIs,omitempty"`
+	RetentionPolicy *retention `xml:"RetentionPolicy"`
+}
+
+type retention struct {
+	Enabled bool `xml:"Enabled"`
+	Days    *int `xml:"Days,omitempty"`
+}
+
+type corsXML struct {
+	Rules []corsRule `xml:"CorsRule"`
+}
+
+type corsRule struct {
+	AllowedOrigins  string `xml:"AllowedOrigins"`
+	AllowedMethods  string `xml:"AllowedMethods"`
+	AllowedHeaders  string `xml:"AllowedHeaders"`
+	ExposedHeaders  string `xml:"ExposedHeaders"`
+	MaxAgeInSeconds int    `xml:"MaxAgeInSeconds"`
+}
+
+type protocolXML struct {
+	SMB *struct {
+		Multichannel *struct {
+			Enabled bool `xml:"Enabled"`
+		} `xml:"Multichannel"`
+	} `xml:"SMB"`
+}
+
+// serviceState holds the in-memory service properties.
+type serviceState struct {
+	mu    sync.Mutex
+	props serviceProps
+}
+
+func defaultServiceProps() serviceProps {
+	off := func() *metricsXML {
+		return &metricsXML{Version: "1.0", RetentionPolicy: &retention{}}
+	}
+	return serviceProps{HourMetrics: off(), MinuteMetrics: off(), Cors: &corsXML{}}
+}
+
+var errXMLBody = newError(http.StatusBadRequest, CodeInvalidXMLDocument, "XML specified is not syntactically valid.")
+
+// decodeXMLBody strictly decodes a small XML request body into v: the
+// whole body must be one well-formed document whose root is v's element.
+func decodeXMLBody(r *http.Request, v any) error {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxSmallBody+1))
+	if err != nil {
+		return err
+	}
+	if len(body) > maxSmallBody {
+		return newError(http.StatusRequestEntityTooLarge, CodeRequestBodyTooLarge,
+			"The request body is too large and exceeds the maximum permissible limit.")
+	}
+	// Well-formedness first: walk every token.
+	d := xml.NewDecoder(bytes.NewReader(body))
+	for {
+		if _, err := d.Token(); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			e := *errXMLBody
+			e.Details = []Detail{{"Reason", err.Error()}}
+			return &e
+		}
+	}
+	if err := xml.Unmarshal(body, v); err != nil {
+		e := *errXMLBody
+		e.Details = []Detail{{"Reason", err.Error()}}
+		return &e
+	}
+	return nil
+}
+
+func (s *Server) getServiceProperties(w http.ResponseWriter, c *call) error {
+	s.svc.mu.Lock()
+	p := s.svc.props
+	s.svc.mu.Unlock()
+	return writeXML(w, http.StatusOK, p)
+}
+
+func (s *Server) setServiceProperties(w http.ResponseWriter, c *call) error {
+	var p serviceProps
+	if err := decodeXMLBody(c.r, &p); err != nil {
+		return err
+	}
+	s.svc.mu.Lock()
+	defer s.svc.mu.Unlock()
+	// Elements left out keep their values, as the service does.
+	if p.HourMetrics != nil {
+		s.svc.props.HourMetrics = p.HourMetrics
+	}
+	if p.MinuteMetrics != nil {
+		s.svc.props.MinuteMetrics = p.MinuteMetrics
+	}
+	if p.Cors != nil {
+		s.svc.props.Cors = p.Cors
+	}
+	if p.ProtocolSettings != nil {
+		s.svc.props.ProtocolSettings = p.ProtocolSettings
+	}
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
