@@ -1,0 +1,52 @@
+package rest_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/blobshare/blobshare/rest"
+)
+
+// requireAll reports whether missing dependencies must fail the test.
+func requireAll() bool { return os.Getenv("BLOBSHARE_REQUIRE_ALL") == "1" }
+
+// skipOrFail skips, or fails under BLOBSHARE_REQUIRE_ALL=1.
+func skipOrFail(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if requireAll() {
+		t.Fatalf(format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
+// TestJSSmoke drives the endpoint with the official JS SDK
+// (@azure/storage-file-share from integration/js/node_modules).
+func TestJSSmoke(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		skipOrFail(t, "node not found: %v", err)
+	}
+	modules, err := filepath.Abs(filepath.Join("..", "integration", "js", "node_modules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(modules, "@azure", "storage-file-share", "package.json")); err != nil {
+		skipOrFail(t, "@azure/storage-file-share not installed (make npm): %v", err)
+	}
+	e := newEnv(t)
+	conn := "DefaultEndpointsProtocol=http;AccountName=" + rest.DevAccount + ";AccountKey=" + rest.DevKey +
+		";FileEndpoint=" + e.srv.URL + "/" + rest.DevAccount + ";"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "smoke.js"))
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "BLOBSHARE_CONN="+conn)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node smoke.js: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
