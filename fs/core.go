@@ -145,6 +145,9 @@ func newFileSystem(ctx context.Context, cfg Config) (*FileSystem, error) {
 	if fsys.spillDir == "" {
 		fsys.spillDir = os.TempDir()
 	}
+	if err := os.MkdirAll(fsys.spillDir, 0o700); err != nil {
+		return nil, fmt.Errorf("fs: new: spill directory: %w", err)
+	}
 	fsys.memBlks = 4
 	if cfg.MemoryPerHandle > 0 {
 		fsys.memBlks = int((cfg.MemoryPerHandle + BlockSize - 1) / BlockSize)

@@ -30,7 +30,10 @@ var restOps = []struct {
 		}
 		return err
 	}},
-	{"ListRanges", func(e *env, lease string) error { _, _, err := e.fs.ListRanges(ctxBG, "data/f", locks.Range{}, lease); return err }},
+	{"ListRanges", func(e *env, lease string) error {
+		_, _, err := e.fs.ListRanges(ctxBG, "data/f", locks.Range{}, lease)
+		return err
+	}},
 	{"PutRange", func(e *env, lease string) error {
 		_, err := e.fs.PutRange(ctxBG, PutRangeRequest{Path: "data/f", Offset: 0, Length: 2, Body: bytes.NewReader([]byte("zz")), LeaseID: lease})
 		return err

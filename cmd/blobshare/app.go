@@ -22,6 +22,7 @@ func newApp() *cli.App {
 		Commands: []*cli.Command{
 			serveCommand(),
 			mountCommand(),
+			sessionCommand(),
 			versionCommand(),
 		},
 		Action: func(c *cli.Context) error {
