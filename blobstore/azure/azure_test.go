@@ -1,8 +1,10 @@
 package azure_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"sync/atomic"
 	"testing"
 
@@ -31,4 +33,35 @@ func TestConformance(t *testing.T) {
 		BigSize:      128 << 20,
 		BigBlockSize: 8 << 20,
 	})
+}
+
+// TestStageLargeBlockSpools stages blocks larger than MemBlockLimit, which
+// go through a temp file instead of memory.
+func TestStageLargeBlockSpools(t *testing.T) {
+	srv := azuritetest.Start(t)
+	ctx := context.Background()
+	s, err := azure.New(ctx, azure.Config{ConnectionString: srv.ConnectionString, Container: "spool", MemBlockLimit: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int64{64<<10 - 1, 64 << 10, 64<<10 + 1, 300_001} {
+		key := fmt.Sprintf("spool/%d", size)
+		n, err := s.StageBlock(ctx, key, "big", storetest.Data(uint64(size), size))
+		if err != nil || n != size {
+			t.Fatalf("StageBlock %d bytes = %d, %v", size, n, err)
+		}
+		info, err := s.CommitBlocks(ctx, key, []string{"big"}, blobstore.Conditions{})
+		if err != nil || info.Size != size {
+			t.Fatalf("CommitBlocks = %+v, %v; want size %d", info, err, size)
+		}
+		rc, _, err := s.ReadRange(ctx, key, 0, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil || !bytes.Equal(got, storetest.DataAt(uint64(size), 0, size)) {
+			t.Fatalf("%d-byte block read back wrong (%d bytes, %v)", size, len(got), err)
+		}
+	}
 }

@@ -1,0 +1,61 @@
+// Package azure is the blobstore backend on Azure Blob Storage (or
+// Azurite), through the official SDK (azblob).
+//
+// # Mapping
+//
+// Each blobstore key is a block blob of that name in one container
+// (Config.Container, created by New if missing):
+//
+//	StageBlock    Put Block (the block read into a pooled buffer of
+//	              MemBlockLimit bytes, or spooled to an unlinked temp
+//	              file when larger: the SDK needs a seekable body of
+//	              known length to retry)
+//	CommitBlocks  Get Block List (all), then Put Block List with every
+//	              id as "Latest" and If-Match / If-None-Match
+//	Blocks        Get Block List (committed)
+//	ReadRange     Get Blob with a Range header, read through the SDK's
+//	              retry reader
+//	Stat          Get Blob Properties
+//	Delete        Delete Blob (snapshots included) with If-Match
+//	List          List Blobs (flat) with the prefix
+//
+// Block ids: Azure requires every block id of a blob to have the same
+// length and to be base64. blobshare ids (1–64 bytes of [A-Za-z0-9_-]) are
+// padded with '.' to 64 bytes and base64-encoded; decoding trims the
+// padding. Blocks with ids not written this way are reported as errors by
+// Blocks and ignored by CommitBlocks.
+//
+// Errors: convert, the one place that reads Azure error codes, maps them
+// to blobstore.ErrNotFound, ErrPreconditionFailed, ErrInvalidKey and
+// ErrInvalidRange, wrapping the *azcore.ResponseError as well so callers
+// can still reach the status and code with errors.As.
+//
+// # Concurrency and consistency
+//
+// Azure evaluates the commit's conditions atomically, so of several
+// commits conditioned on one ETag exactly one wins. Put Block List also
+// discards the blob's other uncommitted blocks: a writer that loses such a
+// race finds its staged blocks gone. CommitBlocks therefore resolves ids
+// first (Get Block List) and, when one is missing, evaluates the
+// conditions against the blob's current properties, so the loser gets
+// ErrPreconditionFailed (and must restage), not ErrNotFound.
+//
+// Put Block List does not return the blob's size; CommitBlocks computes it
+// from the block sizes Get Block List reported. A reader's Get Blob serves
+// one version; if the connection breaks, the retry reader resumes with
+// If-Match on that version's ETag and fails rather than mixing versions.
+//
+// # Traps
+//
+// A range starting at or past the end is answered 416 by Azure; ReadRange
+// turns that into an empty reader (after a Stat, so a missing blob is
+// still ErrNotFound). Azurite answers Get Block List for a blob with only
+// uncommitted blocks with an ETag, real Azure without; Blocks falls back
+// to Get Blob Properties whenever the committed list is empty. Azurite
+// answers 412, real Azure may answer 404, to a conditional Delete of a
+// missing blob; Delete checks which it is. List's marker is a key, not
+// Azure's opaque continuation token, so List walks the prefix from its
+// start and skips entries up to the marker. The service itself discards
+// uncommitted blocks after a week, so this backend has no garbage
+// collector (blobstore.CollectGarbage does nothing for it).
+package azure
