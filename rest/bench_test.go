@@ -1,0 +1,192 @@
+package rest_test
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
+
+	"github.com/blobshare/blobshare/blobstore/azure/azuritetest"
+)
+
+// benchBytes is the transfer size: BLOBSHARE_BENCH_BYTES (e.g. 1073741824
+// for the 1 GiB of the issue), 64 MiB by default to keep runs short.
+func benchBytes(b *testing.B) int64 {
+	if v := os.Getenv("BLOBSHARE_BENCH_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			b.Fatalf("BLOBSHARE_BENCH_BYTES=%q: want a positive byte count", v)
+		}
+		return n
+	}
+	return 64 << 20
+}
+
+const (
+	benchChunk       = 4 << 20 // 4 MiB ranges / blocks
+	benchConcurrency = 4
+)
+
+// benchSource writes n random bytes to a temp file (uploads stream from
+// it; nothing holds the whole payload in memory).
+func benchSource(b *testing.B, n int64) *os.File {
+	b.Helper()
+	f, err := os.Create(filepath.Join(b.TempDir(), "payload"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	if _, err := io.CopyN(f, rand.Reader, n); err != nil {
+		b.Fatal(err)
+	}
+	return f
+}
+
+func sinkFile(b *testing.B) *os.File {
+	b.Helper()
+	f, err := os.Create(filepath.Join(b.TempDir(), "sink"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	return f
+}
+
+func mbps(n int64, d time.Duration) float64 { return float64(n) / (1 << 20) / d.Seconds() }
+
+// BenchmarkTransfer uploads and downloads the same bytes through
+// blobshare (Go azfile SDK, 4 MiB ranges, 4 in parallel) and through
+// Azurite's Blob API (azblob, 4 MiB blocks, 4 in parallel) in one run,
+// and reports MB/s for each and the blobshare/Azurite ratios.
+//
+//	go test ./rest -run '^$' -bench '^BenchmarkTransfer$' -benchtime 1x
+//	BLOBSHARE_BENCH_BYTES=1073741824 go test ./rest -run '^$' -bench '^BenchmarkTransfer$' -benchtime 1x -timeout 30m
+func BenchmarkTransfer(b *testing.B) {
+	n := benchBytes(b)
+	az := azuritetest.Start(b)
+	e := newEnv(b)
+	src := benchSource(b, n)
+	ctx := context.Background()
+	e.mustShare("bench")
+
+	cred, err := azblob.NewSharedKeyCredential(az.Account, az.Key)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bc, err := azblob.NewClientWithSharedKeyCredential(az.Endpoint+"/", cred, &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{
+		Retry: policy.RetryOptions{MaxRetries: -1, TryTimeout: 10 * time.Minute},
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := bc.CreateContainer(ctx, "bench", nil); err != nil {
+		b.Fatal(err)
+	}
+
+	var fsUp, fsDown, azUp, azDown time.Duration
+	for i := 0; i < b.N; i++ {
+		name := fmt.Sprintf("payload-%d", i)
+		fc := e.file("bench", name)
+		if _, err := fc.Create(ctx, n, nil); err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		if err := fc.UploadFile(ctx, src, &file.UploadFileOptions{ChunkSize: benchChunk, Concurrency: benchConcurrency}); err != nil {
+			b.Fatal(err)
+		}
+		fsUp += time.Since(start)
+		sink := sinkFile(b)
+		start = time.Now()
+		if got, err := fc.DownloadFile(ctx, sink, &file.DownloadFileOptions{ChunkSize: benchChunk, Concurrency: benchConcurrency}); err != nil || got != n {
+			b.Fatalf("blobshare download: %d bytes, %v", got, err)
+		}
+		fsDown += time.Since(start)
+
+		bb := bc.ServiceClient().NewContainerClient("bench").NewBlockBlobClient(name)
+		start = time.Now()
+		if _, err := bb.UploadFile(ctx, src, &blockblob.UploadFileOptions{BlockSize: benchChunk, Concurrency: benchConcurrency}); err != nil {
+			b.Fatal(err)
+		}
+		azUp += time.Since(start)
+		sink2 := sinkFile(b)
+		start = time.Now()
+		if got, err := bb.DownloadFile(ctx, sink2, &blob.DownloadFileOptions{BlockSize: benchChunk, Concurrency: benchConcurrency}); err != nil || got != n {
+			b.Fatalf("azurite download: %d bytes, %v", got, err)
+		}
+		azDown += time.Since(start)
+	}
+	total := n * int64(b.N)
+	b.SetBytes(n)
+	b.ReportMetric(mbps(total, fsUp), "blobshare_up_MB/s")
+	b.ReportMetric(mbps(total, fsDown), "blobshare_down_MB/s")
+	b.ReportMetric(mbps(total, azUp), "azurite_up_MB/s")
+	b.ReportMetric(mbps(total, azDown), "azurite_down_MB/s")
+	b.ReportMetric(azUp.Seconds()/fsUp.Seconds(), "up_ratio")
+	b.ReportMetric(azDown.Seconds()/fsDown.Seconds(), "down_ratio")
+	b.Logf("%d MiB: blobshare up %.1f MB/s down %.1f MB/s; azurite up %.1f MB/s down %.1f MB/s; ratio up %.2fx down %.2fx (aim ≥ 2x)",
+		n>>20, mbps(total, fsUp), mbps(total, fsDown), mbps(total, azUp), mbps(total, azDown),
+		azUp.Seconds()/fsUp.Seconds(), azDown.Seconds()/fsDown.Seconds())
+}
+
+// BenchmarkGetFileProperties measures Get File Properties latency with 16
+// concurrent SDK clients and reports p50 and p99.
+//
+//	go test ./rest -run '^$' -bench '^BenchmarkGetFileProperties$' -benchtime 2000x
+func BenchmarkGetFileProperties(b *testing.B) {
+	const clients = 16
+	e := newEnv(b)
+	e.mustShare("bench")
+	fc := e.mustFile("bench", "f.txt", []byte("hello"))
+	ctx := context.Background()
+	lat := make([]time.Duration, 0, b.N)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	next := make(chan struct{}, b.N)
+	for i := 0; i < b.N; i++ {
+		next <- struct{}{}
+	}
+	close(next)
+	b.ResetTimer()
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			local := make([]time.Duration, 0, b.N/clients+1)
+			for range next {
+				start := time.Now()
+				if _, err := fc.GetProperties(ctx, nil); err != nil {
+					b.Error(err)
+					return
+				}
+				local = append(local, time.Since(start))
+			}
+			mu.Lock()
+			lat = append(lat, local...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	if len(lat) == 0 {
+		return
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	p := func(q float64) time.Duration { return lat[min(len(lat)-1, int(q*float64(len(lat))))] }
+	b.ReportMetric(float64(p(0.50).Microseconds()), "p50_µs")
+	b.ReportMetric(float64(p(0.99).Microseconds()), "p99_µs")
+	b.Logf("%d Get File Properties, %d clients: p50 %v p99 %v", len(lat), clients, p(0.50), p(0.99))
+}
