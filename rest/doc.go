@@ -1,0 +1,122 @@
+// Package rest is blobshare's FileREST endpoint: the Azure Files HTTP API
+// that the official SDKs (Go azfile, JS @azure/storage-file-share, …) use
+// unchanged, over the same share that the FUSE mount and `blobshare
+// session` see, with their SMB-style locks honoured.
+//
+// # Shape
+//
+// New(Config) returns a *Server, an http.Handler. Listening is the
+// caller's business (`blobshare serve` wraps it in an http.Server on
+// --addr, 127.0.0.1:10003 by default). URLs are path-style:
+// http://127.0.0.1:10003/<account>/<share>/<dir>/<file>; use 127.0.0.1,
+// not localhost, because the Go SDK only treats IP hosts as path-style
+// (filerest.md §0.6).
+//
+// Handlers are thin: parse and validate → call one fs.FileSystem method →
+// render. rest holds no SQL, does no blob I/O and decides no sharing,
+// lease or byte-range rule: fs runs locks.Tx.CheckREST (and friends)
+// inside the transaction of each operation, and rest only maps the
+// outcome to HTTP.
+//
+// # Middleware order (outermost first)
+//
+//  1. request id: x-ms-request-id (a fresh GUID), Date, the request's
+//     x-ms-version echoed, x-ms-client-request-id echoed; the request's
+//     start time is kept for error messages and SAS windows.
+//  2. limits: at most 256 header lines / 64 KiB of headers; bodies
+//     capped (4 MiB for PUT, 64 KiB otherwise) by Content-Length up front
+//     (413 RequestBodyTooLarge) and by http.MaxBytesReader while reading.
+//  3. recover: a panic below becomes 500 InternalError and is logged with
+//     its stack (http.ErrAbortHandler passes through).
+//  4. authentication: a chain of authenticators, each answering pass,
+//     fail or not-mine (Azurite's IAuthenticator): SharedKey (the File
+//     service string-to-sign with the .NET-culture header sort,
+//     compareHeaderNames), then SAS (account SAS with ss/srt, service SAS
+//     with sr=s|f). None claims the request → 401
+//     NoAuthenticationInformation. Config.DisableAuth removes the link.
+//     The SAS permission letter and resource type are checked after
+//     dispatch, when the operation is known.
+//  5. version: any syntactically valid YYYY-MM-DD x-ms-version is
+//     accepted, newer ones included; malformed → 400 InvalidHeaderValue;
+//     missing on a SharedKey request → 400 MissingRequiredHeader.
+//  6. dispatch → handler.
+//
+// # Dispatch
+//
+// ServeMux cannot route on query strings, so routing is a table
+// (routeTable): method + restype + comp + at most one deciding header
+// (x-ms-type, x-ms-copy-source, x-ms-write, x-ms-file-rename-source,
+// x-ms-lease-action, x-ms-handle-id) + the URL's scope (service, share,
+// path). An unknown comp or restype → 400 InvalidQueryParameterValue; a
+// known combination with another verb → 405 UnsupportedHttpVerb; a
+// missing or unknown deciding header → 400 MissingRequiredHeader /
+// InvalidHeaderValue; the wrong scope → 400 InvalidUri. List Handles and
+// Force Close Handles carry no restype: fs looks the path up.
+//
+// Paths are parsed once (parsePath): account, share (name rules of
+// filerest.md §2.1 → InvalidResourceName), then the rest is percent-
+// decoded and split on "/" (the SDKs send "dir%2Ffile", which the
+// service treats as a separator). "." and ".." (plain or encoded),
+// backslashes, control characters, forbidden characters, reserved DOS
+// names and over-long names are refused with 400
+// InvalidFileOrDirectoryPathName before anything reaches fs, so no
+// request can name anything outside its share.
+//
+// # Errors
+//
+// Handlers return errors; they never write error replies. toError maps
+// them through one table: *Error as is; *locks.LeaseError by its
+// Status(); the locks sentinels (SharingViolation, SMBDeletePending,
+// FileLockConflict, ReadOnlyAttribute, …, locking.md §6.2) and the fs
+// sentinels (ResourceNotFound, ParentNotFound, ShareNotFound,
+// ResourceAlreadyExists, …, fsmap.go) matched with errors.Is; an over-long
+// body → 413; anything unknown → 500 InternalError (logged). Deterministic
+// failures never use 5xx: the Go SDK retries 500/502/503/504.
+//
+// writeError renders status, x-ms-error-code (always, HEAD included: the
+// SDKs read the code from that header first) and, except for HEAD, the
+// XML body <Error><Code/><Message/>…</Error> whose Message ends with
+// "\nRequestId:<id>\nTime:<7 fractional digits>Z", plus detail elements
+// (HeaderName/HeaderValue, QueryParameterName/Value/Reason).
+//
+// Delete-pending files answer 409 SMBDeletePending (locking.md A1); the Go
+// SDK knows that condition as fileerror.DeletePending, so Go callers must
+// compare the error code string "SMBDeletePending".
+//
+// # Formats and traps
+//
+//   - x-ms-file-*-time response headers carry exactly 7 fractional digits
+//     (formatTime7): the Go SDK parses them strictly.
+//   - GET/HEAD of a file without a stored content type send no
+//     Content-Type at all (net/http would sniff one otherwise).
+//   - Set File Properties replaces the content-header group as a whole,
+//     except for a pure resize (x-ms-content-length alone).
+//   - Put Range: both range ends required, Content-Length must equal the
+//     range, > 4 MiB → 413. With Content-MD5 the body (≤ 4 MiB) is read
+//     and verified before fs sees it, so a mismatch writes nothing;
+//     otherwise it streams into fs while being hashed for the response's
+//     Content-MD5. Get File streams from fs (only a ranged read with
+//     x-ms-range-get-content-md5, ≤ 4 MiB, is buffered to hash it).
+//   - Copy File completes synchronously (x-ms-copy-status: success);
+//     sources must be files of this account (SAS on the source URL is
+//     ignored: the request is already authorized for the account).
+//   - Service properties (GET/PUT ?restype=service&comp=properties) are
+//     kept in memory for the life of the Server; they configure nothing.
+//
+// # Concurrency
+//
+// A Server has no per-request shared state except the in-memory service
+// properties (mutex). All concurrency control of files is fs's and locks'.
+//
+// # Tests
+//
+// Unit tests cover the parsers, the SharedKey verifier (with the Go SDK's
+// own signer as the oracle, through a capturing transport), the error
+// writer and the middleware. Fuzz targets FuzzParseRange, FuzzParsePath
+// and FuzzSharedKey run their seed corpora (testdata/fuzz) in every `go
+// test`. Integration tests drive an httptest server over a real fs
+// (SQLite + local blob store in t.TempDir()) with the azfile SDK, raw
+// HTTP for the error paths, and node with the JS SDK (testdata/smoke.js).
+// Benchmarks compare transfer throughput with Azurite's blob API and
+// measure Get File Properties latency under 16 clients.
+package rest
