@@ -66,7 +66,8 @@ const idBlock = 1024
 // A Tx is used by one goroutine, only inside the fn it was given to.
 type Tx struct {
 	t     *Table
-	ctx   context.Context
+	ctx   context.Context // the caller's, for Context() and Remove
+	sctx  context.Context // for our statements: ctx without cancellation
 	tx    *sql.Tx
 	write bool
 
@@ -339,7 +340,12 @@ func (t *Table) try(ctx context.Context, write bool, fn func(tx *Tx) error) ([]O
 	if err != nil {
 		return nil, fmt.Errorf("locks: %s: begin: %w", t.path, err)
 	}
-	tx := &Tx{t: t, ctx: ctx, tx: sqlTx, write: write, nextID: t.nextID, idLimit: t.idLimit}
+	// Statements inside the transaction never wait for a lock (WAL readers
+	// don't; the writer already holds the write lock), so they run without
+	// cancellation: a cancellable context costs the driver a watcher
+	// goroutine per statement. Waiting — BEGIN and the busy retries —
+	// watches ctx.
+	tx := &Tx{t: t, ctx: ctx, sctx: context.WithoutCancel(ctx), tx: sqlTx, write: write, nextID: t.nextID, idLimit: t.idLimit}
 	if err := fn(tx); err != nil {
 		sqlTx.Rollback()
 		if tx.needReap {

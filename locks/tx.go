@@ -31,19 +31,19 @@ func (tx *Tx) mustWrite(op string) error {
 }
 
 func (tx *Tx) exec(query string, args ...any) (sql.Result, error) {
-	s, err := tx.t.stmt(tx.ctx, query)
+	s, err := tx.t.stmt(tx.sctx, query)
 	if err != nil {
 		return nil, err
 	}
-	return tx.tx.StmtContext(tx.ctx, s).ExecContext(tx.ctx, args...)
+	return tx.tx.StmtContext(tx.sctx, s).ExecContext(tx.sctx, args...)
 }
 
 func (tx *Tx) query(query string, args ...any) (*sql.Rows, error) {
-	s, err := tx.t.stmt(tx.ctx, query)
+	s, err := tx.t.stmt(tx.sctx, query)
 	if err != nil {
 		return nil, err
 	}
-	return tx.tx.StmtContext(tx.ctx, s).QueryContext(tx.ctx, args...)
+	return tx.tx.StmtContext(tx.sctx, s).QueryContext(tx.sctx, args...)
 }
 
 const handleCols = `id, file, owner, access, share, open_share, delete_on_close, session, client_name, client_ip, open_time`
@@ -389,8 +389,7 @@ func (tx *Tx) finishClose(id HandleID, file FileID, doc, pending bool) (CloseRes
 		return CloseResult{}, nil
 	}
 	var left int
-	if err := tx.tx.StmtContext(tx.ctx, mustStmt(tx, `SELECT count(*) FROM lk_handles WHERE file = ?`)).
-		QueryRowContext(tx.ctx, int64(file)).Scan(&left); err != nil {
+	if err := tx.queryRow(`SELECT count(*) FROM lk_handles WHERE file = ?`, []any{int64(file)}, &left); err != nil {
 		return CloseResult{}, fmt.Errorf("locks: close handle %d: count handles of file %d: %w", id, file, err)
 	}
 	if left > 0 {
@@ -402,15 +401,13 @@ func (tx *Tx) finishClose(id HandleID, file FileID, doc, pending bool) (CloseRes
 	return CloseResult{Removed: true}, nil
 }
 
-// mustStmt is stmt for QueryRow call sites; a prepare error surfaces from
-// the statement's use (database/sql's Stmt with an error returns it).
-func mustStmt(tx *Tx, query string) *sql.Stmt {
-	s, err := tx.t.stmt(tx.ctx, query)
+// queryRow runs a one-row query and scans it into dest.
+func (tx *Tx) queryRow(query string, args []any, dest ...any) error {
+	s, err := tx.t.stmt(tx.sctx, query)
 	if err != nil {
-		// Preparing inside the transaction reports the same error on use.
-		s, _ = tx.tx.PrepareContext(tx.ctx, query)
+		return err
 	}
-	return s
+	return tx.tx.StmtContext(tx.sctx, s).QueryRowContext(tx.sctx, args...).Scan(dest...)
 }
 
 // removeFile completes a delete: the namespace's Remove, then the file's
@@ -539,9 +536,9 @@ func (tx *Tx) OpenHandle(req OpenRequest) (Handle, error) {
 func (tx *Tx) newHandleID() (int64, error) {
 	if tx.nextID >= tx.idLimit {
 		var start int64
-		err := tx.tx.StmtContext(tx.ctx, mustStmt(tx, `INSERT INTO lk_meta(name, value) VALUES('next_handle', 1 + ?)
-			ON CONFLICT(name) DO UPDATE SET value = value + ? RETURNING value - ?`)).
-			QueryRowContext(tx.ctx, idBlock, idBlock, idBlock).Scan(&start)
+		err := tx.queryRow(`INSERT INTO lk_meta(name, value) VALUES('next_handle', 1 + ?)
+			ON CONFLICT(name) DO UPDATE SET value = value + ? RETURNING value - ?`,
+			[]any{idBlock, idBlock, idBlock}, &start)
 		if err != nil {
 			return 0, fmt.Errorf("reserve handle ids: %w", err)
 		}
