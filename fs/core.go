@@ -32,6 +32,7 @@ type FileSystem struct {
 	subs    map[int]func(Change)
 	nextSub int
 	bufs    sync.Pool // *[]byte of BlockSize
+	st      stmts
 	handles map[*Handle]struct{}
 	closed  bool
 }
@@ -161,7 +162,11 @@ func newFileSystem(ctx context.Context, cfg Config) (*FileSystem, error) {
 	if err := fsys.initSchema(ctx); err != nil {
 		return nil, err
 	}
+	if err := fsys.prepare(ctx); err != nil {
+		return nil, err
+	}
 	if err := fsys.recover(ctx); err != nil {
+		fsys.closeStmts()
 		return nil, err
 	}
 	return fsys, nil
@@ -258,6 +263,7 @@ func (fsys *FileSystem) close(ctx context.Context) error {
 		}
 	}
 	fsys.collect(ctx)
+	fsys.closeStmts()
 	return first
 }
 

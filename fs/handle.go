@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/blobshare/blobshare/blobstore"
 	"github.com/blobshare/blobshare/locks"
 )
 
@@ -22,6 +23,7 @@ type handleState struct {
 	mu     sync.Mutex
 	closed bool
 	stage  *stage
+	rd     *seqReader
 }
 
 func (fsys *FileSystem) newHandle(lh locks.Handle) *Handle {
@@ -70,15 +72,16 @@ func (h *Handle) readAt(ctx context.Context, p []byte, off int64) (int, error) {
 	}
 	fsys := h.h.fsys
 	var size int64
+	var version uint64
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
 		if err := tx.CheckIO(h.h.id, locks.Range{Offset: uint64(off), Length: uint64(len(p))}, false); err != nil {
 			return err
 		}
-		e, err := q.get(h.h.file)
+		var err error
+		size, version, err = q.sizeVersion(h.h.file)
 		if errors.Is(err, ErrNotFound) {
 			return ErrStaleHandle
 		}
-		size = e.size
 		return err
 	})
 	if err != nil {
@@ -91,13 +94,71 @@ func (h *Handle) readAt(ctx context.Context, p []byte, off int64) (int, error) {
 	if off+n > size {
 		n = size - off
 	}
-	if err := fsys.readBlob(ctx, blobKey(h.h.file), off, p[:n]); err != nil {
+	if err := h.readSeq(ctx, p[:n], off, version); err != nil {
 		return 0, h.op("read", err)
 	}
 	if n < int64(len(p)) {
 		return int(n), io.EOF
 	}
 	return int(n), nil
+}
+
+// readWindow is how much of a blob one sequential reader covers before it
+// is reopened (bounds the block files it holds open).
+const readWindow = 16 << 20
+
+// seqReader is a handle's open stream over one committed version of the
+// blob, reused while reads stay sequential and the version unchanged.
+type seqReader struct {
+	rc      io.ReadCloser
+	off     int64 // next offset the stream delivers
+	end     int64 // end of the window
+	version uint64
+	eof     bool // the blob ended: zeros from here
+}
+
+func (h *Handle) dropReader() {
+	if r := h.h.rd; r != nil {
+		if r.rc != nil {
+			r.rc.Close()
+		}
+		h.h.rd = nil
+	}
+}
+
+// readSeq fills p from the blob at off as of version (h.h.mu held).
+func (h *Handle) readSeq(ctx context.Context, p []byte, off int64, version uint64) error {
+	r := h.h.rd
+	if r == nil || r.off != off || r.version != version || (!r.eof && off+int64(len(p)) > r.end) {
+		h.dropReader()
+		r = &seqReader{off: off, end: off + max(readWindow, int64(len(p))), version: version}
+		// The stream outlives this call's context: it serves later reads.
+		rc, _, err := h.h.fsys.store.ReadRange(context.WithoutCancel(ctx), blobKey(h.h.file), off, r.end-off)
+		switch {
+		case errors.Is(err, blobstore.ErrNotFound):
+			r.eof = true
+		case err != nil:
+			return err
+		default:
+			r.rc = rc
+		}
+		h.h.rd = r
+	}
+	n := 0
+	if !r.eof {
+		var err error
+		n, err = io.ReadFull(r.rc, p)
+		switch {
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			r.eof = true
+		case err != nil:
+			h.dropReader()
+			return err
+		}
+	}
+	clear(p[n:])
+	r.off += int64(len(p))
+	return nil
 }
 
 func (h *Handle) writeAt(ctx context.Context, p []byte, off int64) (int, error) {
@@ -200,6 +261,7 @@ func (h *Handle) close(ctx context.Context) error {
 		return h.op("close", locks.ErrHandleClosed)
 	}
 	ferr := h.flushLocked(ctx)
+	h.dropReader()
 	if h.h.stage != nil {
 		h.h.stage.reset()
 	}

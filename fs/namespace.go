@@ -120,8 +120,59 @@ func (fsys *FileSystem) view(ctx context.Context, fn func(tx *locks.Tx, q *q) er
 	return fsys.table.View(ctx, func(tx *locks.Tx) error { return fn(tx, fsys.q(tx)) })
 }
 
+// Statements run on every read, write or lookup are prepared once (SQLite
+// parsing costs more than the lookup itself).
+const (
+	sqlGet      = `SELECT ` + entryCols + ` FROM ns_entries WHERE id = ?`
+	sqlChild    = `SELECT ` + entryCols + ` FROM ns_entries WHERE parent = ? AND key = ? AND unlinked = 0`
+	sqlSizeVer  = `SELECT size, version FROM ns_entries WHERE id = ?`
+	sqlUnlinked = `SELECT ` + entryCols + ` FROM ns_entries WHERE parent = ? AND key = ? AND unlinked = 1 ORDER BY id DESC LIMIT 1`
+)
+
+// stmts are the prepared statements of a FileSystem.
+type stmts struct {
+	get, child, sizeVer, unlinked *sql.Stmt
+}
+
+func (fsys *FileSystem) prepare(ctx context.Context) error {
+	for _, p := range []struct {
+		dst **sql.Stmt
+		sql string
+	}{{&fsys.st.get, sqlGet}, {&fsys.st.child, sqlChild}, {&fsys.st.sizeVer, sqlSizeVer}, {&fsys.st.unlinked, sqlUnlinked}} {
+		st, err := fsys.db.PrepareContext(ctx, p.sql)
+		if err != nil {
+			return fmt.Errorf("fs: prepare: %w", err)
+		}
+		*p.dst = st
+	}
+	return nil
+}
+
+func (fsys *FileSystem) closeStmts() {
+	for _, st := range []*sql.Stmt{fsys.st.get, fsys.st.child, fsys.st.sizeVer, fsys.st.unlinked} {
+		if st != nil {
+			st.Close()
+		}
+	}
+}
+
+// row runs a prepared statement in the transaction.
+func (q *q) row(st *sql.Stmt, args ...any) *sql.Row {
+	return q.tx.StmtContext(q.ctx, st).QueryRowContext(q.ctx, args...)
+}
+
+// sizeVersion returns a file's size and version.
+func (q *q) sizeVersion(id FileID) (size int64, version uint64, err error) {
+	var v int64
+	err = q.row(q.fs.st.sizeVer, int64(id)).Scan(&size, &v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, ErrNotFound
+	}
+	return size, uint64(v), err
+}
+
 func (q *q) get(id FileID) (entry, error) {
-	e, err := scanEntry(q.tx.QueryRowContext(q.ctx, `SELECT `+entryCols+` FROM ns_entries WHERE id = ?`, int64(id)))
+	e, err := scanEntry(q.row(q.fs.st.get, int64(id)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return entry{}, ErrNotFound
 	}
@@ -132,12 +183,12 @@ func (q *q) get(id FileID) (entry, error) {
 // unlinked (delete-pending) entry of that name.
 func (q *q) child(parent FileID, name string, smb bool) (entry, error) {
 	key := FoldName(name)
-	e, err := scanEntry(q.tx.QueryRowContext(q.ctx, `SELECT `+entryCols+` FROM ns_entries WHERE parent = ? AND key = ? AND unlinked = 0`, int64(parent), key))
+	e, err := scanEntry(q.row(q.fs.st.child, int64(parent), key))
 	if err == nil || !errors.Is(err, sql.ErrNoRows) {
 		return e, err
 	}
 	if smb {
-		e, err = scanEntry(q.tx.QueryRowContext(q.ctx, `SELECT `+entryCols+` FROM ns_entries WHERE parent = ? AND key = ? AND unlinked = 1 ORDER BY id DESC LIMIT 1`, int64(parent), key))
+		e, err = scanEntry(q.row(q.fs.st.unlinked, int64(parent), key))
 		if err == nil || !errors.Is(err, sql.ErrNoRows) {
 			return e, err
 		}

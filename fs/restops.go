@@ -478,13 +478,14 @@ func (fsys *FileSystem) putRangeFrom(ctx context.Context, req PutRangeFromReques
 
 // blobReader streams [off, off+left) of a blob, zeros past its end.
 type blobReader struct {
-	fsys *FileSystem
-	ctx  context.Context
-	key  string
-	off  int64
-	left int64
-	rc   io.ReadCloser
-	eof  bool // the blob ended: the rest is zeros
+	fsys   *FileSystem
+	ctx    context.Context
+	key    string
+	off    int64
+	left   int64
+	rc     io.ReadCloser
+	eof    bool  // the blob ended: the rest is zeros
+	winEnd int64 // end of the current ReadRange window
 }
 
 func (r *blobReader) Read(p []byte) (int, error) {
@@ -495,7 +496,7 @@ func (r *blobReader) Read(p []byte) (int, error) {
 		p = p[:r.left]
 	}
 	if !r.eof && r.rc == nil {
-		rc, _, err := r.fsys.store.ReadRange(r.ctx, r.key, r.off, r.left)
+		rc, _, err := r.fsys.store.ReadRange(r.ctx, r.key, r.off, min(r.left, readWindow))
 		switch {
 		case errors.Is(err, blobstore.ErrNotFound):
 			r.eof = true
@@ -503,6 +504,7 @@ func (r *blobReader) Read(p []byte) (int, error) {
 			return 0, err
 		default:
 			r.rc = rc
+			r.winEnd = r.off + min(r.left, readWindow)
 		}
 	}
 	if !r.eof {
@@ -510,8 +512,13 @@ func (r *blobReader) Read(p []byte) (int, error) {
 		r.off += int64(n)
 		r.left -= int64(n)
 		if err == io.EOF {
-			r.eof = true
+			// The window ended; the blob may go on.
+			r.rc.Close()
+			r.rc = nil
 			err = nil
+			if n == 0 {
+				return r.nextWindow(p)
+			}
 		}
 		if n > 0 || err != nil {
 			return n, err
@@ -521,6 +528,15 @@ func (r *blobReader) Read(p []byte) (int, error) {
 	r.left -= int64(len(p))
 	r.off += int64(len(p))
 	return len(p), nil
+}
+
+// nextWindow is called when a window's stream ended: if it ended short of
+// the window, the blob ended (zeros from here); otherwise open the next one.
+func (r *blobReader) nextWindow(p []byte) (int, error) {
+	if r.winEnd > r.off {
+		r.eof = true
+	}
+	return r.Read(p)
 }
 
 func (r *blobReader) Close() error {

@@ -1,0 +1,136 @@
+package fs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/blobshare/blobshare/locks"
+)
+
+// benchSize is the file size of the sequential benchmarks (64 MiB keeps a
+// run short on a shared machine; the ratio to a plain file is the number
+// that matters).
+const benchSize = 64 << 20
+
+const benchChunk = 128 << 10 // FUSE's default max write / readahead unit
+
+// BenchmarkSequential compares the fs data path (handle writes, flush,
+// handle reads) with plain file I/O on the same disk, in one run.
+func BenchmarkSequential(b *testing.B) {
+	chunk := pattern(benchChunk, 9)
+	b.Run("write/fs", func(b *testing.B) {
+		e := newEnv(b)
+		e.share("data")
+		b.SetBytes(benchSize)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			h := e.mustOpen(fmt.Sprintf("data/f%d", i), rw, allShare, DispositionCreate)
+			for off := int64(0); off < benchSize; off += benchChunk {
+				if _, err := h.WriteAt(ctxBG, chunk, off); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := h.Close(ctxBG); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("write/plain", func(b *testing.B) {
+		dir := b.TempDir()
+		b.SetBytes(benchSize)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			f, err := os.Create(filepath.Join(dir, fmt.Sprintf("f%d", i)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			for off := int64(0); off < benchSize; off += benchChunk {
+				if _, err := f.WriteAt(chunk, off); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := f.Sync(); err != nil {
+				b.Fatal(err)
+			}
+			f.Close()
+		}
+	})
+	b.Run("read/fs", func(b *testing.B) {
+		e := newEnv(b)
+		e.share("data")
+		h := e.mustOpen("data/f", rw, allShare, DispositionCreate)
+		for off := int64(0); off < benchSize; off += benchChunk {
+			if _, err := h.WriteAt(ctxBG, chunk, off); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := h.Close(ctxBG); err != nil {
+			b.Fatal(err)
+		}
+		buf := make([]byte, benchChunk)
+		b.SetBytes(benchSize)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			h := e.mustOpen("data/f", locks.AccessRead, allShare, DispositionOpen)
+			for off := int64(0); ; off += benchChunk {
+				_, err := h.ReadAt(ctxBG, buf, off)
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			h.Close(ctxBG)
+		}
+	})
+	b.Run("read/plain", func(b *testing.B) {
+		p := filepath.Join(b.TempDir(), "f")
+		f, _ := os.Create(p)
+		for off := int64(0); off < benchSize; off += benchChunk {
+			f.WriteAt(chunk, off)
+		}
+		f.Close()
+		buf := make([]byte, benchChunk)
+		b.SetBytes(benchSize)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			f, _ := os.Open(p)
+			for off := int64(0); ; off += benchChunk {
+				_, err := f.ReadAt(buf, off)
+				if err != nil {
+					break
+				}
+			}
+			f.Close()
+		}
+	})
+}
+
+// BenchmarkSmallFiles measures create + stat + unlink through the mount
+// view, the metadata path of the FUSE benchmark.
+func BenchmarkSmallFiles(b *testing.B) {
+	e := newEnv(b)
+	sh := e.share("data")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		name := fmt.Sprintf("f%d", i)
+		h, _, err := e.fs.Create(ctxBG, CreateRequest{Parent: sh, Name: name, Exclusive: true, Open: OpenOptions{Access: rw, Share: allShare}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := h.Close(ctxBG); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := e.fs.Lookup(ctxBG, sh, name); err != nil {
+			b.Fatal(err)
+		}
+		if err := e.fs.Unlink(ctxBG, sh, name); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
