@@ -509,3 +509,59 @@ func TestLifecycle(t *testing.T) {
 		}
 	})
 }
+
+// A live owner is never reaped, in this process or another; ReapDeadOwners
+// counts what it reaped.
+func TestLiveOwnersStay(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "locks.db")
+	a := openTable(t, path, Options{})
+	b := openTable(t, path, Options{})
+	f := newFile()
+	hb := mustOpen(t, b, OpenRequest{File: f, Access: rd | wr, Share: ShareNone})
+	for range 3 {
+		if _, err := open(t, a, OpenRequest{File: f, Access: rd, Share: ShareAll}); !errors.Is(err, ErrSharingViolation) {
+			t.Fatalf("err=%v", err)
+		}
+	}
+	n, err := a.ReapDeadOwners(t.Context())
+	if err != nil || n != 0 {
+		t.Fatalf("reaped %d, %v", n, err)
+	}
+	must(t, b.View(t.Context(), func(tx *Tx) error { _, err := tx.Handle(hb.ID); return err }))
+	// An owner whose Table was closed without cleanup (simulated: its owner
+	// file vanished) is dead.
+	c, err := Open(t.Context(), path, Options{Owner: "crashy"})
+	must(t, err)
+	mustOpen(t, c, OpenRequest{File: newFile(), Access: rd, Share: ShareAll})
+	must(t, c.lock.release()) // drop the flock and the file, keep the rows
+	n, err = a.ReapDeadOwners(t.Context())
+	if err != nil || n != 1 {
+		t.Fatalf("reaped %d, %v; want 1", n, err)
+	}
+	c.db.Close()
+}
+
+// A rolled-back open leaves no trace, not even in the id→file hint.
+func TestRolledBackOpen(t *testing.T) {
+	tab := openTable(t, "", Options{})
+	f := newFile()
+	var id HandleID
+	err := update(t, tab, func(tx *Tx) error {
+		h, err := tx.OpenHandle(OpenRequest{File: f, Access: rd, Share: ShareNone})
+		id = h.ID
+		if err != nil {
+			return err
+		}
+		return errors.New("namespace refused")
+	})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if _, ok := tab.handleFile(id); ok {
+		t.Fatal("hint kept for a rolled-back handle")
+	}
+	if _, err := closeH(t, tab, id); !errors.Is(err, ErrHandleClosed) {
+		t.Fatalf("close of rolled-back handle: %v", err)
+	}
+	mustOpen(t, tab, OpenRequest{File: f, Access: rd, Share: ShareNone})
+}

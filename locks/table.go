@@ -74,7 +74,8 @@ type Tx struct {
 	reaped   []OwnerID // owners reaped in this transaction (files go after commit)
 	nextID   int64     // handle id allocation inside this transaction
 	idLimit  int64
-	needReap bool // a read transaction met a dead owner's handle
+	opened   []HandleID // remembered in Table.ownFiles; forgotten again on rollback
+	needReap bool       // a read transaction met a dead owner's handle
 }
 
 const schema = `
@@ -348,6 +349,9 @@ func (t *Table) try(ctx context.Context, write bool, fn func(tx *Tx) error) ([]O
 	tx := &Tx{t: t, ctx: ctx, sctx: context.WithoutCancel(ctx), tx: sqlTx, write: write, nextID: t.nextID, idLimit: t.idLimit}
 	if err := fn(tx); err != nil {
 		sqlTx.Rollback()
+		for _, id := range tx.opened {
+			t.forgetHandle(id)
+		}
 		if tx.needReap {
 			return nil, &needReapError{err}
 		}
@@ -361,6 +365,9 @@ func (t *Table) try(ctx context.Context, write bool, fn func(tx *Tx) error) ([]O
 		return nil, nil
 	}
 	if err := sqlTx.Commit(); err != nil {
+		for _, id := range tx.opened {
+			t.forgetHandle(id)
+		}
 		return nil, fmt.Errorf("locks: %s: commit: %w", t.path, err)
 	}
 	t.nextID, t.idLimit = tx.nextID, tx.idLimit // the reservation is durable now

@@ -522,6 +522,7 @@ func (tx *Tx) OpenHandle(req OpenRequest) (Handle, error) {
 		return Handle{}, fmt.Errorf("locks: open file %d: %w", req.File, err)
 	}
 	tx.t.rememberHandle(HandleID(id), req.File)
+	tx.opened = append(tx.opened, HandleID(id))
 	return Handle{
 		ID: HandleID(id), File: req.File, Owner: tx.t.owner, Access: req.Access,
 		Share: req.Share, OpenShare: req.Share, DeleteOnClose: req.DeleteOnClose,
