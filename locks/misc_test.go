@@ -39,8 +39,10 @@ func TestConcurrentOpensNeverConflict(t *testing.T) {
 				var h Handle
 				err := tab.Update(context.Background(), func(tx *Tx) error {
 					var err error
-					h, err = tx.OpenHandle(req)
-					return err
+					if h, err = tx.OpenHandle(req); err != nil {
+						return err
+					}
+					return noConflictingHandles(tx, 1)
 				})
 				if errors.Is(err, ErrSharingViolation) {
 					mu.Lock()
@@ -564,4 +566,21 @@ func TestRolledBackOpen(t *testing.T) {
 		t.Fatalf("close of rolled-back handle: %v", err)
 	}
 	mustOpen(t, tab, OpenRequest{File: f, Access: rd, Share: ShareNone})
+}
+
+// noConflictingHandles checks, inside a transaction, that no two handles on
+// file conflict (the reference model's check).
+func noConflictingHandles(tx *Tx, file FileID) error {
+	hs, err := tx.Handles(file)
+	if err != nil {
+		return err
+	}
+	for i, a := range hs {
+		for _, b := range hs[i+1:] {
+			if mConflict(a.Access, a.Share, b.Access, b.Share) {
+				return fmt.Errorf("conflicting handles in the table: %+v and %+v", a, b)
+			}
+		}
+	}
+	return nil
 }

@@ -27,6 +27,10 @@ func TestHelperHolder(t *testing.T) {
 	if spec == "" {
 		t.Skip("helper for the two-process tests; runs only as their child")
 	}
+	if path, ok := strings.CutPrefix(spec, "stress|"); ok {
+		stressChild(path)
+		return
+	}
 	// spec: path|file|access|share|doc|lock
 	parts := strings.Split(spec, "|")
 	if len(parts) != 6 {
@@ -201,4 +205,76 @@ func TestTwoProcesses(t *testing.T) {
 		}
 		_ = other
 	})
+}
+
+// stressChild opens and closes random handles on file 1 and checks inside
+// each granting transaction that the table holds no conflicting pair. It
+// exits 1 on a violation, 2 on any other error.
+func stressChild(path string) {
+	ctx := context.Background()
+	tab, err := Open(ctx, path, Options{})
+	if err != nil {
+		fmt.Println("open:", err)
+		os.Exit(2)
+	}
+	accesses := []Access{AccessRead, AccessWrite, AccessDelete, AccessRead | AccessWrite}
+	shares := []ShareMode{ShareNone, ShareRead, ShareWrite, ShareRead | ShareWrite, ShareAll, ShareAll}
+	seed := uint64(os.Getpid())
+	granted := 0
+	for i := range 150 {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		req := OpenRequest{File: 1, Access: accesses[(seed>>33)%4], Share: shares[(seed>>40)%6]}
+		var h Handle
+		err := tab.Update(ctx, func(tx *Tx) error {
+			var err error
+			if h, err = tx.OpenHandle(req); err != nil {
+				return err
+			}
+			return noConflictingHandles(tx, 1)
+		})
+		if errors.Is(err, ErrSharingViolation) {
+			continue
+		}
+		if err != nil {
+			fmt.Println("iteration", i, err)
+			os.Exit(1)
+		}
+		granted++
+		if err := tab.Update(ctx, func(tx *Tx) error { _, err := tx.CloseHandle(h.ID); return err }); err != nil {
+			fmt.Println("close:", err)
+			os.Exit(2)
+		}
+	}
+	if err := tab.Close(ctx); err != nil {
+		fmt.Println("close table:", err)
+		os.Exit(2)
+	}
+	fmt.Println("granted", granted)
+	os.Exit(0)
+}
+
+// Three processes open and close conflicting handles on one file; every
+// granting transaction checks that the table holds no conflicting pair.
+func TestProcessesNeverGrantConflicts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "locks.db")
+	openTable(t, path, Options{}) // create the schema once
+	var cmds []*exec.Cmd
+	var outs []*strings.Builder
+	for range 3 {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperHolder$", "-test.count=1")
+		cmd.Env = append(os.Environ(), childEnv+"=stress|"+path)
+		out := &strings.Builder{}
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds, outs = append(cmds, cmd), append(outs, out)
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("child %d: %v\n%s", i, err, outs[i])
+		} else {
+			t.Logf("child %d: %s", i, strings.TrimSpace(outs[i].String()))
+		}
+	}
 }
