@@ -104,8 +104,9 @@ func seqRead(path string, size int64) (time.Duration, error) {
 	return time.Since(start), nil
 }
 
-// smallFiles creates n files of 4 KiB, stats each, unlinks each.
-func smallFiles(dir string, n int) (time.Duration, error) {
+// smallFiles creates n files of 4 KiB, stats each, unlinks each. It
+// reports the phases through phase (create+write+close, stat, unlink).
+func smallFiles(dir string, n int, phase func(name string, d time.Duration)) (time.Duration, error) {
 	data := make([]byte, 4096)
 	start := time.Now()
 	for i := 0; i < n; i++ {
@@ -122,6 +123,7 @@ func smallFiles(dir string, n int) (time.Duration, error) {
 			return 0, fmt.Errorf("close %s: %w", p, err)
 		}
 	}
+	tCreated := time.Now()
 	var st syscall.Stat_t
 	for i := 0; i < n; i++ {
 		p := filepath.Join(dir, fmt.Sprintf("f%05d", i))
@@ -132,13 +134,18 @@ func smallFiles(dir string, n int) (time.Duration, error) {
 			return 0, fmt.Errorf("stat %s: size %d", p, st.Size)
 		}
 	}
+	tStatted := time.Now()
 	for i := 0; i < n; i++ {
 		p := filepath.Join(dir, fmt.Sprintf("f%05d", i))
 		if err := syscall.Unlink(p); err != nil {
 			return 0, fmt.Errorf("unlink %s: %w", p, err)
 		}
 	}
-	return time.Since(start), nil
+	end := time.Now()
+	phase("create+write+close", tCreated.Sub(start))
+	phase("stat", tStatted.Sub(tCreated))
+	phase("unlink", end.Sub(tStatted))
+	return end.Sub(start), nil
 }
 
 // benchPair runs measure on the loopback then on blobshare, b.N times, and
@@ -197,7 +204,9 @@ func BenchmarkSeqRead(b *testing.B) {
 func BenchmarkSmallFiles(b *testing.B) {
 	n := benchSmallFiles()
 	benchPair(b, "files/s", float64(n), nil, func(t benchTarget, i int) (time.Duration, error) {
-		return smallFiles(t.dir, n)
+		return smallFiles(t.dir, n, func(name string, d time.Duration) {
+			b.Logf("%s %s: %.1f µs/file", t.name, name, float64(d.Microseconds())/float64(n))
+		})
 	})
 }
 
