@@ -262,6 +262,11 @@ func (fsys *FileSystem) commitLocked(ctx context.Context, e entry, op commitOp, 
 		if err := q.save(&cur); err != nil {
 			return nil, err
 		}
+		if changed {
+			if _, err := q.tx.ExecContext(q.ctx, `UPDATE ns_entries SET blob = 1 WHERE id = ?`, int64(cur.id)); err != nil {
+				return nil, err
+			}
+		}
 		ne = cur
 		return []Change{{Kind: ChangeData, File: cur.id, Parent: cur.parent, Name: cur.name, Version: cur.version, Offset: 0, Length: -1}}, nil
 	})
@@ -461,9 +466,14 @@ func (fsys *FileSystem) resolveIntent(ctx context.Context, row intentRow) error 
 		}
 		e, err := q.get(row.file)
 		if errors.Is(err, ErrNotFound) {
-			return nil, nil
+			// Removed meanwhile: the committed blob is an orphan.
+			_, err := q.tx.ExecContext(q.ctx, `INSERT OR IGNORE INTO ns_gc(key, since) VALUES(?, ?)`, blobKey(row.file), time.Now().UnixNano())
+			return nil, err
 		}
 		if err != nil {
+			return nil, err
+		}
+		if _, err := q.tx.ExecContext(q.ctx, `UPDATE ns_entries SET blob = 1 WHERE id = ?`, int64(e.id)); err != nil {
 			return nil, err
 		}
 		e.size = row.newSize

@@ -3,6 +3,7 @@ package fs
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -72,7 +73,8 @@ CREATE TABLE IF NOT EXISTS ns_entries (
 	c_md5       BLOB,
 	metadata    TEXT    NOT NULL DEFAULT '',
 	perm_key    TEXT    NOT NULL DEFAULT '',
-	quota       INTEGER NOT NULL DEFAULT 0
+	quota       INTEGER NOT NULL DEFAULT 0,
+	blob        INTEGER NOT NULL DEFAULT 0 -- 1 once a blob may exist for the file
 );
 CREATE UNIQUE INDEX IF NOT EXISTS ns_entries_name ON ns_entries(parent, key) WHERE unlinked = 0;
 CREATE INDEX IF NOT EXISTS ns_entries_unlinked ON ns_entries(parent, key) WHERE unlinked = 1;
@@ -110,7 +112,12 @@ func RemoveFile(ctx context.Context, tx *sql.Tx, file locks.FileID) error {
 	if n == 0 {
 		return nil // namespace never created: nothing to remove
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM ns_entries WHERE id = ? AND kind = ?`, int64(file), KindFile); err != nil {
+	var blob int
+	err := tx.QueryRowContext(ctx, `DELETE FROM ns_entries WHERE id = ? AND kind = ? RETURNING blob`, int64(file), KindFile).Scan(&blob)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && blob == 0) {
+		return nil // already gone, or never had content
+	}
+	if err != nil {
 		return fmt.Errorf("remove file %d: %w", file, err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO ns_gc(key, since) VALUES(?, ?)`, blobKey(file), time.Now().UnixNano()); err != nil {
