@@ -478,6 +478,9 @@ func TestLifecycle(t *testing.T) {
 		if err := tab.Update(t.Context(), func(*Tx) error { return nil }); !errors.Is(err, ErrHandleClosed) {
 			t.Fatalf("Update after Close: %v", err)
 		}
+		if err := tab.View(t.Context(), func(*Tx) error { return nil }); !errors.Is(err, ErrHandleClosed) {
+			t.Fatalf("View after Close: %v", err)
+		}
 		var n int
 		must(t, watcher.DB().QueryRow(`SELECT count(*) FROM lk_owners WHERE owner = ?`, string(tab.Owner())).Scan(&n))
 		if n != 0 {

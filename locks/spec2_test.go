@@ -426,6 +426,14 @@ func TestLeaseVsREST(t *testing.T) {
 			}
 		}
 	}
+	t.Run("Create File over a leased file (id supplied) keeps the lease", func(t *testing.T) {
+		f := newFile()
+		setupLease(t, tab, f, stLeasedA)
+		must(t, checkREST(t, tab, RESTRequest{File: f, Op: OpCreateOverwrite, LeaseID: idA}))
+		if li := leaseInfo(t, tab, f); li.State != LeaseLeased || li.ID != idA {
+			t.Fatalf("lease after create: %+v", li)
+		}
+	})
 	t.Run("the lease does not get a writer past share modes", func(t *testing.T) {
 		f := newFile()
 		mustOpen(t, tab, OpenRequest{File: f, Access: rd, Share: ShareAll})

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -38,7 +39,7 @@ type Table struct {
 	stmts  map[string]*sql.Stmt
 
 	closeOnce sync.Once
-	closed    bool // under wmu
+	closed    atomic.Bool
 
 	// ownFiles maps this owner's handle ids to their files: a hint that
 	// turns a lookup by id into a primary-key lookup (file, id). A stale
@@ -236,7 +237,7 @@ func (t *Table) Close(ctx context.Context) error {
 			return nil
 		})
 		t.wmu.Lock()
-		t.closed = true
+		t.closed.Store(true)
 		t.wmu.Unlock()
 		t.stmtMu.Lock()
 		for _, s := range t.stmts {
@@ -304,7 +305,7 @@ func isBusy(err error) bool {
 func (t *Table) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
-	if t.closed {
+	if t.closed.Load() {
 		return fmt.Errorf("locks: %s: table closed: %w", t.path, ErrHandleClosed)
 	}
 	backoff := time.Millisecond
@@ -385,6 +386,9 @@ func (e *needReapError) Error() string { return "locks: dead owner met in a read
 // fn is refused by a handle whose owner is dead, View reaps that owner
 // after fn returns and runs fn again, so fn may run more than once.
 func (t *Table) View(ctx context.Context, fn func(tx *Tx) error) error {
+	if t.closed.Load() {
+		return fmt.Errorf("locks: %s: table closed: %w", t.path, ErrHandleClosed)
+	}
 	for attempt := 0; ; attempt++ {
 		_, err := t.try(ctx, false, fn)
 		if err == nil {
