@@ -112,13 +112,29 @@ func RemoveFile(ctx context.Context, tx *sql.Tx, file locks.FileID) error {
 	if n == 0 {
 		return nil // namespace never created: nothing to remove
 	}
-	var blob int
-	err := tx.QueryRowContext(ctx, `DELETE FROM ns_entries WHERE id = ? AND kind = ? RETURNING blob`, int64(file), KindFile).Scan(&blob)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && blob == 0) {
-		return nil // already gone, or never had content
+	var blob, parent int64
+	err := tx.QueryRowContext(ctx, `DELETE FROM ns_entries WHERE id = ? AND kind = ? RETURNING blob, parent`, int64(file), KindFile).Scan(&blob, &parent)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // already gone
 	}
 	if err != nil {
 		return fmt.Errorf("remove file %d: %w", file, err)
+	}
+	// A directory removed through the mount while it held unlinked-but-open
+	// files lingers, unlinked, until its last such child goes.
+	for p := parent; p != 0; {
+		var next int64
+		err := tx.QueryRowContext(ctx, `DELETE FROM ns_entries WHERE id = ? AND unlinked = 1 AND NOT EXISTS (SELECT 1 FROM ns_entries c WHERE c.parent = ?) RETURNING parent`, p, p).Scan(&next)
+		if errors.Is(err, sql.ErrNoRows) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("remove file %d: parent %d: %w", file, p, err)
+		}
+		p = next
+	}
+	if blob == 0 {
+		return nil // never had content
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO ns_gc(key, since) VALUES(?, ?)`, blobKey(file), time.Now().UnixNano()); err != nil {
 		return fmt.Errorf("remove file %d: queue blob: %w", file, err)

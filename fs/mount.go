@@ -260,12 +260,22 @@ func (fsys *FileSystem) rmdir(ctx context.Context, parent FileID, name string) e
 		if !e.kind.IsDir() {
 			return nil, ErrNotDir
 		}
-		if ne, err := q.hasChildren(e.id); err != nil {
+		if live, err := q.hasLiveChildren(e.id); err != nil {
 			return nil, err
-		} else if ne {
+		} else if live {
 			return nil, ErrNotEmpty
 		}
-		if err := q.removeTree(tx, e); err != nil {
+		if any, err := q.hasChildren(e.id); err != nil {
+			return nil, err
+		} else if any {
+			// Only unlinked-but-open files are left: the directory leaves the
+			// mount now and goes with its last such file (RemoveFile).
+			e.unlinked = true
+			e.change = ticks(q.now)
+			if err := q.save(&e); err != nil {
+				return nil, err
+			}
+		} else if err := q.removeTree(tx, e); err != nil {
 			return nil, err
 		}
 		if pe, err := q.get(parent); err == nil {

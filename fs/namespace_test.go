@@ -421,3 +421,38 @@ func TestRenameOverOpenFile(t *testing.T) {
 	wantErr(t, err, locks.ErrSharingViolation, "rename of a file held without share-delete")
 	mustNil(t, h2.Close(ctxBG), "close")
 }
+
+func TestRmdirWithUnlinkedOpenFile(t *testing.T) {
+	e := newEnv(t)
+	sh := e.share("data")
+	d, err := e.fs.Mkdir(ctxBG, sh, "d")
+	mustNil(t, err, "mkdir")
+	e.putFile("data/d/f", []byte("keep me"))
+	f, _ := e.fs.Lookup(ctxBG, d.ID, "f")
+	h, err := e.fs.Open(ctxBG, f.ID, OpenOptions{Access: locks.AccessRead, Share: allShare})
+	mustNil(t, err, "open")
+	mustNil(t, e.fs.Unlink(ctxBG, d.ID, "f"), "unlink")
+	mustNil(t, e.fs.Rmdir(ctxBG, sh, "d"), "rmdir with only an unlinked file inside")
+	if _, err := e.fs.Lookup(ctxBG, sh, "d"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("directory still visible: %v", err)
+	}
+	// The name is free again.
+	_, err = e.fs.Mkdir(ctxBG, sh, "d")
+	mustNil(t, err, "mkdir again")
+	buf := make([]byte, 16)
+	n, _ := h.ReadAt(ctxBG, buf, 0)
+	if string(buf[:n]) != "keep me" {
+		t.Fatalf("open file reads %q", buf[:n])
+	}
+	mustNil(t, h.Close(ctxBG), "close")
+	for _, id := range []FileID{f.ID, d.ID} {
+		if _, err := e.fs.GetAttr(ctxBG, id); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("entry %d after last close: %v", id, err)
+		}
+	}
+	// A live child still blocks rmdir.
+	e.putFile("data/d/g", nil)
+	d2, _ := e.fs.Lookup(ctxBG, sh, "d")
+	wantErr(t, e.fs.Rmdir(ctxBG, sh, "d"), ErrNotEmpty, "rmdir non-empty")
+	_ = d2
+}
