@@ -78,15 +78,15 @@ func scanHandles(rows *sql.Rows, err error) ([]Handle, error) {
 		var (
 			h                  Handle
 			id, file, sess, ot int64
-			access, share, os  int64
+			access, share, osh int64
 			doc                bool
 			owner              string
 		)
-		if err := rows.Scan(&id, &file, &owner, &access, &share, &os, &doc, &sess, &h.ClientName, &h.ClientIP, &ot); err != nil {
+		if err := rows.Scan(&id, &file, &owner, &access, &share, &osh, &doc, &sess, &h.ClientName, &h.ClientIP, &ot); err != nil {
 			return nil, err
 		}
 		h.ID, h.File, h.Owner = HandleID(id), FileID(file), OwnerID(owner)
-		h.Access, h.Share, h.OpenShare = Access(access), ShareMode(share), ShareMode(os)
+		h.Access, h.Share, h.OpenShare = Access(access), ShareMode(share), ShareMode(osh)
 		h.DeleteOnClose, h.SessionID = doc, uint64(sess)
 		h.OpenTime = unixNano(ot)
 		hs = append(hs, h)
@@ -289,15 +289,15 @@ func (tx *Tx) knownOwners() ([]OwnerID, error) {
 		return nil, fmt.Errorf("locks: list owners: %w", err)
 	}
 	defer rows.Close()
-	var os []OwnerID
+	var owners []OwnerID
 	for rows.Next() {
 		var o string
 		if err := rows.Scan(&o); err != nil {
 			return nil, fmt.Errorf("locks: list owners: %w", err)
 		}
-		os = append(os, OwnerID(o))
+		owners = append(owners, OwnerID(o))
 	}
-	return os, rows.Err()
+	return owners, rows.Err()
 }
 
 // reapOwner closes every handle of o (running delete-on-close and
