@@ -52,7 +52,7 @@ type Conditions struct {
 //
 // Keys must pass ValidKey and block ids ValidBlockID; anything else gets
 // ErrInvalidKey. A backend may refuse keys longer than it can store (also
-// ErrInvalidKey); keys of up to 100 bytes are accepted by every backend.
+// ErrInvalidKey); keys of up to 80 bytes are accepted by every backend.
 //
 // Block ids are scoped per key and chosen by the caller. One id names one
 // payload: a new payload needs a fresh id (fs uses random or sequence ids).
@@ -65,6 +65,12 @@ type Conditions struct {
 //
 // Every method that is handed a done context returns an error matching
 // ctx.Err() without doing the operation.
+//
+// Optimistic concurrency: read the ETag (Stat, Blocks or ReadRange), stage
+// the new blocks, commit with If-Match. On ErrPreconditionFailed start
+// over from reading, and restage the new data under fresh ids: the
+// winner's commit may have discarded the loser's staged blocks (Azure
+// does).
 type Store interface {
 	// StageBlock stores the block id for key from r (streamed, not
 	// buffered whole) and returns its size. Staged blocks are invisible
@@ -87,6 +93,7 @@ type Store interface {
 	// ReadRange streams n bytes from offset off of the committed blob
 	// (n < 0: to the end). The reader sees the version committed when
 	// ReadRange was called even if a commit follows. The caller closes it.
+	// The reader is bound to ctx: once ctx is done, reads fail.
 	// A range past the end is cut short (off >= size gives an empty
 	// reader); a negative off is ErrInvalidRange; ErrNotFound if the blob
 	// is missing. The returned Info is the version being read.

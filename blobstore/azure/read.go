@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -72,6 +73,9 @@ func (s *Store) ReadRange(ctx context.Context, key string, off, n int64) (io.Rea
 	}
 	if off < 0 {
 		return nil, blobstore.Info{}, fmt.Errorf("read %q at %d: %w", key, off, blobstore.ErrInvalidRange)
+	}
+	if n > math.MaxInt64-off {
+		n = -1 // off+n would overflow: to the end
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, blobstore.Info{}, fmt.Errorf("read %q: %w", key, err)

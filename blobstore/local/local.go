@@ -112,7 +112,12 @@ func (s *Store) initDir() error {
 		if err != nil {
 			return fmt.Errorf("local blobstore %s: %w", s.dir, err)
 		}
-		if len(ents) > 0 {
+		// Another process may be formatting the directory right now:
+		// its temp file, FORMAT or keys may already be there.
+		for _, e := range ents {
+			if n := e.Name(); n == formatFile || n == keysDirName || strings.HasPrefix(n, mtempPrefix) {
+				continue
+			}
 			return fmt.Errorf("local blobstore %s: directory is not empty and holds no %s file: %w", s.dir, formatFile, fs.ErrInvalid)
 		}
 		// Self check and format in one: temp file, sync, rename, sync dir.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -64,6 +65,9 @@ func (s *Store) ReadRange(ctx context.Context, key string, off, n int64) (io.Rea
 	}
 	if off < 0 {
 		return nil, blobstore.Info{}, fmt.Errorf("read %q at %d: %w", key, off, blobstore.ErrInvalidRange)
+	}
+	if n > math.MaxInt64-off {
+		n = -1 // off+n would overflow: to the end
 	}
 	for range maxReadAttempts {
 		if err := ctxErr(ctx, "read", key); err != nil {
