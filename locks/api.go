@@ -203,4 +203,8 @@ type Options struct {
 	NewLeaseID func() string
 	// Logger receives the table's logs; nil means slog.Default().
 	Logger *slog.Logger
+	// MaxHandlesPerFile refuses an open that would exceed this many
+	// handles on one file with ErrHandleLimit (Azure Files allows 2000;
+	// 400 HandleLimitExceeded). Zero means no limit.
+	MaxHandlesPerFile int
 }

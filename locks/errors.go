@@ -22,6 +22,7 @@ var (
 	ErrDirectoryNotEmpty = errors.New("directory not empty") // STATUS_DIRECTORY_NOT_EMPTY
 	ErrHandleClosed      = errors.New("handle closed")       // STATUS_FILE_CLOSED; EIO on the mount
 	ErrInvalidParameter  = errors.New("invalid parameter")   // STATUS_INVALID_PARAMETER; 400
+	ErrHandleLimit       = errors.New("too many handles")    // STATUS_TOO_MANY_OPENED_FILES; 400 HandleLimitExceeded
 )
 
 // LeaseCode names a lease outcome with its Azure error code.

@@ -587,3 +587,18 @@ func noConflictingHandles(tx *Tx, file FileID) error {
 	}
 	return nil
 }
+
+func TestHandleLimit(t *testing.T) {
+	tab := openTable(t, "", Options{MaxHandlesPerFile: 3})
+	f := newFile()
+	var hs []Handle
+	for range 3 {
+		hs = append(hs, mustOpen(t, tab, OpenRequest{File: f, Access: rd, Share: ShareAll}))
+	}
+	if _, err := open(t, tab, OpenRequest{File: f, Access: rd, Share: ShareAll}); !errors.Is(err, ErrHandleLimit) {
+		t.Fatalf("fourth open: %v", err)
+	}
+	mustOpen(t, tab, OpenRequest{File: newFile(), Access: rd, Share: ShareAll}) // per file
+	mustClose(t, tab, hs[0].ID)
+	mustOpen(t, tab, OpenRequest{File: f, Access: rd, Share: ShareAll})
+}

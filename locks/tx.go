@@ -507,8 +507,12 @@ func (tx *Tx) OpenHandle(req OpenRequest) (Handle, error) {
 	if err := validateOpen(req); err != nil {
 		return Handle{}, err
 	}
-	if _, err := tx.decide(req.File, false, func(st *fileState) error { return decideOpen(st, req) }); err != nil {
+	st, err := tx.decide(req.File, false, func(st *fileState) error { return decideOpen(st, req) })
+	if err != nil {
 		return Handle{}, err
+	}
+	if max := tx.t.opts.MaxHandlesPerFile; max > 0 && len(st.handles) >= max {
+		return Handle{}, fmt.Errorf("locks: open file %d: %d handles open: %w", req.File, len(st.handles), ErrHandleLimit)
 	}
 	id, err := tx.newHandleID()
 	if err != nil {
