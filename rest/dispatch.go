@@ -116,6 +116,7 @@ func (s *Server) routeTable() []route {
 		{name: "SetFileMetadata", method: "PUT", comp: "metadata", scopes: pth, perm: 'w', rtype: 'o', h: s.setFileMetadata},
 		{name: "DeleteFile", method: "DELETE", scopes: pth, perm: 'd', rtype: 'o', h: s.deleteFile},
 		{name: "ListRanges", method: "GET", comp: "rangelist", scopes: pth, perm: 'r', rtype: 'o', h: s.listRanges},
+		{name: "AbortCopy", method: "PUT", comp: "copy", header: "x-ms-copy-action", values: []string{"abort"}, scopes: pth, perm: 'w', rtype: 'o', h: s.abortCopy},
 		{name: "LeaseFile", method: "PUT", comp: "lease", header: "x-ms-lease-action", values: []string{"acquire", "change", "release", "break"}, scopes: pth, perm: 'w', rtype: 'o', h: s.leaseFile},
 		{name: "RenameFile", method: "PUT", comp: "rename", header: "x-ms-file-rename-source", scopes: pth, perm: 'w', rtype: 'o', h: s.rename},
 

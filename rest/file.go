@@ -594,3 +594,19 @@ func (s *Server) leaseFile(w http.ResponseWriter, c *call) error {
 	w.WriteHeader(status)
 	return nil
 }
+
+// abortCopy answers Abort Copy. Copies complete synchronously, so there
+// is never a pending copy to abort: 409 NoPendingCopyOperation once the
+// file is known to exist (404 otherwise).
+func (s *Server) abortCopy(w http.ResponseWriter, c *call) error {
+	if c.q.Get("copyid") == "" {
+		return errMissingQuery("copyid")
+	}
+	if _, err := leaseHeader(c.r.Header, "x-ms-lease-id"); err != nil {
+		return err
+	}
+	if _, _, err := s.fs.Stat(c.r.Context(), c.fsPath(), ""); err != nil {
+		return err
+	}
+	return newError(http.StatusConflict, "NoPendingCopyOperation", "There is currently no pending copy operation.")
+}
