@@ -340,29 +340,23 @@ func (tx *Tx) closeRow(h Handle) (CloseResult, error) {
 	return tx.finishClose(h.ID, h.File, h.DeleteOnClose, pending)
 }
 
-// closeOwn is CloseHandle's fast path for a handle this Table opened: one
-// DELETE ... RETURNING instead of a lookup, a delete and a state read. It
-// reports ok=false when the row is not there (closed, or not ours).
+// closeOwn is CloseHandle's fast path for a handle this Table opened
+// without delete-on-close: one DELETE that succeeds only while the file is
+// not delete-pending — then nothing else can follow from the close. It
+// reports ok=false when it did nothing (handle gone, not ours, or the file
+// pending), and the caller takes the full path.
 func (tx *Tx) closeOwn(id HandleID, file FileID) (CloseResult, bool, error) {
-	rows, err := tx.query(`DELETE FROM lk_handles WHERE file = ?1 AND id = ?2 AND owner = ?3
-		RETURNING delete_on_close, coalesce((SELECT delete_pending FROM lk_files WHERE file = ?1), 0)`,
+	res, err := tx.exec(`DELETE FROM lk_handles WHERE file = ?1 AND id = ?2 AND owner = ?3 AND delete_on_close = 0
+		AND NOT EXISTS (SELECT 1 FROM lk_files WHERE file = ?1 AND delete_pending)`,
 		int64(file), int64(id), string(tx.t.owner))
 	if err != nil {
 		return CloseResult{}, false, fmt.Errorf("locks: close handle %d: %w", id, err)
 	}
-	found := false
-	var doc, pending bool
-	for rows.Next() {
-		found = true
-		if err := rows.Scan(&doc, &pending); err != nil {
-			rows.Close()
-			return CloseResult{}, false, fmt.Errorf("locks: close handle %d: %w", id, err)
-		}
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+	n, err := res.RowsAffected()
+	if err != nil {
 		return CloseResult{}, false, fmt.Errorf("locks: close handle %d: %w", id, err)
 	}
-	if !found {
+	if n == 0 {
 		return CloseResult{}, false, nil
 	}
 	if tx.t.mayHaveLocks(id) {
@@ -371,8 +365,7 @@ func (tx *Tx) closeOwn(id HandleID, file FileID) (CloseResult, bool, error) {
 		}
 	}
 	tx.t.forgetHandle(id)
-	res, err := tx.finishClose(id, file, doc, pending)
-	return res, true, err
+	return CloseResult{}, true, nil
 }
 
 // finishClose runs delete-on-close and completes a pending delete once the
