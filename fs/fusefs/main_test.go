@@ -45,7 +45,7 @@ func runHelper(t *testing.T, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// helperMain: setlk|getlk PATH r|w START LEN. Prints ok / EAGAIN / the
+// helperMain: setlk|setlkw|getlk PATH r|w START LEN. Prints ok / EAGAIN / the
 // F_GETLK answer ("F_UNLCK" or "F_WRLCK start end").
 func helperMain(args []string) int {
 	op, path, typ := args[0], args[1], args[2]
@@ -66,6 +66,12 @@ func helperMain(args []string) int {
 		lk.Type = syscall.F_WRLCK
 	}
 	switch op {
+	case "setlkw":
+		if err := fcntlRetry(f.Fd(), syscall.F_SETLKW, &lk); err != nil {
+			fmt.Println("error:", err)
+			return 0
+		}
+		fmt.Println("ok")
 	case "setlk":
 		err := fcntlRetry(f.Fd(), syscall.F_SETLK, &lk)
 		switch err {
