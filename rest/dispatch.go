@@ -234,7 +234,7 @@ func (s *Server) match(r *http.Request, q url.Values, p resourcePath) (*route, e
 // checkSASScope checks a SAS grant against the chosen operation.
 func checkSASScope(g *sasGrant, rt *route, p resourcePath) error {
 	if g.account && !strings.ContainsRune(g.resourceTypes, rune(rt.rtype)) {
-		return newError(http.StatusForbidden, "AuthorizationResourceTypeMismatch",
+		return newError(http.StatusForbidden, CodeAuthorizationResourceType,
 			"This request is not authorized to perform this operation using this resource type.")
 	}
 	if !g.account && !g.shareOnly && len(p.Parts) == 0 {

@@ -46,7 +46,7 @@ const (
 	CodeAuthorizationPermissionMismatch = "AuthorizationPermissionMismatch"
 	CodeAuthorizationProtocolMismatch   = "AuthorizationProtocolMismatch"
 	CodeAuthorizationSourceIPMismatch   = "AuthorizationSourceIPMismatch"
-	CodeAuthorizationResourceTypeMism   = "AuthorizationResourceTypeMismatch"
+	CodeAuthorizationResourceType       = "AuthorizationResourceTypeMismatch"
 	CodeAuthorizationServiceMismatch    = "AuthorizationServiceMismatch"
 	CodeNoAuthenticationInformation     = "NoAuthenticationInformation"
 	CodeInvalidHeaderValue              = "InvalidHeaderValue"
@@ -65,7 +65,6 @@ const (
 	CodeMD5Mismatch                     = "Md5Mismatch"
 	CodeRequestBodyTooLarge             = "RequestBodyTooLarge"
 	CodeMissingContentLength            = "MissingContentLengthHeader"
-	CodeInvalidAPIVersion               = "InvalidHeaderValue"
 	CodeRequestHeaderTooLarge           = "RequestHeaderFieldsTooLarge"
 	CodeInternalError                   = "InternalError"
 	CodeNotImplemented                  = "NotImplemented"
@@ -125,9 +124,6 @@ func errAuthFailed(reason string) *Error {
 		"Server failed to authenticate the request. Make sure the value of the Authorization header is formed correctly including the signature.",
 		Detail{"AuthenticationErrorDetail", reason})
 }
-
-var errRangeNotSatisfiable = newError(http.StatusRequestedRangeNotSatisfiable, CodeInvalidRange,
-	"The range specified is invalid for the current size of the resource.")
 
 // mapping is one row of the domain error table.
 type mapping struct {

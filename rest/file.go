@@ -518,6 +518,16 @@ func (s *Server) rename(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
+	// Rename File must name a file and Rename Directory a directory.
+	sa, _, err := s.fs.Stat(c.r.Context(), fsPathOf(src), "")
+	if err != nil {
+		return err
+	}
+	if (c.route.restype == "directory") != (sa.Kind != fs.KindFile) {
+		return newError(http.StatusConflict, CodeResourceTypeMismatch,
+			"The specified resource type does not match the type of the existing resource.",
+			Detail{"HeaderName", "x-ms-file-rename-source"})
+	}
 	req := fs.RenamePathRequest{Source: fsPathOf(src), Dest: c.fsPath(), ReplaceIfExists: replace, IgnoreReadOnly: ignoreRO,
 		SourceLeaseID: srcLease, DestLeaseID: dstLease, Props: props}
 	if len(md) > 0 {
@@ -526,9 +536,6 @@ func (s *Server) rename(w http.ResponseWriter, c *call) error {
 	a, err := s.fs.RenamePath(c.r.Context(), req)
 	if err != nil {
 		return err
-	}
-	if c.route.restype == "directory" && a.Kind == fs.KindFile || c.route.restype == "" && a.Kind != fs.KindFile {
-		s.log.Warn("rest: rename resource type differs from the URL's restype", "path", c.fsPath())
 	}
 	setSMB(w.Header(), a)
 	w.Header().Set("x-ms-request-server-encrypted", "true")

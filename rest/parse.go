@@ -110,18 +110,6 @@ func requestRange(h http.Header, requireEnd bool) (byteRange, bool, error) {
 	return r, err == nil, err
 }
 
-// clampRead resolves a read range against the file size: start ≥ size →
-// 416 InvalidRange; an end past EOF is clamped.
-func clampRead(r byteRange, size int64) (byteRange, error) {
-	if r.start >= size {
-		return byteRange{}, errRangeNotSatisfiable
-	}
-	if r.end < 0 || r.end >= size {
-		r.end = size - 1
-	}
-	return r, nil
-}
-
 // resourcePath is a parsed request path: /<account>/<share>/<path...>.
 type resourcePath struct {
 	Account string

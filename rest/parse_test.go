@@ -45,26 +45,6 @@ func TestParseRange(t *testing.T) {
 	}
 }
 
-func TestClampRead(t *testing.T) {
-	tests := []struct {
-		r        byteRange
-		size     int64
-		want     byteRange
-		wantCode string
-	}{
-		{byteRange{0, 9}, 5, byteRange{0, 4}, ""},
-		{byteRange{2, -1}, 5, byteRange{2, 4}, ""},
-		{byteRange{5, 9}, 5, byteRange{}, CodeInvalidRange},
-		{byteRange{0, -1}, 0, byteRange{}, CodeInvalidRange},
-	}
-	for _, tt := range tests {
-		got, err := clampRead(tt.r, tt.size)
-		if codeOf(err) != tt.wantCode || (err == nil && got != tt.want) {
-			t.Errorf("clampRead(%v, %d) = %v, %v", tt.r, tt.size, got, err)
-		}
-	}
-}
-
 func TestParsePath(t *testing.T) {
 	tests := []struct {
 		in       string
