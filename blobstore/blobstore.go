@@ -51,8 +51,7 @@ type Conditions struct {
 // also by several processes sharing one backend.
 //
 // Keys must pass ValidKey and block ids ValidBlockID; anything else gets
-// ErrInvalidKey. A backend may refuse keys longer than it can store (also
-// ErrInvalidKey); keys of up to 80 bytes are accepted by every backend.
+// ErrInvalidKey. Every backend accepts every key ValidKey accepts.
 //
 // Block ids are scoped per key and chosen by the caller. One id names one
 // payload: a new payload needs a fresh id (fs uses random or sequence ids).

@@ -96,7 +96,7 @@ func (s *Store) CommitBlocks(ctx context.Context, key string, ids []string, cond
 		return fail(fmt.Errorf("commit %q: %w", key, err))
 	}
 
-	m := &manifest{ETag: newETag(), Modified: s.now().UTC(), Blocks: make([]manifestBlk, 0, len(ids))}
+	m := &manifest{Key: key, ETag: newETag(), Modified: s.now().UTC(), Blocks: make([]manifestBlk, 0, len(ids))}
 	if cur != nil && m.ETag == cur.ETag { // 64 random bits; be sure anyway
 		m.ETag = newETag()
 	}

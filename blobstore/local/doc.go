@@ -5,7 +5,8 @@
 //
 //	<dir>/FORMAT                 "blobshare local blobstore v1"
 //	<dir>/keys/<escaped key>/    one directory per key; bytes outside
-//	                             [A-Za-z0-9_.-] of the key become %XX
+//	                             [A-Za-z0-9_.-] of the key become %XX;
+//	                             keys too long for that get "#<sha256>"
 //	    m                        committed manifest (text: ETag, time,
 //	                             block lines with id, size and file name;
 //	                             see manifest.go)
@@ -64,9 +65,9 @@
 // # Traps
 //
 // List reads the whole keys directory on every call; it is meant for
-// garbage collection and tools, not for hot paths. Keys whose escaped form
-// exceeds 240 bytes are refused with ErrInvalidKey (keys of up to 80 bytes
-// always fit). Staged blocks are not discarded by a commit; CollectGarbage
-// removes them once older than its olderThan argument, which must exceed
-// the longest stage-to-commit delay of any writer.
+// garbage collection and tools, not for hot paths; hashed key directories
+// cost it a manifest read each even when the prefix does not match.
+// Staged blocks are not discarded by a commit; CollectGarbage removes them
+// once older than its olderThan argument, which must exceed the longest
+// stage-to-commit delay of any writer.
 package local

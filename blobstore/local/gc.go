@@ -34,6 +34,9 @@ func (s *Store) CollectGarbage(ctx context.Context, olderThan time.Duration) (bl
 			continue
 		}
 		key, ok := unescapeKey(e.Name())
+		if strings.HasPrefix(e.Name(), hashedPrefix) {
+			key, ok = "", true // known from the manifest, if any
+		}
 		if !ok {
 			continue
 		}
@@ -48,7 +51,11 @@ func (s *Store) CollectGarbage(ctx context.Context, olderThan time.Duration) (bl
 }
 
 func (s *Store) collectKey(ctx context.Context, key, kd string, cutoff time.Time, rep *blobstore.GCReport) error {
-	unlock, err := s.lockKey(ctx, key, kd)
+	name := key
+	if name == "" {
+		name = filepath.Base(kd)
+	}
+	unlock, err := s.lockKey(ctx, name, kd)
 	if err != nil {
 		return err
 	}
@@ -66,7 +73,7 @@ func (s *Store) collectKey(ctx context.Context, key, kd string, cutoff time.Time
 	}
 	ents, err := os.ReadDir(kd)
 	if err != nil {
-		return fmt.Errorf("key %q: %w", key, err)
+		return fmt.Errorf("key %q: %w", name, err)
 	}
 	left := 0
 	for _, e := range ents {
@@ -94,7 +101,7 @@ func (s *Store) collectKey(ctx context.Context, key, kd string, cutoff time.Time
 			continue // a writer renamed it meanwhile
 		}
 		if err != nil {
-			return fmt.Errorf("key %q: %w", key, err)
+			return fmt.Errorf("key %q: %w", name, err)
 		}
 		if counter != &rep.OrphanBlocks && !info.ModTime().Before(cutoff) {
 			left++
@@ -105,7 +112,7 @@ func (s *Store) collectKey(ctx context.Context, key, kd string, cutoff time.Time
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
-			return fmt.Errorf("key %q: %w", key, err)
+			return fmt.Errorf("key %q: %w", name, err)
 		}
 		*counter++
 		rep.BytesFreed += info.Size()
@@ -115,7 +122,7 @@ func (s *Store) collectKey(ctx context.Context, key, kd string, cutoff time.Time
 		// locking) and the directory; a writer that just created a temp
 		// file makes rmdir fail harmlessly.
 		if err := os.Remove(filepath.Join(kd, lockName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("key %q: %w", key, err)
+			return fmt.Errorf("key %q: %w", name, err)
 		}
 		if err := os.Remove(kd); err == nil {
 			rep.EmptyKeysGone++

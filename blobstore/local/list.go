@@ -25,30 +25,52 @@ func (s *Store) List(ctx context.Context, prefix, marker string, limit int, fn f
 	if err != nil {
 		return "", fmt.Errorf("list %q: %w", prefix, err)
 	}
-	keys := make([]string, 0, len(ents))
+	type candidate struct {
+		key, dir string
+		m        *manifest // already read (hashed directory names)
+	}
+	cands := make([]candidate, 0, len(ents))
+	match := func(k string) bool { return strings.HasPrefix(k, prefix) && k > marker }
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
 		}
-		k, ok := unescapeKey(e.Name())
-		if !ok || !strings.HasPrefix(k, prefix) || k <= marker {
+		dir := filepath.Join(s.keysDir, e.Name())
+		if strings.HasPrefix(e.Name(), hashedPrefix) {
+			m, err := readManifest("", dir)
+			if errors.Is(err, blobstore.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return "", fmt.Errorf("list %q: %w", prefix, err)
+			}
+			if match(m.Key) {
+				cands = append(cands, candidate{m.Key, dir, m})
+			}
 			continue
 		}
-		keys = append(keys, k)
+		k, ok := unescapeKey(e.Name())
+		if ok && match(k) {
+			cands = append(cands, candidate{k, dir, nil})
+		}
 	}
-	slices.Sort(keys)
+	slices.SortFunc(cands, func(a, b candidate) int { return strings.Compare(a.key, b.key) })
 	count := 0
 	last := ""
-	for _, k := range keys {
+	for _, c := range cands {
 		if err := ctxErr(ctx, "list", prefix); err != nil {
 			return "", err
 		}
-		m, err := readManifest(k, filepath.Join(s.keysDir, escapeKey(k)))
-		if errors.Is(err, blobstore.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return "", fmt.Errorf("list %q: %w", prefix, err)
+		k, m := c.key, c.m
+		if m == nil {
+			var err error
+			m, err = readManifest(k, c.dir)
+			if errors.Is(err, blobstore.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return "", fmt.Errorf("list %q: %w", prefix, err)
+			}
 		}
 		if limit > 0 && count == limit {
 			return last, nil // one more exists

@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -54,7 +55,7 @@ const (
 	mtempPrefix  = "mt-" // manifest being written
 	copyBufSize  = 1 << 20
 	// maxEscapedKey keeps a key's directory name within NAME_MAX (255)
-	// with room to spare.
+	// with room to spare; longer keys get hashed directory names.
 	maxEscapedKey = 240
 )
 
@@ -177,11 +178,23 @@ func (s *Store) keyDir(key string) (string, error) {
 	if err := blobstore.ValidKey(key); err != nil {
 		return "", err
 	}
+	return filepath.Join(s.keysDir, keyDirName(key)), nil
+}
+
+// hashedPrefix starts the directory name of keys too long to escape into
+// one file name; '#' never starts an escaped key (it escapes to %23).
+const hashedPrefix = "#"
+
+// keyDirName is the escaped key, or, when that would exceed
+// maxEscapedKey, "#" and the SHA-256 of the key (the key itself is then
+// known only from the manifest, which records every key).
+func keyDirName(key string) string {
 	esc := escapeKey(key)
-	if len(esc) > maxEscapedKey {
-		return "", fmt.Errorf("key %q: escaped form longer than %d bytes: %w", key, maxEscapedKey, blobstore.ErrInvalidKey)
+	if len(esc) <= maxEscapedKey {
+		return esc
 	}
-	return filepath.Join(s.keysDir, esc), nil
+	sum := sha256.Sum256([]byte(key))
+	return hashedPrefix + hex.EncodeToString(sum[:])
 }
 
 // ensureKeyDir creates the key directory, syncing the parent when it is new.
@@ -238,6 +251,7 @@ func unescapeKey(name string) (string, bool) {
 // replaced (never rewritten) by each commit. Its text form (manifest.go)
 // is cheap to parse, which matters: every read parses it.
 type manifest struct {
+	Key      string
 	ETag     string
 	Modified time.Time
 	Blocks   []manifestBlk
@@ -258,7 +272,8 @@ func (m *manifest) info(key string) blobstore.Info {
 }
 
 // readManifest reads the committed manifest of the key directory kd.
-// A missing one is blobstore.ErrNotFound.
+// A missing one is blobstore.ErrNotFound. Unless key is "" (caller does
+// not know it), the manifest must be key's.
 func readManifest(key, kd string) (*manifest, error) {
 	path := filepath.Join(kd, manifestName)
 	b, err := os.ReadFile(path)
@@ -269,6 +284,9 @@ func readManifest(key, kd string) (*manifest, error) {
 		return nil, fmt.Errorf("blob %q: read manifest: %w", key, err)
 	}
 	m, err := parseManifest(b)
+	if err == nil && key != "" && m.Key != key {
+		err = fmt.Errorf("%w: it belongs to key %q", errCorrupt, m.Key)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("blob %q: manifest %s: %w", key, path, err)
 	}

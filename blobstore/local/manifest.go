@@ -14,6 +14,7 @@ import (
 // [A-Za-z0-9_-], files b-<hex>, the ETag "0x<hex>"):
 //
 //	blobshare-manifest 1
+//	key <key, escaped as for directory names>
 //	etag "0x1234ABCD..."
 //	modified <Unix nanoseconds>
 //	block <id> <size> <file>      one line per block, in order
@@ -30,6 +31,8 @@ func (m *manifest) marshal() []byte {
 	var b bytes.Buffer
 	b.Grow(64 + len(m.Blocks)*96)
 	b.WriteString(manifestMagic)
+	b.WriteString("\nkey ")
+	b.WriteString(escapeKey(m.Key))
 	b.WriteString("\netag ")
 	b.WriteString(m.ETag)
 	b.WriteString("\nmodified ")
@@ -65,6 +68,13 @@ func parseManifest(data []byte) (*manifest, error) {
 	}
 	m := &manifest{}
 	l, ok := line()
+	esc, found := strings.CutPrefix(l, "key ")
+	key, kok := unescapeKey(esc)
+	if !ok || !found || !kok || key == "" {
+		return bad("no key")
+	}
+	m.Key = key
+	l, ok = line()
 	etag, found := strings.CutPrefix(l, "etag ")
 	if !ok || !found || etag == "" {
 		return bad("no etag")

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -141,26 +142,67 @@ func TestKeyEscaping(t *testing.T) {
 	}
 }
 
+// TestLongKeys: keys whose escaped form does not fit a file name live in
+// hashed directories and still list, read, collect and delete normally.
 func TestLongKeys(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStore(t)
-	for _, tc := range []struct {
-		key string
-		ok  bool
-	}{
-		{strings.Repeat("é", 40), true},   // 80 bytes, 240 escaped
-		{strings.Repeat("a", 240), true},  // plain bytes stay one byte
-		{strings.Repeat("a", 241), false}, // over the directory name budget
-		{strings.Repeat("é", 41), false},
-	} {
-		_, err := blobstore.Put(ctx, s, tc.key, strings.NewReader("x"), 0, blobstore.Conditions{})
-		if tc.ok && err != nil {
-			t.Errorf("Put with a %d-byte key: %v", len(tc.key), err)
+	keys := []string{
+		strings.Repeat("é", 40),            // 80 bytes, 240 escaped: still plain
+		strings.Repeat("a", 241),           // plain bytes, over the budget
+		"long/" + strings.Repeat("é", 500), // 1005 bytes
+		strings.Repeat("k", blobstore.MaxKeyLen),
+	}
+	for _, key := range keys {
+		if _, err := blobstore.Put(ctx, s, key, strings.NewReader(key[:5]), 0, blobstore.Conditions{}); err != nil {
+			t.Fatalf("Put with a %d-byte key: %v", len(key), err)
 		}
-		if !tc.ok && !errors.Is(err, blobstore.ErrInvalidKey) {
-			t.Errorf("Put with a %d-byte key (%d escaped): %v, want ErrInvalidKey", len(tc.key), len(escapeKey(tc.key)), err)
+		if got := readString(t, s, key); got != key[:5] {
+			t.Fatalf("%d-byte key reads %q", len(key), got)
+		}
+		kd, _ := s.keyDir(key)
+		if hashed := strings.HasPrefix(filepath.Base(kd), hashedPrefix); hashed != (len(escapeKey(key)) > maxEscapedKey) {
+			t.Errorf("%d-byte key (%d escaped) in directory %s", len(key), len(escapeKey(key)), filepath.Base(kd))
 		}
 	}
+	// Two keys sharing a long prefix are distinct.
+	if got := readString(t, s, strings.Repeat("a", 241)); got != "aaaaa" {
+		t.Fatal(got)
+	}
+	var listed []string
+	if _, err := s.List(ctx, "", "", 0, func(i blobstore.Info) error { listed = append(listed, i.Key); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Clone(keys)
+	slices.Sort(want)
+	if !slices.Equal(listed, want) {
+		t.Fatalf("List = %d keys %q…, want %d", len(listed), listed, len(want))
+	}
+	if got, _ := listAllLocal(t, s, "long/"); len(got) != 1 || got[0] != keys[2] {
+		t.Fatalf("List(prefix long/) = %q", got)
+	}
+	if _, err := s.CollectGarbage(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range keys {
+		if err := s.Delete(ctx, key, blobstore.Conditions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := s.CollectGarbage(ctx, 0)
+	if err != nil || rep.EmptyKeysGone != len(keys) {
+		t.Fatalf("collection after deleting = %+v, %v; want %d empty keys gone", rep, err, len(keys))
+	}
+}
+
+func listAllLocal(t *testing.T, s *Store, prefix string) ([]string, string) {
+	t.Helper()
+	var keys []string
+	next, err := s.List(context.Background(), prefix, "", 0, func(i blobstore.Info) error { keys = append(keys, i.Key); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys, next
 }
 
 // TestCorruptManifest: a damaged manifest is an error naming the blob,

@@ -194,16 +194,29 @@ func testInvalidKeys(t *testing.T, s blobstore.Store, _ Opts) {
 			t.Errorf("CommitBlocks with block id %q: %v, want ErrInvalidKey", id, err)
 		}
 	}
-	// The longest ids and keys every backend takes.
+	// The longest ids, and long or unusual keys, work everywhere.
 	long := strings.Repeat("x", blobstore.MaxBlockIDLen)
-	key := "k/" + strings.Repeat("y", 98)
-	if _, err := s.StageBlock(ctx, key, long, strings.NewReader("z")); err != nil {
-		t.Fatalf("StageBlock with a 100-byte key and 64-byte id: %v", err)
+	for _, key := range []string{
+		"k/" + strings.Repeat("y", blobstore.MaxKeyLen-2),
+		"long/" + strings.Repeat("é", 300),
+		"odd/with space/100%/a+b=c&d?e#f",
+		"odd/.hidden/-dash/_under",
+	} {
+		if _, err := s.StageBlock(ctx, key, long, strings.NewReader("z")); err != nil {
+			t.Fatalf("StageBlock with a %d-byte key and a 64-byte id: %v", len(key), err)
+		}
+		if _, err := s.CommitBlocks(ctx, key, []string{long}, blobstore.Conditions{}); err != nil {
+			t.Fatalf("CommitBlocks with a %d-byte key and a 64-byte id: %v", len(key), err)
+		}
+		wantContent(t, s, key, []byte("z"))
+		got, _ := listAll(t, s, key, "", 0)
+		if len(got) != 1 || got[0] != key {
+			t.Fatalf("List(prefix = a %d-byte key) = %d keys, want just it", len(key), len(got))
+		}
+		if err := s.Delete(ctx, key, blobstore.Conditions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, err := s.CommitBlocks(ctx, key, []string{long}, blobstore.Conditions{}); err != nil {
-		t.Fatalf("CommitBlocks with a 100-byte key and 64-byte id: %v", err)
-	}
-	wantContent(t, s, key, []byte("z"))
 }
 
 func testEmptyBlob(t *testing.T, s blobstore.Store, _ Opts) {
