@@ -64,7 +64,9 @@ var _ = (gofs.FileFlusher)((*fileHandle)(nil))
 func (fh *fileHandle) Flush(ctx context.Context) syscall.Errno {
 	defer fh.n.st.enter(fh.n.id)()
 	err := fh.h.Flush(nc(ctx))
-	if req, ok := fh.n.st.raw.request(ctx); ok && req.lockOwner != 0 {
+	// Every FLUSH names the closing process's lock owner; only owners this
+	// mount granted a lock to can hold any, so the others cost nothing.
+	if req, ok := fh.n.st.raw.request(ctx); ok && req.lockOwner != 0 && fh.n.takeLockOwner(req.lockOwner) {
 		// Unlocking must not be skipped because the commit failed, nor be
 		// cut short by an interrupted close.
 		if uerr := fh.h.ReleasePOSIXLocks(nc(ctx), req.lockOwner); uerr != nil && !errors.Is(uerr, locks.ErrHandleClosed) {
@@ -221,6 +223,11 @@ func (fh *fileHandle) setLock(ctx context.Context, owner uint64, lk *fuse.FileLo
 		return errno
 	}
 	wait = wait && kind != 0
+	if kind != 0 {
+		// Noted before asking, so a FLUSH racing with the grant still
+		// releases it.
+		fh.n.noteLockOwner(owner)
+	}
 	err := fh.h.SetPOSIXLock(waitCtx(ctx, wait), owner, r, kind, wait)
 	if wait && err != nil && ctx.Err() != nil {
 		return syscall.EINTR

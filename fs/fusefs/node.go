@@ -25,6 +25,7 @@ type node struct {
 	handles     map[*fileHandle]struct{} // open handles of this mount on the file
 	cachedVer   uint64                   // version whose pages the kernel may cache
 	cacheUnsure bool                     // the kernel may hold pages of another version
+	lockOwners  map[uint64]struct{}      // POSIX lock owners granted a lock through this mount
 }
 
 // aliasTTL is the entry timeout of a name found under a different case: as
@@ -377,4 +378,24 @@ func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 	out.Ffree = 1 << 32
 	out.NameLen = 255
 	return 0
+}
+
+// noteLockOwner records that owner was granted a POSIX lock on n.
+func (n *node) noteLockOwner(owner uint64) {
+	n.mu.Lock()
+	if n.lockOwners == nil {
+		n.lockOwners = map[uint64]struct{}{}
+	}
+	n.lockOwners[owner] = struct{}{}
+	n.mu.Unlock()
+}
+
+// takeLockOwner reports whether owner may hold POSIX locks on n (taken
+// through this mount) and forgets it: close(2) releases them all.
+func (n *node) takeLockOwner(owner uint64) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	_, ok := n.lockOwners[owner]
+	delete(n.lockOwners, owner)
+	return ok
 }
