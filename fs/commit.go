@@ -96,8 +96,14 @@ func (fsys *FileSystem) commit(ctx context.Context, file FileID, op commitOp) (e
 	st.commit.Lock()
 	defer st.commit.Unlock()
 
+	// Small files live inline in the namespace: one transaction, no intent.
+	if ne, done, err := fsys.commitInline(ctx, file, op); done || err != nil {
+		return ne, err
+	}
+
 	token := newBlockID()
 	var e entry
+	var c content
 	backoff := time.Millisecond
 	for {
 		err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
@@ -108,6 +114,9 @@ func (fsys *FileSystem) commit(ctx context.Context, file FileID, op commitOp) (e
 			}
 			if e.kind != KindFile {
 				return nil, ErrIsDir
+			}
+			if c, err = q.content(file); err != nil {
+				return nil, err
 			}
 			if op.check != nil {
 				if err := op.check(tx, q, e); err != nil {
@@ -150,7 +159,14 @@ func (fsys *FileSystem) commit(ctx context.Context, file FileID, op commitOp) (e
 		break
 	}
 
-	ne, err := fsys.commitLocked(ctx, e, op, token)
+	var migrate []byte // inline content moving to a blob
+	if !c.blob {
+		migrate = c.inline
+		if migrate == nil {
+			migrate = []byte{}
+		}
+	}
+	ne, err := fsys.commitLocked(ctx, e, op, token, migrate)
 	if err != nil {
 		// Give the lock back; the intent row goes with it.
 		derr := fsys.table.Update(context.WithoutCancel(ctx), func(tx *locks.Tx) error {
@@ -189,8 +205,20 @@ func (q *q) intent(file FileID) (intentRow, bool, error) {
 }
 
 // commitLocked runs with the commit lock held (intent row with token).
-func (fsys *FileSystem) commitLocked(ctx context.Context, e entry, op commitOp, token string) (entry, error) {
+func (fsys *FileSystem) commitLocked(ctx context.Context, e entry, op commitOp, token string, migrate []byte) (entry, error) {
 	key := blobKey(e.id)
+	if migrate != nil {
+		// The file outgrows inline storage: its current content becomes
+		// the blob this commit builds on (a stale blob of a crashed
+		// migration is replaced).
+		if len(migrate) > 0 {
+			if _, err := blobstore.Put(ctx, fsys.store, key, bytes.NewReader(migrate), BlockSize, blobstore.Conditions{}); err != nil {
+				return entry{}, fmt.Errorf("migrate inline content: %w", err)
+			}
+		} else if err := fsys.store.Delete(ctx, key, blobstore.Conditions{}); err != nil {
+			return entry{}, fmt.Errorf("migrate inline content: %w", err)
+		}
+	}
 	var newSize int64
 	var newETag string
 	changed := false
@@ -262,8 +290,8 @@ func (fsys *FileSystem) commitLocked(ctx context.Context, e entry, op commitOp, 
 		if err := q.save(&cur); err != nil {
 			return nil, err
 		}
-		if changed {
-			if _, err := q.tx.ExecContext(q.ctx, `UPDATE ns_entries SET blob = 1 WHERE id = ?`, int64(cur.id)); err != nil {
+		if changed || migrate != nil {
+			if _, err := q.tx.ExecContext(q.ctx, `UPDATE ns_entries SET blob = 1, inline = NULL WHERE id = ?`, int64(cur.id)); err != nil {
 				return nil, err
 			}
 		}
@@ -473,7 +501,7 @@ func (fsys *FileSystem) resolveIntent(ctx context.Context, row intentRow) error 
 		if err != nil {
 			return nil, err
 		}
-		if _, err := q.tx.ExecContext(q.ctx, `UPDATE ns_entries SET blob = 1 WHERE id = ?`, int64(e.id)); err != nil {
+		if _, err := q.tx.ExecContext(q.ctx, `UPDATE ns_entries SET blob = 1, inline = NULL WHERE id = ?`, int64(e.id)); err != nil {
 			return nil, err
 		}
 		e.size = row.newSize
@@ -556,6 +584,118 @@ func (fsys *FileSystem) collect(ctx context.Context) {
 		})
 		if err != nil {
 			fsys.log.Warn("fs: forget collected blob", "key", k, "err", err)
+		}
+	}
+}
+
+// InlineMax is the largest content kept inline in the namespace: a file
+// whose data (not its size: a sparse tail costs nothing) fits stays in its
+// SQLite row, and a write commits in one transaction with no blob I/O.
+const InlineMax = 64 << 10
+
+// commitInline applies op to an inline file in one transaction. done is
+// false when the file is not inline or would outgrow InlineMax (then the
+// blob path runs, migrating the content).
+func (fsys *FileSystem) commitInline(ctx context.Context, file FileID, op commitOp) (ne entry, done bool, err error) {
+	s := op.stage
+	if s != nil && (len(s.full) > 0 || s.end > InlineMax) {
+		return entry{}, false, nil
+	}
+	backoff := time.Millisecond
+	for {
+		err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+			done = false
+			e, err := q.get(file)
+			if err != nil {
+				return nil, err
+			}
+			if e.kind != KindFile {
+				return nil, ErrIsDir
+			}
+			c, err := q.content(file)
+			if err != nil || c.blob {
+				return nil, err
+			}
+			if op.check != nil {
+				if err := op.check(tx, q, e); err != nil {
+					return nil, err
+				}
+			}
+			if row, found, err := q.intent(file); err != nil {
+				return nil, err
+			} else if found {
+				if alive(row.pid, row.start) {
+					return nil, errIntentBusy
+				}
+				return nil, &deadIntent{row}
+			}
+			data := append([]byte(nil), c.inline...)
+			size := e.size
+			if op.reset {
+				data, size = nil, 0
+			}
+			if op.truncate != nil {
+				size = *op.truncate
+				if int64(len(data)) > size {
+					data = data[:size]
+				}
+			}
+			wrote := false
+			if s != nil && !s.empty() {
+				for idx, pt := range s.parts {
+					base := idx * BlockSize
+					for _, v := range pt.ivs {
+						if base+v.hi > InlineMax {
+							return nil, nil // does not fit
+						}
+						if int64(len(data)) < base+v.hi {
+							data = append(data, make([]byte, base+v.hi-int64(len(data)))...)
+						}
+					}
+					if err := s.overlay(idx, pt, data[base:]); err != nil {
+						return nil, err
+					}
+				}
+				size = max(size, s.end)
+				wrote = true
+			}
+			t := ticks(q.now)
+			e.change, e.modified = t, t
+			if wrote || size != e.size || op.reset {
+				e.write = t
+			}
+			e.size = size
+			if op.touch != nil {
+				op.touch(q, &e)
+			}
+			if err := q.save(&e); err != nil {
+				return nil, err
+			}
+			var blob any
+			if len(data) > 0 {
+				blob = data
+			}
+			if _, err := q.tx.ExecContext(q.ctx, `UPDATE ns_entries SET inline = ? WHERE id = ?`, blob, int64(file)); err != nil {
+				return nil, err
+			}
+			ne, done = e, true
+			return []Change{{Kind: ChangeData, File: e.id, Parent: e.parent, Name: e.name, Version: e.version, Length: -1}}, nil
+		})
+		var dead *deadIntent
+		switch {
+		case err == nil:
+			return ne, done, nil
+		case errors.Is(err, errIntentBusy):
+			if err := sleepCtx(ctx, backoff); err != nil {
+				return entry{}, false, fileErr(op.op, file, err)
+			}
+			backoff = min(backoff*2, 50*time.Millisecond)
+		case errors.As(err, &dead):
+			if err := fsys.resolveIntent(ctx, dead.row); err != nil {
+				return entry{}, false, fileErr(op.op, file, err)
+			}
+		default:
+			return entry{}, false, fileErr(op.op, file, err)
 		}
 	}
 }

@@ -74,7 +74,8 @@ CREATE TABLE IF NOT EXISTS ns_entries (
 	metadata    TEXT    NOT NULL DEFAULT '',
 	perm_key    TEXT    NOT NULL DEFAULT '',
 	quota       INTEGER NOT NULL DEFAULT 0,
-	blob        INTEGER NOT NULL DEFAULT 0 -- 1 once a blob may exist for the file
+	blob        INTEGER NOT NULL DEFAULT 0, -- 1 once the content lives in a blob
+	inline      BLOB -- content of a small file while blob = 0 (zeros up to size)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS ns_entries_name ON ns_entries(parent, key) WHERE unlinked = 0;
 CREATE INDEX IF NOT EXISTS ns_entries_unlinked ON ns_entries(parent, key) WHERE unlinked = 1;

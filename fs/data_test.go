@@ -359,14 +359,14 @@ func TestCrashIntentRecovery(t *testing.T) {
 		wantBytes string
 	}{
 		{"commit happened: adopted", true, 8, "new data"},
-		{"commit never happened: dropped", false, 3, "old"},
+		{"commit never happened: dropped", false, InlineMax + 1, string(pattern(InlineMax+1, 5))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			e := openEnv(t, dir)
 			sh := e.share("data")
-			e.putFile("data/f", []byte("old"))
+			e.putFile("data/f", pattern(InlineMax+1, 5)) // too big to stay inline
 			f, _ := e.fs.Lookup(ctxBG, sh, "f")
 			key := blobKey(f.ID)
 			info, err := e.store.Stat(ctxBG, key)
@@ -388,7 +388,7 @@ func TestCrashIntentRecovery(t *testing.T) {
 				t.Fatalf("size %d want %d", a.Size, tt.wantSize)
 			}
 			if got := string(e2.content("data/f")); got != tt.wantBytes {
-				t.Fatalf("content %q want %q", got, tt.wantBytes)
+				t.Fatalf("content differs (%d bytes, want %d)", len(got), len(tt.wantBytes))
 			}
 			var n int
 			mustNil(t, e2.table.DB().QueryRowContext(ctxBG, `SELECT count(*) FROM ns_intents`).Scan(&n), "count")
@@ -426,7 +426,7 @@ func TestDeletedBlobCollectedAtStartup(t *testing.T) {
 	dir := t.TempDir()
 	e := openEnv(t, dir)
 	e.share("data")
-	e.putFile("data/f", []byte("abc"))
+	e.putFile("data/f", pattern(InlineMax+1, 1))
 	a, _, _ := e.fs.Stat(ctxBG, "data/f", "")
 	// Simulate a crash after the namespace delete, before the blob delete.
 	_, err := e.table.DB().ExecContext(ctxBG, `INSERT INTO ns_gc(key, since) VALUES(?, 0)`, blobKey(a.ID))
@@ -437,5 +437,69 @@ func TestDeletedBlobCollectedAtStartup(t *testing.T) {
 	e2 := openEnv(t, dir)
 	if _, err := e2.store.Stat(ctxBG, blobKey(a.ID)); !errors.Is(err, blobstore.ErrNotFound) {
 		t.Fatalf("leftover blob: %v", err)
+	}
+}
+
+// TestInlineSmallFiles: small files live in the namespace row (no blob);
+// growing past InlineMax moves the content to a blob, keeping every byte.
+func TestInlineSmallFiles(t *testing.T) {
+	dir := t.TempDir()
+	e := openEnv(t, dir)
+	other := openEnv(t, dir) // a second process writing the same file
+	sh := e.share("data")
+	h := e.mustOpen("data/f", rw, allShare, DispositionCreate)
+	_, err := h.WriteAt(ctxBG, []byte("hello"), 0)
+	mustNil(t, err, "write")
+	mustNil(t, h.Flush(ctxBG), "flush")
+	f, _ := e.fs.Lookup(ctxBG, sh, "f")
+	if _, err := e.store.Stat(ctxBG, blobKey(f.ID)); !errors.Is(err, blobstore.ErrNotFound) {
+		t.Fatalf("a 5-byte file has a blob: %v", err)
+	}
+	// REST writes into the inline file from another process.
+	_, err = other.fs.PutRange(ctxBG, PutRangeRequest{Path: "data/f", Offset: 1, Length: 2, Body: bytes.NewReader([]byte("EL"))})
+	mustNil(t, err, "put range inline")
+	if got := string(readAll(t, h)); got != "hELlo" {
+		t.Fatalf("handle reads %q after a REST write", got)
+	}
+	// Grow past InlineMax through the handle: migrated to a blob.
+	_, err = h.WriteAt(ctxBG, []byte("tail"), InlineMax+10)
+	mustNil(t, err, "write past inline max")
+	mustNil(t, h.Close(ctxBG), "close")
+	if _, err := e.store.Stat(ctxBG, blobKey(f.ID)); err != nil {
+		t.Fatalf("no blob after growing: %v", err)
+	}
+	want := make([]byte, InlineMax+14)
+	copy(want, "hELlo")
+	copy(want[InlineMax+10:], "tail")
+	if got := other.content("data/f"); !bytes.Equal(got, want) {
+		t.Fatalf("content after migration differs (len %d)", len(got))
+	}
+	rs, _, err := other.fs.ListRanges(ctxBG, "data/f", locks.Range{}, "")
+	mustNil(t, err, "list ranges")
+	if len(rs) != 1 || rs[0].End != InlineMax+13 {
+		t.Fatalf("ranges %v", rs)
+	}
+	// A sparse small file: size far beyond its inline data.
+	e.putFile("data/sparse", []byte("abc"))
+	n := int64(1) << 30
+	_, err = e.fs.SetProperties(ctxBG, SetPropertiesRequest{Path: "data/sparse", Size: &n})
+	mustNil(t, err, "grow sparse")
+	fr, err := e.fs.GetFile(ctxBG, GetFileRequest{Path: "data/sparse", Offset: 1, Length: 4, Ranged: true})
+	mustNil(t, err, "get")
+	got, _ := io.ReadAll(fr)
+	fr.Close()
+	if !bytes.Equal(got, []byte{'b', 'c', 0, 0}) {
+		t.Fatalf("sparse inline read %q", got)
+	}
+	cp, err := e.fs.CopyFile(ctxBG, CopyFileRequest{Source: "data/sparse", Dest: "data/sparse2"})
+	mustNil(t, err, "copy sparse")
+	if cp.Size != n {
+		t.Fatalf("copy size %d", cp.Size)
+	}
+	fr, _ = e.fs.GetFile(ctxBG, GetFileRequest{Path: "data/sparse2", Offset: 0, Length: 3, Ranged: true})
+	got, _ = io.ReadAll(fr)
+	fr.Close()
+	if string(got) != "abc" {
+		t.Fatalf("copied sparse content %q", got)
 	}
 }

@@ -71,14 +71,13 @@ func (h *Handle) readAt(ctx context.Context, p []byte, off int64) (int, error) {
 		}
 	}
 	fsys := h.h.fsys
-	var size int64
-	var version uint64
+	var c content
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
 		if err := tx.CheckIO(h.h.id, locks.Range{Offset: uint64(off), Length: uint64(len(p))}, false); err != nil {
 			return err
 		}
 		var err error
-		size, version, err = q.sizeVersion(h.h.file)
+		c, err = q.content(h.h.file)
 		if errors.Is(err, ErrNotFound) {
 			return ErrStaleHandle
 		}
@@ -87,14 +86,16 @@ func (h *Handle) readAt(ctx context.Context, p []byte, off int64) (int, error) {
 	if err != nil {
 		return 0, h.op("read", err)
 	}
-	if off >= size {
+	if off >= c.size {
 		return 0, io.EOF
 	}
 	n := int64(len(p))
-	if off+n > size {
-		n = size - off
+	if off+n > c.size {
+		n = c.size - off
 	}
-	if err := h.readSeq(ctx, p[:n], off, version); err != nil {
+	if !c.blob {
+		copyInline(p[:n], c.inline, off)
+	} else if err := h.readSeq(ctx, p[:n], off, c.version); err != nil {
 		return 0, h.op("read", err)
 	}
 	if n < int64(len(p)) {
@@ -409,4 +410,13 @@ func (h *Handle) reshare(ctx context.Context, share locks.ShareMode, wait bool) 
 	return h.op("flock", poll(ctx, wait, locks.ErrSharingViolation, func() error {
 		return h.h.fsys.table.Update(ctx, func(tx *locks.Tx) error { return tx.Reshare(h.h.id, share) })
 	}))
+}
+
+// copyInline fills p with inline content at off (zeros past its end).
+func copyInline(p, inline []byte, off int64) {
+	n := 0
+	if off < int64(len(inline)) {
+		n = copy(p, inline[off:])
+	}
+	clear(p[n:])
 }

@@ -125,7 +125,7 @@ func (fsys *FileSystem) view(ctx context.Context, fn func(tx *locks.Tx, q *q) er
 const (
 	sqlGet      = `SELECT ` + entryCols + ` FROM ns_entries WHERE id = ?`
 	sqlChild    = `SELECT ` + entryCols + ` FROM ns_entries WHERE parent = ? AND key = ? AND unlinked = 0`
-	sqlSizeVer  = `SELECT size, version FROM ns_entries WHERE id = ?`
+	sqlSizeVer  = `SELECT size, version, blob, inline FROM ns_entries WHERE id = ?`
 	sqlUnlinked = `SELECT ` + entryCols + ` FROM ns_entries WHERE parent = ? AND key = ? AND unlinked = 1 ORDER BY id DESC LIMIT 1`
 )
 
@@ -161,14 +161,25 @@ func (q *q) row(st *sql.Stmt, args ...any) *sql.Row {
 	return q.tx.StmtContext(q.ctx, st).QueryRowContext(q.ctx, args...)
 }
 
-// sizeVersion returns a file's size and version.
-func (q *q) sizeVersion(id FileID) (size int64, version uint64, err error) {
+// content says where a file's bytes are: in its blob, or inline (small
+// files, bytes past len(inline) up to size are zeros).
+type content struct {
+	size    int64
+	version uint64
+	blob    bool
+	inline  []byte
+}
+
+// content returns a file's size, version and inline bytes.
+func (q *q) content(id FileID) (content, error) {
+	var c content
 	var v int64
-	err = q.row(q.fs.st.sizeVer, int64(id)).Scan(&size, &v)
+	err := q.row(q.fs.st.sizeVer, int64(id)).Scan(&c.size, &v, &c.blob, &c.inline)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, 0, ErrNotFound
+		return c, ErrNotFound
 	}
-	return size, uint64(v), err
+	c.version = uint64(v)
+	return c, err
 }
 
 func (q *q) get(id FileID) (entry, error) {

@@ -444,12 +444,16 @@ func (fsys *FileSystem) putRangeFrom(ctx context.Context, req PutRangeFromReques
 	}
 	var src, dst FileID
 	var srcSize int64
+	var srcContent content
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
 		r, err := q.checkedFile(tx, req.SourcePath, locks.OpCopySource, "", locks.Range{Offset: uint64(req.SourceOffset), Length: uint64(req.Length)})
 		if err != nil {
 			return fmt.Errorf("source %s: %w", req.SourcePath, err)
 		}
 		src, srcSize = r.e.id, r.e.size
+		if srcContent, err = q.content(src); err != nil {
+			return err
+		}
 		d, err := q.mustResolve(req.Path)
 		if err != nil {
 			return err
@@ -468,13 +472,41 @@ func (fsys *FileSystem) putRangeFrom(ctx context.Context, req PutRangeFromReques
 	}
 	s := newStage(fsys, dst)
 	defer s.reset()
-	rd := &blobReader{fsys: fsys, ctx: ctx, key: blobKey(src), off: req.SourceOffset, left: req.Length}
+	rd := fsys.contentReader(ctx, src, srcContent, req.SourceOffset, req.Length)
 	defer rd.Close()
 	if err := stageFrom(ctx, s, rd, req.Offset, req.Length); err != nil {
 		return Attr{}, pathErr("put range from URL", req.Path, err)
 	}
 	return fsys.commitRange(ctx, "put range from URL", req.Path, dst, s, req.Offset, req.Length, req.LeaseID, false)
 }
+
+// contentReader streams [off, off+n) of a file's content, inline or in
+// its blob; zeros past the data's end.
+func (fsys *FileSystem) contentReader(ctx context.Context, id FileID, c content, off, n int64) io.ReadCloser {
+	if !c.blob {
+		return &inlineReader{data: c.inline, off: off, left: n}
+	}
+	return &blobReader{fsys: fsys, ctx: ctx, key: blobKey(id), off: off, left: n}
+}
+
+// inlineReader streams inline content, zeros past its end.
+type inlineReader struct {
+	data      []byte
+	off, left int64
+}
+
+func (r *inlineReader) Read(p []byte) (int, error) {
+	if r.left <= 0 {
+		return 0, io.EOF
+	}
+	k := min(int64(len(p)), r.left)
+	copyInline(p[:k], r.data, r.off)
+	r.off += k
+	r.left -= k
+	return int(k), nil
+}
+
+func (r *inlineReader) Close() error { return nil }
 
 // blobReader streams [off, off+left) of a blob, zeros past its end.
 type blobReader struct {
@@ -552,6 +584,7 @@ func (fsys *FileSystem) getFile(ctx context.Context, req GetFileRequest) (*FileR
 	var a Attr
 	var li locks.LeaseInfo
 	var off, n int64
+	var c content
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
 		r, err := q.mustResolve(req.Path)
 		if err != nil {
@@ -580,13 +613,16 @@ func (fsys *FileSystem) getFile(ctx context.Context, req GetFileRequest) (*FileR
 		if li, err = tx.LeaseInfo(r.e.id); err != nil {
 			return err
 		}
+		if c, err = q.content(r.e.id); err != nil {
+			return err
+		}
 		a, err = q.attrOf(r.e)
 		return err
 	})
 	if err != nil {
 		return nil, pathErr("get file", req.Path, err)
 	}
-	rd := &blobReader{fsys: fsys, ctx: ctx, key: blobKey(a.ID), off: off, left: n}
+	rd := fsys.contentReader(ctx, a.ID, c, off, n)
 	return &FileReader{ReadCloser: rd, Attr: a, Lease: li, Offset: off, Length: n}, nil
 }
 
@@ -612,9 +648,13 @@ func (fsys *FileSystem) deleteFile(ctx context.Context, path, leaseID string) er
 
 func (fsys *FileSystem) listRanges(ctx context.Context, path string, rg locks.Range, leaseID string) ([]Range, Attr, error) {
 	var a Attr
+	var c content
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
 		r, err := q.checkedFile(tx, path, locks.OpListRanges, leaseID, locks.Range{})
 		if err != nil {
+			return err
+		}
+		if c, err = q.content(r.e.id); err != nil {
 			return err
 		}
 		a, err = q.attrOf(r.e)
@@ -623,12 +663,19 @@ func (fsys *FileSystem) listRanges(ctx context.Context, path string, rg locks.Ra
 	if err != nil {
 		return nil, Attr{}, pathErr("list ranges", path, err)
 	}
-	blocks, _, err := fsys.store.Blocks(ctx, blobKey(a.ID))
-	if errors.Is(err, blobstore.ErrNotFound) {
-		return nil, a, nil
-	}
-	if err != nil {
-		return nil, Attr{}, pathErr("list ranges", path, err)
+	var blocks []blobstore.Block
+	if !c.blob {
+		if len(c.inline) > 0 {
+			blocks = []blobstore.Block{{ID: "inline", Size: int64(len(c.inline))}}
+		}
+	} else {
+		blocks, _, err = fsys.store.Blocks(ctx, blobKey(a.ID))
+		if errors.Is(err, blobstore.ErrNotFound) {
+			return nil, a, nil
+		}
+		if err != nil {
+			return nil, Attr{}, pathErr("list ranges", path, err)
+		}
 	}
 	lo, hi := int64(0), a.Size // [lo, hi)
 	if rg.Length > 0 {
@@ -661,12 +708,16 @@ func (fsys *FileSystem) listRanges(ctx context.Context, path string, rg locks.Ra
 func (fsys *FileSystem) copyFile(ctx context.Context, req CopyFileRequest) (Attr, error) {
 	var src entry
 	var srcPath string
+	var sc content
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
 		r, err := q.checkedFile(tx, req.Source, locks.OpCopySource, "", locks.Range{})
 		if err != nil {
 			return fmt.Errorf("source %s: %w", req.Source, err)
 		}
 		src = r.e
+		if sc, err = q.content(src.id); err != nil {
+			return err
+		}
 		srcPath, err = q.pathOf(r.e)
 		return err
 	})
@@ -713,19 +764,24 @@ func (fsys *FileSystem) copyFile(ctx context.Context, req CopyFileRequest) (Attr
 	// Stream the source's blob into staged blocks of the destination.
 	s := newStage(fsys, dst)
 	defer s.reset()
-	info, err := fsys.store.Stat(ctx, blobKey(src.id))
-	switch {
-	case errors.Is(err, blobstore.ErrNotFound):
-	case err != nil:
-		return Attr{}, pathErr("copy", req.Dest, err)
-	default:
-		if n := min(info.Size, src.size); n > 0 {
-			rd := &blobReader{fsys: fsys, ctx: ctx, key: blobKey(src.id), left: n}
-			err := stageFrom(ctx, s, rd, 0, n)
-			rd.Close()
-			if err != nil {
-				return Attr{}, pathErr("copy", req.Dest, err)
-			}
+	dataLen := int64(len(sc.inline))
+	if sc.blob {
+		info, err := fsys.store.Stat(ctx, blobKey(src.id))
+		switch {
+		case errors.Is(err, blobstore.ErrNotFound):
+			dataLen = 0
+		case err != nil:
+			return Attr{}, pathErr("copy", req.Dest, err)
+		default:
+			dataLen = info.Size
+		}
+	}
+	if n := min(dataLen, src.size); n > 0 {
+		rd := fsys.contentReader(ctx, src.id, sc, 0, n)
+		err := stageFrom(ctx, s, rd, 0, n)
+		rd.Close()
+		if err != nil {
+			return Attr{}, pathErr("copy", req.Dest, err)
 		}
 	}
 	size := src.size
