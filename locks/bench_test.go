@@ -152,3 +152,37 @@ func BenchmarkSQLiteFloor(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pairs/s")
 	reportCPU(b, start, "pairs")
 }
+
+// BenchmarkCheckIO measures the byte-range check of one read through a
+// handle (what a FUSE or session read asks), in a View, with a few locks
+// held by other handles on the file.
+func BenchmarkCheckIO(b *testing.B) {
+	tab := openTable(b, "", Options{})
+	ctx := context.Background()
+	var reader Handle
+	if err := tab.Update(ctx, func(tx *Tx) error {
+		for i := range 4 {
+			h, err := tx.OpenHandle(OpenRequest{File: 1, Access: AccessRead | AccessWrite, Share: ShareAll})
+			if err != nil {
+				return err
+			}
+			if err := tx.Lock(h.ID, Range{Offset: uint64(i) * 100, Length: 10}, LockExclusive); err != nil {
+				return err
+			}
+		}
+		var err error
+		reader, err = tx.OpenHandle(OpenRequest{File: 1, Access: AccessRead, Share: ShareAll})
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
+	r := Range{Offset: 50, Length: 40}
+	start := cpuTime()
+	for b.Loop() {
+		if err := tab.View(ctx, func(tx *Tx) error { return tx.CheckIO(reader.ID, r, false) }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "checks/s")
+	reportCPU(b, start, "checks")
+}

@@ -810,6 +810,15 @@ func (tx *Tx) checkIO(id HandleID, who lockRequester, r Range, write bool) error
 		return nil
 	}
 	who.owner = h.Owner
+	// Fast path: the locks alone decide; the handles are loaded only when
+	// a conflict needs its holders' owners probed (decide).
+	ls, err := tx.loadLocks(h.File)
+	if err != nil {
+		return err
+	}
+	if len(ioConflicts(ls, who, r, write)) == 0 {
+		return nil
+	}
 	_, err = tx.decide(h.File, true, func(st *fileState) error {
 		if hs := ioConflicts(st.locks, who, r, write); len(hs) > 0 {
 			op := "read"
