@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/fileerror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/lease"
 
+	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/locks"
 )
 
@@ -357,5 +358,48 @@ func itoa(n uint64) string {
 		if n == 0 {
 			return string(b[i:])
 		}
+	}
+}
+
+// TestMountStyleHandle opens a file through the mount view (id-based, as
+// FUSE does) and sees it in List Handles, then force-closes it.
+func TestMountStyleHandle(t *testing.T) {
+	e := newEnv(t)
+	e.mustShare("share")
+	sh, err := e.fs.Lookup(ctxBG, fs.RootID, "share")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _, err := e.fs.Create(ctxBG, fs.CreateRequest{Parent: sh.ID, Name: "m.txt", Open: fs.OpenOptions{
+		Access: locks.AccessRead | locks.AccessWrite, Share: locks.ShareRead | locks.ShareWrite, ClientName: "fuse",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctxBG)
+	if _, err := h.WriteAt(ctxBG, []byte("via mount"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Flush(ctxBG); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := e.dir("share", "").ListHandles(ctxBG, &directory.ListHandlesOptions{Recursive: to.Ptr(true)})
+	if err != nil || len(resp.Handles) != 1 || *resp.Handles[0].Path != "m.txt" || *resp.Handles[0].ClientName != "fuse" {
+		t.Fatalf("handles %v %v", resp.Handles, err)
+	}
+	f := e.file("share", "m.txt")
+	// The mount handle does not share Delete: REST Delete File is refused.
+	_, err = f.Delete(ctxBG, nil)
+	if !fileerror.HasCode(err, fileerror.SharingViolation) {
+		t.Fatalf("delete while open on the mount: %v", err)
+	}
+	if _, err := e.dir("share", "").ForceCloseHandles(ctxBG, "*", &directory.ForceCloseHandlesOptions{Recursive: to.Ptr(true)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.WriteAt(ctxBG, []byte("x"), 0); !errors.Is(err, locks.ErrHandleClosed) {
+		t.Fatalf("write through a force-closed mount handle: %v", err)
+	}
+	if _, err := f.Delete(ctxBG, nil); err != nil {
+		t.Fatalf("delete after force close: %v", err)
 	}
 }
