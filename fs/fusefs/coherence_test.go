@@ -222,6 +222,16 @@ func TestShareModeOption(t *testing.T) {
 	if !errors.Is(err, locks.ErrSharingViolation) {
 		t.Fatalf("session open: %v, want ErrSharingViolation", err)
 	}
+	// Close then reopen at once: the reopen must not meet the handle whose
+	// RELEASE is still on its way.
+	f.Close()
+	for i := 0; i < 20; i++ {
+		g, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatalf("reopen %d right after close: %v", i, err)
+		}
+		g.Close()
+	}
 }
 
 // TestSingleShareMount mounts one share at the mount point.

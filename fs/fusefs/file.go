@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"sync/atomic"
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
@@ -19,6 +20,8 @@ import (
 type fileHandle struct {
 	n *node
 	h *fs.Handle
+
+	flushed atomic.Bool // a close(2) of it was seen: RELEASE may be on its way
 }
 
 var _ = (gofs.FileReader)((*fileHandle)(nil))
@@ -63,6 +66,7 @@ var _ = (gofs.FileFlusher)((*fileHandle)(nil))
 // process's lock owner on the file, as close(2) must.
 func (fh *fileHandle) Flush(ctx context.Context) syscall.Errno {
 	defer fh.n.st.enter(fh.n.id)()
+	fh.flushed.Store(true)
 	err := fh.h.Flush(nc(ctx))
 	// Every FLUSH names the closing process's lock owner; only owners this
 	// mount granted a lock to can hold any, so the others cost nothing.

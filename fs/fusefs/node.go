@@ -2,6 +2,7 @@ package fusefs
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"syscall"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/blobshare/blobshare/fs"
+	"github.com/blobshare/blobshare/locks"
 )
 
 // node is one entry of the mount: the account root, a share, a directory
@@ -316,6 +318,9 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 		return nil, 0, syscall.EISDIR
 	}
 	h, err := n.st.fsys.Open(nc(ctx), n.id, n.st.openOptions(flags))
+	if errors.Is(err, locks.ErrSharingViolation) && n.awaitClosing() {
+		h, err = n.st.fsys.Open(nc(ctx), n.id, n.st.openOptions(flags))
+	}
 	if err != nil {
 		return nil, 0, toErrno(opOther, err)
 	}
@@ -398,4 +403,31 @@ func (n *node) takeLockOwner(owner uint64) bool {
 	_, ok := n.lockOwners[owner]
 	delete(n.lockOwners, owner)
 	return ok
+}
+
+// closingWait bounds how long an open that conflicts with this mount's own
+// closed-but-not-yet-released handles waits for their RELEASE.
+const closingWait = time.Second
+
+// awaitClosing waits (bounded) until no handle of n that has seen a
+// close(2) is still open, and reports whether there was one. RELEASE comes
+// after close(2) has returned: without this, "close then reopen with a
+// conflicting share mode" would fail at random.
+func (n *node) awaitClosing() bool {
+	closing := func() bool {
+		for _, fh := range n.openHandles() {
+			if fh.flushed.Load() {
+				return true
+			}
+		}
+		return false
+	}
+	if !closing() {
+		return false
+	}
+	deadline := time.Now().Add(closingWait)
+	for d := time.Millisecond; closing() && time.Now().Before(deadline); d = min(2*d, 20*time.Millisecond) {
+		time.Sleep(d)
+	}
+	return true
 }
