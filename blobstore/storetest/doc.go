@@ -23,7 +23,9 @@
 // markers and paging at several limits, and a callback error returned as
 // is; a cancelled context failing every method and an open reader;
 // snapshot isolation (a reader opened before two overwriting commits and
-// a garbage collection reads the old version whole); and streaming a big
+// a garbage collection reads the old version whole); readers running
+// while versions are committed each read exactly one whole version; and
+// streaming a big
 // blob (1 GiB by default, 64 MiB under -short) through Put and ReadRange
 // while sampling runtime.MemStats.HeapInuse, which must stay within 64 MiB
 // of its baseline, with the bytes verified by SHA-256.

@@ -74,6 +74,7 @@ func TestOpt(t *testing.T, o Opts) {
 		{"ListStopsOnError", testListStop},
 		{"CancelledContext", testCancelled},
 		{"SnapshotIsolation", testSnapshot},
+		{"ConcurrentReadersSeeWholeVersions", testReadersWholeVersions},
 		{"BigStream", testBigStream},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -911,5 +912,67 @@ func testBigStream(t *testing.T, s blobstore.Store, o Opts) {
 	}
 	if err := s.Delete(ctx, key, blobstore.Conditions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// versionContent is version v of the blob testReadersWholeVersions writes:
+// v+1 blocks, every byte equal to v, 1000*(v+1)+v bytes in all, so a reader
+// can tell from the bytes alone whether it saw exactly one version.
+func versionContent(v int) [][]byte {
+	parts := make([][]byte, v%4+1)
+	total := 1000*(v+1) + v
+	for i := range parts {
+		n := total / len(parts)
+		if i == len(parts)-1 {
+			n = total - n*(len(parts)-1)
+		}
+		parts[i] = bytes.Repeat([]byte{byte(v)}, n)
+	}
+	return parts
+}
+
+func testReadersWholeVersions(t *testing.T, s blobstore.Store, _ Opts) {
+	ctx := context.Background()
+	const key = "versions/blob"
+	const versions = 30
+	put(t, s, key, blobstore.Conditions{}, versionContent(0)...)
+	done := make(chan struct{})
+	errc := make(chan error, 3)
+	for range 3 {
+		go func() {
+			for {
+				rc, info, err := s.ReadRange(ctx, key, 0, -1)
+				if err != nil {
+					errc <- err
+					return
+				}
+				b, err := io.ReadAll(rc)
+				rc.Close()
+				if err != nil {
+					errc <- err
+					return
+				}
+				v := int(b[0])
+				if len(b) != 1000*(v+1)+v || int64(len(b)) != info.Size || bytes.Count(b, b[:1]) != len(b) {
+					errc <- fmt.Errorf("read %d bytes (Info.Size %d) starting with version %d: not one whole version", len(b), info.Size, v)
+					return
+				}
+				select {
+				case <-done:
+					errc <- nil
+					return
+				default:
+				}
+			}
+		}()
+	}
+	for v := 1; v < versions; v++ {
+		put(t, s, key, blobstore.Conditions{}, versionContent(v)...)
+	}
+	close(done)
+	for range 3 {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
