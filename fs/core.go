@@ -34,6 +34,8 @@ type FileSystem struct {
 	nextSub int
 	bufs    sync.Pool // *[]byte of BlockSize
 	st      stmts
+	gcKick  chan struct{} // wakes the blob collector
+	gcDone  chan struct{} // closed when the collector has stopped
 	handles map[*Handle]struct{}
 	closed  bool
 }
@@ -193,6 +195,9 @@ func newFileSystem(ctx context.Context, cfg Config) (*FileSystem, error) {
 		fsys.closeStmts()
 		return nil, err
 	}
+	fsys.gcKick = make(chan struct{}, 1)
+	fsys.gcDone = make(chan struct{})
+	go fsys.collector(context.WithoutCancel(ctx))
 	return fsys, nil
 }
 
@@ -286,9 +291,33 @@ func (fsys *FileSystem) close(ctx context.Context) error {
 			first = err
 		}
 	}
+	close(fsys.gcKick)
+	<-fsys.gcDone
 	fsys.collect(ctx)
 	fsys.closeStmts()
 	return first
+}
+
+// kickGC asks the background collector to remove deleted files' blobs
+// (never blocks: deletes do not wait for blob I/O).
+func (fsys *FileSystem) kickGC() {
+	fsys.mu.Lock()
+	defer fsys.mu.Unlock()
+	if fsys.closed {
+		return
+	}
+	select {
+	case fsys.gcKick <- struct{}{}:
+	default:
+	}
+}
+
+// collector runs collect whenever kicked, until Close.
+func (fsys *FileSystem) collector(ctx context.Context) {
+	defer close(fsys.gcDone)
+	for range fsys.gcKick {
+		fsys.collect(ctx)
+	}
 }
 
 // ticks converts a time to 100 ns units since the Unix epoch.

@@ -292,7 +292,7 @@ func (h *Handle) close(ctx context.Context) error {
 		return nil, nil
 	})
 	if removed {
-		fsys.collect(context.WithoutCancel(ctx))
+		fsys.kickGC()
 		fsys.notify(Change{Kind: ChangeRemove, File: h.h.file, Parent: parent, Name: name})
 	}
 	if ferr != nil {

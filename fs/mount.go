@@ -247,7 +247,7 @@ func (fsys *FileSystem) unlink(ctx context.Context, parent FileID, name string) 
 		}
 		return []Change{{Kind: ChangeRemove, File: e.id, Parent: parent, Name: e.name}}, nil
 	})
-	fsys.collect(ctx)
+	fsys.kickGC()
 	return fileErr("unlink", parent, wrapName(name, err))
 }
 
@@ -331,7 +331,7 @@ func (fsys *FileSystem) renameMount(ctx context.Context, req RenameRequest) erro
 		}
 		return q.move(tx, src, req.NewParent, req.NewName, moveOpts{noReplace: req.NoReplace, mount: true})
 	})
-	fsys.collect(ctx)
+	fsys.kickGC()
 	return fileErr("rename", req.OldParent, wrapName(req.OldName, err))
 }
 

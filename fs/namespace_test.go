@@ -374,6 +374,7 @@ func TestUnlinkWhileOpen(t *testing.T) {
 	if _, err := e.fs.GetAttr(ctxBG, f.ID); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("old file after last close: %v", err)
 	}
+	e.fs.collect(ctxBG) // what the background collector does
 	if _, err := e.store.Stat(ctxBG, blobKey(f.ID)); !errors.Is(err, blobstore.ErrNotFound) {
 		t.Fatalf("blob of removed file: %v", err)
 	}

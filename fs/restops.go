@@ -641,7 +641,7 @@ func (fsys *FileSystem) deleteFile(ctx context.Context, path, leaseID string) er
 		return []Change{{Kind: ChangeRemove, File: r.e.id, Parent: r.e.parent, Name: r.e.name}}, nil
 	})
 	if err == nil {
-		fsys.collect(ctx)
+		fsys.kickGC()
 	}
 	return pathErr("delete file", path, err)
 }
@@ -866,7 +866,7 @@ func (fsys *FileSystem) renamePath(ctx context.Context, req RenamePathRequest) (
 		a, err = q.attrOf(e)
 		return chs, err
 	})
-	fsys.collect(ctx)
+	fsys.kickGC()
 	return a, pathErr("rename", req.Source, err)
 }
 
@@ -972,6 +972,6 @@ func (fsys *FileSystem) forceCloseHandles(ctx context.Context, path string, id l
 		}
 		return nil, nil
 	})
-	fsys.collect(ctx)
+	fsys.kickGC()
 	return n, pathErr("force close handles", path, err)
 }

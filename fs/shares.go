@@ -107,7 +107,7 @@ func (fsys *FileSystem) deleteShare(ctx context.Context, name string) error {
 		}
 		return []Change{{Kind: ChangeRemove, File: e.id, Parent: RootID, Name: e.name}}, nil
 	})
-	fsys.collect(ctx)
+	fsys.kickGC()
 	return pathErr("delete share", name, err)
 }
 
