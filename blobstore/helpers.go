@@ -54,6 +54,7 @@ type GCReport struct {
 	TempFiles     int   // leftovers of interrupted writes, removed
 	BytesFreed    int64 // sum of the removed files' sizes
 	EmptyKeysGone int   // key directories or entries removed because empty
+	Skipped       int   // keys left alone because their state is damaged
 }
 
 // GarbageCollector is an optional Store capability: stores that keep

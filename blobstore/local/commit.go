@@ -104,7 +104,13 @@ func (s *Store) CommitBlocks(ctx context.Context, key string, ids []string, cond
 		m.Blocks = append(m.Blocks, resolved[id])
 	}
 	data := m.marshal()
-	if err := s.writeManifest(kd, data, len(linked) > 0); err != nil {
+	if renamed, err := s.writeManifest(kd, data, len(linked) > 0); err != nil {
+		if renamed {
+			// The new manifest is in place (readers may see it) but its
+			// durability is unknown: keep everything it names; the
+			// old version's blocks are left to garbage collection.
+			return blobstore.Info{}, fmt.Errorf("commit %q: committed but not synced: %w", key, err)
+		}
 		return fail(fmt.Errorf("commit %q: %w", key, err))
 	}
 
@@ -122,10 +128,12 @@ func (s *Store) CommitBlocks(ctx context.Context, key string, ids []string, cond
 
 // writeManifest replaces kd/m with data durably. syncLinks: new block
 // links exist in kd and must be durable before the manifest names them.
-func (s *Store) writeManifest(kd string, data []byte, syncLinks bool) error {
+// renamed reports whether the new manifest took the place of the old one
+// (then an error means only that syncing the directory failed).
+func (s *Store) writeManifest(kd string, data []byte, syncLinks bool) (renamed bool, err error) {
 	f, err := os.CreateTemp(kd, mtempPrefix+"*")
 	if err != nil {
-		return err
+		return false, err
 	}
 	tmp := f.Name()
 	_, err = f.Write(data)
@@ -143,9 +151,9 @@ func (s *Store) writeManifest(kd string, data []byte, syncLinks bool) error {
 	}
 	if err != nil {
 		_ = os.Remove(tmp)
-		return err
+		return false, err
 	}
-	return syncDir(kd)
+	return true, syncDir(kd)
 }
 
 // removeUnreferenced removes the blocks of old that next does not use.

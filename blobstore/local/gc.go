@@ -43,7 +43,15 @@ func (s *Store) CollectGarbage(ctx context.Context, olderThan time.Duration) (bl
 		if err := ctx.Err(); err != nil {
 			return rep, fmt.Errorf("collect garbage in %s: %w", s.dir, err)
 		}
-		if err := s.collectKey(ctx, key, filepath.Join(s.keysDir, e.Name()), cutoff, &rep); err != nil {
+		err := s.collectKey(ctx, key, filepath.Join(s.keysDir, e.Name()), cutoff, &rep)
+		if errors.Is(err, errCorrupt) {
+			// Leave a damaged key alone (removing blocks we cannot
+			// tell are unreferenced would make it worse); go on.
+			s.log.Warn("blobstore: garbage collection skips a key with a corrupt manifest", "dir", e.Name(), "err", err)
+			rep.Skipped++
+			continue
+		}
+		if err != nil {
 			return rep, fmt.Errorf("collect garbage: %w", err)
 		}
 	}
@@ -51,11 +59,11 @@ func (s *Store) CollectGarbage(ctx context.Context, olderThan time.Duration) (bl
 }
 
 func (s *Store) collectKey(ctx context.Context, key, kd string, cutoff time.Time, rep *blobstore.GCReport) error {
-	name := key
-	if name == "" {
-		name = filepath.Base(kd)
+	label := key
+	if label == "" {
+		label = filepath.Base(kd)
 	}
-	unlock, err := s.lockKey(ctx, name, kd)
+	unlock, err := s.lockKey(ctx, label, kd)
 	if err != nil {
 		return err
 	}
@@ -73,7 +81,7 @@ func (s *Store) collectKey(ctx context.Context, key, kd string, cutoff time.Time
 	}
 	ents, err := os.ReadDir(kd)
 	if err != nil {
-		return fmt.Errorf("key %q: %w", name, err)
+		return fmt.Errorf("key %q: %w", label, err)
 	}
 	left := 0
 	for _, e := range ents {
@@ -101,7 +109,7 @@ func (s *Store) collectKey(ctx context.Context, key, kd string, cutoff time.Time
 			continue // a writer renamed it meanwhile
 		}
 		if err != nil {
-			return fmt.Errorf("key %q: %w", name, err)
+			return fmt.Errorf("key %q: %w", label, err)
 		}
 		if counter != &rep.OrphanBlocks && !info.ModTime().Before(cutoff) {
 			left++
@@ -112,7 +120,7 @@ func (s *Store) collectKey(ctx context.Context, key, kd string, cutoff time.Time
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
-			return fmt.Errorf("key %q: %w", name, err)
+			return fmt.Errorf("key %q: %w", label, err)
 		}
 		*counter++
 		rep.BytesFreed += info.Size()
@@ -122,7 +130,7 @@ func (s *Store) collectKey(ctx context.Context, key, kd string, cutoff time.Time
 		// locking) and the directory; a writer that just created a temp
 		// file makes rmdir fail harmlessly.
 		if err := os.Remove(filepath.Join(kd, lockName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("key %q: %w", name, err)
+			return fmt.Errorf("key %q: %w", label, err)
 		}
 		if err := os.Remove(kd); err == nil {
 			rep.EmptyKeysGone++

@@ -227,4 +227,20 @@ func TestCorruptManifest(t *testing.T) {
 	if errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("a corrupt manifest reads as a missing blob")
 	}
+	// Garbage collection skips the damaged key, keeps its blocks, and
+	// still collects the others.
+	if _, err := s.StageBlock(ctx, "other", "x", strings.NewReader("x")); err != nil {
+		t.Fatal(err)
+	}
+	blocksBefore, _ := filepath.Glob(filepath.Join(kd, blockPrefix+"*"))
+	rep, err := s.CollectGarbage(ctx, 0)
+	if err != nil {
+		t.Fatalf("CollectGarbage with a corrupt key: %v", err)
+	}
+	if rep.Skipped != 1 || rep.StagedBlocks != 1 {
+		t.Fatalf("report %+v, want 1 skipped key and the other key's staged block removed", rep)
+	}
+	if blocksAfter, _ := filepath.Glob(filepath.Join(kd, blockPrefix+"*")); len(blocksAfter) != len(blocksBefore) || len(blocksBefore) == 0 {
+		t.Fatalf("blocks of the corrupt key: %d before, %d after collection", len(blocksBefore), len(blocksAfter))
+	}
 }
