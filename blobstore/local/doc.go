@@ -70,4 +70,18 @@
 // Staged blocks are not discarded by a commit; CollectGarbage removes them
 // once older than its olderThan argument, which must exceed the longest
 // stage-to-commit delay of any writer.
+//
+// A ReadRange over a whole blob holds one fd per block until the reader
+// gets there (a 1 GiB blob of 4 MiB blocks: 256 fds); Go raises the soft
+// RLIMIT_NOFILE to the hard limit at start, so this is rarely a concern,
+// but many readers of huge blobs at once add up.
+//
+// Staged blocks are not durable until a commit names them: after a power
+// loss a staging may be gone, which only matters to a writer that also
+// survived, and it would have to restage anyway.
+//
+// If the manifest rename succeeds but the directory fsync after it fails,
+// CommitBlocks returns an error although readers may already see the new
+// version; it keeps every block either version names. Garbage collection
+// leaves a key whose manifest cannot be parsed alone (GCReport.Skipped).
 package local
