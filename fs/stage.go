@@ -149,10 +149,21 @@ func (s *stage) writeBlock(ctx context.Context, idx, boff int64, p []byte) error
 		if err := s.makeRoom(); err != nil {
 			return err
 		}
-		pt.buf = s.fsys.getBuf()
+		pt.buf = make([]byte, 0, min(BlockSize, max(64<<10, boff+n)))
 		s.inMem = append(s.inMem, idx)
 	}
 	if pt.buf != nil {
+		if int64(len(pt.buf)) < boff+n {
+			// Grow on demand: a small write to a new file does not pay
+			// for a whole block.
+			need := boff + n
+			if int64(cap(pt.buf)) < need {
+				nb := make([]byte, len(pt.buf), min(BlockSize, max(2*int64(cap(pt.buf)), need)))
+				copy(nb, pt.buf)
+				pt.buf = nb
+			}
+			pt.buf = pt.buf[:need]
+		}
 		copy(pt.buf[boff:], p)
 	} else if _, err := s.spill.WriteAt(p, idx*BlockSize+boff); err != nil {
 		return fmt.Errorf("spill: %w", err)
@@ -206,7 +217,7 @@ func (s *stage) makeRoom() error {
 // partReader reads a complete part's block.
 func (s *stage) partReader(idx int64, pt *part) (io.Reader, error) {
 	if pt.buf != nil {
-		return bytes.NewReader(pt.buf), nil
+		return bytes.NewReader(pt.buf[:BlockSize]), nil
 	}
 	return io.NewSectionReader(s.spill, idx*BlockSize, BlockSize), nil
 }
