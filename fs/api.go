@@ -83,7 +83,7 @@ type Attr struct {
 	Parent FileID // the share's id for entries in a share root; RootID for shares
 	Kind   Kind
 	Name   string // case as created; the share name for a share
-	Path   string // "share/dir/name" at the time of the call ("" for the root)
+	Path   string // "share/dir/name" at the time of the call; filled by path-based calls only (id-based mount calls leave it "")
 
 	Size       int64      // bytes; 0 for directories
 	Attributes Attributes // always includes AttrDirectory for directories and shares

@@ -22,7 +22,7 @@ func (fsys *FileSystem) lookup(ctx context.Context, parent FileID, name string) 
 		if err != nil {
 			return err
 		}
-		a, err = q.attrOf(e)
+		a = e.attr("")
 		return err
 	})
 	return a, fileErr("lookup", parent, wrapName(name, err))
@@ -47,7 +47,7 @@ func (fsys *FileSystem) getAttr(ctx context.Context, id FileID) (Attr, error) {
 			a.DeletePending = true
 			return nil
 		}
-		a, err = q.attrOf(e)
+		a = e.attr("")
 		if err != nil {
 			return err
 		}
@@ -153,7 +153,7 @@ func (fsys *FileSystem) create(ctx context.Context, req CreateRequest) (*Handle,
 		if err != nil {
 			return nil, err
 		}
-		a, err = q.attrOf(e)
+		a = e.attr("")
 		if err != nil {
 			return nil, err
 		}
@@ -201,7 +201,7 @@ func (fsys *FileSystem) mkdir(ctx context.Context, parent FileID, name string) (
 		if err := q.touchDir(pe); err != nil {
 			return nil, err
 		}
-		a, err = q.attrOf(e)
+		a = e.attr("")
 		return []Change{{Kind: ChangeCreate, File: e.id, Parent: parent, Name: name, Version: e.version}}, err
 	})
 	return a, fileErr("mkdir", parent, wrapName(name, err))
@@ -522,7 +522,7 @@ func (fsys *FileSystem) setattr(ctx context.Context, id FileID, req SetattrReque
 		if err := q.save(&e); err != nil {
 			return nil, err
 		}
-		a, err = q.attrOf(e)
+		a = e.attr("")
 		return []Change{{Kind: ChangeAttr, File: id, Parent: e.parent, Name: e.name, Version: e.version}}, err
 	})
 	return a, fileErr("setattr", id, err)

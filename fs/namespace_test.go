@@ -137,7 +137,10 @@ func TestIDsStableAcrossRename(t *testing.T) {
 	mustNil(t, e.fs.Rename(ctxBG, RenameRequest{OldParent: d1.ID, OldName: "f", NewParent: d2.ID, NewName: "g"}), "rename")
 	g, err := e.fs.Lookup(ctxBG, d2.ID, "g")
 	mustNil(t, err, "lookup g")
-	if g.ID != f.ID || g.Parent != d2.ID || g.Path != "data/d2/g" {
+	if st, _, err := e.fs.Stat(ctxBG, "data/d2/g", ""); err != nil || st.Path != "data/d2/g" || st.ID != f.ID {
+		t.Fatalf("stat after rename: %+v %v", st, err)
+	}
+	if g.ID != f.ID || g.Parent != d2.ID {
 		t.Fatalf("after rename: %+v, want id %d in d2", g, f.ID)
 	}
 	if _, err := e.fs.Lookup(ctxBG, d1.ID, "f"); !errors.Is(err, ErrNotFound) {
