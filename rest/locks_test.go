@@ -403,3 +403,92 @@ func TestMountStyleHandle(t *testing.T) {
 		t.Fatalf("delete after force close: %v", err)
 	}
 }
+
+func TestLeaseStateMachineDetails(t *testing.T) {
+	e := newEnv(t)
+	e.mustShare("share")
+	f := e.mustFile("share", "f.txt", []byte("data"))
+	idA, idB := "aaaaaaaa-0000-0000-0000-00000000000a", "bbbbbbbb-0000-0000-0000-00000000000b"
+
+	// Acquire without a proposed id: the service makes one up.
+	l0, _ := lease.NewFileClient(f, nil)
+	acq, err := l0.Acquire(ctxBG, nil)
+	if err != nil || acq.LeaseID == nil || len(*acq.LeaseID) != 36 {
+		t.Fatalf("acquire without id: %v %v", acq.LeaseID, err)
+	}
+	gen := *acq.LeaseID
+	lg, _ := lease.NewFileClient(f, &lease.FileClientOptions{LeaseID: to.Ptr(gen)})
+	if _, err := lg.Acquire(ctxBG, nil); err != nil {
+		t.Fatalf("re-acquire with the same id (idempotent): %v", err)
+	}
+	if _, err := lg.Change(ctxBG, idA, nil); err != nil {
+		t.Fatal(err)
+	}
+	la, _ := lease.NewFileClient(f, &lease.FileClientOptions{LeaseID: to.Ptr(idA)})
+	// Retry of a change already made (B→A with A current) succeeds.
+	lb, _ := lease.NewFileClient(f, &lease.FileClientOptions{LeaseID: to.Ptr(idB)})
+	if _, err := lb.Change(ctxBG, idA, nil); err != nil {
+		t.Fatalf("change retry: %v", err)
+	}
+	// Put Range needs the id; Create File over the leased file keeps the lease.
+	_, err = f.UploadRange(ctxBG, 0, streamOf("x"), nil)
+	wantCode(t, "put range without lease id", err, "LeaseIdMissing")
+	if _, err := f.UploadRange(ctxBG, 0, streamOf("x"), &file.UploadRangeOptions{LeaseAccessConditions: &file.LeaseAccessConditions{LeaseID: to.Ptr(idA)}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Create(ctxBG, 2, &file.CreateOptions{LeaseAccessConditions: &file.LeaseAccessConditions{LeaseID: to.Ptr(idA)}}); err != nil {
+		t.Fatal(err)
+	}
+	gp, _ := f.GetProperties(ctxBG, nil)
+	if *gp.LeaseState != lease.StateTypeLeased || *gp.ContentLength != 2 {
+		t.Fatalf("after create over leased file: %v size %d", *gp.LeaseState, *gp.ContentLength)
+	}
+	// A lease id on Create File for a file that does not exist → 412.
+	_, err = e.file("share", "new.txt").Create(ctxBG, 1, &file.CreateOptions{LeaseAccessConditions: &file.LeaseAccessConditions{LeaseID: to.Ptr(idA)}})
+	wantCode(t, "create new with lease id", err, "LeaseNotPresentWithFileOperation")
+	// Break on an available file → 409.
+	if _, err := la.Release(ctxBG, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = la.Break(ctxBG, nil)
+	wantCode(t, "break without lease", err, "LeaseNotPresentWithLeaseOperation")
+	// Lease acquire against a read-only handle sharing everything: ok (§1.5).
+	h := e.open("share/f.txt", locks.AccessRead, locks.ShareAll)
+	if _, err := la.Acquire(ctxBG, nil); err != nil {
+		t.Fatalf("acquire with a read handle sharing all: %v", err)
+	}
+	if _, err := la.Release(ctxBG, nil); err != nil {
+		t.Fatal(err)
+	}
+	_ = h.Close(ctxBG)
+	// ... but not against a read handle that does not share Write.
+	e.open("share/f.txt", locks.AccessRead, locks.ShareRead|locks.ShareDelete)
+	_, err = la.Acquire(ctxBG, nil)
+	if !fileerror.HasCode(err, fileerror.SharingViolation) {
+		t.Fatalf("acquire against a handle denying write: %v", err)
+	}
+}
+
+// TestWorkedExamples are "Manage file locks"' examples (locking.md §1.4):
+// handle Read + share Write → Get File fails; handle Write + share Read →
+// Put Range fails.
+func TestWorkedExamples(t *testing.T) {
+	e := newEnv(t)
+	e.mustShare("share")
+	f := e.mustFile("share", "f.txt", []byte("data"))
+	h := e.open("share/f.txt", locks.AccessRead, locks.ShareWrite)
+	_, err := f.DownloadStream(ctxBG, nil)
+	if !fileerror.HasCode(err, fileerror.SharingViolation) {
+		t.Fatalf("get file: %v", err)
+	}
+	_ = h.Close(ctxBG)
+	e.open("share/f.txt", locks.AccessWrite, locks.ShareRead)
+	_, err = f.UploadRange(ctxBG, 0, streamOf("x"), nil)
+	if !fileerror.HasCode(err, fileerror.SharingViolation) {
+		t.Fatalf("put range: %v", err)
+	}
+	// Share modes never block Get File Properties or listing.
+	if _, err := f.GetProperties(ctxBG, nil); err != nil {
+		t.Fatal(err)
+	}
+}

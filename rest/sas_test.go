@@ -2,9 +2,11 @@ package rest_test
 
 import (
 	"io"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/sas"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
@@ -117,5 +119,31 @@ func checkCode(t *testing.T, what string, err error, code string) {
 	}
 	if errCode(err) != code {
 		t.Fatalf("%s: %v, want %s", what, err, code)
+	}
+}
+
+func TestSASFileScope(t *testing.T) {
+	e := newEnv(t)
+	e.mustShare("share")
+	fc := e.mustFile("share", "f.txt", []byte("hello"))
+	e.mustFile("share", "g.txt", []byte("other"))
+	u, err := fc.GetSASURL(sas.FilePermissions{Read: true}, time.Now().Add(time.Hour), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same token on another file does not verify.
+	other := strings.Replace(u, "/f.txt?", "/g.txt?", 1)
+	g, _ := file.NewClientWithNoCredential(other, &file.ClientOptions{ClientOptions: e.clientOptions()})
+	_, err = g.GetProperties(ctxBG, nil)
+	checkCode(t, "file SAS used on another file", err, "AuthenticationFailed")
+}
+
+func TestSharedKeyMetadataOrderOverTheWire(t *testing.T) {
+	e := newEnv(t)
+	e.mustShare("share")
+	f := e.mustFile("share", "f.txt", nil)
+	md := map[string]*string{"a1": to.Ptr("1"), "a_1": to.Ptr("2"), "ab": to.Ptr("3"), "Z_9": to.Ptr("4")}
+	if _, err := f.SetMetadata(ctxBG, &file.SetMetadataOptions{Metadata: md}); err != nil {
+		t.Fatalf("signature with a1 + a_1 rejected: %v", err)
 	}
 }
