@@ -688,4 +688,3 @@ func (r *crashRig) cleanTemps(ctx context.Context, s *server) {
 		}
 	}
 }
-
