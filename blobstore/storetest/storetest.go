@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/blobshare/blobshare/blobstore"
 )
@@ -278,6 +279,16 @@ func testRoundTrip(t *testing.T, s blobstore.Store, _ Opts) {
 			}
 			if binfo.ETag != info.ETag || binfo.Size != int64(len(want)) {
 				t.Errorf("Blocks Info = %+v, want ETag %s size %d", binfo, info.ETag, len(want))
+			}
+			st, err := s.Stat(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := time.Since(info.LastModified); d < -time.Hour || d > time.Hour {
+				t.Errorf("commit LastModified %v is not about now", info.LastModified)
+			}
+			if !st.LastModified.Truncate(time.Second).Equal(info.LastModified.Truncate(time.Second)) || st.Key != key {
+				t.Errorf("Stat = %+v, commit said %+v", st, info)
 			}
 			if len(blocks) != len(ids) {
 				t.Fatalf("Blocks = %d entries, want %d", len(blocks), len(ids))
