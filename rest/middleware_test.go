@@ -85,3 +85,22 @@ func TestToErrorTable(t *testing.T) {
 		}
 	}
 }
+
+func TestNewValidatesConfig(t *testing.T) {
+	if _, err := New(Config{}); err == nil {
+		t.Error("New without FS succeeded")
+	}
+	fsys := new(fs.FileSystem) // never called: New only checks the config
+	for _, cfg := range []Config{
+		{FS: fsys, Key: "not base64!"},
+		{FS: fsys, Account: "Bad-Account"},
+		{FS: fsys, Account: "ab"},
+	} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("New(%+v) succeeded", cfg)
+		}
+	}
+	if _, err := New(Config{FS: fsys}); err != nil {
+		t.Errorf("defaults: %v", err)
+	}
+}

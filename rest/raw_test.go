@@ -48,6 +48,12 @@ func (e *env) do(t *testing.T, method, path string, headers map[string]string, b
 	}
 	req.Header.Set("x-ms-version", "2026-06-06")
 	for k, v := range headers {
+		if strings.EqualFold(k, "Transfer-Encoding") {
+			req.TransferEncoding = []string{v}
+			req.ContentLength = -1
+			req.Body = io.NopCloser(bytes.NewReader(body))
+			continue
+		}
 		if v == "" {
 			req.Header.Del(k)
 			continue
@@ -211,6 +217,14 @@ func TestRawErrors(t *testing.T) {
 		{"missing share", "GET", "/devstoreaccount1/nosuch?restype=share", nil, nil, 404, "ShareNotFound", ""},
 		{"copy source elsewhere", "PUT", "/devstoreaccount1/share/c.txt", map[string]string{"x-ms-copy-source": "http://example.com/otheraccount/share/f.txt"}, nil, 400, "CannotVerifyCopySource", "x-ms-copy-source"},
 		{"rename across shares", "PUT", "/devstoreaccount1/share/r.txt?comp=rename", map[string]string{"x-ms-file-rename-source": "http://127.0.0.1/devstoreaccount1/other/f.txt"}, nil, 400, "InvalidInput", "x-ms-file-rename-source"},
+		{"copy source traversal", "PUT", "/devstoreaccount1/share/c.txt", map[string]string{"x-ms-copy-source": "http://127.0.0.1/devstoreaccount1/share/../other/secret.txt"}, nil, 400, "InvalidFileOrDirectoryPathName", ""},
+		{"rename source traversal", "PUT", "/devstoreaccount1/share/r.txt?comp=rename", map[string]string{"x-ms-file-rename-source": "http://127.0.0.1/devstoreaccount1/share/%2e%2e/f.txt"}, nil, 400, "InvalidFileOrDirectoryPathName", ""},
+		{"rename source not a URL", "PUT", "/devstoreaccount1/share/r.txt?comp=rename", map[string]string{"x-ms-file-rename-source": "f.txt"}, nil, 400, "InvalidHeaderValue", "x-ms-file-rename-source"},
+		{"force close bad id", "PUT", f + "?comp=forceclosehandles", map[string]string{"x-ms-handle-id": "abc"}, nil, 400, "InvalidHeaderValue", "x-ms-handle-id"},
+		{"list handles bad marker", "GET", f + "?comp=listhandles&marker=xyz", nil, nil, 400, "InvalidQueryParameterValue", "marker"},
+		{"abort copy without id", "PUT", f + "?comp=copy", map[string]string{"x-ms-copy-action": "abort"}, nil, 400, "MissingRequiredQueryParameter", "copyid"},
+		{"put range chunked", "PUT", f + "?comp=range", map[string]string{"x-ms-write": "update", "x-ms-range": "bytes=0-1", "Transfer-Encoding": "chunked"}, []byte("ab"), 411, "MissingContentLengthHeader", ""},
+		{"get body too large", "GET", f, nil, make([]byte, 70<<10), 413, "RequestBodyTooLarge", ""},
 		{"malformed service properties XML", "PUT", "/devstoreaccount1/?restype=service&comp=properties", nil, []byte("<StorageServiceProperties><HourMetrics>"), 400, "InvalidXmlDocument", ""},
 		{"service properties wrong root", "PUT", "/devstoreaccount1/?restype=service&comp=properties", nil, []byte("<Other/>"), 400, "InvalidXmlDocument", ""},
 	}
