@@ -133,7 +133,7 @@ func (fsys *FileSystem) commit(ctx context.Context, file FileID, op commitOp) (e
 				}
 				return nil, &deadIntent{row}
 			}
-			_, err = q.tx.ExecContext(q.ctx, `INSERT INTO ns_intents(file, pid, pid_start, token, state, created) VALUES(?,?,?,?,?,?)`,
+			_, err = q.exec(`INSERT INTO ns_intents(file, pid, pid_start, token, state, created) VALUES(?,?,?,?,?,?)`,
 				int64(file), fsys.pid, fsys.pidStart, token, intentLocked, time.Now().UnixNano())
 			return nil, err
 		})
@@ -195,7 +195,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 func (q *q) intent(file FileID) (intentRow, bool, error) {
 	var r intentRow
 	var f int64
-	err := q.tx.QueryRowContext(q.ctx, `SELECT file, pid, pid_start, token, state, prev_etag, new_size FROM ns_intents WHERE file = ?`, int64(file)).
+	err := q.queryRow(`SELECT file, pid, pid_start, token, state, prev_etag, new_size FROM ns_intents WHERE file = ?`, int64(file)).
 		Scan(&f, &r.pid, &r.start, &r.token, &r.state, &r.prevETag, &r.newSize)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, nil
@@ -266,7 +266,7 @@ func (fsys *FileSystem) commitLocked(ctx context.Context, e entry, op commitOp, 
 	var ne entry
 	var gone bool
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		if _, err := q.tx.ExecContext(q.ctx, `DELETE FROM ns_intents WHERE file = ? AND token = ?`, int64(e.id), token); err != nil {
+		if _, err := q.exec(`DELETE FROM ns_intents WHERE file = ? AND token = ?`, int64(e.id), token); err != nil {
 			return nil, err
 		}
 		cur, err := q.get(e.id)
@@ -291,7 +291,7 @@ func (fsys *FileSystem) commitLocked(ctx context.Context, e entry, op commitOp, 
 			return nil, err
 		}
 		if changed || migrate != nil {
-			if _, err := q.tx.ExecContext(q.ctx, `UPDATE ns_entries SET blob = 1, inline = NULL WHERE id = ?`, int64(cur.id)); err != nil {
+			if _, err := q.exec(`UPDATE ns_entries SET blob = 1, inline = NULL WHERE id = ?`, int64(cur.id)); err != nil {
 				return nil, err
 			}
 		}
@@ -485,7 +485,7 @@ func (fsys *FileSystem) resolveIntent(ctx context.Context, row intentRow) error 
 	}
 	fsys.log.Info("fs: resolving commit intent of a dead process", "file", row.file, "pid", row.pid, "adopt", adopt)
 	return fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		res, err := q.tx.ExecContext(q.ctx, `DELETE FROM ns_intents WHERE file = ? AND token = ?`, int64(row.file), row.token)
+		res, err := q.exec(`DELETE FROM ns_intents WHERE file = ? AND token = ?`, int64(row.file), row.token)
 		if err != nil {
 			return nil, err
 		}
@@ -495,13 +495,13 @@ func (fsys *FileSystem) resolveIntent(ctx context.Context, row intentRow) error 
 		e, err := q.get(row.file)
 		if errors.Is(err, ErrNotFound) {
 			// Removed meanwhile: the committed blob is an orphan.
-			_, err := q.tx.ExecContext(q.ctx, `INSERT OR IGNORE INTO ns_gc(key, since) VALUES(?, ?)`, blobKey(row.file), time.Now().UnixNano())
+			_, err := q.exec(`INSERT OR IGNORE INTO ns_gc(key, since) VALUES(?, ?)`, blobKey(row.file), time.Now().UnixNano())
 			return nil, err
 		}
 		if err != nil {
 			return nil, err
 		}
-		if _, err := q.tx.ExecContext(q.ctx, `UPDATE ns_entries SET blob = 1, inline = NULL WHERE id = ?`, int64(e.id)); err != nil {
+		if _, err := q.exec(`UPDATE ns_entries SET blob = 1, inline = NULL WHERE id = ?`, int64(e.id)); err != nil {
 			return nil, err
 		}
 		e.size = row.newSize
@@ -518,7 +518,7 @@ func (fsys *FileSystem) resolveIntent(ctx context.Context, row intentRow) error 
 func (fsys *FileSystem) recover(ctx context.Context) error {
 	var rows []intentRow
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
-		rs, err := q.tx.QueryContext(q.ctx, `SELECT file, pid, pid_start, token, state, prev_etag, new_size FROM ns_intents`)
+		rs, err := q.query(`SELECT file, pid, pid_start, token, state, prev_etag, new_size FROM ns_intents`)
 		if err != nil {
 			return err
 		}
@@ -554,7 +554,7 @@ func (fsys *FileSystem) recover(ctx context.Context) error {
 func (fsys *FileSystem) collect(ctx context.Context) {
 	var keys []string
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
-		rs, err := q.tx.QueryContext(q.ctx, `SELECT key FROM ns_gc LIMIT 1000`)
+		rs, err := q.query(`SELECT key FROM ns_gc LIMIT 1000`)
 		if err != nil {
 			return err
 		}
@@ -675,7 +675,7 @@ func (fsys *FileSystem) commitInline(ctx context.Context, file FileID, op commit
 			if len(data) > 0 {
 				blob = data
 			}
-			if _, err := q.tx.ExecContext(q.ctx, `UPDATE ns_entries SET inline = ? WHERE id = ?`, blob, int64(file)); err != nil {
+			if _, err := q.exec(`UPDATE ns_entries SET inline = ? WHERE id = ?`, blob, int64(file)); err != nil {
 				return nil, err
 			}
 			ne, done = e, true

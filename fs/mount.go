@@ -69,7 +69,7 @@ func (fsys *FileSystem) readDir(ctx context.Context, dir FileID) ([]DirEntry, er
 		if !de.kind.IsDir() {
 			return ErrNotDir
 		}
-		rows, err := q.tx.QueryContext(q.ctx, `SELECT id, name, kind FROM ns_entries WHERE parent = ? AND unlinked = 0 ORDER BY key`, int64(dir))
+		rows, err := q.query(`SELECT id, name, kind FROM ns_entries WHERE parent = ? AND unlinked = 0 ORDER BY key`, int64(dir))
 		if err != nil {
 			return err
 		}
@@ -219,9 +219,7 @@ func (q *q) unlinkEntry(tx *locks.Tx, e entry) (removed bool, err error) {
 		return false, err
 	}
 	if removed {
-		// locks ran RemoveFile; make sure the row is gone even if no
-		// RemoveFunc was configured.
-		return true, RemoveFile(q.ctx, q.tx, e.id)
+		return true, nil // locks ran RemoveFile in this transaction
 	}
 	e.unlinked = true
 	e.change = ticks(q.now)
@@ -577,7 +575,7 @@ func (fsys *FileSystem) statFS(ctx context.Context) (StatFS, error) {
 	var s StatFS
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
 		var files, used, quota int64
-		err := q.tx.QueryRowContext(q.ctx, `SELECT count(*), coalesce(sum(CASE WHEN kind = ? THEN size ELSE 0 END), 0), coalesce(sum(quota), 0) FROM ns_entries`, KindFile).
+		err := q.queryRow(`SELECT count(*), coalesce(sum(CASE WHEN kind = ? THEN size ELSE 0 END), 0), coalesce(sum(quota), 0) FROM ns_entries`, KindFile).
 			Scan(&files, &used, &quota)
 		s = StatFS{Files: uint64(files), UsedBytes: uint64(used), QuotaBytes: uint64(quota) << 30}
 		return err

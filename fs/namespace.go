@@ -154,7 +154,59 @@ func (fsys *FileSystem) closeStmts() {
 			st.Close()
 		}
 	}
+	fsys.cache.Range(func(k, v any) bool {
+		v.(*sql.Stmt).Close()
+		fsys.cache.Delete(k)
+		return true
+	})
 }
+
+// stmt returns the statement for query, prepared once per FileSystem.
+func (fsys *FileSystem) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := fsys.cache.Load(query); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := fsys.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := fsys.cache.LoadOrStore(query, st); loaded {
+		st.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
+// exec, queryRow and query run a cached prepared statement in the
+// transaction (parsing SQL costs more than most of these statements).
+func (q *q) exec(query string, args ...any) (sql.Result, error) {
+	st, err := q.fs.stmt(q.ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return q.tx.StmtContext(q.ctx, st).ExecContext(q.ctx, args...)
+}
+
+func (q *q) queryRow(query string, args ...any) rowScanner {
+	st, err := q.fs.stmt(q.ctx, query)
+	if err != nil {
+		return errRow{err}
+	}
+	return q.tx.StmtContext(q.ctx, st).QueryRowContext(q.ctx, args...)
+}
+
+func (q *q) query(query string, args ...any) (*sql.Rows, error) {
+	st, err := q.fs.stmt(q.ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return q.tx.StmtContext(q.ctx, st).QueryContext(q.ctx, args...)
+}
+
+// errRow is a row whose statement failed to prepare.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
 
 // row runs a prepared statement in the transaction.
 func (q *q) row(st *sql.Stmt, args ...any) *sql.Row {
@@ -210,7 +262,7 @@ func (q *q) child(parent FileID, name string, smb bool) (entry, error) {
 // nextVersion bumps the database-wide change counter.
 func (q *q) nextVersion() (uint64, error) {
 	var v int64
-	err := q.tx.QueryRowContext(q.ctx, `UPDATE ns_seq SET value = value + 1 WHERE name = 'version' RETURNING value`).Scan(&v)
+	err := q.queryRow(`UPDATE ns_seq SET value = value + 1 WHERE name = 'version' RETURNING value`).Scan(&v)
 	if err != nil {
 		return 0, fmt.Errorf("version: %w", err)
 	}
@@ -238,7 +290,7 @@ func (q *q) insert(e entry) (entry, error) {
 		return entry{}, err
 	}
 	var id int64
-	err = q.tx.QueryRowContext(q.ctx, `INSERT INTO ns_entries(parent, name, key, kind, size, attrs, t_created, t_write, t_change, t_modified, version,
+	err = q.queryRow(`INSERT INTO ns_entries(parent, name, key, kind, size, attrs, t_created, t_write, t_change, t_modified, version,
 		c_type, c_encoding, c_language, c_disp, c_cache, c_md5, metadata, perm_key, quota)
 		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`,
 		int64(e.parent), e.name, e.key, e.kind, e.size, e.attrs, e.created, e.write, e.change, e.modified, int64(v),
@@ -276,7 +328,7 @@ func (q *q) save(e *entry) error {
 	if err != nil {
 		return err
 	}
-	_, err = q.tx.ExecContext(q.ctx, `UPDATE ns_entries SET parent=?, name=?, key=?, unlinked=?, size=?, attrs=?, t_created=?, t_write=?, t_change=?, t_modified=?, version=?,
+	_, err = q.exec(`UPDATE ns_entries SET parent=?, name=?, key=?, unlinked=?, size=?, attrs=?, t_created=?, t_write=?, t_change=?, t_modified=?, version=?,
 		c_type=?, c_encoding=?, c_language=?, c_disp=?, c_cache=?, c_md5=?, metadata=?, perm_key=?, quota=? WHERE id=?`,
 		int64(e.parent), e.name, e.key, e.unlinked, e.size, e.attrs, e.created, e.write, e.change, e.modified, int64(v),
 		e.content.Type, e.content.Encoding, e.content.Language, e.content.Disposition, e.content.CacheControl, nullBytes(e.content.MD5),
@@ -293,14 +345,14 @@ func (q *q) save(e *entry) error {
 // hasChildren reports whether a directory has live or unlinked children.
 func (q *q) hasChildren(dir FileID) (bool, error) {
 	var n int
-	err := q.tx.QueryRowContext(q.ctx, `SELECT count(*) FROM (SELECT 1 FROM ns_entries WHERE parent = ? LIMIT 1)`, int64(dir)).Scan(&n)
+	err := q.queryRow(`SELECT count(*) FROM (SELECT 1 FROM ns_entries WHERE parent = ? LIMIT 1)`, int64(dir)).Scan(&n)
 	return n > 0, err
 }
 
 // hasLiveChildren reports whether a directory has live children.
 func (q *q) hasLiveChildren(dir FileID) (bool, error) {
 	var n int
-	err := q.tx.QueryRowContext(q.ctx, `SELECT count(*) FROM (SELECT 1 FROM ns_entries WHERE parent = ? AND unlinked = 0 LIMIT 1)`, int64(dir)).Scan(&n)
+	err := q.queryRow(`SELECT count(*) FROM (SELECT 1 FROM ns_entries WHERE parent = ? AND unlinked = 0 LIMIT 1)`, int64(dir)).Scan(&n)
 	return n > 0, err
 }
 
@@ -421,7 +473,7 @@ func (q *q) removeFile(tx *locks.Tx, e entry) error {
 // removeTree deletes a directory (or share) and everything below it,
 // forgetting open handles of its files.
 func (q *q) removeTree(tx *locks.Tx, dir entry) error {
-	rows, err := q.tx.QueryContext(q.ctx, `SELECT id, kind FROM ns_entries WHERE parent = ?`, int64(dir.id))
+	rows, err := q.query(`SELECT id, kind FROM ns_entries WHERE parent = ?`, int64(dir.id))
 	if err != nil {
 		return err
 	}
@@ -457,7 +509,7 @@ func (q *q) removeTree(tx *locks.Tx, dir entry) error {
 	if err := tx.Forget(dir.id); err != nil {
 		return err
 	}
-	_, err = q.tx.ExecContext(q.ctx, `DELETE FROM ns_entries WHERE id = ?`, int64(dir.id))
+	_, err = q.exec(`DELETE FROM ns_entries WHERE id = ?`, int64(dir.id))
 	return err
 }
 

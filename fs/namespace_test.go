@@ -462,3 +462,15 @@ func TestRmdirWithUnlinkedOpenFile(t *testing.T) {
 	wantErr(t, e.fs.Rmdir(ctxBG, sh, "d"), ErrNotEmpty, "rmdir non-empty")
 	_ = d2
 }
+
+// TestRemoveFileBeforeNamespaceExists: the lock table may reap a dead
+// owner's handles (and call RemoveFile) before any FileSystem created the
+// namespace tables.
+func TestRemoveFileBeforeNamespaceExists(t *testing.T) {
+	dir := t.TempDir()
+	table, err := locks.Open(ctxBG, dir+"/blobshare.db", locks.Options{Remove: RemoveFile})
+	mustNil(t, err, "open")
+	defer table.Close(ctxBG)
+	err = table.Update(ctxBG, func(tx *locks.Tx) error { return RemoveFile(tx.Context(), tx.SQL(), 42) })
+	mustNil(t, err, "RemoveFile without ns tables")
+}

@@ -231,7 +231,7 @@ func (fsys *FileSystem) listDirectory(ctx context.Context, path string, req List
 		from := req.Marker
 		for {
 			var batch []entry
-			rows, err := q.tx.QueryContext(q.ctx, `SELECT `+entryCols+` FROM ns_entries WHERE parent = ? AND unlinked = 0 AND key >= ? AND substr(key, 1, length(?)) = ? ORDER BY key LIMIT ?`,
+			rows, err := q.query(`SELECT `+entryCols+` FROM ns_entries WHERE parent = ? AND unlinked = 0 AND key >= ? AND substr(key, 1, length(?)) = ? ORDER BY key LIMIT ?`,
 				int64(r.e.id), from, prefix, prefix, max+1)
 			if err != nil {
 				return err
