@@ -15,7 +15,9 @@
 // (ErrInvalidRange); a range in a 300-block blob; staged blocks invisible
 // until committed, and restaging an id replacing its data; commits reusing
 // committed blocks (reordered, repeated, dropped) with a new ETag each
-// time; unknown block ids (ErrNotFound, nothing committed); a staged id
+// time; unknown block ids (ErrNotFound, nothing committed); a Put whose
+// source fails half way (the reader's error, the old version intact); a
+// staged id
 // shadowing a committed one; If-Match / If-None-Match on commits;
 // concurrent commits conditioned on one ETag, and concurrent creates with
 // If-None-Match "*", where exactly one wins and the others get

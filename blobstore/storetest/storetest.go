@@ -66,6 +66,7 @@ func TestOpt(t *testing.T, o Opts) {
 		{"StagedInvisible", testStagedInvisible},
 		{"CommitReusesBlocks", testCommitReuse},
 		{"UnknownBlock", testUnknownBlock},
+		{"FailedPutCommitsNothing", testFailedPut},
 		{"Overwrite", testOverwrite},
 		{"Conditions", testConditions},
 		{"ConcurrentConditionalCommits", testConcurrentCommits},
@@ -986,4 +987,43 @@ func testReadersWholeVersions(t *testing.T, s blobstore.Store, _ Opts) {
 			t.Fatal(err)
 		}
 	}
+}
+
+var errBrokenSource = errors.New("storetest: source broke")
+
+// brokenReader yields n bytes of Data, then fails.
+type brokenReader struct {
+	r io.Reader
+	n int64
+}
+
+func (b *brokenReader) Read(p []byte) (int, error) {
+	if b.n <= 0 {
+		return 0, errBrokenSource
+	}
+	if int64(len(p)) > b.n {
+		p = p[:b.n]
+	}
+	k, err := b.r.Read(p)
+	b.n -= int64(k)
+	return k, err
+}
+
+func testFailedPut(t *testing.T, s blobstore.Store, _ Opts) {
+	ctx := context.Background()
+	const key = "failed/put"
+	info, _ := put(t, s, key, blobstore.Conditions{}, []byte("version one"))
+	src := &brokenReader{r: Data(5, 1<<20), n: 150_000}
+	_, err := blobstore.Put(ctx, s, key, src, 100_000, blobstore.Conditions{IfMatch: info.ETag})
+	if !errors.Is(err, errBrokenSource) {
+		t.Fatalf("Put from a failing reader = %v, want the reader's error", err)
+	}
+	if got := wantContent(t, s, key, []byte("version one")); got.ETag != info.ETag {
+		t.Fatalf("a failed Put changed the ETag %s → %s", info.ETag, got.ETag)
+	}
+	// And the next Put works.
+	if _, err := blobstore.Put(ctx, s, key, strings.NewReader("version two"), 4, blobstore.Conditions{IfMatch: info.ETag}); err != nil {
+		t.Fatal(err)
+	}
+	wantContent(t, s, key, []byte("version two"))
 }
