@@ -518,7 +518,11 @@ func (q *q) touchDir(dir entry) error {
 	if dir.kind == KindRoot {
 		return nil
 	}
+	v, err := q.nextVersion()
+	if err != nil {
+		return err
+	}
 	t := ticks(q.now)
-	dir.write, dir.change, dir.modified = t, t, t
-	return q.save(&dir)
+	_, err = q.exec(`UPDATE ns_entries SET t_write = ?, t_change = ?, t_modified = ?, version = ? WHERE id = ?`, t, t, t, int64(v), int64(dir.id))
+	return err
 }
