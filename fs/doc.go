@@ -51,6 +51,13 @@
 // once per blob. (On Azure Blob a list holds at most 50,000 blocks: files
 // with holes or data past ~195 GiB do not fit there.)
 //
+// Small files live inline: while a file's data (not its size) fits in
+// InlineMax (64 KiB) and it never had a blob, its bytes sit in its
+// namespace row and a commit is one SQLite transaction with no blob I/O
+// (small-file create + write + close costs no fsync of the blob store).
+// The first commit that would outgrow InlineMax moves the content to a
+// blob (under the commit intent below) and the file stays blob-backed.
+//
 // Handles stage writes per open: up to Config.MemoryPerHandle of partial
 // blocks in memory, more in a sparse spill file under Config.SpillDir, and
 // blocks written whole are staged to the blob store at once (they need no
@@ -64,6 +71,13 @@
 // Flush / Fsync / Close. A handle reads its own unflushed writes (a read
 // overlapping staged data commits it first).
 //
+// Reads check byte-range locks (locks.Tx.CheckIO) and read the file's
+// size and version in one read transaction, then read the blob. A handle
+// keeps one open blob stream (a 16 MiB window of the version it was opened
+// on) and reuses it while reads stay sequential and the version is the
+// same, so sequential reads do not re-open the blob per request; any commit
+// changes the version and the next read re-opens.
+//
 // # Commits and crashes
 //
 // Commits of one file are serialised: in-process by a mutex, across
@@ -76,8 +90,15 @@
 // it (new size, new version), otherwise the intent is dropped. So after a
 // crash every file is one complete version and every acknowledged write
 // (committed namespace) is there. Deleted files' blobs are queued in ns_gc
-// in the deleting transaction and removed after the commit; New removes
-// leftovers.
+// in the deleting transaction and removed by a background collector after
+// the commit (deletes never wait for blob I/O); New and Close collect
+// leftovers. Staged blocks are invisible until committed; a handle that
+// stays open with unflushed whole blocks for longer than the blob store's
+// garbage-collection age would lose them (the commit then fails with
+// blobstore.ErrNotFound, surfacing at Flush/Close).
+//
+// SQL statements are prepared once per FileSystem and cached (SQLite
+// parsing costs more than most of the statements themselves).
 //
 // # Coherence with REST
 //
