@@ -35,7 +35,7 @@ type FileSystem struct {
 	nextSub int
 	bufs    sync.Pool // *[]byte of BlockSize
 	st      stmts
-	cache   sync.Map // SQL text → *sql.Stmt
+	cache   sync.Map      // SQL text → *sql.Stmt
 	gcKick  chan struct{} // wakes the blob collector
 	gcDone  chan struct{} // closed when the collector has stopped
 	handles map[*Handle]struct{}
