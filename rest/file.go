@@ -280,7 +280,13 @@ func (s *Server) getFileProperties(w http.ResponseWriter, c *call) error {
 	}
 	h := w.Header()
 	setFileHeaders(h, a, l, true)
-	h.Set("Content-Length", strconv.FormatInt(a.Size, 10))
+	if c.route.comp == "" { // HEAD Get File Properties: the file's size
+		h.Set("Content-Length", strconv.FormatInt(a.Size, 10))
+	} else { // Get File Metadata (GET or HEAD): no body
+		h.Set("Content-Length", "0")
+		h.Del("Content-Type")
+		h.Del("Content-MD5")
+	}
 	w.WriteHeader(http.StatusOK)
 	return nil
 }

@@ -383,6 +383,16 @@ func TestMountStyleHandle(t *testing.T) {
 	if err := h.Flush(ctxBG); err != nil {
 		t.Fatal(err)
 	}
+	// What the mount wrote is what REST reads (the handle shares Read).
+	dl, err := e.file("share", "m.txt").DownloadStream(ctxBG, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(dl.Body)
+	dl.Body.Close()
+	if string(got) != "via mount" {
+		t.Fatalf("REST read %q", got)
+	}
 	resp, err := e.dir("share", "").ListHandles(ctxBG, &directory.ListHandlesOptions{Recursive: to.Ptr(true)})
 	if err != nil || len(resp.Handles) != 1 || *resp.Handles[0].Path != "m.txt" || *resp.Handles[0].ClientName != "fuse" {
 		t.Fatalf("handles %v %v", resp.Handles, err)

@@ -335,3 +335,42 @@ func TestRawPathTraversal(t *testing.T) {
 		}
 	}
 }
+
+// TestRawPropertiesReads checks GET and HEAD wherever properties are read
+// (filerest.md §2) and the headers of each.
+func TestRawPropertiesReads(t *testing.T) {
+	e := newEnv(t, noAuth)
+	e.mustShareRaw(t, "share")
+	if r := e.do(t, "PUT", "/devstoreaccount1/share/d?restype=directory", map[string]string{"x-ms-meta-k": "v"}, nil); r.status != 201 {
+		t.Fatalf("create dir %d %s", r.status, r.body)
+	}
+	e.mustFileRaw(t, "/devstoreaccount1/share/d/f.txt", []byte("abc"))
+	tests := []struct {
+		path   string
+		header string // a header the answer must carry
+	}{
+		{"/devstoreaccount1/share?restype=share", "x-ms-share-quota"},
+		{"/devstoreaccount1/share?restype=share&comp=metadata", "ETag"},
+		{"/devstoreaccount1/share?restype=directory", "x-ms-file-attributes"},
+		{"/devstoreaccount1/share/d?restype=directory", "x-ms-meta-k"},
+		{"/devstoreaccount1/share/d?restype=directory&comp=metadata", "x-ms-meta-k"},
+		{"/devstoreaccount1/share/d/f.txt?comp=metadata", "x-ms-file-creation-time"},
+	}
+	for _, tt := range tests {
+		for _, m := range []string{"GET", "HEAD"} {
+			r := e.do(t, m, tt.path, nil, nil)
+			if r.status != 200 || r.header.Get(tt.header) == "" || len(r.body) != 0 {
+				t.Errorf("%s %s: %d, %s=%q, body %q", m, tt.path, r.status, tt.header, r.header.Get(tt.header), r.body)
+			}
+		}
+	}
+	r := e.do(t, "HEAD", "/devstoreaccount1/share/d/f.txt", nil, nil)
+	if r.status != 200 || r.header.Get("Content-Length") != "3" || r.header.Get("x-ms-type") != "File" {
+		t.Fatalf("HEAD file: %d %v", r.status, r.header)
+	}
+	for _, h := range []string{"x-ms-file-creation-time", "x-ms-file-last-write-time", "x-ms-file-change-time"} {
+		if !regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}Z$`).MatchString(r.header.Get(h)) {
+			t.Errorf("%s = %q: want 7 fractional digits", h, r.header.Get(h))
+		}
+	}
+}
