@@ -47,7 +47,10 @@
 // Conditions are checked under that lock. Garbage collection removes empty
 // key directories together with their lock file while holding the lock;
 // whoever locks checks afterwards that the path still names the inode it
-// locked, and starts over otherwise. Staging takes no lock.
+// locked, and starts over otherwise. Staging takes no lock. Waiting for
+// a goroutine of this process honours the context; waiting for another
+// process (flock) does not, but such waits last one commit (a few
+// fsyncs).
 //
 // # Reads
 //
