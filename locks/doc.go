@@ -80,7 +80,11 @@
 // files. The cost is that a lookup by id alone is a scan; the Table keeps
 // an in-memory id→file hint for its own handles (stale entries are
 // harmless: the row is simply absent), so only other owners' ids (Force
-// Close Handles, Handle) scan. Handle ids are never reused: each Table
+// Close Handles, Handle) scan. Two fast paths keep the hot calls to one
+// statement: closing an own handle that is not delete-on-close is a single
+// DELETE guarded by "file not delete-pending" (anything else takes the full
+// path), and CheckIO decides from the file's byte-range locks alone unless
+// a conflict needs its holders' owners probed. Handle ids are never reused: each Table
 // reserves blocks of 1024 ids in lk_meta; ids are unique across owners but
 // not ordered by time across owners.
 //

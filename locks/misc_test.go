@@ -27,13 +27,33 @@ func TestConcurrentOpensNeverConflict(t *testing.T) {
 	)
 	const goroutines, iters = 8, 60
 	var wg sync.WaitGroup
-	errc := make(chan error, goroutines)
+	errc := make(chan error, 2*goroutines)
 	for g := range goroutines {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(g), 99))
 			tab := tabs[g%2]
+			// Each goroutine keeps its last granted handle open while it
+			// asks for the next one, so handles of different goroutines
+			// overlap in time and refusals are certain.
+			var prev *Handle
+			release := func() error {
+				if prev == nil {
+					return nil
+				}
+				mu.Lock()
+				delete(held, prev.ID)
+				mu.Unlock()
+				id := prev.ID
+				prev = nil
+				return tab.Update(context.Background(), func(tx *Tx) error { _, err := tx.CloseHandle(id); return err })
+			}
+			defer func() {
+				if err := release(); err != nil {
+					errc <- err
+				}
+			}()
 			for range iters {
 				req := OpenRequest{File: 1, Access: accesses[rng.IntN(len(accesses))], Share: shares[rng.IntN(len(shares))]}
 				var h Handle
@@ -48,6 +68,10 @@ func TestConcurrentOpensNeverConflict(t *testing.T) {
 					mu.Lock()
 					refused++
 					mu.Unlock()
+					if err := release(); err != nil {
+						errc <- err
+						return
+					}
 					continue
 				}
 				if err != nil {
@@ -65,13 +89,11 @@ func TestConcurrentOpensNeverConflict(t *testing.T) {
 				}
 				held[h.ID] = h
 				mu.Unlock()
-				mu.Lock()
-				delete(held, h.ID)
-				mu.Unlock()
-				if err := tab.Update(context.Background(), func(tx *Tx) error { _, err := tx.CloseHandle(h.ID); return err }); err != nil {
+				if err := release(); err != nil {
 					errc <- err
 					return
 				}
+				prev = &h
 			}
 		}()
 	}
