@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -153,8 +154,12 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	c := &call{r: r, q: q, path: p, route: rt}
-	if err := rt.h(w, c); err != nil {
+	err = rt.h(w, c)
+	if err != nil {
 		s.fail(w, r, err)
+	}
+	if s.log.Enabled(r.Context(), slog.LevelDebug) {
+		s.log.Debug("rest: request", "op", rt.name, "path", c.fsPath(), "request_id", infoFrom(r.Context()).id, "err", err)
 	}
 }
 

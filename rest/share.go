@@ -68,6 +68,8 @@ func (s *Server) listShares(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
+	// blobshare has no share snapshots or soft delete: "snapshots" and
+	// "deleted" are accepted and simply list nothing extra.
 	inc, err := includeSet(c, "metadata", "snapshots", "deleted")
 	if err != nil {
 		return err
