@@ -75,6 +75,13 @@ func (s *Store) CommitBlocks(ctx context.Context, key string, ids []string, cond
 			// If-Match on a missing blob: the precondition fails.
 			return blobstore.Info{}, fmt.Errorf("commit %q: If-Match on a missing blob (%v): %w", key, err, blobstore.ErrPreconditionFailed)
 		}
+		if bloberror.HasCode(err, bloberror.InvalidBlockList) {
+			// Blocks vanished since Get Block List: another commit won
+			// and discarded them. Report the lost race as such.
+			if cerr := s.checkNow(ctx, key, cond); errors.Is(cerr, blobstore.ErrPreconditionFailed) {
+				return blobstore.Info{}, fmt.Errorf("commit %q: %w", key, cerr)
+			}
+		}
 		return blobstore.Info{}, fmt.Errorf("commit %q: %w", key, err)
 	}
 	return blobstore.Info{
