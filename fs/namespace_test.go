@@ -1,9 +1,11 @@
 package fs
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/blobshare/blobshare/blobstore"
 	"github.com/blobshare/blobshare/locks"
@@ -473,4 +475,79 @@ func TestRemoveFileBeforeNamespaceExists(t *testing.T) {
 	defer table.Close(ctxBG)
 	err = table.Update(ctxBG, func(tx *locks.Tx) error { return RemoveFile(tx.Context(), tx.SQL(), 42) })
 	mustNil(t, err, "RemoveFile without ns tables")
+}
+
+func TestChangeHookAndVersions(t *testing.T) {
+	e := newEnv(t)
+	sh := e.share("data")
+	var got []Change
+	cancel := e.fs.Subscribe(func(c Change) { got = append(got, c) })
+	defer cancel()
+	e.putFile("data/f", []byte("abc"))
+	f, _ := e.fs.Lookup(ctxBG, sh, "f")
+	v1 := f.Version
+	steps := []struct {
+		name string
+		do   func() error
+		kind ChangeKind
+	}{
+		{"put range", func() error {
+			_, err := e.fs.PutRange(ctxBG, PutRangeRequest{Path: "data/f", Offset: 0, Length: 1, Body: bytes.NewReader([]byte("X"))})
+			return err
+		}, ChangeData},
+		{"metadata", func() error { _, err := e.fs.SetMetadata(ctxBG, "data/f", map[string]string{"a": "b"}, ""); return err }, ChangeAttr},
+		{"rename", func() error {
+			_, err := e.fs.RenamePath(ctxBG, RenamePathRequest{Source: "data/f", Dest: "data/g"})
+			return err
+		}, ChangeRename},
+		{"delete", func() error { return e.fs.DeleteFile(ctxBG, "data/g", "") }, ChangeRemove},
+	}
+	last := v1
+	for _, st := range steps {
+		got = nil
+		mustNil(t, st.do(), st.name)
+		var seen bool
+		for _, c := range got {
+			if c.File == f.ID && c.Kind == st.kind {
+				seen = true
+				if c.Kind != ChangeRemove {
+					if c.Version <= last {
+						t.Fatalf("%s: version %d not after %d", st.name, c.Version, last)
+					}
+					last = c.Version
+				}
+			}
+		}
+		if !seen {
+			t.Fatalf("%s: no change of kind %d for file %d in %+v", st.name, st.kind, f.ID, got)
+		}
+	}
+	// Leasing does not change the file (ETag stays).
+	e.putFile("data/h", []byte("x"))
+	a, _, _ := e.fs.Stat(ctxBG, "data/h", "")
+	_, _, err := e.fs.LeaseFile(ctxBG, "data/h", locks.LeaseRequest{Action: locks.LeaseAcquire})
+	mustNil(t, err, "lease")
+	b, _, _ := e.fs.Stat(ctxBG, "data/h", "")
+	if a.ETag != b.ETag {
+		t.Fatalf("lease changed the ETag %s → %s", a.ETag, b.ETag)
+	}
+}
+
+func TestTimesHave100nsPrecision(t *testing.T) {
+	e := newEnv(t)
+	e.share("data")
+	e.putFile("data/f", nil)
+	tm := time.Date(2024, 1, 2, 3, 4, 5, 123456789, time.UTC)
+	a, err := e.fs.SetProperties(ctxBG, SetPropertiesRequest{Path: "data/f", Props: SMBProperties{Created: &tm, LastWrite: &tm, Change: &tm}})
+	mustNil(t, err, "set times")
+	want := time.Date(2024, 1, 2, 3, 4, 5, 123456700, time.UTC)
+	for _, got := range []time.Time{a.Created, a.LastWrite, a.Change} {
+		if !got.Equal(want) {
+			t.Fatalf("time %v, want %v", got, want)
+		}
+	}
+	st, _, _ := e.fs.Stat(ctxBG, "data/f", "")
+	if !st.LastWrite.Equal(want) {
+		t.Fatalf("stored time %v", st.LastWrite)
+	}
 }
