@@ -348,3 +348,109 @@ func TestNTStatusMapping(t *testing.T) {
 		}
 	}
 }
+
+// requireFUSE skips (or, under BLOBSHARE_REQUIRE_ALL=1, fails) without FUSE.
+func requireFUSE(t *testing.T) {
+	t.Helper()
+	f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
+	if err == nil {
+		f.Close()
+	}
+	if err != nil || os.Geteuid() != 0 {
+		if os.Getenv("BLOBSHARE_REQUIRE_ALL") == "1" {
+			t.Fatalf("BLOBSHARE_REQUIRE_ALL=1: FUSE unavailable (%v, euid %d)", err, os.Geteuid())
+		}
+		t.Skipf("FUSE unavailable (%v, euid %d)", err, os.Geteuid())
+	}
+}
+
+// startMount runs `blobshare mount` as a separate process and waits for it.
+func startMount(t *testing.T, data, mnt string) {
+	t.Helper()
+	cmd := exec.Command(blobshareBinary(t), "mount", "--data", data, mnt)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			_ = syscall.Unmount(mnt, syscall.MNT_DETACH)
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(mnt, &st); err == nil && st.Type == 0x65735546 { // go-fuse's statfs type
+			return
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("mount exited early: %v\n%s", err, errb.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("mount did not appear\n%s", errb.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestSessionVersusMount: a session handle blocks an open through a mount
+// served by another process, and a mount open blocks a session open.
+func TestSessionVersusMount(t *testing.T) {
+	requireFUSE(t)
+	data, mnt := t.TempDir(), t.TempDir()
+	seed(t, data)
+	startMount(t, data, mnt)
+	path := filepath.Join(mnt, "share", "dir", "file")
+	s := startSession(t, data)
+
+	// Session first: share=none denies every data open through the mount.
+	s.expect("open a share/dir/file access=read,write share=none", "ok ")
+	if f, err := os.Open(path); !errors.Is(err, syscall.EBUSY) {
+		if f != nil {
+			f.Close()
+		}
+		t.Fatalf("mount open under a share=none session handle: %v, want EBUSY", err)
+	}
+	s.expect("close a", "ok")
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("mount open after the session closed: %v", err)
+	}
+	f.Close()
+
+	// Mount first: a writer through the mount (share read,write,delete)
+	// blocks a session open that does not share write.
+	w, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.expect("open b share/dir/file access=read share=read", "err STATUS_SHARING_VIOLATION")
+	s.expect("open c share/dir/file access=read share=read,write,delete", "ok ")
+	s.expect("close c", "ok")
+	w.Close()
+	// RELEASE reaches the daemon after close(2) returns: poll briefly.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := s.do("open b share/dir/file access=read share=read")
+		if strings.HasPrefix(got, "ok ") {
+			break
+		}
+		if got != "err STATUS_SHARING_VIOLATION" || time.Now().After(deadline) {
+			t.Fatalf("session open after the mount closed: %q", got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.expect("quit", "ok")
+	if err := s.wait(); err != nil {
+		t.Fatal(err)
+	}
+}
