@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/locks"
@@ -264,4 +267,53 @@ func waitNoHandles(t *testing.T, tfs *testFS, path string) {
 		hs, err := tfs.fsys.ListHandles(context.Background(), path, false)
 		return err == nil && len(hs) == 0
 	})
+}
+
+// TestSetlkwInterrupted: an interrupted F_SETLKW wait (the request's
+// context is cancelled when the kernel sends INTERRUPT) answers EINTR; the
+// kernel turns that into a restart for SA_RESTART handlers, so this is
+// checked at the handle, without a signal.
+func TestSetlkwInterrupted(t *testing.T) {
+	tfs := openTestFS(t, t.TempDir())
+	ctx := context.Background()
+	sh, err := tfs.fsys.Mkdir(ctx, fs.RootID, "share")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func() *fileHandle {
+		h, _, err := tfs.fsys.Create(ctx, fs.CreateRequest{Parent: sh.ID, Name: "f", Open: fs.OpenOptions{Access: locks.AccessRead | locks.AccessWrite, Share: locks.ShareAll}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.Close(ctx) })
+		return &fileHandle{n: &node{id: h.File()}, h: h}
+	}
+	a, b := open(), open()
+	whole := &fuse.FileLock{Start: 0, End: math.MaxInt64, Typ: syscall.F_WRLCK}
+	if errno := a.Setlk(ctx, 1, whole, 0); errno != 0 {
+		t.Fatalf("holder F_SETLK: %v", errno)
+	}
+	tests := []struct {
+		name string
+		call func(ctx context.Context) syscall.Errno
+	}{
+		{"fcntl F_SETLKW", func(ctx context.Context) syscall.Errno { return b.Setlkw(ctx, 2, whole, 0) }},
+		{"flock LOCK_EX", func(ctx context.Context) syscall.Errno { return b.Setlkw(ctx, 2, whole, fuse.FUSE_LK_FLOCK) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+			defer cancel()
+			if errno := tt.call(cctx); errno != syscall.EINTR {
+				t.Fatalf("interrupted wait: %v, want EINTR", errno)
+			}
+		})
+	}
+	// Non-blocking: the POSIX answers.
+	if errno := b.Setlk(ctx, 2, whole, 0); errno != syscall.EAGAIN {
+		t.Fatalf("F_SETLK conflict: %v, want EAGAIN", errno)
+	}
+	if errno := b.Setlk(ctx, 2, whole, fuse.FUSE_LK_FLOCK); errno != syscall.EWOULDBLOCK {
+		t.Fatalf("flock LOCK_EX|LOCK_NB conflict: %v, want EWOULDBLOCK", errno)
+	}
 }
