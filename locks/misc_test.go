@@ -624,3 +624,27 @@ func TestHandleLimit(t *testing.T) {
 	mustClose(t, tab, hs[0].ID)
 	mustOpen(t, tab, OpenRequest{File: f, Access: rd, Share: ShareAll})
 }
+
+// SMB unlock and POSIX locks stay apart: Unlock never removes a POSIX lock,
+// SetPOSIXLock's unlock never removes an SMB lock.
+func TestSMBAndPOSIXLocksApart(t *testing.T) {
+	tab := openTable(t, "", Options{})
+	f := newFile()
+	h := mustOpen(t, tab, OpenRequest{File: f, Access: rd | wr, Share: ShareAll})
+	must(t, update(t, tab, func(tx *Tx) error { return tx.SetPOSIXLock(h.ID, 5, Range{0, 10}, LockShared) }))
+	if err := update(t, tab, func(tx *Tx) error { return tx.Unlock(h.ID, Range{0, 10}) }); !errors.Is(err, ErrRangeNotLocked) {
+		t.Fatalf("SMB unlock of a POSIX lock: %v", err)
+	}
+	must(t, lock(t, tab, h.ID, Range{20, 10}, LockShared))
+	must(t, update(t, tab, func(tx *Tx) error { return tx.SetPOSIXLock(h.ID, 5, Range{0, 100}, 0) }))
+	var ls []ByteLock
+	must(t, tab.View(t.Context(), func(tx *Tx) error { var err error; ls, err = tx.Locks(f); return err }))
+	if len(ls) != 1 || ls[0].POSIX || ls[0].Range != (Range{20, 10}) {
+		t.Fatalf("locks left: %+v", ls)
+	}
+	mustClose(t, tab, h.ID)
+	must(t, tab.View(t.Context(), func(tx *Tx) error { var err error; ls, err = tx.Locks(f); return err }))
+	if len(ls) != 0 {
+		t.Fatalf("locks after close: %+v", ls)
+	}
+}

@@ -588,6 +588,30 @@ func checkInvariants(t *testing.T, tab *Table, m *model, seed uint64, i int) {
 			}
 		}
 	}
+	// Leases: the table agrees with the model, and a leased file has no
+	// handle with Write or Delete access (acquire refuses them, A3; opens
+	// asking for them are refused while leased, A14).
+	must(t, tab.View(context.Background(), func(tx *Tx) error {
+		for _, f := range []FileID{1, 2, 3} {
+			li, err := tx.LeaseInfo(f)
+			if err != nil {
+				return err
+			}
+			ml := m.lease[f]
+			if li.State != ml.state || (li.State != LeaseAvailable && li.ID != ml.id) {
+				return fmt.Errorf("seed %d op %d: file %d lease %+v, model %+v", seed, i, f, li, ml)
+			}
+			if li.State != LeaseLeased {
+				continue
+			}
+			for _, h := range hs {
+				if h.File == f && (uses(h.Access)[1] || uses(h.Access)[2]) {
+					return fmt.Errorf("seed %d op %d: leased file %d has handle %+v", seed, i, f, h)
+				}
+			}
+		}
+		return nil
+	}))
 }
 
 func cmpID(a, b HandleID) int {
