@@ -18,9 +18,11 @@
 // Entry and attribute timeouts are 1 s; the negative-entry timeout is 0,
 // because names are case-insensitive: after creating "foo" a cached
 // negative entry for "FOO" would hide it. For the same reason a lookup that
-// finds an entry under a different case is answered with a 1 ns entry
-// timeout (go-fuse replaces 0 with the default), so the kernel never keeps
-// an alias dentry that would survive a rename or unlink of the real name.
+// finds an entry under a different case is answered with entry timeout 0
+// (marked in the node, set on the wire by rawFS.Lookup: go-fuse would
+// replace 0 with the default and the kernel rounds 1 ns up to a jiffy), so
+// the kernel never keeps an alias dentry that would survive a rename or
+// unlink of the real name.
 //
 // # Benchmarks
 //

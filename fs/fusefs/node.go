@@ -30,8 +30,9 @@ type node struct {
 	lockOwners  map[uint64]struct{}      // POSIX lock owners granted a lock through this mount
 }
 
-// aliasTTL is the entry timeout of a name found under a different case: as
-// good as zero (go-fuse replaces a zero timeout with the default).
+// aliasTTL marks the entry of a name found under a different case; rawFS
+// turns it into a zero timeout on the wire (go-fuse would replace a zero
+// timeout with the default).
 const aliasTTL = time.Nanosecond
 
 // newChild returns the go-fuse inode for a (existing if the kernel knows it).

@@ -42,6 +42,18 @@ func (r *rawFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
 	r.RawFileSystem.Release(cancel, in)
 }
 
+// Lookup turns the alias marker (aliasTTL: a name found under another
+// case) into a true zero entry timeout, which go-fuse's bridge would
+// replace with the default and which the kernel would round up to a jiffy
+// if sent as 1 ns.
+func (r *rawFS) Lookup(cancel <-chan struct{}, header *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
+	st := r.RawFileSystem.Lookup(cancel, header, name, out)
+	if st == fuse.OK && out.EntryValid == 0 && out.EntryValidNsec == uint32(aliasTTL.Nanoseconds()) {
+		out.EntryValidNsec = 0
+	}
+	return st
+}
+
 // request returns the raw fields of the FLUSH or RELEASE being served under
 // ctx (the context the bridge passed to the node method), ok=false if ctx
 // does not belong to one.
