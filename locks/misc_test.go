@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Many goroutines on two Tables (two owners) over one file: no two
@@ -646,5 +647,61 @@ func TestSMBAndPOSIXLocksApart(t *testing.T) {
 	must(t, tab.View(t.Context(), func(tx *Tx) error { var err error; ls, err = tx.Locks(f); return err }))
 	if len(ls) != 0 {
 		t.Fatalf("locks after close: %+v", ls)
+	}
+}
+
+// A writer waiting for another owner's transaction gives up when its
+// context ends, with the context's error; a cancelled context never starts.
+func TestUpdateWaitsAndHonoursContext(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "locks.db")
+	a := openTable(t, path, Options{})
+	b := openTable(t, path, Options{})
+	holding, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- a.Update(context.Background(), func(tx *Tx) error {
+			if _, err := tx.OpenHandle(OpenRequest{File: 1, Access: rd, Share: ShareAll}); err != nil {
+				return err
+			}
+			close(holding)
+			<-release
+			return nil
+		})
+	}()
+	<-holding
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	err := b.Update(ctx, func(tx *Tx) error {
+		_, err := tx.OpenHandle(OpenRequest{File: 1, Access: wr, Share: ShareAll})
+		return err
+	})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("while another owner writes: %v, want DeadlineExceeded", err)
+	}
+	close(release)
+	must(t, <-done)
+	// Once the writer is done, the same Update goes through.
+	if _, err := open(t, b, OpenRequest{File: 1, Access: wr, Share: ShareAll}); err != nil {
+		t.Fatal(err)
+	}
+	cctx, ccancel := context.WithCancel(context.Background())
+	ccancel()
+	if err := b.Update(cctx, func(*Tx) error { return nil }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled context: %v", err)
+	}
+}
+
+// The ConflictError names exactly the handles in the way.
+func TestConflictErrorNamesBlockers(t *testing.T) {
+	tab := openTable(t, "", Options{})
+	f := newFile()
+	a := mustOpen(t, tab, OpenRequest{File: f, Access: rd, Share: ShareRead})               // denies Write
+	mustOpen(t, tab, OpenRequest{File: f, Access: rd, Share: ShareAll})                     // fine
+	c := mustOpen(t, tab, OpenRequest{File: f, Access: rd, Share: ShareRead | ShareDelete}) // denies Write
+	mustOpen(t, tab, OpenRequest{File: f, Access: attr, Share: ShareNone})                  // attribute-only: never
+	_, err := open(t, tab, OpenRequest{File: f, Access: wr, Share: ShareAll})
+	var ce *ConflictError
+	if !errors.As(err, &ce) || len(ce.Handles) != 2 || ce.Handles[0] != a.ID || ce.Handles[1] != c.ID || ce.Lease {
+		t.Fatalf("err=%v (%+v)", err, ce)
 	}
 }
