@@ -257,7 +257,9 @@ func (fsys *FileSystem) commitLocked(ctx context.Context, e entry, op commitOp, 
 			continue // someone committed without our lock: merge again
 		}
 		if err != nil {
-			return entry{}, err
+			// The commit may have happened anyway (a cancelled request the
+			// store completed): settle it as recovery would.
+			return fsys.settle(ctx, e.id, intentRow{file: e.id, token: token, state: intentCommitting, prevETag: info.ETag, newSize: newSize}, err)
 		}
 		newETag, changed = ninfo.ETag, true
 		break
@@ -265,7 +267,8 @@ func (fsys *FileSystem) commitLocked(ctx context.Context, e entry, op commitOp, 
 	_ = newETag
 	var ne entry
 	var gone bool
-	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+	// The blob is committed: record it even if the caller gave up meanwhile.
+	err := fsys.update(context.WithoutCancel(ctx), func(tx *locks.Tx, q *q) ([]Change, error) {
 		if _, err := q.exec(`DELETE FROM ns_intents WHERE file = ? AND token = ?`, int64(e.id), token); err != nil {
 			return nil, err
 		}
@@ -298,6 +301,9 @@ func (fsys *FileSystem) commitLocked(ctx context.Context, e entry, op commitOp, 
 		ne = cur
 		return []Change{{Kind: ChangeData, File: cur.id, Parent: cur.parent, Name: cur.name, Version: cur.version, Offset: 0, Length: -1}}, nil
 	})
+	if err != nil && changed {
+		return fsys.settle(ctx, e.id, intentRow{file: e.id, token: token, state: intentCommitting, prevETag: "\x00unknown", newSize: newSize}, err)
+	}
 	if err != nil {
 		return entry{}, err
 	}
@@ -468,9 +474,41 @@ func (fsys *FileSystem) readBlob(ctx context.Context, key string, off int64, p [
 	return err
 }
 
+// settle resolves this process's own intent after a commit error: if the
+// blob commit happened after all it is adopted and the commit succeeded;
+// otherwise the intent is dropped and cause is returned.
+func (fsys *FileSystem) settle(ctx context.Context, file FileID, row intentRow, cause error) (entry, error) {
+	ctx = context.WithoutCancel(ctx)
+	adopted, err := fsys.resolve(ctx, row)
+	if err != nil {
+		fsys.log.Error("fs: settling a failed commit", "file", file, "cause", cause, "err", err)
+		return entry{}, cause
+	}
+	if !adopted {
+		return entry{}, cause
+	}
+	var e entry
+	err = fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+		var err error
+		e, err = q.get(file)
+		return err
+	})
+	if err != nil {
+		return entry{}, cause
+	}
+	return e, nil
+}
+
 // resolveIntent settles an intent whose process died: adopt the blob it
 // committed (new size) or drop it.
 func (fsys *FileSystem) resolveIntent(ctx context.Context, row intentRow) error {
+	_, err := fsys.resolve(ctx, row)
+	return err
+}
+
+// resolve adopts or drops an intent (see resolveIntent) and reports
+// whether the commit was adopted.
+func (fsys *FileSystem) resolve(ctx context.Context, row intentRow) (bool, error) {
 	adopt := false
 	if row.state == intentCommitting {
 		info, err := fsys.store.Stat(ctx, blobKey(row.file))
@@ -478,13 +516,15 @@ func (fsys *FileSystem) resolveIntent(ctx context.Context, row intentRow) error 
 		case errors.Is(err, blobstore.ErrNotFound):
 			adopt = row.prevETag != ""
 		case err != nil:
-			return err
+			return false, err
 		default:
 			adopt = info.ETag != row.prevETag
 		}
 	}
-	fsys.log.Info("fs: resolving commit intent of a dead process", "file", row.file, "pid", row.pid, "adopt", adopt)
-	return fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+	fsys.log.Info("fs: resolving a commit intent", "file", row.file, "pid", row.pid, "adopt", adopt)
+	adopted := false
+	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		adopted = false
 		res, err := q.exec(`DELETE FROM ns_intents WHERE file = ? AND token = ?`, int64(row.file), row.token)
 		if err != nil {
 			return nil, err
@@ -510,8 +550,10 @@ func (fsys *FileSystem) resolveIntent(ctx context.Context, row intentRow) error 
 		if err := q.save(&e); err != nil {
 			return nil, err
 		}
+		adopted = true
 		return []Change{{Kind: ChangeData, File: e.id, Parent: e.parent, Name: e.name, Version: e.version, Length: -1}}, nil
 	})
+	return adopted, err
 }
 
 // recover resolves every dead intent and collects leftover blobs (New).

@@ -503,3 +503,64 @@ func TestInlineSmallFiles(t *testing.T) {
 		t.Fatalf("copied sparse content %q", got)
 	}
 }
+
+// flakyCommit wraps a store: CommitBlocks fails, after (lost reply) or
+// before (nothing committed) doing the commit.
+type flakyCommit struct {
+	blobstore.Store
+	after bool
+	fail  bool
+}
+
+func (f *flakyCommit) CommitBlocks(ctx context.Context, key string, ids []string, cond blobstore.Conditions) (blobstore.Info, error) {
+	if !f.fail {
+		return f.Store.CommitBlocks(ctx, key, ids, cond)
+	}
+	if f.after {
+		if _, err := f.Store.CommitBlocks(ctx, key, ids, cond); err != nil {
+			return blobstore.Info{}, err
+		}
+	}
+	return blobstore.Info{}, errors.New("connection reset by peer")
+}
+
+// TestCommitErrorSettled: a blob commit whose reply is lost is adopted
+// (the write succeeded); one that never happened is reported and dropped,
+// and the file stays writable.
+func TestCommitErrorSettled(t *testing.T) {
+	tests := []struct {
+		name    string
+		after   bool
+		wantErr bool
+	}{
+		{"reply lost after the commit", true, false},
+		{"failed before the commit", false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			base := openEnv(t, dir)
+			base.share("data")
+			orig := pattern(InlineMax+100, 3) // blob-backed
+			base.putFile("data/f", orig)
+			flaky := &flakyCommit{Store: base.store, after: tt.after, fail: true}
+			fsys, err := New(ctxBG, Config{Table: base.table, Store: flaky, Logger: quietLogger(), SpillDir: dir})
+			mustNil(t, err, "new")
+			defer fsys.Close(ctxBG)
+			_, err = fsys.PutRange(ctxBG, PutRangeRequest{Path: "data/f", Offset: 10, Length: 3, Body: bytes.NewReader([]byte("NEW"))})
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("put range error %v, want error %v", err, tt.wantErr)
+			}
+			want := append([]byte(nil), orig...)
+			if !tt.wantErr {
+				copy(want[10:], "NEW")
+			}
+			if got := base.content("data/f"); !bytes.Equal(got, want) {
+				t.Fatal("content after a failed commit is not the expected version")
+			}
+			flaky.fail = false
+			_, err = fsys.PutRange(ctxBG, PutRangeRequest{Path: "data/f", Offset: 0, Length: 1, Body: bytes.NewReader([]byte("Z"))})
+			mustNil(t, err, "next put range (intent released)")
+		})
+	}
+}

@@ -125,7 +125,7 @@ func (fsys *FileSystem) listShares(ctx context.Context, req ListRequest) (ListSh
 	var res ListSharesResult
 	max := pageSize(req.MaxResults)
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
-		rows, err := q.query(`SELECT `+entryCols+` FROM ns_entries WHERE parent = ? AND name >= ? AND substr(name, 1, ?) = ? ORDER BY name LIMIT ?`,
+		rows, err := q.query(`SELECT `+entryCols+` FROM ns_entries WHERE parent = ? AND unlinked = 0 AND name >= ? AND substr(name, 1, ?) = ? ORDER BY name LIMIT ?`,
 			int64(RootID), req.Marker, len(req.Prefix), req.Prefix, max+1)
 		if err != nil {
 			return err
