@@ -89,7 +89,13 @@
 // moved past the recorded one the commit happened and the namespace adopts
 // it (new size, new version), otherwise the intent is dropped. So after a
 // crash every file is one complete version and every acknowledged write
-// (committed namespace) is there. Deleted files' blobs are queued in ns_gc
+// (committed namespace) is there. The same settling runs at once when a
+// blob commit reports an error (its reply may have been lost after the
+// store committed) or the namespace update after it fails: the write is
+// then adopted and reported as done, or dropped and reported as failed —
+// never half-visible. The namespace update after a blob commit ignores the
+// caller's cancellation. (Durability of a commit against power loss is the
+// database's: WAL with synchronous=NORMAL, as locks opens it.) Deleted files' blobs are queued in ns_gc
 // in the deleting transaction and removed by a background collector after
 // the commit (deletes never wait for blob I/O); New and Close collect
 // leftovers. Staged blocks are invisible until committed; a handle that
