@@ -124,3 +124,38 @@ func TestEdgeEncodedNameXML(t *testing.T) {
 		t.Fatalf("listing must end with an empty NextMarker: %s", r.body)
 	}
 }
+
+func TestEdgeStoredContentMD5(t *testing.T) {
+	e := newEnv(t)
+	e.mustShare("share")
+	content := []byte("stored md5")
+	sum := md5.Sum(content)
+	f := e.file("share", "m.txt")
+	if _, err := f.Create(ctxBG, int64(len(content)), &file.CreateOptions{HTTPHeaders: &file.HTTPHeaders{ContentMD5: sum[:]}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.UploadRange(ctxBG, 0, streamOf(string(content)), nil); err != nil {
+		t.Fatal(err)
+	}
+	dl, err := f.DownloadStream(ctxBG, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dl.Body.Close()
+	if string(dl.ContentMD5) != string(sum[:]) {
+		t.Fatalf("full read Content-MD5 %x, want the stored %x", dl.ContentMD5, sum)
+	}
+	dl, err = f.DownloadStream(ctxBG, &file.DownloadStreamOptions{Range: file.HTTPRange{Offset: 0, Count: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dl.Body.Close()
+	if dl.ContentMD5 != nil || string(dl.FileContentMD5) != string(sum[:]) {
+		t.Fatalf("ranged read: Content-MD5 %x, x-ms-content-md5 %x", dl.ContentMD5, dl.FileContentMD5)
+	}
+	// List Ranges limited to a range.
+	lr, err := f.GetRangeList(ctxBG, &file.GetRangeListOptions{Range: file.HTTPRange{Offset: 0, Count: 4}})
+	if err != nil || len(lr.Ranges) != 1 || *lr.Ranges[0].Start != 0 || *lr.Ranges[0].End > 3 {
+		t.Fatalf("ranged list ranges: %+v %v", lr.Ranges, err)
+	}
+}
