@@ -452,3 +452,65 @@ func TestSMBOpenDispositions(t *testing.T) {
 
 var _ = io.EOF
 var _ = errors.Is
+
+// TestSMBViewEdgeCases: locking.md A12 (attribute-only handles), A14 (SMB
+// opens against a lease), §1.5 (lease acquire against handles), and SMB
+// opens of a name unlinked through the mount.
+func TestSMBViewEdgeCases(t *testing.T) {
+	const L = "11111111-2222-3333-4444-555555555555"
+	t.Run("attribute-only handle blocks only Delete", func(t *testing.T) {
+		e := newEnv(t)
+		e.share("data")
+		e.putFile("data/f", []byte("0123456789"))
+		h := e.mustOpen("data/f", locks.AccessReadAttributes, locks.ShareNone, DispositionOpen)
+		defer h.Close(ctxBG)
+		for _, op := range []string{"GetFile", "PutRange", "SetMetadata", "CreateOverwrite"} {
+			mustNil(t, opResult(t, e, op, ""), op)
+		}
+		wantErr(t, opResult(t, e, "Delete", ""), locks.ErrSharingViolation, "Delete")
+	})
+	t.Run("SMB opens against a lease", func(t *testing.T) {
+		e := newEnv(t)
+		e.share("data")
+		e.putFile("data/f", []byte("x"))
+		_, _, err := e.fs.LeaseFile(ctxBG, "data/f", locks.LeaseRequest{Action: locks.LeaseAcquire, ProposedID: L})
+		mustNil(t, err, "acquire")
+		_, err = e.open("data/f", locks.AccessWrite, allShare, DispositionOpen)
+		wantErr(t, err, locks.ErrSharingViolation, "write open of a leased file")
+		_, err = e.open("data/f", locks.AccessDelete, allShare, DispositionOpen)
+		wantErr(t, err, locks.ErrSharingViolation, "delete open of a leased file")
+		h, err := e.open("data/f", locks.AccessRead, locks.ShareRead, DispositionOpen)
+		mustNil(t, err, "read open sharing read only (A14: access decides)")
+		mustNil(t, h.Close(ctxBG), "close")
+	})
+	t.Run("lease acquire against handles", func(t *testing.T) {
+		e := newEnv(t)
+		e.share("data")
+		e.putFile("data/f", []byte("x"))
+		h := e.mustOpen("data/f", rw, allShare, DispositionOpen)
+		_, _, err := e.fs.LeaseFile(ctxBG, "data/f", locks.LeaseRequest{Action: locks.LeaseAcquire, ProposedID: L})
+		wantErr(t, err, locks.ErrSharingViolation, "acquire with a writer open")
+		mustNil(t, h.Close(ctxBG), "close")
+		r := e.mustOpen("data/f", locks.AccessRead, allShare, DispositionOpen)
+		defer r.Close(ctxBG)
+		_, _, err = e.fs.LeaseFile(ctxBG, "data/f", locks.LeaseRequest{Action: locks.LeaseAcquire, ProposedID: L})
+		mustNil(t, err, "acquire with a reader sharing everything")
+	})
+	t.Run("SMB open of a name unlinked through the mount", func(t *testing.T) {
+		e := newEnv(t)
+		sh := e.share("data")
+		e.putFile("data/f", []byte("x"))
+		f, _ := e.fs.Lookup(ctxBG, sh, "f")
+		h, err := e.fs.Open(ctxBG, f.ID, OpenOptions{Access: locks.AccessRead, Share: allShare})
+		mustNil(t, err, "open")
+		mustNil(t, e.fs.Unlink(ctxBG, sh, "f"), "unlink")
+		for _, d := range []Disposition{DispositionOpen, DispositionOpenIf, DispositionCreate, DispositionOverwriteIf} {
+			_, err := e.open("data/f", locks.AccessRead, allShare, d)
+			wantErr(t, err, locks.ErrDeletePending, "SMB open of an unlinked name")
+		}
+		mustNil(t, h.Close(ctxBG), "close")
+		h2, err := e.open("data/f", rw, allShare, DispositionOpenIf)
+		mustNil(t, err, "open_if after the last close creates")
+		mustNil(t, h2.Close(ctxBG), "close")
+	})
+}
