@@ -99,7 +99,9 @@ var _ = (gofs.FileReleaser)((*fileHandle)(nil))
 // state and, for a delete-pending file, may remove the file.
 func (fh *fileHandle) Release(ctx context.Context) syscall.Errno {
 	defer fh.n.st.enter(fh.n.id)()
-	fh.n.removeHandle(fh)
+	// Forgotten only once closed in the table: an open waiting in
+	// awaitClosing must not retry before that.
+	defer fh.n.removeHandle(fh)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
 	if err := fh.h.Close(cctx); err != nil && !errors.Is(err, locks.ErrHandleClosed) {
