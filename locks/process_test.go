@@ -278,3 +278,30 @@ func TestProcessesNeverGrantConflicts(t *testing.T) {
 		}
 	}
 }
+
+func TestOtherLiveOwners(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "db")
+	a, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(ctx)
+	if others, err := a.OtherLiveOwners(ctx); err != nil || len(others) != 0 {
+		t.Fatalf("alone: others = %v, %v", others, err)
+	}
+	b, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	others, err := a.OtherLiveOwners(ctx)
+	if err != nil || len(others) != 1 || others[0] != b.Owner() {
+		t.Fatalf("with b open: others = %v, %v; want [%s]", others, err, b.Owner())
+	}
+	if err := b.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if others, err := a.OtherLiveOwners(ctx); err != nil || len(others) != 0 {
+		t.Fatalf("after b closed: others = %v, %v", others, err)
+	}
+}

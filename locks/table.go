@@ -446,6 +446,34 @@ func (t *Table) ReapDeadOwners(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+// OtherLiveOwners reaps dead owners and then returns the owners other than
+// this one that are still registered, that is, alive. Callers use it to
+// decide whether data another process may be writing could exist (blob
+// garbage collection after a crash).
+func (t *Table) OtherLiveOwners(ctx context.Context) ([]OwnerID, error) {
+	if _, err := t.ReapDeadOwners(ctx); err != nil {
+		return nil, err
+	}
+	var others []OwnerID
+	err := t.View(ctx, func(tx *Tx) error {
+		others = others[:0]
+		owners, err := tx.knownOwners()
+		if err != nil {
+			return err
+		}
+		for _, o := range owners {
+			if o != t.owner {
+				others = append(others, o)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("locks: live owners in %s: %w", t.path, err)
+	}
+	return others, nil
+}
+
 // stmt returns the prepared statement for query, preparing it once per
 // Table; Tx binds it to its connection.
 func (t *Table) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
