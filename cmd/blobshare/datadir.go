@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/blobshare/blobshare/blobstore"
 	"github.com/blobshare/blobshare/blobstore/storeurl"
@@ -84,4 +85,53 @@ func openBlobStore(ctx context.Context, backend, dataDir string) (blobstore.Stor
 		return nil, fmt.Errorf("--blob-backend: %w", err)
 	}
 	return s, nil
+}
+
+// Blob garbage collection removes staged blocks no commit took (a process
+// died between staging and committing) and blocks no version references.
+// A live writer's staged blocks look the same as a dead one's, so the age
+// cutoff must exceed how long any live process may keep blocks staged:
+// when no other blobshare process is alive, everything staged before this
+// process started is an orphan; otherwise only blocks older than
+// gcSafeAge go.
+const (
+	gcSafeAge  = 24 * time.Hour
+	gcInterval = time.Hour
+)
+
+// collectGarbage runs the blob store's garbage collection once, choosing
+// the cutoff as above. started is when this process opened the directory.
+func (d *dataDir) collectGarbage(ctx context.Context, started time.Time, logger *slog.Logger) error {
+	others, err := d.Table.OtherLiveOwners(ctx)
+	if err != nil {
+		return err
+	}
+	olderThan := gcSafeAge
+	if len(others) == 0 {
+		olderThan = time.Since(started)
+	}
+	report, err := blobstore.CollectGarbage(ctx, d.Store, olderThan)
+	if err != nil {
+		return fmt.Errorf("blob garbage collection: %w", err)
+	}
+	if report.StagedBlocks+report.OrphanBlocks+report.TempFiles > 0 {
+		logger.Info("collected orphaned blob data", "staged_blocks", report.StagedBlocks,
+			"orphan_blocks", report.OrphanBlocks, "temp_files", report.TempFiles, "bytes", report.BytesFreed)
+	}
+	return nil
+}
+
+// collectGarbageEvery runs collectGarbage now and then every interval until
+// ctx ends, logging failures (a failed collection loses nothing).
+func (d *dataDir) collectGarbageEvery(ctx context.Context, interval time.Duration, started time.Time, logger *slog.Logger) {
+	for {
+		if err := d.collectGarbage(ctx, started, logger); err != nil && ctx.Err() == nil {
+			logger.Warn("blob garbage collection failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+	}
 }

@@ -68,6 +68,7 @@ func runServe(c *cli.Context) error {
 	}
 	defer ln.Close()
 
+	started := time.Now()
 	dd, err := openDataDir(ctx, dataDirOptions{Path: c.String("data"), BlobBackend: c.String("blob-backend"), Logger: logger})
 	if err != nil {
 		return err
@@ -97,6 +98,15 @@ func runServe(c *cli.Context) error {
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
+
+	// Recovery of blob data a crash left behind, then periodic collection.
+	gcCtx, stopGC := context.WithCancel(ctx)
+	gcDone := make(chan struct{})
+	go func() {
+		defer close(gcDone)
+		dd.collectGarbageEvery(gcCtx, gcInterval, started, logger)
+	}()
+	defer func() { stopGC(); <-gcDone }()
 
 	var mounted *fusefs.Mounted
 	if mountDir != "" {
