@@ -2,6 +2,7 @@ package rest
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -104,6 +105,88 @@ func FuzzSharedKey(f *testing.F) {
 		req := sdkSigned(t, "http://127.0.0.1:10003/devstoreaccount1/share/f", map[string]*string{k1: &v, k2: &v})
 		if verdict, _, err := a.authenticate(req, time.Now()); verdict != pass {
 			t.Fatalf("keys %q %q: %v\n%s", k1, k2, err, sharedKeyStringToSign(DevAccount, req))
+		}
+	})
+}
+
+func FuzzParseAttributes(f *testing.F) {
+	for _, s := range []string{"None", "ReadOnly|Hidden", " archive | readonly ", "Bogus", "||", "Directory|None"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		a, err := parseAttributes("x-ms-file-attributes", v)
+		if err != nil {
+			if codeOf(err) != CodeInvalidHeaderValue {
+				t.Fatalf("parseAttributes(%q): %v", v, err)
+			}
+			return
+		}
+		s := formatAttributes(a)
+		b, err := parseAttributes("x-ms-file-attributes", s)
+		if err != nil || a != b {
+			t.Fatalf("round trip %q → %q → %v, %v", v, s, b, err)
+		}
+	})
+}
+
+func FuzzParseSMBTime(f *testing.F) {
+	for _, s := range []string{"now", "Preserve", "2024-01-02T03:04:05.1234567Z", "2024-01-02T03:04:05+01:00", "2024-13-01T00:00:00Z", "source"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		h := http.Header{}
+		h.Set("x-ms-file-change-time", v)
+		st, ok, err := parseSMBTime(h, "x-ms-file-change-time", "now", "preserve")
+		if err != nil {
+			if codeOf(err) != CodeInvalidHeaderValue {
+				t.Fatalf("parseSMBTime(%q): %v", v, err)
+			}
+			return
+		}
+		if !ok || st.Keyword != "" {
+			return
+		}
+		// What we print, we (and the SDK's strict layout) parse back.
+		out := formatTime7(st.Time)
+		back, err := time.Parse(timeLayout7, out)
+		if err != nil || !back.Equal(st.Time.Truncate(100*time.Nanosecond)) && st.Time.Year() >= 0 && st.Time.Year() <= 9999 {
+			t.Fatalf("%q → %q → %v, %v", v, out, back, err)
+		}
+	})
+}
+
+func FuzzParseMetadata(f *testing.F) {
+	f.Add("x-ms-meta-a_1", "v")
+	f.Add("x-ms-meta-1a", "v")
+	f.Add("x-ms-meta-", "")
+	f.Add("x-ms-meta-k", "a\x00b")
+	f.Fuzz(func(t *testing.T, name, value string) {
+		h := http.Header{name: []string{value}}
+		md, err := parseMetadata(h)
+		if err != nil {
+			if codeOf(err) != CodeInvalidMetadata {
+				t.Fatalf("parseMetadata(%q: %q): %v", name, value, err)
+			}
+			return
+		}
+		for k, v := range md {
+			if !validIdentifier(k) || strings.ContainsAny(v, "\x00\r\n") {
+				t.Fatalf("accepted %q: %q", k, v)
+			}
+		}
+	})
+}
+
+func FuzzDecodeXMLBody(f *testing.F) {
+	f.Add("<StorageServiceProperties><HourMetrics><Version>1.0</Version><Enabled>true</Enabled></HourMetrics></StorageServiceProperties>")
+	f.Add("<StorageServiceProperties><HourMetrics>")
+	f.Add("<Other/>")
+	f.Add("<StorageServiceProperties><Cors><CorsRule><MaxAgeInSeconds>x</MaxAgeInSeconds></CorsRule></Cors></StorageServiceProperties>")
+	f.Fuzz(func(t *testing.T, body string) {
+		r, _ := http.NewRequest("PUT", "http://127.0.0.1/devstoreaccount1/?restype=service&comp=properties", strings.NewReader(body))
+		var p serviceProps
+		if err := decodeXMLBody(r, &p); err != nil && codeOf(err) != CodeInvalidXMLDocument && codeOf(err) != CodeRequestBodyTooLarge {
+			t.Fatalf("decode %q: %v", body, err)
 		}
 	})
 }
