@@ -112,9 +112,14 @@
 //
 // Unit tests cover the parsers, the SharedKey verifier (with the Go SDK's
 // own signer as the oracle, through a capturing transport), the error
-// writer and the middleware. Fuzz targets FuzzParseRange, FuzzParsePath
-// and FuzzSharedKey run their seed corpora (testdata/fuzz) in every `go
-// test`. Integration tests drive an httptest server over a real fs
+// writer and the middleware. Fuzz targets (FuzzParseRange,
+// FuzzParsePath, FuzzSharedKey, FuzzParseAttributes, FuzzParseSMBTime,
+// FuzzParseMetadata, FuzzDecodeXMLBody) run their seed corpora
+// (testdata/fuzz) in every `go test`; a short exploration per target:
+//
+//	for f in FuzzParseRange FuzzParsePath FuzzSharedKey FuzzParseAttributes \
+//	         FuzzParseSMBTime FuzzParseMetadata FuzzDecodeXMLBody; do
+//	  go test ./rest -run '^$' -fuzz "^$f\$" -fuzztime 5s || exit 1; done Integration tests drive an httptest server over a real fs
 // (SQLite + local blob store in t.TempDir()) with the azfile SDK, raw
 // HTTP for the error paths, and node with the JS SDK (testdata/smoke.js).
 // Benchmarks compare transfer throughput with Azurite's blob API and
