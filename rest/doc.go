@@ -119,9 +119,10 @@
 //
 //	for f in FuzzParseRange FuzzParsePath FuzzSharedKey FuzzParseAttributes \
 //	         FuzzParseSMBTime FuzzParseMetadata FuzzDecodeXMLBody; do
-//	  go test ./rest -run '^$' -fuzz "^$f\$" -fuzztime 5s || exit 1; done Integration tests drive an httptest server over a real fs
+//	  go test ./rest -run '^$' -fuzz "^$f\$" -fuzztime 5s || exit 1; done
 //
-// (SQLite + local blob store in t.TempDir()) with the azfile SDK, raw
+// Integration tests drive an httptest server over a real fs (SQLite +
+// local blob store in t.TempDir()) with the azfile SDK, raw
 // HTTP for the error paths, and node with the JS SDK (testdata/smoke.js).
 // Benchmarks compare transfer throughput with Azurite's blob API and
 // measure Get File Properties latency under 16 clients.
