@@ -465,3 +465,29 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestTruncateByPathWithStagedWrites: truncate(2) by path commits what an
+// open descriptor of the mount has staged first, so the truncate is not
+// undone by that descriptor's later flush.
+func TestTruncateByPathWithStagedWrites(t *testing.T) {
+	_, share := mountShare(t)
+	p := filepath.Join(share, "trunc")
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(make([]byte, 10000)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(p, 100); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(p)
+	if err != nil || st.Size() != 100 {
+		t.Fatalf("size after truncate by path and close: %v, %v; want 100", st.Size(), err)
+	}
+}

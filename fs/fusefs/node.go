@@ -180,6 +180,18 @@ func (n *node) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrI
 			req.Attributes = &attrs
 		}
 	}
+	if req.Size != nil {
+		// Writes other descriptors of this mount staged must land before
+		// the size changes, or their later commit would undo a truncate.
+		for _, fh := range n.openHandles() {
+			if fh.h == req.Handle {
+				continue // the core commits this one first
+			}
+			if err := fh.h.Flush(nc(ctx)); err != nil && !errors.Is(err, locks.ErrHandleClosed) {
+				return toErrno(opOther, err)
+			}
+		}
+	}
 	a, err := n.st.fsys.Setattr(nc(ctx), n.id, req)
 	if err != nil {
 		return toErrno(opOther, err)
