@@ -159,3 +159,60 @@ func TestEdgeStoredContentMD5(t *testing.T) {
 		t.Fatalf("ranged list ranges: %+v %v", lr.Ranges, err)
 	}
 }
+
+func TestEdgeNamespaceSemantics(t *testing.T) {
+	e := newEnv(t)
+	e.mustShare("share")
+	f := e.mustFile("share", "Case.TXT", []byte("abcdef"))
+
+	// Case-insensitive, case-preserving.
+	gp, err := e.file("share", "case.txt").GetProperties(ctxBG, nil)
+	if err != nil || *gp.ContentLength != 6 {
+		t.Fatalf("case-insensitive lookup: %v", err)
+	}
+	page, _ := e.dir("share", "").NewListFilesAndDirectoriesPager(nil).NextPage(ctxBG)
+	if len(page.Segment.Files) != 1 || *page.Segment.Files[0].Name != "Case.TXT" {
+		t.Fatalf("case not preserved: %v", page.Segment.Files)
+	}
+	// A directory cannot take a file's name (in any case).
+	_, err = e.dir("share", "CASE.txt").Create(ctxBG, nil)
+	wantCode(t, "directory over a file name", err, "ResourceAlreadyExists")
+
+	// Resize: shrink drops data, grow exposes zeros.
+	if _, err := f.Resize(ctxBG, 3, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Resize(ctxBG, 5, nil); err != nil {
+		t.Fatal(err)
+	}
+	dl, err := f.DownloadStream(ctxBG, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(dl.Body)
+	dl.Body.Close()
+	if string(b) != "abc\x00\x00" {
+		t.Fatalf("after shrink and grow: %q", b)
+	}
+
+	// Create File over an existing file: zeros of the new length.
+	if _, err := f.Create(ctxBG, 4, nil); err != nil {
+		t.Fatal(err)
+	}
+	dl, _ = f.DownloadStream(ctxBG, nil)
+	b, _ = io.ReadAll(dl.Body)
+	dl.Body.Close()
+	if string(b) != "\x00\x00\x00\x00" {
+		t.Fatalf("after create over: %q", b)
+	}
+
+	// Rename onto an existing directory fails even with replace.
+	if _, err := e.dir("share", "d").Create(ctxBG, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Rename(ctxBG, "d", &file.RenameOptions{ReplaceIfExists: to.Ptr(true)})
+	wantCode(t, "rename onto a directory", err, "ResourceAlreadyExists")
+	// Rename File on a directory source is a type mismatch.
+	_, err = e.file("share", "d").Rename(ctxBG, "e", nil)
+	wantCode(t, "rename file on a directory", err, "ResourceTypeMismatch")
+}
