@@ -37,6 +37,9 @@ type commitOp struct {
 	// touch updates the entry after the commit (times), in the same
 	// transaction that records the new size.
 	touch func(q *q, e *entry)
+	// ranges, when set, replaces the file's data ranges (a copy takes its
+	// source's); otherwise they follow reset, truncate and stage.
+	ranges *rangeSet
 }
 
 // errIntentBusy: another live process holds the file's commit lock.
@@ -298,6 +301,9 @@ func (fsys *FileSystem) commitLocked(ctx context.Context, e entry, op commitOp, 
 				return nil, err
 			}
 		}
+		if err := q.updateRanges(cur.id, op, newSize); err != nil {
+			return nil, err
+		}
 		ne = cur
 		return []Change{{Kind: ChangeData, File: cur.id, Parent: cur.parent, Name: cur.name, Version: cur.version, Offset: 0, Length: -1}}, nil
 	})
@@ -541,7 +547,9 @@ func (fsys *FileSystem) resolve(ctx context.Context, row intentRow) (bool, error
 		if err != nil {
 			return nil, err
 		}
-		if _, err := q.exec(`UPDATE ns_entries SET blob = 1, inline = NULL WHERE id = ?`, int64(e.id)); err != nil {
+		// The written ranges of the lost commit are unknown: report all.
+		all := rangeSet{{0, row.newSize}}.encode()
+		if _, err := q.exec(`UPDATE ns_entries SET blob = 1, inline = NULL, ranges = ? WHERE id = ?`, all, int64(e.id)); err != nil {
 			return nil, err
 		}
 		e.size = row.newSize
@@ -718,6 +726,9 @@ func (fsys *FileSystem) commitInline(ctx context.Context, file FileID, op commit
 				blob = data
 			}
 			if _, err := q.exec(`UPDATE ns_entries SET inline = ? WHERE id = ?`, blob, int64(file)); err != nil {
+				return nil, err
+			}
+			if err := q.updateRanges(file, op, size); err != nil {
 				return nil, err
 			}
 			ne, done = e, true

@@ -79,7 +79,8 @@ CREATE TABLE IF NOT EXISTS ns_entries (
 	perm_key    TEXT    NOT NULL DEFAULT '',
 	quota       INTEGER NOT NULL DEFAULT 0,
 	blob        INTEGER NOT NULL DEFAULT 0, -- 1 once the content lives in a blob
-	inline      BLOB -- content of a small file while blob = 0 (zeros up to size)
+	inline      BLOB, -- content of a small file while blob = 0 (zeros up to size)
+	ranges      TEXT NOT NULL DEFAULT '' -- data ranges for List Ranges (ranges.go)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS ns_entries_name ON ns_entries(parent, key) WHERE unlinked = 0;
 CREATE INDEX IF NOT EXISTS ns_entries_unlinked ON ns_entries(parent, key) WHERE unlinked = 1;

@@ -167,7 +167,7 @@ func TestTruncateExtendSparse(t *testing.T) {
 	}
 	rs, _, err := e.fs.ListRanges(ctxBG, "data/f", locks.Range{}, "")
 	mustNil(t, err, "list ranges")
-	wantRanges := []Range{{0, BlockSize - 1}, {3 * BlockSize, 3*BlockSize + 7}}
+	wantRanges := []Range{{0, 999}, {3*BlockSize + 5, 3*BlockSize + 7}}
 	if fmt.Sprint(rs) != fmt.Sprint(wantRanges) {
 		t.Fatalf("ranges %v want %v", rs, wantRanges)
 	}
@@ -476,8 +476,8 @@ func TestInlineSmallFiles(t *testing.T) {
 	}
 	rs, _, err := other.fs.ListRanges(ctxBG, "data/f", locks.Range{}, "")
 	mustNil(t, err, "list ranges")
-	if len(rs) != 1 || rs[0].End != InlineMax+13 {
-		t.Fatalf("ranges %v", rs)
+	if want := []Range{{0, 4}, {InlineMax + 10, InlineMax + 13}}; fmt.Sprint(rs) != fmt.Sprint(want) {
+		t.Fatalf("ranges %v want %v", rs, want)
 	}
 	// A sparse small file: size far beyond its inline data.
 	e.putFile("data/sparse", []byte("abc"))
@@ -632,5 +632,83 @@ func TestConcurrentWritersTwoProcesses(t *testing.T) {
 				t.Fatalf("writer %d's slot at %d lost its last write: %q...", w, o, got[o:o+8])
 			}
 		}
+	}
+}
+
+// TestListRangesFollowWritesAndClears: the documented Azure example —
+// clearing 768-2304 inside a written 0-65535 leaves 0-1023 and 2048-65535 —
+// on an inline and on a blob-backed file, plus copy and truncate.
+func TestListRangesFollowWritesAndClears(t *testing.T) {
+	for _, size := range []int{65536, InlineMax + BlockSize} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			e := newEnv(t)
+			e.share("data")
+			_, err := e.fs.CreateFile(ctxBG, CreateFileRequest{Path: "data/f", Size: int64(size)})
+			mustNil(t, err, "create")
+			rs, _, err := e.fs.ListRanges(ctxBG, "data/f", locks.Range{}, "")
+			mustNil(t, err, "list empty")
+			if len(rs) != 0 {
+				t.Fatalf("new file has ranges %v", rs)
+			}
+			_, err = e.fs.PutRange(ctxBG, PutRangeRequest{Path: "data/f", Offset: 0, Length: 65536, Body: bytes.NewReader(pattern(65536, 1))})
+			mustNil(t, err, "write")
+			_, err = e.fs.PutRange(ctxBG, PutRangeRequest{Path: "data/f", Offset: 768, Length: 2304 - 768 + 1})
+			mustNil(t, err, "clear")
+			check := func(path string, want []Range) {
+				t.Helper()
+				rs, _, err := e.fs.ListRanges(ctxBG, path, locks.Range{}, "")
+				mustNil(t, err, "list")
+				if fmt.Sprint(rs) != fmt.Sprint(want) {
+					t.Fatalf("%s ranges %v want %v", path, rs, want)
+				}
+			}
+			check("data/f", []Range{{0, 1023}, {2048, 65535}})
+			got := e.content("data/f")
+			if !bytes.Equal(got[768:2305], make([]byte, 2305-768)) || !bytes.Equal(got[:768], pattern(65536, 1)[:768]) {
+				t.Fatal("clear did not zero exactly its range")
+			}
+			_, err = e.fs.CopyFile(ctxBG, CopyFileRequest{Source: "data/f", Dest: "data/g"})
+			mustNil(t, err, "copy")
+			check("data/g", []Range{{0, 1023}, {2048, 65535}})
+			n := int64(3000)
+			_, err = e.fs.SetProperties(ctxBG, SetPropertiesRequest{Path: "data/f", Size: &n})
+			mustNil(t, err, "shrink")
+			check("data/f", []Range{{0, 1023}, {2048, 2999}})
+			// A ranged request is clipped.
+			rs, _, err = e.fs.ListRanges(ctxBG, "data/f", locks.Range{Offset: 1000, Length: 1100}, "")
+			mustNil(t, err, "ranged list")
+			if want := []Range{{1000, 1023}, {2048, 2099}}; fmt.Sprint(rs) != fmt.Sprint(want) {
+				t.Fatalf("ranged list %v want %v", rs, want)
+			}
+		})
+	}
+}
+
+func TestRangeSet(t *testing.T) {
+	var rs rangeSet
+	rs = rs.add(10, 20).add(30, 40).add(20, 30) // adjacent ranges merge
+	if fmt.Sprint(rs) != "[{10 40}]" {
+		t.Fatalf("add: %v", rs)
+	}
+	rs = rs.sub(15, 25).sub(0, 11)
+	if fmt.Sprint(rs) != "[{11 15} {25 40}]" {
+		t.Fatalf("sub: %v", rs)
+	}
+	if got := rs.clip(30); fmt.Sprint(got) != "[{11 15} {25 30}]" {
+		t.Fatalf("clip: %v", got)
+	}
+	back, err := decodeRanges(rs.encode())
+	if err != nil || fmt.Sprint(back) != fmt.Sprint(rs) {
+		t.Fatalf("round trip %v %v", back, err)
+	}
+	var many rangeSet
+	for i := int64(0); i < maxRanges+50; i++ {
+		many = many.add(i*10, i*10+5)
+	}
+	if c := many.compact(); len(c) > maxRanges || c[0].lo != 0 || c[len(c)-1].hi != (maxRanges+49)*10+5 {
+		t.Fatalf("compact: %d ranges, %v..%v", len(c), c[0], c[len(c)-1])
+	}
+	if _, err := decodeRanges("[1,2,3]"); err == nil {
+		t.Fatal("odd encoding accepted")
 	}
 }

@@ -648,13 +648,13 @@ func (fsys *FileSystem) deleteFile(ctx context.Context, path, leaseID string) er
 
 func (fsys *FileSystem) listRanges(ctx context.Context, path string, rg locks.Range, leaseID string) ([]Range, Attr, error) {
 	var a Attr
-	var c content
+	var rs rangeSet
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
 		r, err := q.checkedFile(tx, path, locks.OpListRanges, leaseID, locks.Range{})
 		if err != nil {
 			return err
 		}
-		if c, err = q.content(r.e.id); err != nil {
+		if rs, err = q.ranges(r.e.id); err != nil {
 			return err
 		}
 		a, err = q.attrOf(r.e)
@@ -663,52 +663,37 @@ func (fsys *FileSystem) listRanges(ctx context.Context, path string, rg locks.Ra
 	if err != nil {
 		return nil, Attr{}, pathErr("list ranges", path, err)
 	}
-	var blocks []blobstore.Block
-	if !c.blob {
-		if len(c.inline) > 0 {
-			blocks = []blobstore.Block{{ID: "inline", Size: int64(len(c.inline))}}
-		}
-	} else {
-		blocks, _, err = fsys.store.Blocks(ctx, blobKey(a.ID))
-		if errors.Is(err, blobstore.ErrNotFound) {
-			return nil, a, nil
-		}
-		if err != nil {
-			return nil, Attr{}, pathErr("list ranges", path, err)
-		}
-	}
 	lo, hi := int64(0), a.Size // [lo, hi)
 	if rg.Length > 0 {
-		lo = int64(rg.Offset)
-		if e := int64(rg.Offset + rg.Length); e < hi && e > 0 {
-			hi = e
+		lo = int64(min(rg.Offset, 1<<62))
+		if e := rg.Offset + rg.Length; e > rg.Offset && e < uint64(hi) {
+			hi = int64(e)
 		}
 	}
 	var out []Range
-	var off int64
-	for _, b := range blocks {
-		s, e := off, off+b.Size
-		off = e
-		if b.ID == zeroBlockID {
-			continue
+	for _, r := range rs {
+		s, e := max(r.lo, lo), min(r.hi, hi)
+		if s < e {
+			out = append(out, Range{Start: s, End: e - 1})
 		}
-		s, e = max(s, lo), min(e, hi)
-		if s >= e {
-			continue
-		}
-		if n := len(out); n > 0 && out[n-1].End+1 == s {
-			out[n-1].End = e - 1
-			continue
-		}
-		out = append(out, Range{Start: s, End: e - 1})
 	}
 	return out, a, nil
+}
+
+// ranges returns a file's stored data ranges.
+func (q *q) ranges(id FileID) (rangeSet, error) {
+	var enc string
+	if err := q.queryRow(`SELECT ranges FROM ns_entries WHERE id = ?`, int64(id)).Scan(&enc); err != nil {
+		return nil, err
+	}
+	return decodeRanges(enc)
 }
 
 func (fsys *FileSystem) copyFile(ctx context.Context, req CopyFileRequest) (Attr, error) {
 	var src entry
 	var srcPath string
 	var sc content
+	var srcRanges rangeSet
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
 		r, err := q.checkedFile(tx, req.Source, locks.OpCopySource, "", locks.Range{})
 		if err != nil {
@@ -716,6 +701,9 @@ func (fsys *FileSystem) copyFile(ctx context.Context, req CopyFileRequest) (Attr
 		}
 		src = r.e
 		if sc, err = q.content(src.id); err != nil {
+			return err
+		}
+		if srcRanges, err = q.ranges(src.id); err != nil {
 			return err
 		}
 		srcPath, err = q.pathOf(r.e)
@@ -790,6 +778,7 @@ func (fsys *FileSystem) copyFile(ctx context.Context, req CopyFileRequest) (Attr
 		reset:    true,
 		truncate: &size,
 		stage:    s,
+		ranges:   &srcRanges,
 		check: func(tx *locks.Tx, q *q, e entry) error {
 			f, err := q.facts(e)
 			if err != nil {

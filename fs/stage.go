@@ -64,11 +64,12 @@ type stage struct {
 	file    FileID
 	memBlks int
 
-	full  map[int64]string // block index → staged block id (or zeroBlockID)
-	parts map[int64]*part
-	inMem []int64 // indexes of parts with a buf, oldest first
-	spill *os.File
-	end   int64 // highest byte written + 1 (0 when nothing)
+	full    map[int64]string // block index → staged block id (or zeroBlockID)
+	parts   map[int64]*part
+	inMem   []int64 // indexes of parts with a buf, oldest first
+	spill   *os.File
+	end     int64 // highest byte written + 1 (0 when nothing)
+	cleared []iv  // absolute ranges cleared (REST Put Range clear)
 }
 
 func newStage(fsys *FileSystem, file FileID) *stage {
@@ -264,6 +265,7 @@ func (s *stage) dropPart(idx int64) {
 // references, the edges are written as zeros.
 func (s *stage) clearRange(ctx context.Context, off, n int64) error {
 	end := off + n
+	s.cleared = append(s.cleared, iv{off, end})
 	var zeros []byte
 	for off < end {
 		idx, boff := off/BlockSize, off%BlockSize
@@ -297,6 +299,7 @@ func (s *stage) reset() {
 	}
 	s.full = map[int64]string{}
 	s.end = 0
+	s.cleared = nil
 	if s.spill != nil {
 		s.spill.Close()
 		s.spill = nil
