@@ -663,10 +663,12 @@ type Range struct {
 	Start, End int64
 }
 
-// ListRanges reports the ranges that hold data (clamped to r when r.Length
-// > 0), checked as locks.OpListRanges. The granularity is the data path's:
-// written blocks are reported whole (up to the blob's length), cleared
-// blocks and the sparse tail are left out.
+// ListRanges reports the ranges that hold data (clipped to r when r.Length
+// > 0), checked as locks.OpListRanges. Every write adds its byte range; a
+// clear removes the 512-byte-aligned interior of its range (its unaligned
+// edges stay listed, as on Azure); a resize cuts; a copy inherits the
+// source's ranges. (After a crash-recovered commit the whole file up to its
+// size is reported, which is read-correct.)
 func (fsys *FileSystem) ListRanges(ctx context.Context, path string, r locks.Range, leaseID string) ([]Range, Attr, error) {
 	return fsys.listRanges(ctx, path, r, leaseID)
 }

@@ -103,6 +103,10 @@
 // garbage-collection age would lose them (the commit then fails with
 // blobstore.ErrNotFound, surfacing at Flush/Close).
 //
+// List Ranges answers from a per-file set of written ranges kept in the
+// namespace row and updated in the commit transaction (ranges.go), not from
+// the block layout, so it is exact to the byte.
+//
 // SQL statements are prepared once per FileSystem and cached (SQLite
 // parsing costs more than most of the statements themselves).
 //
