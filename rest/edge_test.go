@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/directory"
@@ -215,4 +216,28 @@ func TestEdgeNamespaceSemantics(t *testing.T) {
 	// Rename File on a directory source is a type mismatch.
 	_, err = e.file("share", "d").Rename(ctxBG, "e", nil)
 	wantCode(t, "rename file on a directory", err, "ResourceTypeMismatch")
+}
+
+func TestEdgeLastWriteTimePreserve(t *testing.T) {
+	e := newEnv(t)
+	e.mustShare("share")
+	f := e.mustFile("share", "f.txt", []byte("abcdef"))
+	when := time.Date(2021, 2, 3, 4, 5, 6, 700, time.UTC)
+	if _, err := f.SetHTTPHeaders(ctxBG, &file.SetHTTPHeadersOptions{SMBProperties: &file.SMBProperties{LastWriteTime: &when}}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := f.UploadRange(ctxBG, 0, streamOf("x"), &file.UploadRangeOptions{LastWrittenMode: to.Ptr(file.LastWrittenModePreserve)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.FileLastWriteTime == nil || !resp.FileLastWriteTime.Equal(when) {
+		t.Fatalf("preserve: last write %v, want %v", resp.FileLastWriteTime, when)
+	}
+	resp, err = f.UploadRange(ctxBG, 0, streamOf("y"), &file.UploadRangeOptions{LastWrittenMode: to.Ptr(file.LastWrittenModeNow)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.FileLastWriteTime == nil || !resp.FileLastWriteTime.After(when) {
+		t.Fatalf("now: last write %v", resp.FileLastWriteTime)
+	}
 }
