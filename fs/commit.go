@@ -170,6 +170,13 @@ func (fsys *FileSystem) commit(ctx context.Context, file FileID, op commitOp) (e
 		}
 	}
 	ne, err := fsys.commitLocked(ctx, e, op, token, migrate)
+	if err != nil && migrate != nil {
+		// The file stays inline: a blob written by the failed migration is
+		// not its content.
+		if derr := fsys.store.Delete(context.WithoutCancel(ctx), blobKey(file), blobstore.Conditions{}); derr != nil {
+			fsys.log.Warn("fs: delete blob of a failed migration", "file", file, "err", derr)
+		}
+	}
 	if err != nil {
 		// Give the lock back; the intent row goes with it.
 		derr := fsys.table.Update(context.WithoutCancel(ctx), func(tx *locks.Tx) error {
