@@ -502,3 +502,27 @@ func TestWorkedExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDeleteOnClose: a delete-on-close handle changes nothing while open
+// (MS-FSA, locking.md A8); when it closes the file is gone (404).
+func TestDeleteOnClose(t *testing.T) {
+	e := newEnv(t)
+	e.mustShare("share")
+	f := e.mustFile("share", "f.txt", []byte("data"))
+	h, _, err := e.fs.OpenByPath(ctxBG, fs.OpenPathRequest{Path: "share/f.txt", Open: fs.OpenOptions{
+		Access: locks.AccessRead | locks.AccessDelete, Share: locks.ShareAll, DeleteOnClose: true,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.GetProperties(ctxBG, nil); err != nil {
+		t.Fatalf("while a delete-on-close handle is open: %v", err)
+	}
+	if err := h.Close(ctxBG); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.GetProperties(ctxBG, nil)
+	if !fileerror.HasCode(err, fileerror.ResourceNotFound) {
+		t.Fatalf("after close: %v", err)
+	}
+}
