@@ -712,3 +712,39 @@ func TestRangeSet(t *testing.T) {
 		t.Fatal("odd encoding accepted")
 	}
 }
+
+// TestStagingMemoryBounded: however a handle writes, at most
+// Config.MemoryPerHandle of partial blocks stay in memory; whole blocks go
+// to the blob store as they complete.
+func TestStagingMemoryBounded(t *testing.T) {
+	dir := t.TempDir()
+	ctx := ctxBG
+	base := openEnv(t, dir)
+	fsys, err := New(ctx, Config{Table: base.table, Store: base.store, Logger: quietLogger(), SpillDir: dir, MemoryPerHandle: 2 * BlockSize})
+	mustNil(t, err, "new")
+	defer fsys.Close(ctx)
+	_, err = fsys.CreateShare(ctx, ShareRequest{Name: "data"})
+	mustNil(t, err, "share")
+	h, _, err := fsys.OpenByPath(ctx, OpenPathRequest{Path: "data/f", Disposition: DispositionCreate, Open: OpenOptions{Access: rw, Share: allShare}})
+	mustNil(t, err, "open")
+	rng := rand.New(rand.NewPCG(3, 4))
+	const blocks = 12
+	chunk := pattern(64<<10, 1)
+	maxMem := 0
+	// Interleave a sequential stream with scattered small writes.
+	for off := int64(0); off < blocks*BlockSize; off += int64(len(chunk)) {
+		_, err := h.WriteAt(ctx, chunk, off)
+		mustNil(t, err, "sequential write")
+		scatter := int64(rng.IntN(blocks)) * BlockSize
+		_, err = h.WriteAt(ctx, []byte("x"), blocks*BlockSize+scatter+int64(rng.IntN(1000)))
+		mustNil(t, err, "scattered write")
+		maxMem = max(maxMem, len(h.h.stage.inMem))
+	}
+	if maxMem > 2 {
+		t.Fatalf("%d blocks in memory, budget 2", maxMem)
+	}
+	if len(h.h.stage.full) < blocks-1 {
+		t.Fatalf("only %d whole blocks staged early", len(h.h.stage.full))
+	}
+	mustNil(t, h.Close(ctx), "close")
+}
