@@ -87,10 +87,16 @@ func runMount(c *cli.Context) error {
 	}
 	logger.Info("blobshare mounted", "mountpoint", mountpoint, "what", what, "data", d.Path, "share_mode", c.String("share-mode"))
 
-	// Mount unmounts when ctx ends (signal or caller); someone may also
-	// have run umount(8). Either way the serving loop ends.
-	m.Wait()
-	if err := m.Unmount(); err != nil {
+	// Until a signal (or the caller) ends ctx, or someone runs umount(8).
+	select {
+	case <-ctx.Done():
+	case <-m.Done():
+	}
+	if err := m.Unmount(); errors.Is(err, fusefs.ErrDetached) {
+		// Files inside are still open: the mount point is detached; they
+		// lose the file system when this process exits.
+		logger.Warn("mount point detached while files inside were still open", "mountpoint", mountpoint)
+	} else if err != nil {
 		return fmt.Errorf("mount: %w", err)
 	}
 	logger.Info("blobshare unmounted", "mountpoint", mountpoint)

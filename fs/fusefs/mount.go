@@ -66,36 +66,61 @@ type Mounted struct {
 // Dir returns the mount point.
 func (m *Mounted) Dir() string { return m.dir }
 
-// Unmount detaches the file system from the mount point (umount(2), lazily
-// retried if busy) and waits for the serving loop to end. Handles that
-// applications still hold are released by the kernel, which sends RELEASE
-// for each before the loop ends. Calling it again returns the first result.
+// ErrDetached is returned (wrapped) by Unmount when files inside the mount
+// were still in use: the mount point is detached (MNT_DETACH) and gone
+// from the namespace, but processes holding files inside keep the file
+// system until they close them (or this process exits).
+var ErrDetached = errors.New("fusefs: detached lazily, files inside still in use")
+
+// Unmount detaches the file system from the mount point with umount(2),
+// retrying for about half a second while it is busy (a process has its cwd or a
+// file inside), then detaching lazily (ErrDetached). It waits for the
+// serving loop to end (at most a few seconds after a lazy detach). Calling
+// it again returns the first result.
 func (m *Mounted) Unmount() error {
 	m.unmountOnce.Do(func() {
 		m.stop()
 		select {
 		case <-m.done:
-			return // already unmounted (umount(8), or the context)
+			return // already unmounted (umount(8))
 		default:
 		}
 		var err error
-		for i := 0; i < 20; i++ {
-			if err = m.srv.Unmount(); err == nil {
+		for d := 5 * time.Millisecond; ; d = min(2*d, 200*time.Millisecond) {
+			err = syscall.Unmount(m.dir, 0)
+			if err != syscall.EBUSY || d >= 200*time.Millisecond {
 				break
 			}
-			// EBUSY: a process still has its cwd or a file inside the
-			// mount. Retry for a while, then give up with the error.
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(d)
+		}
+		lazy := false
+		if err == syscall.EBUSY {
+			lazy = true
+			err = syscall.Unmount(m.dir, unix.MNT_DETACH)
 		}
 		if err != nil {
 			m.unmountErr = fmt.Errorf("fusefs: unmount %s: %w", m.dir, err)
 			return
 		}
-		<-m.done
+		if lazy {
+			select {
+			case <-m.done:
+			case <-time.After(3 * time.Second):
+				m.unmountErr = fmt.Errorf("%w: %s", ErrDetached, m.dir)
+				m.logger.Warn("fusefs: mount detached lazily; files inside are still open", "dir", m.dir)
+				return
+			}
+		} else {
+			<-m.done
+		}
 		m.logger.Debug("fusefs: unmounted", "dir", m.dir)
 	})
 	return m.unmountErr
 }
+
+// Done is closed when the serving loop has ended (the file system is
+// unmounted).
+func (m *Mounted) Done() <-chan struct{} { return m.done }
 
 // Wait blocks until the file system is unmounted (by Unmount, by a cancelled
 // context, or by someone running umount on the mount point).

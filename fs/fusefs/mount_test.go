@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // The plumbing alone, over go-fuse's loopback: mount, I/O, unmount.
@@ -63,5 +64,43 @@ func TestUnmountOnContextCancel(t *testing.T) {
 	}
 	if err := m.Unmount(); err != nil {
 		t.Fatalf("second Unmount: %v", err)
+	}
+}
+
+// TestUnmountBusyDetachesLazily: a file held open inside the mount makes
+// umount(2) busy; Unmount then detaches lazily and says so.
+func TestUnmountBusyDetachesLazily(t *testing.T) {
+	needFUSE(t)
+	orig, dir := t.TempDir(), t.TempDir()
+	root, err := newLoopbackForTest(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := mountNode(context.Background(), dir, root, mountConfig{})
+	if err != nil {
+		skipOrFail(t, "mount: %v", err)
+	}
+	f, err := os.Create(filepath.Join(dir, "held"))
+	if err != nil {
+		m.Unmount()
+		t.Fatal(err)
+	}
+	err = m.Unmount()
+	if !errors.Is(err, ErrDetached) {
+		t.Errorf("Unmount with a file open inside: %v, want ErrDetached", err)
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil || st.Type == 0x65735546 {
+		t.Errorf("mount point still a FUSE mount after lazy detach (type %#x, %v)", st.Type, err)
+	}
+	// The held file still works until closed; then the loop ends.
+	if _, err := f.Write([]byte("still reachable")); err != nil {
+		t.Errorf("write to the held file after detach: %v", err)
+	}
+	f.Close()
+	select {
+	case <-m.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("serving loop did not end after the last file closed")
 	}
 }
