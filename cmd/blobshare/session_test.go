@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -451,6 +452,45 @@ func TestSessionVersusMount(t *testing.T) {
 	}
 	s.expect("quit", "ok")
 	if err := s.wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSessionMalformedLines: every malformed line gets one clear answer,
+// never a panic (in-process, over a real data directory).
+func TestSessionMalformedLines(t *testing.T) {
+	dd := seed(t, t.TempDir())
+	s := newSession(dd.FS, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	lines := []string{
+		"open", "open a", "open a share/dir/file", "open a share/dir/file access=read",
+		"open a share/dir/file access= share=", "open a share/dir/file access=read share=none,read",
+		"open a /share/x access=read share=read", "open a share//x access=read share=read",
+		"open a share/dir/file access=read share=read delete_on_close=1",
+		"close", "close a b", "dispose", "dispose a", "lock a", "lock a 1 2", "lock a -1 2 shared",
+		"lock a 18446744073709551615 2 shared", "unlock a 1", "read a 1", "read a 1 99999999999",
+		"write a", "write a 0", "write a -1 00", "attrs", "attrs share/dir/file", "quit now",
+		"\x00\x01", "ÿÿ open", strings.Repeat("x ", 1000),
+	}
+	for _, l := range lines {
+		ans, quit := s.exec(context.Background(), l)
+		if quit || !strings.HasPrefix(ans, "err STATUS_") {
+			t.Errorf("%q answered %q (quit %v)", l, ans, quit)
+		}
+	}
+	// With a handle open, range errors come from the lock table.
+	if ans, _ := s.exec(context.Background(), "open a share/dir/file access=read,write share=read"); !strings.HasPrefix(ans, "ok ") {
+		t.Fatalf("open: %s", ans)
+	}
+	for l, want := range map[string]string{
+		"lock a 18446744073709551615 2 shared": "err STATUS_INVALID_LOCK_RANGE",
+		"read a 0 0":                           "ok",
+		"write a 0 ":                           "err STATUS_INVALID_PARAMETER",
+	} {
+		if ans, _ := s.exec(context.Background(), l); ans != want {
+			t.Errorf("%q answered %q, want %q", l, ans, want)
+		}
+	}
+	if err := s.closeAll(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
