@@ -3,12 +3,21 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/blobshare/blobshare/fs"
+	"github.com/blobshare/blobshare/locks"
 )
 
 const fuseSuperMagic = 0x65735546
@@ -107,5 +116,142 @@ func TestMountServesAndUnmounts(t *testing.T) {
 	}
 	if !strings.Contains(errOut.String(), "blobshare mounted") {
 		t.Errorf("no mount log line: %q", errOut.String())
+	}
+}
+
+// TestMountHelperProcess is not a test: TestMountAcrossProcesses runs the
+// test binary through it as a separate `blobshare mount` process.
+func TestMountHelperProcess(t *testing.T) {
+	args := os.Getenv("BLOBSHARE_MOUNT_HELPER_ARGS")
+	if args == "" {
+		return // only a helper process does something here
+	}
+	if err := Main(append([]string{"blobshare"}, strings.Split(args, "\x1f")...)); err != nil {
+		fmt.Fprintln(os.Stderr, "blobshare:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// TestMountAcrossProcesses runs `blobshare mount` as its own process over a
+// data directory that this process also opens (as `serve` or `session`
+// would): files and share modes are shared both ways, and SIGTERM unmounts
+// and exits 0.
+func TestMountAcrossProcesses(t *testing.T) {
+	if f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0); err != nil || os.Geteuid() != 0 {
+		if os.Getenv("BLOBSHARE_REQUIRE_ALL") == "1" {
+			t.Fatalf("BLOBSHARE_REQUIRE_ALL=1: FUSE unavailable (%v, euid %d)", err, os.Geteuid())
+		}
+		t.Skipf("FUSE unavailable (%v, euid %d)", err, os.Geteuid())
+	} else {
+		f.Close()
+	}
+	ctx := context.Background()
+	data, mnt := t.TempDir(), t.TempDir()
+	d, err := openDataDir(ctx, dataDirOptions{Path: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close(ctx)
+	if _, err := d.FS.CreateShare(ctx, fs.ShareRequest{Name: "docs"}); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMountHelperProcess$")
+	cmd.Env = append(os.Environ(), "BLOBSHARE_MOUNT_HELPER_ARGS="+strings.Join([]string{"mount", "--data", data, "--share", "docs", mnt}, "\x1f"))
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		_ = cmd.Process.Kill()
+		<-exited
+		_ = syscall.Unmount(mnt, unix.MNT_DETACH)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(mnt, &st); err == nil && st.Type == fuseSuperMagic {
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("mount process exited early: %v\n%s", err, errOut.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("mount did not appear\n%s", errOut.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	// Written through the other process's mount, read here.
+	p := filepath.Join(mnt, "report.txt")
+	if err := os.WriteFile(p, []byte("from the mount"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := d.FS.GetFile(ctx, fs.GetFileRequest{Path: "docs/report.txt", Length: -1})
+	if err != nil {
+		t.Fatalf("read here what the mount wrote: %v", err)
+	}
+	got, _ := io.ReadAll(r)
+	r.Close()
+	if string(got) != "from the mount" {
+		t.Fatalf("content seen here: %q", got)
+	}
+	// RELEASE reaches the mount process after close(2) returned.
+	waitNoHandles := func() {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			hs, err := d.FS.ListHandles(ctx, "docs/report.txt", false)
+			if err == nil && len(hs) == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("mount handles not released: %v %v", hs, err)
+			}
+		}
+	}
+	waitNoHandles()
+	// A handle here sharing nothing blocks an open on the mount...
+	h, _, err := d.FS.OpenByPath(ctx, fs.OpenPathRequest{Path: "docs/report.txt", Open: fs.OpenOptions{Access: locks.AccessRead, Share: locks.ShareNone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.ReadFile(p); !errors.Is(err, syscall.EBUSY) {
+		t.Errorf("mount open while another process shares nothing: %v, want EBUSY", err)
+	}
+	if err := h.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// ...and a descriptor open on the mount blocks a handle here that does
+	// not share what the mount's handle has.
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatalf("mount open after the other handle closed: %v", err)
+	}
+	if _, _, err := d.FS.OpenByPath(ctx, fs.OpenPathRequest{Path: "docs/report.txt", Open: fs.OpenOptions{Access: locks.AccessRead, Share: locks.ShareRead}}); !errors.Is(err, locks.ErrSharingViolation) {
+		t.Errorf("open here while the mount has it read-write: %v, want ErrSharingViolation", err)
+	}
+	f.Close()
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		exited <- err // for the deferred cleanup
+		if err != nil {
+			t.Fatalf("mount process after SIGTERM: %v\n%s", err, errOut.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("mount process did not exit after SIGTERM\n%s", errOut.String())
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(mnt, &st); err != nil || st.Type == fuseSuperMagic {
+		t.Fatalf("still mounted after exit (type %#x, %v)", st.Type, err)
 	}
 }
