@@ -38,8 +38,8 @@ type Options struct {
 
 // Mount mounts fsys at dir and returns once the kernel serves it. The mount
 // ends with Unmount, with umount(8), or when ctx is cancelled. A missing or
-// unusable mount point wraps ErrMount; a missing share wraps
-// fs.ErrShareNotFound.
+// unusable mount point wraps ErrMount; a missing share wraps the core's
+// lookup error (fs.ErrNotFound).
 func Mount(ctx context.Context, dir string, fsys *fs.FileSystem, opts Options) (*Mounted, error) {
 	if fsys == nil {
 		return nil, fmt.Errorf("fusefs: mount %s: nil file system", dir)
@@ -75,13 +75,13 @@ func Mount(ctx context.Context, dir string, fsys *fs.FileSystem, opts Options) (
 	}
 	root := &node{st: st, id: rootAttr.ID, kind: rootAttr.Kind}
 	st.nodes[root.id] = root
+	st.raw = &rawFS{} // filled by mountNode before the first request
 	unsubscribe := fsys.Subscribe(st.onChange)
-	m, err := mountNode(ctx, dir, root, mountConfig{Logger: logger, Debug: opts.Debug, FsName: "blobshare:" + opts.Share})
+	m, err := mountNode(ctx, dir, root, mountConfig{Logger: logger, Debug: opts.Debug, FsName: "blobshare:" + opts.Share, raw: st.raw})
 	if err != nil {
 		unsubscribe()
 		return nil, err
 	}
-	st.raw = m.raw
 	go func() {
 		m.Wait()
 		unsubscribe()

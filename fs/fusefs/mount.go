@@ -47,6 +47,10 @@ type mountConfig struct {
 	// kernel's 128 KiB). FUSE can only lower it at INIT; the bdi's sysfs
 	// knob raises it, so sequential READs arrive in 1 MiB pieces.
 	ReadAheadKB int
+
+	// raw, when set, is the wrapper to use (its RawFileSystem is set
+	// here): nodes that need it hold it before the first request.
+	raw *rawFS
 }
 
 // Mounted is a live mount. Unmount it (or cancel the context given to
@@ -180,7 +184,11 @@ func mountNode(ctx context.Context, dir string, root gofs.InodeEmbedder, cfg mou
 		// of the benchmarks on the same FUSE data path.
 		DisabledCapabilities: fuse.CAP_PASSTHROUGH,
 	}
-	raw := &rawFS{RawFileSystem: gofs.NewNodeFS(root, fsOpts)}
+	raw := cfg.raw
+	if raw == nil {
+		raw = &rawFS{}
+	}
+	raw.RawFileSystem = gofs.NewNodeFS(root, fsOpts)
 	srv, err := fuse.NewServer(raw, dir, &fsOpts.MountOptions)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrMount, dir, err)
