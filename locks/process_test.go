@@ -305,3 +305,32 @@ func TestOtherLiveOwners(t *testing.T) {
 		t.Fatalf("after b closed: others = %v, %v", others, err)
 	}
 }
+
+// Database paths are file names, not URIs: '#', '?' and '%' in a directory
+// name must not cut the path short or open another database.
+func TestOpenPathWithURICharacters(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	for _, dir := range []string{"a#1", "a?b=c", "100%25", "plain"} {
+		path := filepath.Join(base, dir, "blobshare.db")
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		tab, err := Open(ctx, path, Options{})
+		if err != nil {
+			t.Fatalf("open %s: %v", path, err)
+		}
+		if err := tab.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(path); err != nil {
+			t.Fatalf("database not created at %s: %v", path, err)
+		}
+	}
+	entries, _ := os.ReadDir(base)
+	for _, e := range entries {
+		if !e.IsDir() {
+			t.Errorf("stray file %s beside the data directories", e.Name())
+		}
+	}
+}

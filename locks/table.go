@@ -57,6 +57,12 @@ type Table struct {
 	nextID, idLimit int64
 }
 
+// uriPath escapes a file path for a SQLite "file:" URI, where '?' starts
+// the parameters, '#' a fragment, and '%' an escape.
+func uriPath(path string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+}
+
 // idBlock is how many handle ids one reservation takes.
 const idBlock = 1024
 
@@ -132,9 +138,9 @@ const busyTimeoutMS = 5000
 // IMMEDIATE transactions. Several processes may Open the same path.
 //
 // Beside the database, the directory <path>.owners holds one lock file per
-// live owner (see doc.go). The path must not contain '?'.
+// live owner (see doc.go).
 func Open(ctx context.Context, path string, opts Options) (*Table, error) {
-	if path == "" || strings.ContainsRune(path, '?') {
+	if path == "" {
 		return nil, fmt.Errorf("locks: open %q: bad path: %w", path, ErrInvalidParameter)
 	}
 	if opts.Now == nil {
@@ -153,7 +159,7 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 	if !validOwnerID(owner) {
 		return nil, fmt.Errorf("locks: open %s: owner id %q: %w", path, owner, ErrInvalidParameter)
 	}
-	dsn := "file:" + path +
+	dsn := "file:" + uriPath(path) +
 		"?_pragma=busy_timeout(" + fmt.Sprint(busyTimeoutMS) + ")" +
 		"&_pragma=journal_mode(WAL)" +
 		"&_pragma=synchronous(NORMAL)" +
@@ -347,7 +353,12 @@ func (t *Table) try(ctx context.Context, write bool, fn func(tx *Tx) error) ([]O
 	// cancellation: a cancellable context costs the driver a watcher
 	// goroutine per statement. Waiting — BEGIN and the busy retries —
 	// watches ctx.
-	tx := &Tx{t: t, ctx: ctx, sctx: context.WithoutCancel(ctx), tx: sqlTx, write: write, nextID: t.nextID, idLimit: t.idLimit}
+	tx := &Tx{t: t, ctx: ctx, sctx: context.WithoutCancel(ctx), tx: sqlTx, write: write}
+	if write {
+		// The id reservation is only touched under wmu; read transactions
+		// open no handles and must not read it unlocked.
+		tx.nextID, tx.idLimit = t.nextID, t.idLimit
+	}
 	if err := fn(tx); err != nil {
 		sqlTx.Rollback()
 		for _, id := range tx.opened {
