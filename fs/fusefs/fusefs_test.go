@@ -491,3 +491,35 @@ func TestTruncateByPathWithStagedWrites(t *testing.T) {
 		t.Fatalf("size after truncate by path and close: %v, %v; want 100", st.Size(), err)
 	}
 }
+
+// TestSharedMmapWrite: stores through a shared writable mapping reach the
+// file (the kernel writes the dirty pages back before FLUSH).
+func TestSharedMmapWrite(t *testing.T) {
+	_, share := mountShare(t)
+	p := filepath.Join(share, "mapped")
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(8192); err != nil {
+		t.Fatal(err)
+	}
+	mem, err := syscall.Mmap(int(f.Fd()), 0, 8192, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		t.Fatalf("mmap: %v", err)
+	}
+	copy(mem[4090:], "mapped!")
+	if err := unix.Msync(mem, unix.MS_SYNC); err != nil {
+		t.Fatalf("msync: %v", err)
+	}
+	if err := syscall.Munmap(mem); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	got, err := os.ReadFile(p)
+	if err != nil || len(got) != 8192 || string(got[4090:4097]) != "mapped!" {
+		t.Fatalf("after mmap write: %d bytes %q, %v", len(got), got[4088:4100], err)
+	}
+}
