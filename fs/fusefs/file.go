@@ -28,6 +28,7 @@ var _ = (gofs.FileReader)((*fileHandle)(nil))
 
 // Read reads through the handle (its own unflushed writes included).
 func (fh *fileHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	fh.n.flushWriters(ctx, fh)
 	total := 0
 	for total < len(dest) {
 		n, err := fh.h.ReadAt(nc(ctx), dest[total:], off+int64(total))

@@ -523,3 +523,33 @@ func TestSharedMmapWrite(t *testing.T) {
 		t.Fatalf("after mmap write: %d bytes %q, %v", len(got), got[4088:4100], err)
 	}
 }
+
+// TestReadSeesOtherDescriptorsWrites: a read through one descriptor sees
+// what another descriptor on the mount wrote before, without a close.
+func TestReadSeesOtherDescriptorsWrites(t *testing.T) {
+	_, share := mountShare(t)
+	p := filepath.Join(share, "log")
+	w, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	r, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var all []byte
+	for i := 0; i < 5; i++ {
+		line := []byte(strings.Repeat(string(rune('a'+i)), 100) + "\n")
+		if _, err := w.Write(line); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, line...)
+		got := make([]byte, len(all)+10)
+		n, err := r.ReadAt(got, 0)
+		if n != len(all) || string(got[:n]) != string(all) {
+			t.Fatalf("after write %d: read %d bytes (%v), want %d", i, n, err, len(all))
+		}
+	}
+}

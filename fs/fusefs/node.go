@@ -88,15 +88,18 @@ func (st *mountState) entry(a fs.Attr, name string, out *fuse.EntryOut) {
 	}
 }
 
-// attr returns the attributes of n as this mount sees them: with the size
-// of f's unflushed writes when f is one of our handles, else the largest
-// size any of our open handles sees (the kernel shares one page cache
-// among them and must not see the size go backwards).
+// attr returns the attributes of n as this mount sees them: through f when
+// it is one of our handles, with the largest size any of our open handles
+// sees (their unflushed writes included): the kernel keeps one size and one
+// page cache for all descriptors and must not see the size go backwards.
 func (n *node) attr(ctx context.Context, f gofs.FileHandle) (fs.Attr, error) {
+	var a fs.Attr
+	var err error
 	if fh, ok := f.(*fileHandle); ok {
-		return fh.h.Attr(nc(ctx))
+		a, err = fh.h.Attr(nc(ctx))
+	} else {
+		a, err = n.st.fsys.GetAttr(nc(ctx), n.id)
 	}
-	a, err := n.st.fsys.GetAttr(nc(ctx), n.id)
 	if err != nil {
 		return a, err
 	}
@@ -443,4 +446,21 @@ func (n *node) awaitClosing() bool {
 		time.Sleep(d)
 	}
 	return true
+}
+
+// flushWriters commits what this mount's other writable handles on n have
+// staged, so that a read through reader sees every write made through the
+// mount before it, as POSIX promises across descriptors (staging is per
+// handle). Flushing a handle with nothing staged costs nothing. A failed
+// commit is the writer's to report (at its flush or close); here it is only
+// logged.
+func (n *node) flushWriters(ctx context.Context, reader *fileHandle) {
+	for _, fh := range n.openHandles() {
+		if fh == reader || fh.h.Access()&(locks.AccessWrite|locks.AccessAppend) == 0 {
+			continue
+		}
+		if err := fh.h.Flush(nc(ctx)); err != nil && !errors.Is(err, locks.ErrHandleClosed) {
+			n.st.logger.Warn("fusefs: commit of another descriptor's writes before a read", "file", n.id, "handle", fh.h.ID(), "err", err)
+		}
+	}
 }
