@@ -59,9 +59,15 @@
 // EBUSY (STATUS_SHARING_VIOLATION). The handle is closed at RELEASE, which
 // the kernel sends after close(2) has returned, asynchronously: right after
 // close() a conflicting open from another process can still see the handle
-// for a moment. Writes are staged per handle and committed at FLUSH (every
-// close(2)), fsync and RELEASE; FLUSH and fsync are where a commit error
-// reaches the application, RELEASE errors can only be logged.
+// for a moment; an open of this mount that conflicts only with such
+// closing handles of its own waits (up to a second) for their RELEASE.
+// Writes are staged per handle and committed at FLUSH (every close(2)),
+// fsync and RELEASE; FLUSH and fsync are where a commit error reaches the
+// application, RELEASE errors can only be logged. Within the mount, POSIX
+// read-after-write across descriptors holds: a READ first commits what the
+// mount's other writable handles on the file staged, and sizes reported to
+// the kernel include every open handle's unflushed writes. Other clients
+// (REST, sessions, other mounts) see writes once committed.
 //
 // O_TRUNC arrives as SETATTR(size 0) after OPEN (go-fuse does not negotiate
 // ATOMIC_O_TRUNC); truncation goes through the handle when the kernel names
