@@ -53,6 +53,10 @@ var _ = (gofs.FileWriter)((*fileHandle)(nil))
 
 // Write stages data in the handle; it reaches the file at flush.
 func (fh *fileHandle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
+	// Commit what other descriptors staged first: overlapping writes must
+	// land in the order they were made, not in the order of the handles'
+	// flushes.
+	fh.n.flushWriters(ctx, fh)
 	n, err := fh.h.WriteAt(nc(ctx), data, off)
 	if err != nil {
 		return uint32(n), toErrno(opOther, err)

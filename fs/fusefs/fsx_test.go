@@ -8,28 +8,48 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/blobshare/blobshare/fs"
 )
 
 // TestFSX is a seeded fsx-style run: random writes, truncates, reads,
 // renames, fsyncs and re-opens of one file through the mount, checked
-// against an in-memory model after every read and at every re-open.
-// BLOBSHARE_FSX_SEED and BLOBSHARE_FSX_OPS change the seed (default 1) and
-// the number of operations (default 3000).
+// against an in-memory model after every read and at every re-open; once
+// through one descriptor, once through two (POSIX read-after-write across
+// descriptors). BLOBSHARE_FSX_SEED and BLOBSHARE_FSX_OPS change the seed
+// (default 1) and the number of operations per run (default 3000).
 func TestFSX(t *testing.T) {
 	seed := envInt(t, "BLOBSHARE_FSX_SEED", 1)
 	ops := envInt(t, "BLOBSHARE_FSX_OPS", 3000)
-	t.Logf("fsx seed %d, %d operations", seed, ops)
-	_, share := mountShare(t)
-	rng := rand.New(rand.NewPCG(uint64(seed), 0x6f7378))
+	for _, descs := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d descriptors", descs), func(t *testing.T) {
+			fsx(t, uint64(seed), ops, descs)
+		})
+	}
+}
 
-	const maxSize = 3 << 20 // spans blocks of the core's data path (4 MiB) and pages
+func fsx(t *testing.T, seed uint64, ops, descs int) {
+	t.Logf("fsx seed %d, %d operations, %d descriptors", seed, ops, descs)
+	_, share := mountShare(t)
+	rng := rand.New(rand.NewPCG(seed, 0x6f7378))
+
+	// Spans two block boundaries of the core's data path.
+	const maxSize = 2*fs.BlockSize + 1<<20
 	var model []byte
 	name := filepath.Join(share, "fsx-0")
-	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		t.Fatal(err)
+	fds := make([]*os.File, descs)
+	for k := range fds {
+		f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fds[k] = f
 	}
-	defer func() { f.Close() }()
+	defer func() {
+		for _, f := range fds {
+			f.Close()
+		}
+	}()
 
 	var log []string
 	fail := func(format string, args ...any) {
@@ -37,7 +57,7 @@ func TestFSX(t *testing.T) {
 		start := max(0, len(log)-20)
 		t.Fatalf("after %d ops (seed %d): %s\nlast ops:\n%s", len(log), seed, fmt.Sprintf(format, args...), joinLines(log[start:]))
 	}
-	check := func(off, n int) {
+	check := func(f *os.File, off, n int) {
 		t.Helper()
 		buf := make([]byte, n)
 		got, err := f.ReadAt(buf, int64(off))
@@ -54,6 +74,8 @@ func TestFSX(t *testing.T) {
 	}
 	renames := 0
 	for i := 0; i < ops; i++ {
+		k := rng.IntN(descs)
+		f := fds[k]
 		switch op := rng.IntN(100); {
 		case op < 40: // write
 			off := rng.IntN(maxSize - 1)
@@ -62,7 +84,7 @@ func TestFSX(t *testing.T) {
 			for j := range data {
 				data[j] = byte(rng.Uint32())
 			}
-			log = append(log, fmt.Sprintf("write %d@%d", n, off))
+			log = append(log, fmt.Sprintf("fd%d write %d@%d", k, n, off))
 			if _, err := f.WriteAt(data, int64(off)); err != nil {
 				fail("write: %v", err)
 			}
@@ -72,7 +94,7 @@ func TestFSX(t *testing.T) {
 			copy(model[off:], data)
 		case op < 50: // truncate
 			size := rng.IntN(maxSize)
-			log = append(log, fmt.Sprintf("truncate %d", size))
+			log = append(log, fmt.Sprintf("fd%d truncate %d", k, size))
 			if err := f.Truncate(int64(size)); err != nil {
 				fail("truncate: %v", err)
 			}
@@ -84,9 +106,9 @@ func TestFSX(t *testing.T) {
 		case op < 80: // read
 			off := rng.IntN(maxSize)
 			n := 1 + rng.IntN(128<<10)
-			log = append(log, fmt.Sprintf("read %d@%d", n, off))
-			check(off, n)
-		case op < 85: // rename (the descriptor stays valid)
+			log = append(log, fmt.Sprintf("fd%d read %d@%d", k, n, off))
+			check(f, off, n)
+		case op < 85: // rename (the descriptors stay valid)
 			renames++
 			next := filepath.Join(share, "fsx-"+strconv.Itoa(renames))
 			log = append(log, "rename "+filepath.Base(next))
@@ -95,13 +117,13 @@ func TestFSX(t *testing.T) {
 			}
 			name = next
 		case op < 90: // fsync
-			log = append(log, "fsync")
+			log = append(log, fmt.Sprintf("fd%d fsync", k))
 			if err := f.Sync(); err != nil {
 				fail("fsync: %v", err)
 			}
 		default: // close and re-open, maybe with O_TRUNC; check it whole
 			trunc := rng.IntN(8) == 0
-			log = append(log, fmt.Sprintf("reopen trunc=%v", trunc))
+			log = append(log, fmt.Sprintf("fd%d reopen trunc=%v", k, trunc))
 			if err := f.Close(); err != nil {
 				fail("close: %v", err)
 			}
@@ -110,19 +132,23 @@ func TestFSX(t *testing.T) {
 				flags |= os.O_TRUNC
 				model = model[:0]
 			}
-			if f, err = os.OpenFile(name, flags, 0); err != nil {
+			f, err := os.OpenFile(name, flags, 0)
+			if err != nil {
 				fail("reopen: %v", err)
 			}
+			fds[k] = f
 			st, err := f.Stat()
 			if err != nil || st.Size() != int64(len(model)) {
 				fail("size after reopen: %v (err %v), want %d", st.Size(), err, len(model))
 			}
-			check(0, len(model)+1)
+			check(f, 0, len(model)+1)
 		}
 	}
 	// Finally, a fresh descriptor sees everything after close.
-	if err := f.Close(); err != nil {
-		fail("final close: %v", err)
+	for _, f := range fds {
+		if err := f.Close(); err != nil {
+			fail("final close: %v", err)
+		}
 	}
 	got, err := os.ReadFile(name)
 	if err != nil || !bytes.Equal(got, model) {

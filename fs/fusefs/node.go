@@ -449,9 +449,10 @@ func (n *node) awaitClosing() bool {
 }
 
 // flushWriters commits what this mount's other writable handles on n have
-// staged, so that a read through reader sees every write made through the
-// mount before it, as POSIX promises across descriptors (staging is per
-// handle). Flushing a handle with nothing staged costs nothing. A failed
+// staged, so that a read or write through reader comes after every write
+// made through the mount before it, as POSIX promises across descriptors
+// (staging is per handle). Flushing a handle with nothing staged costs
+// nothing. A failed
 // commit is the writer's to report (at its flush or close); here it is only
 // logged.
 func (n *node) flushWriters(ctx context.Context, reader *fileHandle) {
