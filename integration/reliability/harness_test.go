@@ -200,11 +200,64 @@ func (s *server) stop() error {
 }
 
 // kill ends the server with SIGKILL, as a crash would, and detaches the
-// dead FUSE mount it leaves behind.
-func (s *server) kill() {
+// dead FUSE mount it leaves behind. A FUSE server killed while the kernel
+// holds one of its threads in an uninterruptible wait on its own mount
+// (a reverse invalidation needing a directory lock that a client holds
+// while it waits for a reply that will never come) cannot exit: after
+// 10 s kill aborts the mount's FUSE connection through fusectl, which
+// fails the pending requests and lets the process go. wedged reports that.
+func (s *server) kill() (wedged bool, err error) {
 	s.cmd.Process.Kill()
-	<-s.done
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		wedged = true
+		if s.Mount == "" {
+			return wedged, fmt.Errorf("serve (pid %d) did not exit 10 s after SIGKILL", s.Pid())
+		}
+		if err = abortFUSE(s.Mount); err != nil {
+			return wedged, err
+		}
+		select {
+		case <-s.done:
+		case <-time.After(30 * time.Second):
+			return wedged, fmt.Errorf("serve (pid %d) did not exit 30 s after its FUSE connection was aborted", s.Pid())
+		}
+	}
 	s.detach()
+	return wedged, nil
+}
+
+// abortFUSE aborts the FUSE connection of the file system mounted at dir
+// (echo 1 > /sys/fs/fuse/connections/<device minor>/abort), mounting
+// fusectl first if needed.
+func abortFUSE(dir string) error {
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return err
+	}
+	dev := ""
+	for _, line := range strings.Split(string(mi), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 && f[4] == dir {
+			dev = f[2] // major:minor; the last mount at dir wins
+		}
+	}
+	_, minor, ok := strings.Cut(dev, ":")
+	if !ok {
+		return fmt.Errorf("abort FUSE connection of %s: not in /proc/self/mountinfo", dir)
+	}
+	ctl := "/sys/fs/fuse/connections"
+	abort := filepath.Join(ctl, minor, "abort")
+	if _, err := os.Stat(abort); err != nil {
+		if err := syscall.Mount("none", ctl, "fusectl", 0, ""); err != nil && err != syscall.EBUSY {
+			return fmt.Errorf("mount fusectl: %w", err)
+		}
+	}
+	if err := os.WriteFile(abort, []byte("1"), 0o200); err != nil {
+		return fmt.Errorf("abort FUSE connection of %s: %w", dir, err)
+	}
+	return nil
 }
 
 // detach lazily unmounts the server's mount point if something is still
