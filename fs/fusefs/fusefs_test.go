@@ -553,3 +553,27 @@ func TestReadSeesOtherDescriptorsWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestLookupOfOpenFileKeepsStagedSize: when the entry times out and the
+// kernel looks the name up again, the size includes unflushed writes.
+func TestLookupOfOpenFileKeepsStagedSize(t *testing.T) {
+	_, share := mountShare(t)
+	p := filepath.Join(share, "growing")
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt([]byte("tail"), 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // past the 1 s entry and attribute timeouts
+	st, err := os.Stat(p)
+	if err != nil || st.Size() != 1<<20+4 {
+		t.Fatalf("stat by path after the timeout: %v, %v; want %d", st.Size(), err, 1<<20+4)
+	}
+	buf := make([]byte, 4)
+	if n, err := f.ReadAt(buf, 1<<20); n != 4 || string(buf) != "tail" {
+		t.Fatalf("read the unflushed tail: %q %v", buf[:n], err)
+	}
+}

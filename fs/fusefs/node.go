@@ -221,6 +221,19 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 	if err != nil {
 		return nil, toErrno(opOther, err)
 	}
+	// A lookup of an open file (a revalidation after the entry timeout)
+	// must report the size our handles see, like Getattr: the kernel
+	// applies the entry's attributes to the inode.
+	n.st.mu.Lock()
+	known := n.st.nodes[a.ID]
+	n.st.mu.Unlock()
+	if known != nil && !a.Kind.IsDir() {
+		for _, fh := range known.openHandles() {
+			if size, err := fh.h.Size(nc(ctx)); err == nil && size > a.Size {
+				a.Size = size
+			}
+		}
+	}
 	n.st.entry(a, name, out)
 	return n.newChild(ctx, a), 0
 }
