@@ -121,9 +121,16 @@ func putWhole(ctx context.Context, fc *file.Client, b []byte) error {
 	return nil
 }
 
-// checkKept verifies every stored file over REST and over the mount.
+// checkKept verifies the database (PRAGMA integrity_check) and every
+// stored file over REST and over the mount.
 func (r *diskRig) checkKept(ctx context.Context, when string) {
 	r.t.Helper()
+	db := openDB(r.t, r.s.Data)
+	rep, err := integrityCheck(ctx, db)
+	db.Close()
+	if err != nil || rep != "ok" {
+		r.t.Errorf("%s: integrity_check: %q, %v", when, rep, err)
+	}
 	for name, sum := range r.kept {
 		b, exists, err := download(ctx, r.fc(name))
 		if err != nil || !exists {
