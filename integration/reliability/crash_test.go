@@ -242,8 +242,8 @@ func (r *crashRig) round(ctx context.Context, s *server, k int, delay time.Durat
 		t.Fatalf("round %d: %v\n%s", k, err, lastLines(s.stderr.String(), 20))
 	}
 	var werr error
-	if wedged {
-		werr = fmt.Errorf("FINDING: round %d: SIGKILLed serve --mount could not exit (a thread stuck in the kernel on its own mount) until its FUSE connection was aborted through fusectl; meanwhile its pid lives, so its handles, locks and commit intents are not reaped", k)
+	if wedged != "" {
+		werr = fmt.Errorf("FINDING: round %d: SIGKILLed serve --mount could not exit (a thread stuck in the kernel on its own mount) until its FUSE connection was aborted through fusectl; meanwhile its pid lives, so its handles, locks and commit intents are not reaped. Stuck:\n%s", k, wedged)
 	}
 	r.check("serve-exits-after-sigkill", werr)
 	done := make(chan struct{})

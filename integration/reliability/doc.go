@@ -54,6 +54,17 @@
 // that fails while the server is alive is itself a failure. The test
 // prints the number of kills and the checks passed per kind.
 //
+// A kill that leaves the server unable to exit (a thread in uninterruptible
+// sleep on its own mount) is detected after 10 s, reported with the kernel
+// stacks of the stuck threads, and cleared by aborting the mount's FUSE
+// connection through fusectl (mounted on demand).
+//
+// TestCrashBesideSurvivor (survivor_test.go) kills a `serve --mount` while a
+// second serve on the same data directory lives on and is never
+// restarted: the survivor alone must clear the dead process's byte-range
+// lock, pending delete, open handles (List Handles) and lease obstacles as
+// it meets them (odd rounds meet them in reverse order).
+//
 // # Disk full and I/O errors (diskfull_test.go)
 //
 // --data lives on a 64 MiB tmpfs mounted by the test. It is filled over
@@ -92,6 +103,9 @@
 // in-process REST stack (rest over fs over SQLite and the local blob
 // store), with and without authentication: never a 5xx, every refusal
 // carries x-ms-error-code, nothing written outside the data directory.
+// TestHostileStalledUploads (slowbody_test.go) stalls 48 Put Range
+// uploads one byte short of 4 MiB, with and without Content-MD5: the
+// server's peak memory must grow by less than 96 MiB.
 // Its corpus (testdata/fuzz/FuzzRequest) covers every operation and
 // header family and runs in every `go test`.
 //

@@ -205,13 +205,14 @@ func (s *server) stop() error {
 // (a reverse invalidation needing a directory lock that a client holds
 // while it waits for a reply that will never come) cannot exit: after
 // 10 s kill aborts the mount's FUSE connection through fusectl, which
-// fails the pending requests and lets the process go. wedged reports that.
-func (s *server) kill() (wedged bool, err error) {
+// fails the pending requests and lets the process go. wedged reports that,
+// with the kernel stacks of the threads that were stuck.
+func (s *server) kill() (wedged string, err error) {
 	s.cmd.Process.Kill()
 	select {
 	case <-s.done:
 	case <-time.After(10 * time.Second):
-		wedged = true
+		wedged = stuckThreads(s.Pid())
 		if s.Mount == "" {
 			return wedged, fmt.Errorf("serve (pid %d) did not exit 10 s after SIGKILL", s.Pid())
 		}
@@ -226,6 +227,28 @@ func (s *server) kill() (wedged bool, err error) {
 	}
 	s.detach()
 	return wedged, nil
+}
+
+// stuckThreads describes the threads of pid in uninterruptible sleep (D)
+// with their kernel stacks.
+func stuckThreads(pid int) string {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
+	var b strings.Builder
+	for _, task := range tasks {
+		stat, err := os.ReadFile(filepath.Join(task, "stat"))
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) == 0 || f[0] != "D" {
+			continue
+		}
+		stack, _ := os.ReadFile(filepath.Join(task, "stack"))
+		fmt.Fprintf(&b, "thread %s in D:\n%s", filepath.Base(task), stack)
+	}
+	if b.Len() == 0 {
+		return "no thread in D state"
+	}
+	return b.String()
 }
 
 // abortFUSE aborts the FUSE connection of the file system mounted at dir

@@ -77,8 +77,8 @@ func TestCrashBesideSurvivor(t *testing.T) {
 			if errorCode(err) != "FileLockConflict" {
 				t.Fatalf("Put Range over a live mount's lock: %v; want FileLockConflict", err)
 			}
-			if wedged, err := victim.kill(); err != nil || wedged {
-				t.Fatalf("kill: wedged %v, %v", wedged, err)
+			if wedged, err := victim.kill(); err != nil || wedged != "" {
+				t.Fatalf("kill: %v; stuck: %s", err, wedged)
 			}
 
 			checks := []struct {
