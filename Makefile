@@ -5,10 +5,26 @@ GO        ?= go
 NPM_DIR   := integration/js
 GOTEST    := $(GO) test -count=1 -timeout 14m
 
-.PHONY: test deps npm vet unit bench build
+FUZZTIME  ?= 5s
+# Fuzz targets of the REST parsers; go test -fuzz takes one target at a time.
+REST_FUZZ := FuzzParseRange FuzzParsePath FuzzSharedKey FuzzParseAttributes \
+             FuzzParseSMBTime FuzzParseMetadata FuzzDecodeXMLBody
+
+.PHONY: test deps npm vet unit fuzz bench build
 
 test: deps vet
 	$(GOTEST) ./...
+	$(MAKE) fuzz
+
+# fuzz runs each fuzz target briefly (FUZZTIME each); seed corpora live in
+# testdata/fuzz and also run in plain go test.
+fuzz:
+	@log=$$(mktemp); trap 'rm -f $$log' EXIT; \
+	for f in $(REST_FUZZ); do \
+		$(GO) test ./rest -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) > $$log 2>&1 \
+			|| { cat $$log; exit 1; }; \
+		echo "fuzz $$f ($(FUZZTIME)): $$(tail -n 1 $$log)"; \
+	done
 
 deps: npm
 	$(GO) mod download
