@@ -173,7 +173,9 @@ func (st *mountState) onChange(c fs.Change) {
 // remember registers a node for notifications; forget drops it.
 func (st *mountState) remember(n *node) {
 	st.mu.Lock()
-	st.nodes[n.id] = n
+	if st.nodes[n.id] == nil {
+		st.nodes[n.id] = n
+	}
 	st.mu.Unlock()
 }
 

@@ -35,17 +35,25 @@ type node struct {
 // timeout with the default).
 const aliasTTL = time.Nanosecond
 
-// newChild returns the go-fuse inode for a (existing if the kernel knows it).
+// newChild returns the go-fuse inode for a: the live node of the file if
+// the kernel already knows it (it holds the file's open handles), else a
+// new one. NewInode alone would build a fresh node that go-fuse's bridge
+// then drops in favour of the known one, so the live node is looked up in
+// the mount's table first.
 func (n *node) newChild(ctx context.Context, a fs.Attr) *gofs.Inode {
+	n.st.mu.Lock()
+	live := n.st.nodes[a.ID]
+	n.st.mu.Unlock()
+	if live != nil && live.kind.IsDir() == a.Kind.IsDir() {
+		return live.EmbeddedInode()
+	}
 	child := &node{st: n.st, id: a.ID, kind: a.Kind}
 	mode := uint32(syscall.S_IFREG)
 	if a.Kind.IsDir() {
 		mode = syscall.S_IFDIR
 	}
 	ino := n.NewInode(ctx, child, gofs.StableAttr{Mode: mode, Ino: uint64(a.ID)})
-	if got, ok := ino.Operations().(*node); ok {
-		n.st.remember(got)
-	}
+	n.st.remember(child)
 	return ino
 }
 
