@@ -96,10 +96,10 @@ func runServe(c *cli.Context) error {
 		// A request body (at most 4 MiB: a Put Range) must arrive within
 		// ReadTimeout, so a stalled client cannot pin server memory; idle
 		// keep-alive connections go after IdleTimeout.
-		ReadTimeout: 5 * time.Minute,
-		IdleTimeout: 2 * time.Minute,
-		MaxHeaderBytes:    1 << 20,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		ReadTimeout:    5 * time.Minute,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 1 << 20,
+		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
