@@ -461,17 +461,72 @@ func (tx *Tx) ownHandle(id HandleID, op string) (Handle, error) {
 	return h, nil
 }
 
-// Handles returns the handles open on file, in id order.
-func (tx *Tx) Handles(file FileID) ([]Handle, error) { return tx.loadHandles(file) }
+// Handles returns the live handles open on file, in id order. Handles of
+// dead owners are never listed: in an Update their owners are reaped in
+// this transaction; in a View they are left out and View reaps their
+// owners after fn and runs fn again (see liveHandles).
+func (tx *Tx) Handles(file FileID) ([]Handle, error) {
+	hs, err := tx.loadHandles(file)
+	if err != nil {
+		return nil, err
+	}
+	return tx.liveHandles(hs)
+}
 
-// AllHandles returns every handle in the table, in id order (List Handles on
-// a directory filters these by the namespace's subtree).
+// AllHandles returns every live handle in the table, in id order (List
+// Handles on a directory filters these by the namespace's subtree). Dead
+// owners' handles are left out and reaped, as in Handles.
 func (tx *Tx) AllHandles() ([]Handle, error) {
 	hs, err := scanHandles(tx.query(`SELECT ` + handleCols + ` FROM lk_handles ORDER BY id`))
 	if err != nil {
 		return nil, fmt.Errorf("locks: all handles: %w", err)
 	}
-	return hs, nil
+	return tx.liveHandles(hs)
+}
+
+// liveHandles drops the handles of dead owners from hs, probing each other
+// owner once. In a write transaction a dead owner is reaped at once (its
+// handles close, delete-on-close and pending deletes complete); in a read
+// transaction it is flagged for View, which reaps after fn and runs it
+// again. A probe that fails counts as alive (ownerDead).
+func (tx *Tx) liveHandles(hs []Handle) ([]Handle, error) {
+	var dead map[OwnerID]bool
+	for _, h := range hs {
+		if h.Owner == tx.t.owner {
+			continue
+		}
+		if _, probed := dead[h.Owner]; probed {
+			continue
+		}
+		d, err := tx.ownerDead(h.Owner)
+		if err != nil {
+			return nil, err
+		}
+		if dead == nil {
+			dead = map[OwnerID]bool{}
+		}
+		dead[h.Owner] = d
+	}
+	out := hs[:0]
+	for _, h := range hs {
+		if !dead[h.Owner] {
+			out = append(out, h)
+		}
+	}
+	for o, d := range dead {
+		if !d {
+			continue
+		}
+		if !tx.write {
+			tx.needReap = true
+			continue
+		}
+		if err := tx.reapOwner(o); err != nil {
+			return nil, err
+		}
+		tx.t.log.Info("reaped dead owner met while listing handles", "dead_owner", string(o))
+	}
+	return out, nil
 }
 
 // Locks returns the byte-range locks on file, in the order they were taken.
