@@ -107,34 +107,7 @@ func (fsys *FileSystem) setProperties(ctx context.Context, req SetPropertiesRequ
 		if *req.Size < 0 {
 			return Attr{}, pathErr("set properties", req.Path, ErrInvalidRange)
 		}
-		var id FileID
-		err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
-			r, err := q.checkedFile(tx, req.Path, locks.OpSetProperties, req.LeaseID, locks.Range{})
-			id = r.e.id
-			return err
-		})
-		if err != nil {
-			return Attr{}, pathErr("set properties", req.Path, err)
-		}
-		if err := fsys.flushFile(ctx, id, nil); err != nil {
-			return Attr{}, pathErr("set properties", req.Path, err)
-		}
-		e, err := fsys.commit(ctx, id, commitOp{
-			op:       "resize",
-			truncate: req.Size,
-			check: func(tx *locks.Tx, q *q, e entry) error {
-				f, err := q.facts(e)
-				if err != nil {
-					return err
-				}
-				return tx.CheckREST(locks.RESTRequest{File: id, Op: locks.OpSetProperties, LeaseID: req.LeaseID, Facts: f})
-			},
-			touch: func(_ *q, e *entry) { apply(e) },
-		})
-		if err != nil {
-			return Attr{}, pathErr("set properties", req.Path, err)
-		}
-		return e.attr(req.Path), nil
+		return retryMoved("set properties", req.Path, func() (Attr, bool, error) { return fsys.resizeOnce(ctx, req, apply) })
 	}
 	var a Attr
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
@@ -157,6 +130,43 @@ func (fsys *FileSystem) setProperties(ctx context.Context, req SetPropertiesRequ
 		return []Change{{Kind: ChangeAttr, File: e.id, Parent: e.parent, Name: e.name, Version: e.version}}, err
 	})
 	return a, pathErr("set properties", req.Path, err)
+}
+
+// resizeOnce is one attempt of a Set File Properties that changes the size:
+// lookup and check in one transaction, the resize by id in the commit;
+// byID reports that the error came from the step acting by id.
+func (fsys *FileSystem) resizeOnce(ctx context.Context, req SetPropertiesRequest, apply func(e *entry)) (Attr, bool, error) {
+	var id FileID
+	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+		r, err := q.checkedFile(tx, req.Path, locks.OpSetProperties, req.LeaseID, locks.Range{})
+		id = r.e.id
+		return err
+	})
+	if err != nil {
+		return Attr{}, false, pathErr("set properties", req.Path, err)
+	}
+	if err := fsys.flushFile(ctx, id, nil); err != nil {
+		return Attr{}, true, pathErr("set properties", req.Path, err)
+	}
+	e, err := fsys.commit(ctx, id, commitOp{
+		op:       "resize",
+		truncate: req.Size,
+		check: func(tx *locks.Tx, q *q, e entry) error {
+			if err := q.stillNamed(req.Path, id); err != nil {
+				return err
+			}
+			f, err := q.facts(e)
+			if err != nil {
+				return err
+			}
+			return tx.CheckREST(locks.RESTRequest{File: id, Op: locks.OpSetProperties, LeaseID: req.LeaseID, Facts: f})
+		},
+		touch: func(_ *q, e *entry) { apply(e) },
+	})
+	if err != nil {
+		return Attr{}, true, pathErr("set properties", req.Path, err)
+	}
+	return e.attr(req.Path), false, nil
 }
 
 func (fsys *FileSystem) setMetadata(ctx context.Context, path string, md map[string]string, leaseID string) (Attr, error) {
@@ -280,10 +290,58 @@ func joinPath(dir, name string) string {
 	return dir + "/" + name
 }
 
+// errPathMoved: the path no longer names the file an earlier transaction of
+// the same call found there (a concurrent rename, delete or re-create in
+// between). Calls that look up in one transaction and act by id in another
+// check it in the acting transaction and start over.
+var errPathMoved = errors.New("path no longer names the file found")
+
+// maxLookupRetries bounds the start-overs of one call after errPathMoved;
+// each one means another request committed in between, so a few suffice.
+const maxLookupRetries = 50
+
+// stillNamed fails with errPathMoved unless path resolves (SMB view) to
+// file id.
+func (q *q) stillNamed(path string, id FileID) error {
+	r, err := q.resolve(path)
+	if err != nil {
+		return err
+	}
+	if !r.found || r.e.id != id {
+		return errPathMoved
+	}
+	return nil
+}
+
+// retryMoved runs call again while it fails because the file it found
+// moved or vanished before it acted (errPathMoved, or ErrNotFound from the
+// by-id step: byID says which), so a race with a rename or delete of the
+// same path gives the answer of a call made just after it, never a
+// spurious 404. A call that loses maxLookupRetries races in a row (the
+// path churns without pause) gets ErrSharingViolation: the path is busy.
+func retryMoved[T any](op, path string, call func() (T, bool, error)) (T, error) {
+	for attempt := 0; ; attempt++ {
+		v, byID, err := call()
+		if !errors.Is(err, errPathMoved) && !(byID && errors.Is(err, ErrNotFound)) {
+			return v, err
+		}
+		if attempt >= maxLookupRetries {
+			return v, &Error{Op: op, Path: path, Err: fmt.Errorf("%w: lost %d races with renames and deletes of the path (last: %v)",
+				locks.ErrSharingViolation, attempt+1, err)}
+		}
+	}
+}
+
 func (fsys *FileSystem) createFile(ctx context.Context, req CreateFileRequest) (Attr, error) {
 	if req.Size < 0 {
 		return Attr{}, pathErr("create file", req.Path, ErrInvalidRange)
 	}
+	return retryMoved("create file", req.Path, func() (Attr, bool, error) { return fsys.createFileOnce(ctx, req) })
+}
+
+// createFileOnce is one attempt of createFile; byID reports that the error
+// came from the step that acts on the file found by the lookup.
+func (fsys *FileSystem) createFileOnce(ctx context.Context, req CreateFileRequest) (Attr, bool, error) {
 	apply := func(q *q, e *entry) {
 		t := ticks(q.now)
 		e.created, e.write, e.change, e.modified = t, t, t, t
@@ -328,7 +386,7 @@ func (fsys *FileSystem) createFile(ctx context.Context, req CreateFileRequest) (
 		return []Change{{Kind: ChangeCreate, File: e.id, Parent: e.parent, Name: e.name, Version: e.version}}, err
 	})
 	if err != nil || existing == 0 {
-		return a, pathErr("create file", req.Path, err)
+		return a, false, pathErr("create file", req.Path, err)
 	}
 	size := req.Size
 	e, err := fsys.commit(ctx, existing, commitOp{
@@ -336,6 +394,11 @@ func (fsys *FileSystem) createFile(ctx context.Context, req CreateFileRequest) (
 		reset:    true,
 		truncate: &size,
 		check: func(tx *locks.Tx, q *q, e entry) error {
+			// The path must still name the file found above: otherwise
+			// a rename or delete came in between and the call starts over.
+			if err := q.stillNamed(req.Path, e.id); err != nil {
+				return err
+			}
 			f, err := q.facts(e)
 			if err != nil {
 				return err
@@ -347,9 +410,9 @@ func (fsys *FileSystem) createFile(ctx context.Context, req CreateFileRequest) (
 		},
 	})
 	if err != nil {
-		return Attr{}, pathErr("create file", req.Path, err)
+		return Attr{}, true, pathErr("create file", req.Path, err)
 	}
-	return e.attr(req.Path), nil
+	return e.attr(req.Path), false, nil
 }
 
 // maxPutRange is the largest Put Range update (4 MiB).
@@ -690,6 +753,12 @@ func (q *q) ranges(id FileID) (rangeSet, error) {
 }
 
 func (fsys *FileSystem) copyFile(ctx context.Context, req CopyFileRequest) (Attr, error) {
+	return retryMoved("copy", req.Dest, func() (Attr, bool, error) { return fsys.copyFileOnce(ctx, req) })
+}
+
+// copyFileOnce is one attempt of copyFile; byID reports that the error came
+// from the commit to the destination found (or created) by id.
+func (fsys *FileSystem) copyFileOnce(ctx context.Context, req CopyFileRequest) (Attr, bool, error) {
 	var src entry
 	var srcPath string
 	var sc content
@@ -710,11 +779,11 @@ func (fsys *FileSystem) copyFile(ctx context.Context, req CopyFileRequest) (Attr
 		return err
 	})
 	if err != nil {
-		return Attr{}, pathErr("copy", req.Dest, err)
+		return Attr{}, false, pathErr("copy", req.Dest, err)
 	}
 	_ = srcPath
 	if strings.EqualFold(req.Source, req.Dest) {
-		return Attr{}, pathErr("copy", req.Dest, fmt.Errorf("%w: source and destination are the same file", ErrInvalidArg))
+		return Attr{}, false, pathErr("copy", req.Dest, fmt.Errorf("%w: source and destination are the same file", ErrInvalidArg))
 	}
 	// The destination: create it empty if it does not exist.
 	var dst FileID
@@ -747,7 +816,7 @@ func (fsys *FileSystem) copyFile(ctx context.Context, req CopyFileRequest) (Attr
 		return []Change{{Kind: ChangeCreate, File: e.id, Parent: e.parent, Name: e.name, Version: e.version}}, nil
 	})
 	if err != nil {
-		return Attr{}, pathErr("copy", req.Dest, err)
+		return Attr{}, false, pathErr("copy", req.Dest, err)
 	}
 	// Stream the source's blob into staged blocks of the destination.
 	s := newStage(fsys, dst)
@@ -759,7 +828,7 @@ func (fsys *FileSystem) copyFile(ctx context.Context, req CopyFileRequest) (Attr
 		case errors.Is(err, blobstore.ErrNotFound):
 			dataLen = 0
 		case err != nil:
-			return Attr{}, pathErr("copy", req.Dest, err)
+			return Attr{}, false, pathErr("copy", req.Dest, err)
 		default:
 			dataLen = info.Size
 		}
@@ -769,7 +838,7 @@ func (fsys *FileSystem) copyFile(ctx context.Context, req CopyFileRequest) (Attr
 		err := stageFrom(ctx, s, rd, 0, n)
 		rd.Close()
 		if err != nil {
-			return Attr{}, pathErr("copy", req.Dest, err)
+			return Attr{}, false, pathErr("copy", req.Dest, err)
 		}
 	}
 	size := src.size
@@ -780,6 +849,9 @@ func (fsys *FileSystem) copyFile(ctx context.Context, req CopyFileRequest) (Attr
 		stage:    s,
 		ranges:   &srcRanges,
 		check: func(tx *locks.Tx, q *q, e entry) error {
+			if err := q.stillNamed(req.Dest, e.id); err != nil {
+				return err
+			}
 			f, err := q.facts(e)
 			if err != nil {
 				return err
@@ -802,9 +874,9 @@ func (fsys *FileSystem) copyFile(ctx context.Context, req CopyFileRequest) (Attr
 		},
 	})
 	if err != nil {
-		return Attr{}, pathErr("copy", req.Dest, err)
+		return Attr{}, true, pathErr("copy", req.Dest, err)
 	}
-	return e.attr(req.Dest), nil
+	return e.attr(req.Dest), false, nil
 }
 
 func (fsys *FileSystem) renamePath(ctx context.Context, req RenamePathRequest) (Attr, error) {

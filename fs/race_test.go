@@ -1,0 +1,91 @@
+package fs
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Calls that find a file in one transaction and act on it by id in a later
+// one must not answer "not found" when the path existed all along and a
+// concurrent rename or delete only moved the file in between: they start
+// over and answer as a call made just after the race (reliability
+// TestContention: Create File may not 404 while its parent exists).
+func TestLookupActRaces(t *testing.T) {
+	const names = 3
+	rounds := 150
+	if testing.Short() {
+		rounds = 40
+	}
+	for _, tc := range []struct {
+		name string
+		call func(e *env, path string) error
+	}{
+		{"create file", func(e *env, path string) error {
+			_, err := e.fs.CreateFile(ctxBG, CreateFileRequest{Path: path, Size: 1000})
+			return err
+		}},
+		{"copy file", func(e *env, path string) error {
+			_, err := e.fs.CopyFile(ctxBG, CopyFileRequest{Source: "data/src", Dest: path})
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.share("data")
+			_, err := e.fs.CreateDirectory(ctxBG, CreateDirectoryRequest{Path: "data/d"})
+			mustNil(t, err, "mkdir")
+			e.putFile("data/src", []byte("source"))
+			ctx, cancel := context.WithCancel(ctxBG)
+			var wg sync.WaitGroup
+			// Churn: rename one name over another (replacing it) and
+			// delete names, so a file found by a lookup often moves or
+			// vanishes before the caller acts on it. (A short pause per
+			// churn step: against a path that churns without any pause a
+			// call gives up after maxLookupRetries lost races, as busy.)
+			for w := range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; ctx.Err() == nil; i++ {
+						a := fmt.Sprintf("data/d/n%d", (i+w)%names)
+						b := fmt.Sprintf("data/d/n%d", (i+w+1)%names)
+						if i%3 == 2 {
+							_ = e.fs.DeleteFile(ctxBG, a, "")
+						} else {
+							_, _ = e.fs.RenamePath(ctxBG, RenamePathRequest{Source: a, Dest: b, ReplaceIfExists: true})
+						}
+						time.Sleep(200 * time.Microsecond)
+					}
+				}()
+			}
+			errs := make(chan error, 4*rounds)
+			var callers sync.WaitGroup
+			for c := range 4 {
+				callers.Add(1)
+				go func() {
+					defer callers.Done()
+					for i := range rounds {
+						path := fmt.Sprintf("data/d/n%d", (i+c)%names)
+						if err := tc.call(e, path); err != nil {
+							errs <- fmt.Errorf("%s %s: %w", tc.name, path, err)
+						}
+					}
+				}()
+			}
+			callers.Wait()
+			cancel()
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				// No handles are open and the parent always exists: every
+				// call must succeed.
+				if err != nil {
+					t.Errorf("spurious failure: %v", err)
+				}
+			}
+		})
+	}
+}
