@@ -10,6 +10,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 
 	"github.com/blobshare/blobshare/blobstore/azure/azuritetest"
+	"github.com/blobshare/blobshare/fs"
 )
 
 // serve with --blob-backend azure://: file content lives in an Azurite
@@ -28,7 +29,11 @@ func TestServeOnAzureBlobBackend(t *testing.T) {
 	if _, err := m.share.Create(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	content := []byte(strings.Repeat("content kept in Azure Blob storage. ", 1000))
+	// Larger than fs.InlineMax: small files live in SQLite, not in blobs.
+	content := []byte(strings.Repeat("content kept in Azure Blob storage. ", 10000))
+	if len(content) <= fs.InlineMax {
+		t.Fatalf("test content of %d bytes would be stored inline", len(content))
+	}
 	m.putFile(t, "doc.txt", content)
 	s.stop(t)
 

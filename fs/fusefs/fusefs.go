@@ -124,50 +124,38 @@ func (st *mountState) enter(ids ...fs.FileID) func() {
 	}
 }
 
-// onChange invalidates the kernel's caches for a change made outside this
-// mount (REST, a session in this process). It runs on the changer's
-// goroutine, maybe inside a FUSE request of ours: notifications go out on
-// their own goroutine (a notify that needs a directory lock the kernel
-// holds for the request would deadlock).
+// onChange makes a change made outside this mount (REST, a session in this
+// process) visible to the kernel. It runs on the changer's goroutine, maybe
+// inside a FUSE request of ours, so it never waits for the kernel.
+//
+// Only attribute invalidation is sent (NotifyContent with offset -1): the
+// kernel serves it without taking page or directory locks. Entry
+// invalidation (NotifyEntry) and page invalidation wait, uninterruptibly,
+// for the directory lock or page locks that a request still pending in this
+// daemon may hold; if the daemon is SIGKILLed at that moment the kernel
+// thread never returns and the process can never exit, keeping its handles
+// alive in the lock table. So data coherence is close-to-open: the next open
+// drops stale pages (no FOPEN_KEEP_CACHE once the file's version moved), and
+// a name removed or renamed over REST leaves the kernel's dentry cache within
+// the 1 s entry timeout.
 func (st *mountState) onChange(c fs.Change) {
+	if c.Kind != fs.ChangeData && c.Kind != fs.ChangeAttr {
+		return
+	}
 	st.mu.Lock()
-	if st.busy[c.File] > 0 || (c.Kind != fs.ChangeData && c.Kind != fs.ChangeAttr && (st.busy[c.Parent] > 0 || st.busy[c.NewParent] > 0)) {
+	if st.busy[c.File] > 0 {
 		st.mu.Unlock()
 		return
 	}
-	file, parent, newParent := st.nodes[c.File], st.nodes[c.Parent], st.nodes[c.NewParent]
+	file := st.nodes[c.File]
 	st.mu.Unlock()
-
-	go func() {
-		switch c.Kind {
-		case fs.ChangeData:
-			if file != nil {
-				off, n := c.Offset, c.Length
-				if n < 0 {
-					n = 0 // to the end
-				}
-				file.resetCache()
-				file.NotifyContent(off, n)
-			}
-		case fs.ChangeAttr:
-			if file != nil {
-				file.NotifyContent(-1, 0) // attributes only
-			}
-		case fs.ChangeCreate:
-			// No negative entries are cached (doc.go): nothing to drop.
-		case fs.ChangeRemove:
-			if parent != nil {
-				parent.NotifyEntry(c.Name)
-			}
-		case fs.ChangeRename:
-			if parent != nil {
-				parent.NotifyEntry(c.Name)
-			}
-			if newParent != nil {
-				newParent.NotifyEntry(c.NewName)
-			}
-		}
-	}()
+	if file == nil {
+		return
+	}
+	if c.Kind == fs.ChangeData {
+		file.resetCache()
+	}
+	go file.NotifyContent(-1, 0)
 }
 
 // remember registers a node for notifications; forget drops it.
