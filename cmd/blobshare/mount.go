@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/blobshare/blobshare/fs/fusefs"
+	"github.com/blobshare/blobshare/locks"
 )
 
 func mountCommand() *cli.Command {
@@ -47,7 +48,7 @@ func runMount(c *cli.Context) error {
 	case !st.IsDir():
 		return fmt.Errorf("mount: mount point %s is not a directory", mountpoint)
 	}
-	shareMode, err := fusefs.ParseShareMode(c.String("share-mode"))
+	shareMode, err := locks.ParseShareMode(c.String("share-mode"))
 	if err != nil {
 		return fmt.Errorf("mount: --share-mode: %w", err)
 	}

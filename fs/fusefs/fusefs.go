@@ -24,7 +24,7 @@ type Options struct {
 	Share string
 	// ShareMode is given to every open through the mount. The zero value
 	// is locks.ShareNone (deny everything to others): callers normally pass
-	// DefaultShareMode or ParseShareMode's result.
+	// DefaultShareMode or locks.ParseShareMode's result.
 	ShareMode locks.ShareMode
 	// Logger receives errors that have no caller to go to (RELEASE) and,
 	// at debug level, go-fuse's messages. Nil discards.
