@@ -50,6 +50,14 @@ type fileState struct {
 	handles map[*Handle]struct{}
 }
 
+// SchemaVersion is the version of the namespace tables this build creates
+// and accepts, stored as row "schema" of ns_seq. Bump it with every change
+// to schema: New refuses a database with another version with a
+// *locks.SchemaError (errors.Is locks.ErrIncompatibleSchema) naming the
+// data directory and both versions. (No migrations yet: nothing has been
+// released.)
+const SchemaVersion = 1
+
 // schema is the namespace's part of the shared database. Names are
 // case-insensitive through key (FoldName); the unique index covers only
 // live entries, so a file unlinked through the mount while open keeps its
@@ -203,8 +211,10 @@ func newFileSystem(ctx context.Context, cfg Config) (*FileSystem, error) {
 func (fsys *FileSystem) initSchema(ctx context.Context) error {
 	return fsys.table.Update(ctx, func(tx *locks.Tx) error {
 		q := tx.SQL()
-		if _, err := q.ExecContext(ctx, schema); err != nil {
-			return fmt.Errorf("fs: create schema: %w", err)
+		// A namespace from another build is refused with a
+		// *locks.SchemaError (never a raw "no such column" later).
+		if err := locks.EnsureSchema(ctx, q, fsys.table.Path(), "namespace", "ns_entries", "ns_seq", SchemaVersion, schema); err != nil {
+			return fmt.Errorf("fs: %w", err)
 		}
 		if _, err := q.ExecContext(ctx, `INSERT OR IGNORE INTO ns_seq(name, value) VALUES('version', 0)`); err != nil {
 			return fmt.Errorf("fs: init sequence: %w", err)

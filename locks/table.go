@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -128,6 +129,49 @@ CREATE TABLE IF NOT EXISTS lk_locks (
 CREATE INDEX IF NOT EXISTS lk_locks_file ON lk_locks(file, handle);
 `
 
+// SchemaVersion is the version of the lock tables this build creates and
+// accepts, stored in lk_meta ("schema"). Bump it with every change to
+// schema; a database with another version is refused (*SchemaError).
+const SchemaVersion = 1
+
+// EnsureSchema checks or creates one part of the shared database inside a
+// write transaction: when marker (a table of the part) exists, the version
+// stored as row "schema" of metaTable (a (name, value) table) must be
+// want — a missing row or table means a database from before versioning
+// (version 0) — else it returns a *SchemaError naming the data directory
+// of dbPath; when marker does not exist, ddl runs and the version is
+// recorded. Package fs uses it for the namespace tables.
+func EnsureSchema(ctx context.Context, tx *sql.Tx, dbPath, part, marker, metaTable string, want int64, ddl string) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, marker).Scan(&n); err != nil {
+		return fmt.Errorf("read schema of %s: %w", dbPath, err)
+	}
+	if n > 0 {
+		var found int64
+		var hasMeta int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, metaTable).Scan(&hasMeta); err != nil {
+			return fmt.Errorf("read schema of %s: %w", dbPath, err)
+		}
+		if hasMeta > 0 {
+			err := tx.QueryRowContext(ctx, `SELECT value FROM `+metaTable+` WHERE name = 'schema'`).Scan(&found)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("read schema version of %s: %w", dbPath, err)
+			}
+		}
+		if found != want {
+			return &SchemaError{Dir: filepath.Dir(dbPath), DB: dbPath, Part: part, Found: found, Want: want}
+		}
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, ddl); err != nil {
+		return fmt.Errorf("create %s schema in %s: %w", part, dbPath, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO `+metaTable+`(name, value) VALUES('schema', ?)`, want); err != nil {
+		return fmt.Errorf("record %s schema version in %s: %w", part, dbPath, err)
+	}
+	return nil
+}
+
 // busyTimeoutMS is SQLite's own wait for the write lock; Update retries
 // with backoff beyond it until the context ends.
 const busyTimeoutMS = 5000
@@ -196,11 +240,16 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 		lock.release()
 		return nil, fmt.Errorf("locks: open %s: %w", path, err)
 	}
-	// The schema first, alone: WAL switch and DDL.
+	// The schema first, alone: WAL switch, version check and DDL.
 	if err := t.Update(ctx, func(tx *Tx) error {
-		_, err := tx.tx.ExecContext(ctx, schema)
-		return err
+		return EnsureSchema(ctx, tx.tx, path, "lock table", "lk_handles", "lk_meta", SchemaVersion, schema)
 	}); err != nil {
+		var se *SchemaError
+		if errors.As(err, &se) {
+			db.Close()
+			lock.release()
+			return nil, err
+		}
 		return fail(fmt.Errorf("schema: %w", err))
 	}
 	if err := t.Update(ctx, func(tx *Tx) error {
