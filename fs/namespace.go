@@ -95,8 +95,13 @@ type q struct {
 	fs  *FileSystem
 }
 
+// q's statements run without the caller's cancellation: inside a
+// transaction they never wait for a lock (see locks), and a cancellable
+// context costs the driver a watcher goroutine per statement. Waiting for
+// the transaction itself (BEGIN, busy retries) still watches the caller's
+// context in locks.
 func (fsys *FileSystem) q(tx *locks.Tx) *q {
-	return &q{ctx: tx.Context(), tx: tx.SQL(), now: fsys.now(), fs: fsys}
+	return &q{ctx: context.WithoutCancel(tx.Context()), tx: tx.SQL(), now: fsys.now(), fs: fsys}
 }
 
 // update runs fn in a write transaction; changes it returns are notified
@@ -391,7 +396,12 @@ type resolved struct {
 	name   string // the last component ("" when the path is the share itself)
 	e      entry  // the entry itself
 	found  bool
+	path   string // when found: the entry's path with its stored names (what pathOf(e) returns)
 }
+
+// attr is the found entry's Attr, with the path the walk collected (no
+// walk up the parents as attrOf does).
+func (r resolved) attr() Attr { return r.e.attr(r.path) }
 
 // resolve walks a "share/dir/file" path in the SMB view. Missing share →
 // ErrShareNotFound; a missing or non-directory intermediate →
@@ -410,9 +420,11 @@ func (q *q) resolve(path string) (resolved, error) {
 		return resolved{}, err
 	}
 	if len(parts) == 0 {
-		r.parent, r.e, r.found = r.share, r.share, true
+		r.parent, r.e, r.found, r.path = r.share, r.share, true, r.share.name
 		return r, nil
 	}
+	var b strings.Builder
+	b.WriteString(r.share.name)
 	dir := r.share
 	for _, c := range parts[:len(parts)-1] {
 		next, err := q.child(dir.id, c, false)
@@ -423,12 +435,17 @@ func (q *q) resolve(path string) (resolved, error) {
 			return resolved{}, err
 		}
 		dir = next
+		b.WriteByte('/')
+		b.WriteString(dir.name)
 	}
 	r.parent, r.name = dir, parts[len(parts)-1]
 	r.e, err = q.child(dir.id, r.name, true)
 	switch {
 	case err == nil:
 		r.found = true
+		b.WriteByte('/')
+		b.WriteString(r.e.name)
+		r.path = b.String()
 	case errors.Is(err, ErrNotFound):
 	default:
 		return resolved{}, err

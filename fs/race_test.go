@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/blobshare/blobshare/locks"
 )
 
 // Calls that find a file in one transaction and act on it by id in a later
@@ -86,6 +88,37 @@ func TestLookupActRaces(t *testing.T) {
 					t.Errorf("spurious failure: %v", err)
 				}
 			}
+		})
+	}
+}
+
+// resolve's collected path is what pathOf builds from the parents (stored
+// case), for shares, directories and files at several depths.
+func TestResolvedPath(t *testing.T) {
+	e := newEnv(t)
+	e.share("data")
+	for _, d := range []string{"data/A", "data/A/Bb"} {
+		_, err := e.fs.CreateDirectory(ctxBG, CreateDirectoryRequest{Path: d})
+		mustNil(t, err, "mkdir "+d)
+	}
+	e.putFile("data/A/Bb/File.TXT", []byte("x"))
+	e.putFile("data/top", []byte("y"))
+	for _, path := range []string{"data", "data/a", "data/A/bb", "data/a/BB/file.txt", "data/TOP"} {
+		t.Run(path, func(t *testing.T) {
+			mustNil(t, e.fs.view(ctxBG, func(tx *locks.Tx, q *q) error {
+				r, err := q.mustResolve(path)
+				if err != nil {
+					return err
+				}
+				want, err := q.pathOf(r.e)
+				if err != nil {
+					return err
+				}
+				if r.path != want {
+					t.Errorf("resolve(%q).path = %q, pathOf = %q", path, r.path, want)
+				}
+				return nil
+			}), "view")
 		})
 	}
 }

@@ -36,14 +36,21 @@ func (q *q) checkedFile(tx *locks.Tx, path string, op locks.Op, leaseID string, 
 	if err != nil {
 		return res, err
 	}
+	_, err = q.checkResolved(tx, res, op, leaseID, r)
+	return res, err
+}
+
+// checkResolved asks locks about op on the file res found, and returns the
+// file's lease status read with the same check.
+func (q *q) checkResolved(tx *locks.Tx, res resolved, op locks.Op, leaseID string, r locks.Range) (locks.LeaseInfo, error) {
 	if res.e.kind.IsDir() {
-		return res, ErrIsDir
+		return locks.LeaseInfo{}, ErrIsDir
 	}
 	f, err := q.facts(res.e)
 	if err != nil {
-		return res, err
+		return locks.LeaseInfo{}, err
 	}
-	return res, tx.CheckREST(locks.RESTRequest{File: res.e.id, Op: op, LeaseID: leaseID, Range: r, Facts: f})
+	return tx.CheckRESTLease(locks.RESTRequest{File: res.e.id, Op: op, LeaseID: leaseID, Range: r, Facts: f})
 }
 
 func (fsys *FileSystem) createDirectory(ctx context.Context, req CreateDirectoryRequest) (Attr, error) {
@@ -80,15 +87,12 @@ func (fsys *FileSystem) stat(ctx context.Context, path, leaseID string) (Attr, l
 			return err
 		}
 		if r.e.kind == KindFile {
-			if _, err := q.checkedFile(tx, path, locks.OpGetProperties, leaseID, locks.Range{}); err != nil {
-				return err
-			}
-			if li, err = tx.LeaseInfo(r.e.id); err != nil {
+			if li, err = q.checkResolved(tx, r, locks.OpGetProperties, leaseID, locks.Range{}); err != nil {
 				return err
 			}
 		}
-		a, err = q.attrOf(r.e)
-		return err
+		a = r.attr()
+		return nil
 	})
 	return a, li, pathErr("stat", path, err)
 }

@@ -3,6 +3,7 @@ package locks
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -132,5 +133,97 @@ func TestForceCloseAfterDeadOwner(t *testing.T) {
 	}))
 	if !slices.Equal(closed, []HandleID{mine.ID}) {
 		t.Fatalf("force-closed %v, want [%d]", closed, mine.ID)
+	}
+}
+
+// CheckRESTLease decides exactly as CheckREST and reports the lease status
+// LeaseInfo reports, from the same read.
+func TestCheckRESTLease(t *testing.T) {
+	tab := openTable(t, "", Options{})
+	leased, free, held := newFile(), newFile(), newFile()
+	var id string
+	must(t, tab.Update(t.Context(), func(tx *Tx) error {
+		var err error
+		id, err = tx.Lease(LeaseRequest{File: leased, Action: LeaseAcquire, ProposedID: "11111111-1111-1111-1111-111111111111"})
+		return err
+	}))
+	mustOpen(t, tab, OpenRequest{File: held, Access: rd | wr, Share: ShareNone})
+	for _, tc := range []struct {
+		name string
+		req  RESTRequest
+	}{
+		{"leased, properties", RESTRequest{File: leased, Op: OpGetProperties}},
+		{"leased, write without id", RESTRequest{File: leased, Op: OpPutRange, Range: Range{0, 1}}},
+		{"leased, write with id", RESTRequest{File: leased, Op: OpPutRange, Range: Range{0, 1}, LeaseID: id}},
+		{"free", RESTRequest{File: free, Op: OpGetProperties}},
+		{"held, read", RESTRequest{File: held, Op: OpGetFile, Range: WholeFile}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			must(t, tab.View(t.Context(), func(tx *Tx) error {
+				want := tx.CheckREST(tc.req)
+				wantInfo, err := tx.LeaseInfo(tc.req.File)
+				if err != nil {
+					return err
+				}
+				info, got := tx.CheckRESTLease(tc.req)
+				if (got == nil) != (want == nil) || (want != nil && got.Error() != want.Error()) {
+					t.Errorf("CheckRESTLease err %v, CheckREST %v", got, want)
+				}
+				if got == nil && info != wantInfo {
+					t.Errorf("lease %+v, LeaseInfo %+v", info, wantInfo)
+				}
+				return nil
+			}))
+		})
+	}
+}
+
+// CheckIO's one-statement path (this Table's own handles) answers as the
+// general path does (another Table's handle id), in Views and Updates, and
+// a stale id hint (the handle force-closed by another owner) is
+// ErrHandleClosed.
+func TestCheckIOPaths(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "locks.db")
+	a := openTable(t, path, Options{})
+	b := openTable(t, path, Options{})
+	f := newFile()
+	ha := mustOpen(t, a, OpenRequest{File: f, Access: rd | wr, Share: ShareAll})
+	hb := mustOpen(t, b, OpenRequest{File: f, Access: rd | wr, Share: ShareAll})
+	lockOn := func(tab *Table, id HandleID, r Range, k LockKind) {
+		must(t, tab.Update(t.Context(), func(tx *Tx) error { return tx.Lock(id, r, k) }))
+	}
+	lockOn(a, ha.ID, Range{0, 10}, LockExclusive)
+	lockOn(b, hb.ID, Range{100, 10}, LockShared)
+	for _, tc := range []struct {
+		name  string
+		r     Range
+		write bool
+		wantA error // through a's own handle (fast path)
+	}{
+		{"own exclusive lock, write", Range{0, 10}, true, nil},
+		{"other's shared lock, read", Range{100, 1}, false, nil},
+		{"other's shared lock, write", Range{105, 10}, true, ErrLockConflict},
+		{"no lock", Range{50, 10}, true, nil},
+		{"zero length inside a lock", Range{105, 0}, true, nil},
+		{"past 2^64-1", Range{1 << 63, 1<<63 + 1}, false, ErrInvalidLockRange},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, run := range []func(context.Context, func(*Tx) error) error{a.View, a.Update} {
+				err := run(t.Context(), func(tx *Tx) error { return tx.CheckIO(ha.ID, tc.r, tc.write) })
+				if !errIs(err, tc.wantA) {
+					t.Fatalf("own handle: %v, want %v", err, tc.wantA)
+				}
+			}
+			// The same id through b (no hint there: the general path).
+			err := b.View(t.Context(), func(tx *Tx) error { return tx.CheckIO(ha.ID, tc.r, tc.write) })
+			if !errIs(err, tc.wantA) {
+				t.Fatalf("general path: %v, want %v", err, tc.wantA)
+			}
+		})
+	}
+	must(t, b.Update(t.Context(), func(tx *Tx) error { _, err := tx.ForceClose(ha.ID); return err }))
+	err := a.View(t.Context(), func(tx *Tx) error { return tx.CheckIO(ha.ID, Range{0, 1}, false) })
+	if !errors.Is(err, ErrHandleClosed) {
+		t.Fatalf("force-closed own handle: %v, want ErrHandleClosed", err)
 	}
 }

@@ -739,9 +739,20 @@ func (tx *Tx) Reshare(id HandleID, share ShareMode) error {
 // and clears Facts.ReadOnly when the request carries an ignore-readonly
 // header or itself clears the ReadOnly attribute.
 func (tx *Tx) CheckREST(req RESTRequest) error {
-	withLocks := req.Op == OpGetFile || req.Op == OpPutRange
-	_, err := tx.decide(req.File, withLocks, func(st *fileState) error { return decideREST(st, req) })
+	_, err := tx.CheckRESTLease(req)
 	return err
+}
+
+// CheckRESTLease is CheckREST that also returns the file's lease status as
+// the check read it (Get File Properties reports both), saving a second
+// read of the file's state.
+func (tx *Tx) CheckRESTLease(req RESTRequest) (LeaseInfo, error) {
+	withLocks := req.Op == OpGetFile || req.Op == OpPutRange
+	st, err := tx.decide(req.File, withLocks, func(st *fileState) error { return decideREST(st, req) })
+	if err != nil {
+		return LeaseInfo{}, err
+	}
+	return st.lease, nil
 }
 
 // Lease runs one Lease File action (locking.md §4.2). Acquire is checked
@@ -853,10 +864,79 @@ func (tx *Tx) CheckIOKey(id HandleID, key uint64, r Range, write bool) error {
 	return tx.checkIO(id, lockRequester{handle: id, key: key, posix: true}, r, write)
 }
 
-func (tx *Tx) checkIO(id HandleID, who lockRequester, r Range, write bool) error {
-	h, err := tx.Handle(id)
+// ioQuery reads, in one statement, whether handle ?2 of file ?1 is open
+// (no row: closed) with its owner, and the file's byte-range locks with
+// their holders' owners (a row with NULL lock columns: no locks; a lock
+// whose holder row is missing has a NULL holder owner and is skipped, as
+// loadLocks' inner join skips it).
+const ioQuery = `SELECT h.owner, l.id, l.handle, l.lkey, l.off, l.len, l.kind, l.posix, lh.owner
+	FROM lk_handles h
+	LEFT JOIN lk_locks l ON l.file = h.file
+	LEFT JOIN lk_handles lh ON lh.file = l.file AND lh.id = l.handle
+	WHERE h.file = ?1 AND h.id = ?2
+	ORDER BY l.id`
+
+// ioState loads handle id (on file, from this Table's hint) and the file's
+// byte-range locks in one statement; ok is false if the handle is gone.
+func (tx *Tx) ioState(id HandleID, file FileID) (owner OwnerID, ls []lockRec, ok bool, err error) {
+	rows, err := tx.query(ioQuery, int64(file), int64(id))
 	if err != nil {
-		return fmt.Errorf("io: %w", err)
+		return "", nil, false, fmt.Errorf("locks: io handle %d: %w", id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			hOwner                    string
+			row, handle, key, off, ln sql.NullInt64
+			kind                      sql.NullInt64
+			posix                     sql.NullBool
+			lOwner                    sql.NullString
+		)
+		if err := rows.Scan(&hOwner, &row, &handle, &key, &off, &ln, &kind, &posix, &lOwner); err != nil {
+			return "", nil, false, fmt.Errorf("locks: io handle %d: %w", id, err)
+		}
+		owner, ok = OwnerID(hOwner), true
+		if !row.Valid || !lOwner.Valid {
+			continue
+		}
+		var l lockRec
+		l.row = row.Int64
+		l.Handle, l.Key = HandleID(handle.Int64), uint64(key.Int64)
+		l.Range = Range{Offset: uint64(off.Int64), Length: uint64(ln.Int64)}
+		l.Kind, l.POSIX, l.owner = LockKind(kind.Int64), posix.Bool, OwnerID(lOwner.String)
+		ls = append(ls, l)
+	}
+	if err := rows.Err(); err != nil {
+		return "", nil, false, fmt.Errorf("locks: io handle %d: %w", id, err)
+	}
+	return owner, ls, ok, nil
+}
+
+func (tx *Tx) checkIO(id HandleID, who lockRequester, r Range, write bool) error {
+	var (
+		h   Handle
+		ls  []lockRec
+		err error
+	)
+	if file, hinted := tx.t.handleFile(id); hinted {
+		// Fast path for this Table's handles: one statement.
+		owner, locks, ok, err := tx.ioState(id, file)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("io: locks: handle %d: %w", id, ErrHandleClosed)
+		}
+		h, ls = Handle{ID: id, File: file, Owner: owner}, locks
+	} else {
+		if h, err = tx.Handle(id); err != nil {
+			return fmt.Errorf("io: %w", err)
+		}
+		if r.Valid() && r.Length != 0 {
+			if ls, err = tx.loadLocks(h.File); err != nil {
+				return err
+			}
+		}
 	}
 	if !r.Valid() {
 		return fmt.Errorf("locks: io handle %d %v: %w", id, r, ErrInvalidLockRange)
@@ -867,10 +947,6 @@ func (tx *Tx) checkIO(id HandleID, who lockRequester, r Range, write bool) error
 	who.owner = h.Owner
 	// Fast path: the locks alone decide; the handles are loaded only when
 	// a conflict needs its holders' owners probed (decide).
-	ls, err := tx.loadLocks(h.File)
-	if err != nil {
-		return err
-	}
 	if len(ioConflicts(ls, who, r, write)) == 0 {
 		return nil
 	}
