@@ -108,7 +108,35 @@
 // the block layout, so it is exact to the byte.
 //
 // SQL statements are prepared once per FileSystem and cached (SQLite
-// parsing costs more than most of the statements themselves).
+// parsing costs more than most of the statements themselves), and run
+// without the caller's cancellation (a cancellable context costs the driver
+// a watcher goroutine per statement; statements inside a transaction never
+// wait). A path walk (resolve) also collects the entry's stored path, so a
+// REST reply needs no second walk up the parents; Get File Properties is one
+// walk, one lock check that also returns the lease, nothing more.
+//
+// # Schema
+//
+// The namespace tables carry a version (ns_seq row "schema",
+// SchemaVersion), checked by New through locks.EnsureSchema: a database
+// from another build gets a *locks.SchemaError naming the data directory
+// and both versions, never a raw SQL error. Bump SchemaVersion with every
+// change to the schema (no migrations yet: nothing has been released).
+//
+// # Lookups and actions in separate transactions
+//
+// A REST call that must do blob I/O between finding a file and changing it
+// (Create File over an existing file, Copy File, a resizing Set File
+// Properties) cannot do both in one transaction. The acting transaction
+// (the commit's check) verifies that the path still names the file id the
+// lookup found; if a rename or delete came in between (errPathMoved, or the
+// id is gone) the whole call starts over, so it answers as a call made just
+// after the race, never a spurious 404 while the parent exists. After
+// maxLookupRetries lost races in a row it answers ErrSharingViolation (the
+// path is busy). Put Range and Put Range From URL stage their body for the
+// file id they found and cannot start over (the body is consumed): they
+// write that file even if it was renamed meanwhile, like an SMB handle, and
+// answer 404 only if it was deleted.
 //
 // # Coherence with REST
 //

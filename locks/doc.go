@@ -83,10 +83,19 @@
 // Close Handles, Handle) scan. Two fast paths keep the hot calls to one
 // statement: closing an own handle that is not delete-on-close is a single
 // DELETE guarded by "file not delete-pending" (anything else takes the full
-// path), and CheckIO decides from the file's byte-range locks alone unless
-// a conflict needs its holders' owners probed. Handle ids are never reused: each Table
-// reserves blocks of 1024 ids in lk_meta; ids are unique across owners but
-// not ordered by time across owners.
+// path), and CheckIO through an own handle reads the handle and the file's
+// byte-range locks in one statement and decides from the locks alone unless
+// a conflict needs its holders' owners probed. Handle ids are never reused:
+// each Table reserves blocks of 1024 ids in lk_meta; ids are unique across
+// owners but not ordered by time across owners.
+//
+// The lock tables carry a schema version (lk_meta row "schema",
+// SchemaVersion). Open refuses a database whose lock tables exist with
+// another version — or none: a database from before versioning — with a
+// *SchemaError (errors.Is ErrIncompatibleSchema) naming the data directory
+// and both versions, before any statement could fail on a missing column.
+// EnsureSchema does the same for package fs's namespace tables. There are
+// no migrations yet; bump SchemaVersion with every change to the schema.
 //
 // # Owners and crashes
 //
@@ -94,8 +103,11 @@
 // it for its lifetime; the kernel drops it the moment the process dies,
 // SIGKILL included. Another Table probes an owner with LOCK_EX|LOCK_NB:
 // getting the lock (or finding no file) means the owner is dead. Probing
-// happens at Open (ReapDeadOwners) and whenever a refusal names a handle of
-// another owner: the dead owner's handles are closed inside the current
+// happens at Open (ReapDeadOwners), whenever a refusal names a handle of
+// another owner, and whenever Handles or AllHandles (List Handles, Force
+// Close Handles, rename-replace) meet another owner's handle — a listing
+// never reports a dead process's handles, even as the first request after
+// the crash: the dead owner's handles are closed inside the current
 // transaction — byte-range locks go, delete-on-close handles mark their
 // files, files left pending with no handles are removed through
 // Options.Remove — and the decision is taken again. A View cannot write, so
