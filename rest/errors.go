@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
+	"syscall"
 
 	"github.com/blobshare/blobshare/locks"
 )
@@ -82,6 +84,7 @@ const (
 	CodeInvalidMetadata                 = "InvalidMetadata"
 	CodeCannotVerifyCopySource          = "CannotVerifyCopySource"
 	CodeInvalidMarker                   = "InvalidMarker"
+	CodeShareSizeLimitReached           = "ShareSizeLimitReached"
 )
 
 // newError builds an *Error.
@@ -146,6 +149,40 @@ var lockErrors = []mapping{
 	{locks.ErrInvalidParameter, http.StatusBadRequest, CodeInvalidInput, "One of the request inputs is not valid."},
 }
 
+// spaceErrors maps "out of space" from below — the blob store's or the
+// database's file system full (ENOSPC) or over quota (EDQUOT) — to the
+// Azure Files answer for a full share: 403 ShareSizeLimitReached, which
+// the SDKs do not retry (a 500 would be retried for many seconds). It is
+// tried before the other tables so that no wrapping sentinel hides it.
+var spaceErrors = []mapping{
+	{syscall.ENOSPC, http.StatusForbidden, CodeShareSizeLimitReached, msgShareFull},
+	{syscall.EDQUOT, http.StatusForbidden, CodeShareSizeLimitReached, msgShareFull},
+}
+
+const msgShareFull = "The specified share is full."
+
+// sqliteFull is SQLITE_FULL, the database's "disk is full" (the primary
+// result code; extended codes keep it in the low byte).
+const sqliteFull = 13
+
+// codedError is what the SQLite driver's errors implement; matched by
+// behaviour so rest does not import the driver.
+type codedError interface {
+	error
+	Code() int
+}
+
+// isSpaceError reports whether err means the storage below is full.
+func isSpaceError(err error) bool {
+	for _, m := range spaceErrors {
+		if errors.Is(err, m.target) {
+			return true
+		}
+	}
+	var ce codedError
+	return errors.As(err, &ce) && ce.Code()&0xff == sqliteFull
+}
+
 var leaseMessages = map[locks.LeaseCode]string{
 	locks.LeaseIDMissing:                    "There is currently a lease on the file and no lease ID was specified in the request.",
 	locks.LeaseIDMismatchWithFileOperation:  "The lease ID specified did not match the lease ID for the file.",
@@ -156,7 +193,8 @@ var leaseMessages = map[locks.LeaseCode]string{
 }
 
 // toError maps any error to the *Error to render: an *Error as is, a
-// *locks.LeaseError by its Status, the sentinel tables in order, a body
+// *locks.LeaseError by its Status, storage full (spaceErrors) to 403
+// ShareSizeLimitReached, the sentinel tables in order, a body
 // that went over its limit to 413, and anything else to 500 InternalError.
 func toError(err error) *Error {
 	var e *Error
@@ -171,6 +209,9 @@ func toError(err error) *Error {
 		}
 		return &Error{Status: le.Status(), Code: string(le.Code), Message: msg, Err: err}
 	}
+	if isSpaceError(err) {
+		return &Error{Status: http.StatusForbidden, Code: CodeShareSizeLimitReached, Message: msgShareFull, Err: err}
+	}
 	for _, table := range [][]mapping{lockErrors, fsErrors} {
 		for _, m := range table {
 			if errors.Is(err, m.target) {
@@ -183,8 +224,10 @@ func toError(err error) *Error {
 		return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeRequestBodyTooLarge,
 			Message: "The request body is too large and exceeds the maximum permissible limit.", Err: err}
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) {
-		// The client went away or sent a short body: 400, never a retried 5xx.
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, os.ErrDeadlineExceeded) {
+		// The client went away, sent a short body or did not send it
+		// within the body read deadline: 400, never a retried 5xx.
 		return &Error{Status: http.StatusBadRequest, Code: CodeInvalidInput,
 			Message: "The request was cancelled or its body was incomplete.", Err: err}
 	}

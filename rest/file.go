@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/md5"
 	"encoding/base64"
-	"hash"
 	"io"
 	"net/http"
 	"net/url"
@@ -58,14 +57,14 @@ func (s *Server) createFile(w http.ResponseWriter, c *call) error {
 	}
 	out := w.Header()
 	if bodyLen > 0 {
-		sum := md5.New()
-		a, err = s.fs.PutRange(c.r.Context(), fs.PutRangeRequest{
-			Path: c.fsPath(), Offset: 0, Length: bodyLen, Body: io.TeeReader(c.r.Body, sum), LeaseID: lease,
-		})
+		var sum []byte
+		a, sum, err = s.putBody(w, c.r, fs.PutRangeRequest{
+			Path: c.fsPath(), Offset: 0, Length: bodyLen, LeaseID: lease,
+		}, false)
 		if err != nil {
 			return err
 		}
-		out.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum.Sum(nil)))
+		out.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum))
 	}
 	setSMB(out, a)
 	out.Set("x-ms-request-server-encrypted", "true")
@@ -119,61 +118,25 @@ func (s *Server) putRange(w http.ResponseWriter, c *call) error {
 				"The range specified does not match the length of the request body.",
 				Detail{"HeaderName", "Content-Length"}, Detail{"HeaderValue", strconv.FormatInt(c.r.ContentLength, 10)})
 		}
-		body, err := md5Body(c.r, rg.length())
-		if err != nil {
-			return err
-		}
-		req.Body = body
 	}
-	a, err := s.fs.PutRange(c.r.Context(), req)
+	var a fs.Attr
+	var sum []byte
+	if clear {
+		a, err = s.fs.PutRange(c.r.Context(), req)
+	} else {
+		a, sum, err = s.putBody(w, c.r, req, true)
+	}
 	if err != nil {
 		return err
 	}
 	setCommon(out, a)
 	out.Set("x-ms-file-last-write-time", formatTime7(a.LastWrite))
 	out.Set("x-ms-request-server-encrypted", "true")
-	if m, ok := req.Body.(*md5Reader); ok {
-		out.Set("Content-MD5", base64.StdEncoding.EncodeToString(m.h.Sum(nil)))
+	if sum != nil {
+		out.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum))
 	}
 	w.WriteHeader(http.StatusCreated)
 	return nil
-}
-
-// md5Reader hashes what it reads.
-type md5Reader struct {
-	r io.Reader
-	h hash.Hash
-}
-
-func (m *md5Reader) Read(p []byte) (int, error) {
-	n, err := m.r.Read(p)
-	m.h.Write(p[:n])
-	return n, err
-}
-
-// md5Body returns the request body as a hashing reader. With a
-// Content-MD5 header the body (≤ 4 MiB, checked by the caller) is read
-// and verified first, so a mismatch (400 Md5Mismatch) writes nothing.
-func md5Body(r *http.Request, n int64) (*md5Reader, error) {
-	want := r.Header.Get("Content-MD5")
-	if want == "" {
-		return &md5Reader{r: r.Body, h: md5.New()}, nil
-	}
-	sum, err := parseMD5("Content-MD5", want)
-	if err != nil {
-		return nil, err
-	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(r.Body, buf); err != nil {
-		return nil, err
-	}
-	got := md5.Sum(buf)
-	if !bytes.Equal(got[:], sum) {
-		return nil, newError(http.StatusBadRequest, CodeMD5Mismatch,
-			"The MD5 value specified in the request did not match with the MD5 value calculated by the server.",
-			Detail{"UserSpecifiedMd5", want}, Detail{"ServerCalculatedMd5", base64.StdEncoding.EncodeToString(got[:])})
-	}
-	return &md5Reader{r: bytes.NewReader(buf), h: md5.New()}, nil
 }
 
 // sourcePath resolves an x-ms-copy-source / x-ms-file-rename-source URL

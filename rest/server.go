@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -37,6 +38,20 @@ type Config struct {
 	// Now is the clock (Date headers, SAS windows, error times); nil
 	// means time.Now.
 	Now func() time.Time
+	// BodyBudget bounds the request-body bytes all Put Range and Create
+	// File requests together may hold in memory; a request beyond it waits
+	// (with its context) until earlier ones finish. 0 means 64 MiB; values
+	// below one block's worst case (8 MiB) still let one request run.
+	BodyBudget int64
+	// BodyReadTimeout is the read deadline for a Put Range or Create File
+	// body once it has its budget (it replaces the http.Server's read
+	// deadline for that body): a client that has not sent the whole body
+	// by then fails and its budget is freed. 0 means 2 minutes; negative
+	// means none.
+	BodyReadTimeout time.Duration
+	// SpillDir holds the unlinked temporary files of request bodies that
+	// arrive while the body budget is spent; "" means os.TempDir().
+	SpillDir string
 }
 
 // Server is the FileREST endpoint. It is an http.Handler; listening is the
@@ -50,6 +65,10 @@ type Server struct {
 	handler http.Handler
 	routes  []route
 	svc     serviceState
+
+	bodies      *budget       // request-body bytes in memory (body.go)
+	bodyTimeout time.Duration // 0: none
+	spillDir    string        // "" means os.TempDir()
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -84,6 +103,17 @@ func New(cfg Config) (*Server, error) {
 		sg := signer{account: s.account, key: raw}
 		s.auth = []authenticator{sharedKeyAuth{sg}, sasAuth{sg}}
 	}
+	if cfg.BodyBudget < 0 {
+		return nil, fmt.Errorf("rest: BodyBudget %d: must not be negative", cfg.BodyBudget)
+	}
+	s.bodies = newBudget(cmp.Or(cfg.BodyBudget, defaultBodyBudget))
+	switch {
+	case cfg.BodyReadTimeout == 0:
+		s.bodyTimeout = defaultBodyReadTimeout
+	case cfg.BodyReadTimeout > 0:
+		s.bodyTimeout = cfg.BodyReadTimeout
+	}
+	s.spillDir = cfg.SpillDir
 	s.svc.props = defaultServiceProps()
 	s.routes = s.routeTable()
 	// The chain, outermost first (doc.go explains the order).
@@ -237,6 +267,10 @@ func (s *Server) withVersion(next http.Handler) http.Handler {
 // fail renders err (any error) and logs server-side failures.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	e := toError(err)
+	if e.Code == CodeShareSizeLimitReached {
+		s.log.Warn("rest: storage full", "request_id", infoFrom(r.Context()).id, "method", r.Method,
+			"path", r.URL.Path, "err", err)
+	}
 	if e.Status >= 500 {
 		s.log.Error("rest: request failed", "request_id", infoFrom(r.Context()).id, "method", r.Method,
 			"path", r.URL.Path, "err", err)
