@@ -211,12 +211,12 @@ func (s *Server) putBody(w http.ResponseWriter, r *http.Request, req fs.PutRange
 	if s.bodyTimeout > 0 {
 		rc := http.NewResponseController(w)
 		if err := rc.SetReadDeadline(time.Now().Add(s.bodyTimeout)); err == nil {
+			// Cleared once the body is read, before net/http's background
+			// read starts (an expired deadline there would cancel the
+			// request's context). A body not read to the end keeps it:
+			// net/http may read the rest after the handler to keep the
+			// connection, and a stalled client must not block that.
 			body.done = func() { _ = rc.SetReadDeadline(time.Time{}) }
-			defer func() {
-				if body.done != nil { // not fully read: the connection is abandoned anyway
-					body.done()
-				}
-			}()
 		} else if !errors.Is(err, http.ErrNotSupported) {
 			s.log.Debug("rest: cannot set the body read deadline", "path", req.Path, "err", err)
 		}

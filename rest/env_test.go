@@ -17,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/share"
 
+	"github.com/blobshare/blobshare/blobstore"
 	"github.com/blobshare/blobshare/blobstore/local"
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/locks"
@@ -45,6 +46,13 @@ func quietLogger() *slog.Logger {
 
 func newEnv(t testing.TB, tweak ...func(*rest.Config)) *env {
 	t.Helper()
+	return newEnvStore(t, nil, tweak...)
+}
+
+// newEnvStore is newEnv whose blob store is wrap(the local store) when
+// wrap is not nil (fault injection).
+func newEnvStore(t testing.TB, wrap func(blobstore.Store) blobstore.Store, tweak ...func(*rest.Config)) *env {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	table, err := locks.Open(ctx, filepath.Join(dir, "blobshare.db"), locks.Options{Remove: fs.RemoveFile})
@@ -55,7 +63,11 @@ func newEnv(t testing.TB, tweak ...func(*rest.Config)) *env {
 	if err != nil {
 		t.Fatalf("local.New: %v", err)
 	}
-	fsys, err := fs.New(ctx, fs.Config{Table: table, Store: store, Logger: quietLogger(), SpillDir: dir})
+	var st blobstore.Store = store
+	if wrap != nil {
+		st = wrap(store)
+	}
+	fsys, err := fs.New(ctx, fs.Config{Table: table, Store: st, Logger: quietLogger(), SpillDir: dir})
 	if err != nil {
 		t.Fatalf("fs.New: %v", err)
 	}
