@@ -26,6 +26,8 @@
 //  2. limits: at most 256 header lines / 64 KiB of headers; bodies
 //     capped (4 MiB for PUT, 64 KiB otherwise) by Content-Length up front
 //     (413 RequestBodyTooLarge) and by http.MaxBytesReader while reading.
+//     Memory held by bodies is bounded separately (see "Request bodies
+//     in memory").
 //  3. recover: a panic below becomes 500 InternalError and is logged with
 //     its stack (http.ErrAbortHandler passes through).
 //  4. authentication: a chain of authenticators, each answering pass,
@@ -92,11 +94,44 @@
 //   - Set File Properties replaces the content-header group as a whole,
 //     except for a pure resize (x-ms-content-length alone).
 //   - Put Range: both range ends required, Content-Length must equal the
-//     range, > 4 MiB → 413. With Content-MD5 the body (≤ 4 MiB) is read
-//     and verified before fs sees it, so a mismatch writes nothing;
-//     otherwise it streams into fs while being hashed for the response's
-//     Content-MD5. Get File streams from fs (only a ranged read with
-//     x-ms-range-get-content-md5, ≤ 4 MiB, is buffered to hash it).
+//     range, > 4 MiB → 413. The body is hashed as it passes (the
+//     response's Content-MD5); with a Content-MD5 header the sum is
+//     checked before the reader hands fs the last bytes, so a mismatch
+//     fails fs's staging and nothing is committed (fs.PutRange stages,
+//     then commits only after the whole body was read). Get File streams
+//     from fs (only a ranged read with x-ms-range-get-content-md5,
+//     ≤ 4 MiB, is buffered to hash it).
+//
+// # Request bodies in memory (body.go)
+//
+// Nothing allocates a body's declared length when its headers arrive.
+// Put Range and Create File bodies take a charge from one server-wide
+// budget (Config.BodyBudget, 64 MiB by default) while their bytes are in
+// memory:
+//
+//   - ≤ 256 KiB: read whole in rest, charged their length; a request
+//     waits for its charge with its context.
+//   - larger: streamed into fs, charged fs's block-sized staging buffer
+//     (fs.BlockSize, which fs fills before staging) plus the length
+//     unless the range covers whole blocks. If the budget has no room at
+//     once, the body is first copied into an unlinked spill file
+//     (Config.SpillDir) — no memory held however slowly the client sends
+//     — and the request then waits for its charge and feeds fs from the
+//     file. Waiters are served in arrival order.
+//
+// Once a request has its charge, its connection gets a read deadline of
+// Config.BodyReadTimeout (2 min by default) for the body, cleared as soon
+// as the body is read (net/http's background read after the body would
+// otherwise hit it and cancel the request's context). A stalled client
+// fails with 400 InvalidInput and frees its charge. The deadline is kept
+// when the body is abandoned, so net/http's post-handler drain of a small
+// remainder cannot block on a stalled client.
+//
+// Storage full: ENOSPC or EDQUOT anywhere in the error chain (the blob
+// store's or the database's file system), or SQLite's SQLITE_FULL, is 403
+// ShareSizeLimitReached ("The specified share is full."), which the SDKs
+// do not retry, logged at Warn with the path. Other I/O failures (EIO,
+// EROFS) stay 500 InternalError, logged at Error with the path.
 //   - Copy File completes synchronously (x-ms-copy-status: success);
 //     sources must be files of this account (SAS on the source URL is
 //     ignored: the request is already authorized for the account).
@@ -106,7 +141,8 @@
 // # Concurrency
 //
 // A Server has no per-request shared state except the in-memory service
-// properties (mutex). All concurrency control of files is fs's and locks'.
+// properties (mutex) and the body budget (mutex plus a FIFO of waiters,
+// each woken by closing its channel). All concurrency control of files is fs's and locks'.
 //
 // # Tests
 //
