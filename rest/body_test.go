@@ -225,7 +225,8 @@ func TestStalledBodyTimesOut(t *testing.T) {
 
 // TestBodyBudgetSpills: with the body budget held by a stalled upload, a
 // second upload is read into a spill file instead of memory, waits for
-// the budget, and completes once the stalled one times out.
+// the budget, and completes once the stalled one times out; a spilled
+// body with a wrong Content-MD5 writes nothing.
 func TestBodyBudgetSpills(t *testing.T) {
 	e := newEnv(t, noAuth, func(c *rest.Config) {
 		c.BodyBudget = 1 // every charge is clamped to 1: one body at a time
@@ -234,19 +235,65 @@ func TestBodyBudgetSpills(t *testing.T) {
 	})
 	e.mustShare("sss")
 	const size = 8 << 20
-	e.mustFile("sss", "f", bytes.Repeat([]byte{'o'}, size))
-	stalled := e.stalledPut(t, "sss/f", 0, 4<<20, 1<<20)
-	time.Sleep(100 * time.Millisecond) // let it take the budget
+	orig := bytes.Repeat([]byte{'o'}, size)
+	e.mustFile("sss", "f", orig)
 	body := bytes.Repeat([]byte{'n'}, 4<<20)
-	r := e.do(t, http.MethodPut, "/"+e.account+"/sss/f?comp=range", putRangeHeaders(4<<20, 4<<20, b64md5(body)), body)
-	if r.status != http.StatusCreated {
-		t.Fatalf("upload behind a stalled one: %d %s", r.status, r.body)
+	for _, tc := range []struct {
+		name   string
+		md5sum string
+		status int
+		code   string
+	}{
+		{"wrong Content-MD5", b64md5([]byte("other")), http.StatusBadRequest, "Md5Mismatch"},
+		{"matching Content-MD5", b64md5(body), http.StatusCreated, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stalled := e.stalledPut(t, "sss/f", 0, 4<<20, 1<<20)
+			time.Sleep(100 * time.Millisecond) // let it take the budget
+			r := e.do(t, http.MethodPut, "/"+e.account+"/sss/f?comp=range", putRangeHeaders(4<<20, 4<<20, tc.md5sum), body)
+			if r.status != tc.status || r.header.Get("x-ms-error-code") != tc.code {
+				t.Fatalf("upload behind a stalled one: %d %s, want %d %s", r.status, r.body, tc.status, tc.code)
+			}
+			if status, code := readStatus(t, stalled); status != http.StatusBadRequest {
+				t.Errorf("stalled upload: %d %s, want 400", status, code)
+			}
+			want := orig
+			if tc.status == http.StatusCreated {
+				want = append(bytes.Clone(orig[:4<<20]), body...)
+			}
+			if got := e.read(t, "sss/f"); !bytes.Equal(got, want) {
+				t.Errorf("content after the spilled upload is wrong")
+			}
+		})
 	}
-	if status, code := readStatus(t, stalled); status != http.StatusBadRequest {
-		t.Errorf("stalled upload: %d %s, want 400", status, code)
-	}
-	got := e.read(t, "sss/f")
-	if !bytes.Equal(got[4<<20:], body) || !bytes.Equal(got[:4<<20], bytes.Repeat([]byte{'o'}, 4<<20)) {
-		t.Errorf("content after the spilled upload is wrong")
+}
+
+// TestCreateFileBodyPaths: a Create File body is written on the small and
+// the streamed path alike, its MD5 echoed, the rest of the file zeros.
+func TestCreateFileBodyPaths(t *testing.T) {
+	e := newEnv(t, noAuth)
+	e.mustShare("sss")
+	for _, tc := range []struct {
+		name       string
+		body, size int
+	}{
+		{"small", 1000, 5000},
+		{"streamed", 3<<20 + 5, 9 << 20},
+		{"streamed whole block", 4 << 20, 4 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := bytes.Repeat([]byte{'c'}, tc.body)
+			name := strings.ReplaceAll(tc.name, " ", "-")
+			r := e.do(t, http.MethodPut, "/"+e.account+"/sss/"+name,
+				map[string]string{"x-ms-type": "file", "x-ms-content-length": fmt.Sprint(tc.size)}, body)
+			if r.status != http.StatusCreated || r.header.Get("Content-MD5") != b64md5(body) {
+				t.Fatalf("create with a %d-byte body: %d %s, Content-MD5 %q", tc.body, r.status, r.body, r.header.Get("Content-MD5"))
+			}
+			want := make([]byte, tc.size)
+			copy(want, body)
+			if got := e.read(t, "sss/"+name); !bytes.Equal(got, want) {
+				t.Fatalf("read back %d bytes, want %d with the body first", len(got), len(want))
+			}
+		})
 	}
 }
