@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -86,6 +87,9 @@ func runServe(c *cli.Context) error {
 		Key:         c.String("key"),
 		DisableAuth: c.Bool("no-auth"),
 		Logger:      logger,
+		// Request bodies that do not fit the memory budget wait on the
+		// data disk, so a full disk answers ShareSizeLimitReached there too.
+		SpillDir: filepath.Join(dd.Path, "spill"),
 	})
 	if err != nil {
 		return err
