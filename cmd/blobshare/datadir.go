@@ -56,7 +56,7 @@ func openDataDir(ctx context.Context, o dataDirOptions) (*dataDir, error) {
 	}
 	table, err := locks.Open(ctx, filepath.Join(dir, "blobshare.db"), locks.Options{Remove: fs.RemoveFile})
 	if err != nil {
-		return nil, fmt.Errorf("data directory %s: %w", dir, err)
+		return nil, dataDirError(dir, err)
 	}
 	fsys, err := fs.New(ctx, fs.Config{
 		Table:    table,
@@ -66,9 +66,19 @@ func openDataDir(ctx context.Context, o dataDirOptions) (*dataDir, error) {
 	})
 	if err != nil {
 		table.Close(ctx)
-		return nil, fmt.Errorf("data directory %s: %w", dir, err)
+		return nil, dataDirError(dir, err)
 	}
 	return &dataDir{Path: dir, Table: table, Store: store, FS: fsys}, nil
+}
+
+// dataDirError names the data directory unless err already does (a
+// schema mismatch names it itself).
+func dataDirError(dir string, err error) error {
+	var schema *locks.SchemaError
+	if errors.As(err, &schema) {
+		return err
+	}
+	return fmt.Errorf("data directory %s: %w", dir, err)
 }
 
 // Close closes the file service (flushing and closing its handles) and then
