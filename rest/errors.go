@@ -62,6 +62,7 @@ const (
 	CodeInvalidPathName                 = "InvalidFileOrDirectoryPathName"
 	CodeInvalidRange                    = "InvalidRange"
 	CodeInvalidInput                    = "InvalidInput"
+	CodeHandleLimitExceeded             = "HandleLimitExceeded"
 	CodeInvalidXMLDocument              = "InvalidXmlDocument"
 	CodeOutOfRangeInput                 = "OutOfRangeInput"
 	CodeMD5Mismatch                     = "Md5Mismatch"
@@ -146,6 +147,7 @@ var lockErrors = []mapping{
 	{locks.ErrReadOnly, http.StatusPreconditionFailed, CodeReadOnlyAttribute, "The specified resource is read-only and cannot be modified at this time."},
 	{locks.ErrDirectoryNotEmpty, http.StatusConflict, CodeDirectoryNotEmpty, "The specified directory is not empty."},
 	{locks.ErrCannotDelete, http.StatusPreconditionFailed, CodeReadOnlyAttribute, "The specified resource is read-only and cannot be modified at this time."},
+	{locks.ErrHandleLimit, http.StatusBadRequest, CodeHandleLimitExceeded, "The total number of open handles on the file exceeds the limit."},
 	{locks.ErrInvalidParameter, http.StatusBadRequest, CodeInvalidInput, "One of the request inputs is not valid."},
 }
 

@@ -69,6 +69,7 @@ func TestToErrorTable(t *testing.T) {
 		{fmt.Errorf("f: %w", locks.ErrDeletePending), 409, CodeSMBDeletePending},
 		{fmt.Errorf("f: %w", locks.ErrLockConflict), 409, CodeFileLockConflict},
 		{fmt.Errorf("f: %w", locks.ErrReadOnly), 412, CodeReadOnlyAttribute},
+		{fmt.Errorf("f: %w", locks.ErrHandleLimit), 400, CodeHandleLimitExceeded},
 		{&locks.LeaseError{Code: locks.LeaseIDMissing}, 412, "LeaseIdMissing"},
 		{fmt.Errorf("w: %w", &locks.LeaseError{Code: locks.LeaseAlreadyPresent}), 409, "LeaseAlreadyPresent"},
 		{&fs.Error{Op: "stat", Path: "s/x", Err: fs.ErrNotFound}, 404, CodeResourceNotFound},

@@ -182,6 +182,8 @@ func ntStatus(err error) string {
 		return "STATUS_ACCESS_DENIED"
 	case errors.Is(err, locks.ErrDirectoryNotEmpty):
 		return "STATUS_DIRECTORY_NOT_EMPTY"
+	case errors.Is(err, locks.ErrHandleLimit):
+		return "STATUS_TOO_MANY_OPENED_FILES"
 	case errors.Is(err, locks.ErrHandleClosed), errors.Is(err, fs.ErrStaleHandle):
 		return "STATUS_FILE_CLOSED"
 	case errors.Is(err, fs.ErrParentNotFound):

@@ -332,6 +332,7 @@ func TestNTStatusMapping(t *testing.T) {
 		{fs.ErrNotEmpty, "STATUS_DIRECTORY_NOT_EMPTY"},
 		{locks.ErrHandleClosed, "STATUS_FILE_CLOSED"},
 		{locks.ErrInvalidParameter, "STATUS_INVALID_PARAMETER"},
+		{locks.ErrHandleLimit, "STATUS_TOO_MANY_OPENED_FILES"},
 		{&fs.Error{Op: "open", Path: "a/b", Err: fs.ErrNotFound}, "STATUS_OBJECT_NAME_NOT_FOUND"},
 		{fs.ErrParentNotFound, "STATUS_OBJECT_PATH_NOT_FOUND"},
 		{fs.ErrShareNotFound, "STATUS_BAD_NETWORK_NAME"},

@@ -41,6 +41,7 @@ var lockRules = [...]errnoRule{
 	{locks.ErrDirectoryNotEmpty, syscall.ENOTEMPTY}, // STATUS_DIRECTORY_NOT_EMPTY → -ENOTEMPTY
 	{locks.ErrHandleClosed, syscall.EIO},            // force-closed handle: STATUS_FILE_FORCED_CLOSED → -EIO
 	{locks.ErrInvalidParameter, syscall.EINVAL},     // STATUS_INVALID_PARAMETER → -EINVAL
+	{locks.ErrHandleLimit, syscall.EMFILE},          // STATUS_TOO_MANY_OPENED_FILES → -EMFILE
 }
 
 // toErrno turns an error of the core, the lock table or the blob store into

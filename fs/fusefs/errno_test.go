@@ -33,6 +33,7 @@ func TestToErrno(t *testing.T) {
 		{"directory not empty", opOther, wrap(locks.ErrDirectoryNotEmpty), syscall.ENOTEMPTY},
 		{"force-closed handle", opOther, wrap(locks.ErrHandleClosed), syscall.EIO},
 		{"invalid parameter", opOther, wrap(locks.ErrInvalidParameter), syscall.EINVAL},
+		{"handle limit", opOther, wrap(locks.ErrHandleLimit), syscall.EMFILE},
 		{"lease", opOther, wrap(&locks.LeaseError{Code: locks.LeaseAlreadyPresent}), syscall.EBUSY},
 		{"flock conflict", opFlock, wrap(locks.ErrSharingViolation), syscall.EWOULDBLOCK},
 		{"flock: other errors unchanged", opFlock, wrap(locks.ErrHandleClosed), syscall.EIO},
