@@ -296,7 +296,10 @@ func (fsys *FileSystem) close(ctx context.Context) error {
 	fsys.mu.Unlock()
 	var first error
 	for _, h := range hs {
-		if err := h.Close(ctx); err != nil && first == nil {
+		// A handle force-closed in the lock table (Force Close Handles)
+		// stays registered until its owner closes it; at shutdown there
+		// is nothing left to close.
+		if err := h.Close(ctx); err != nil && !errors.Is(err, locks.ErrHandleClosed) && first == nil {
 			first = err
 		}
 	}

@@ -275,6 +275,20 @@ func TestFlushErrorsSurface(t *testing.T) {
 	}
 }
 
+// TestCloseSkipsForceClosedHandles: a handle force-closed through REST and
+// never closed by its owner (a FUSE release still in flight) does not make
+// the file system's shutdown fail.
+func TestCloseSkipsForceClosedHandles(t *testing.T) {
+	e := newEnv(t)
+	e.share("data")
+	e.putFile("data/f", []byte("abc"))
+	e.mustOpen("data/f", rw, allShare, DispositionOpen)
+	if n, err := e.fs.ForceCloseHandles(ctxBG, "data/f", 0, true, false); err != nil || n != 1 {
+		t.Fatalf("force close: %d, %v", n, err)
+	}
+	mustNil(t, e.fs.Close(ctxBG), "close of the file system")
+}
+
 // TestRandomizedModel is an fsx-style run at the fs level: random writes,
 // truncates, reads, re-opens and renames against an in-memory model.
 func TestRandomizedModel(t *testing.T) {
