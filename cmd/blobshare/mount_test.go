@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -69,17 +70,19 @@ func TestMountServesAndUnmounts(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	app := newApp()
-	var errOut bytes.Buffer
+	var errOut lockedBuffer
 	app.ErrWriter = &errOut
 	done := make(chan error, 1)
 	go func() { done <- app.RunContext(ctx, []string{"blobshare", "mount", "--data", data, mnt}) }()
 
+	// Wait for the log line, not merely for the mount to appear: only
+	// then has go-fuse answered its first POLL with ENOSYS. Opening a file
+	// on a mount served by this very process before that deadlocks: the
+	// opening thread holds the Go runtime's epoll mutex while the kernel
+	// waits for the POLL answer, and the server's goroutines need that
+	// mutex to open files of their own.
 	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var st syscall.Statfs_t
-		if err := syscall.Statfs(mnt, &st); err == nil && st.Type == fuseSuperMagic {
-			break
-		}
+	for !strings.Contains(errOut.String(), "blobshare mounted") {
 		select {
 		case err := <-done:
 			t.Fatalf("mount exited early: %v\n%s", err, errOut.String())
@@ -89,6 +92,10 @@ func TestMountServesAndUnmounts(t *testing.T) {
 			t.Fatalf("mount did not appear\n%s", errOut.String())
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(mnt, &st); err != nil || st.Type != fuseSuperMagic {
+		t.Fatalf("logged as mounted, but %s is not a FUSE mount (type %#x, %v)", mnt, st.Type, err)
 	}
 	share := filepath.Join(mnt, "myshare")
 	if err := os.Mkdir(share, 0o755); err != nil {
@@ -110,12 +117,8 @@ func TestMountServesAndUnmounts(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("mount did not exit after cancel")
 	}
-	var st syscall.Statfs_t
 	if err := syscall.Statfs(mnt, &st); err != nil || st.Type == fuseSuperMagic {
 		t.Fatalf("still mounted after exit (type %#x, %v)", st.Type, err)
-	}
-	if !strings.Contains(errOut.String(), "blobshare mounted") {
-		t.Errorf("no mount log line: %q", errOut.String())
 	}
 }
 
@@ -254,4 +257,23 @@ func TestMountAcrossProcesses(t *testing.T) {
 	if err := syscall.Statfs(mnt, &st); err != nil || st.Type == fuseSuperMagic {
 		t.Fatalf("still mounted after exit (type %#x, %v)", st.Type, err)
 	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a writer and a reader in two
+// goroutines (the app's log and the test).
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
