@@ -20,7 +20,6 @@ import (
 // same database and blob store.
 type FileSystem struct {
 	table    *locks.Table
-	db       *sql.DB
 	store    blobstore.Store
 	log      *slog.Logger
 	now      func() time.Time
@@ -33,9 +32,7 @@ type FileSystem struct {
 	files   map[FileID]*fileState // per-file state of this process (commit mutex, open handles)
 	subs    map[int]func(Change)
 	nextSub int
-	bufs    sync.Pool // *[]byte of BlockSize
-	st      stmts
-	cache   sync.Map      // SQL text → *sql.Stmt
+	bufs    sync.Pool     // *[]byte of BlockSize
 	gcKick  chan struct{} // wakes the blob collector
 	gcDone  chan struct{} // closed when the collector has stopped
 	handles map[*Handle]struct{}
@@ -118,7 +115,7 @@ CREATE TABLE IF NOT EXISTS ns_gc (
 // removal (done after the commit by the FileSystem, or at the next start).
 // It is a plain function over the transaction so that the lock table can be
 // opened before the FileSystem exists.
-func RemoveFile(ctx context.Context, tx *sql.Tx, file locks.FileID) error {
+func RemoveFile(ctx context.Context, tx *locks.Conn, file locks.FileID) error {
 	var blob, parent int64
 	err := tx.QueryRowContext(ctx, `DELETE FROM ns_entries WHERE id = ? AND kind = ? RETURNING blob, parent`, int64(file), KindFile).Scan(&blob, &parent)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -161,7 +158,6 @@ func newFileSystem(ctx context.Context, cfg Config) (*FileSystem, error) {
 	}
 	fsys := &FileSystem{
 		table:    cfg.Table,
-		db:       cfg.Table.DB(),
 		store:    cfg.Store,
 		log:      cfg.Logger,
 		now:      cfg.Now,
@@ -195,11 +191,7 @@ func newFileSystem(ctx context.Context, cfg Config) (*FileSystem, error) {
 	if err := fsys.initSchema(ctx); err != nil {
 		return nil, err
 	}
-	if err := fsys.prepare(ctx); err != nil {
-		return nil, err
-	}
 	if err := fsys.recover(ctx); err != nil {
-		fsys.closeStmts()
 		return nil, err
 	}
 	fsys.gcKick = make(chan struct{}, 1)
@@ -306,7 +298,6 @@ func (fsys *FileSystem) close(ctx context.Context) error {
 	close(fsys.gcKick)
 	<-fsys.gcDone
 	fsys.collect(ctx)
-	fsys.closeStmts()
 	return first
 }
 

@@ -107,7 +107,7 @@
 // namespace row and updated in the commit transaction (ranges.go), not from
 // the block layout, so it is exact to the byte.
 //
-// SQL statements are prepared once per FileSystem and cached (SQLite
+// SQL statements are prepared once per lock-table connection (SQLite
 // parsing costs more than most of the statements themselves), and run
 // without the caller's cancellation (a cancellable context costs the driver
 // a watcher goroutine per statement; statements inside a transaction never

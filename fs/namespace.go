@@ -90,7 +90,7 @@ func (e entry) attr(path string) Attr {
 // q is the namespace's view of one transaction.
 type q struct {
 	ctx context.Context
-	tx  *sql.Tx
+	tx  *locks.Conn
 	now time.Time
 	fs  *FileSystem
 }
@@ -125,8 +125,7 @@ func (fsys *FileSystem) view(ctx context.Context, fn func(tx *locks.Tx, q *q) er
 	return fsys.table.View(ctx, func(tx *locks.Tx) error { return fn(tx, fsys.q(tx)) })
 }
 
-// Statements run on every read, write or lookup are prepared once (SQLite
-// parsing costs more than the lookup itself).
+// Statements run on every read, write or lookup.
 const (
 	sqlGet      = `SELECT ` + entryCols + ` FROM ns_entries WHERE id = ?`
 	sqlChild    = `SELECT ` + entryCols + ` FROM ns_entries WHERE parent = ? AND key = ? AND unlinked = 0`
@@ -134,88 +133,18 @@ const (
 	sqlUnlinked = `SELECT ` + entryCols + ` FROM ns_entries WHERE parent = ? AND key = ? AND unlinked = 1 ORDER BY id DESC LIMIT 1`
 )
 
-// stmts are the prepared statements of a FileSystem.
-type stmts struct {
-	get, child, sizeVer, unlinked *sql.Stmt
-}
-
-func (fsys *FileSystem) prepare(ctx context.Context) error {
-	for _, p := range []struct {
-		dst **sql.Stmt
-		sql string
-	}{{&fsys.st.get, sqlGet}, {&fsys.st.child, sqlChild}, {&fsys.st.sizeVer, sqlSizeVer}, {&fsys.st.unlinked, sqlUnlinked}} {
-		st, err := fsys.db.PrepareContext(ctx, p.sql)
-		if err != nil {
-			return fmt.Errorf("fs: prepare: %w", err)
-		}
-		*p.dst = st
-	}
-	return nil
-}
-
-func (fsys *FileSystem) closeStmts() {
-	for _, st := range []*sql.Stmt{fsys.st.get, fsys.st.child, fsys.st.sizeVer, fsys.st.unlinked} {
-		if st != nil {
-			st.Close()
-		}
-	}
-	fsys.cache.Range(func(k, v any) bool {
-		v.(*sql.Stmt).Close()
-		fsys.cache.Delete(k)
-		return true
-	})
-}
-
-// stmt returns the statement for query, prepared once per FileSystem.
-func (fsys *FileSystem) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	if st, ok := fsys.cache.Load(query); ok {
-		return st.(*sql.Stmt), nil
-	}
-	st, err := fsys.db.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	if prev, loaded := fsys.cache.LoadOrStore(query, st); loaded {
-		st.Close()
-		return prev.(*sql.Stmt), nil
-	}
-	return st, nil
-}
-
-// exec, queryRow and query run a cached prepared statement in the
-// transaction (parsing SQL costs more than most of these statements).
+// exec, queryRow and query run a statement in the transaction (the lock
+// table's connection prepares each query once).
 func (q *q) exec(query string, args ...any) (sql.Result, error) {
-	st, err := q.fs.stmt(q.ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return q.tx.StmtContext(q.ctx, st).ExecContext(q.ctx, args...)
+	return q.tx.ExecContext(q.ctx, query, args...)
 }
 
-func (q *q) queryRow(query string, args ...any) rowScanner {
-	st, err := q.fs.stmt(q.ctx, query)
-	if err != nil {
-		return errRow{err}
-	}
-	return q.tx.StmtContext(q.ctx, st).QueryRowContext(q.ctx, args...)
+func (q *q) queryRow(query string, args ...any) *sql.Row {
+	return q.tx.QueryRowContext(q.ctx, query, args...)
 }
 
 func (q *q) query(query string, args ...any) (*sql.Rows, error) {
-	st, err := q.fs.stmt(q.ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return q.tx.StmtContext(q.ctx, st).QueryContext(q.ctx, args...)
-}
-
-// errRow is a row whose statement failed to prepare.
-type errRow struct{ err error }
-
-func (r errRow) Scan(...any) error { return r.err }
-
-// row runs a prepared statement in the transaction.
-func (q *q) row(st *sql.Stmt, args ...any) *sql.Row {
-	return q.tx.StmtContext(q.ctx, st).QueryRowContext(q.ctx, args...)
+	return q.tx.QueryContext(q.ctx, query, args...)
 }
 
 // content says where a file's bytes are: in its blob, or inline (small
@@ -231,7 +160,7 @@ type content struct {
 func (q *q) content(id FileID) (content, error) {
 	var c content
 	var v int64
-	err := q.row(q.fs.st.sizeVer, int64(id)).Scan(&c.size, &v, &c.blob, &c.inline)
+	err := q.queryRow(sqlSizeVer, int64(id)).Scan(&c.size, &v, &c.blob, &c.inline)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, ErrNotFound
 	}
@@ -240,7 +169,7 @@ func (q *q) content(id FileID) (content, error) {
 }
 
 func (q *q) get(id FileID) (entry, error) {
-	e, err := scanEntry(q.row(q.fs.st.get, int64(id)))
+	e, err := scanEntry(q.queryRow(sqlGet, int64(id)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return entry{}, ErrNotFound
 	}
@@ -251,12 +180,12 @@ func (q *q) get(id FileID) (entry, error) {
 // unlinked (delete-pending) entry of that name.
 func (q *q) child(parent FileID, name string, smb bool) (entry, error) {
 	key := FoldName(name)
-	e, err := scanEntry(q.row(q.fs.st.child, int64(parent), key))
+	e, err := scanEntry(q.queryRow(sqlChild, int64(parent), key))
 	if err == nil || !errors.Is(err, sql.ErrNoRows) {
 		return e, err
 	}
 	if smb {
-		e, err = scanEntry(q.row(q.fs.st.unlinked, int64(parent), key))
+		e, err = scanEntry(q.queryRow(sqlUnlinked, int64(parent), key))
 		if err == nil || !errors.Is(err, sql.ErrNoRows) {
 			return e, err
 		}

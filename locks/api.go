@@ -6,7 +6,6 @@ package locks
 
 import (
 	"context"
-	"database/sql"
 	"log/slog"
 	"time"
 )
@@ -185,8 +184,8 @@ type ByteLock struct {
 
 // RemoveFunc removes a file from the namespace in the same transaction that
 // closed its last handle while it was delete-pending (or that reaped a dead
-// owner's last handle on it). It runs on the *sql.Tx of that transaction.
-type RemoveFunc func(ctx context.Context, tx *sql.Tx, file FileID) error
+// owner's last handle on it). It runs on the connection of that transaction.
+type RemoveFunc func(ctx context.Context, tx *Conn, file FileID) error
 
 // Options configure Open.
 type Options struct {

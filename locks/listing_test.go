@@ -2,7 +2,6 @@ package locks
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -46,7 +45,7 @@ func TestListingSkipsDeadOwners(t *testing.T) {
 				path := filepath.Join(t.TempDir(), "locks.db")
 				var mu sync.Mutex
 				var removed []FileID
-				a := openTable(t, path, Options{Remove: func(_ context.Context, _ *sql.Tx, f FileID) error {
+				a := openTable(t, path, Options{Remove: func(_ context.Context, _ *Conn, f FileID) error {
 					mu.Lock()
 					removed = append(removed, f)
 					mu.Unlock()

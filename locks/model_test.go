@@ -8,7 +8,6 @@ package locks
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -359,7 +358,7 @@ func runModel(t *testing.T, seed uint64, nops int) {
 	opts := func(o OwnerID) Options {
 		return Options{
 			Owner: o,
-			Remove: func(_ context.Context, _ *sql.Tx, f FileID) error {
+			Remove: func(_ context.Context, _ *Conn, f FileID) error {
 				implRemoved = append(implRemoved, f)
 				return nil
 			},

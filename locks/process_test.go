@@ -3,7 +3,6 @@ package locks
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -125,7 +124,7 @@ func TestTwoProcesses(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "locks.db")
 	var mu sync.Mutex
 	var removed []FileID
-	tab := openTable(t, path, Options{Remove: func(_ context.Context, _ *sql.Tx, f FileID) error {
+	tab := openTable(t, path, Options{Remove: func(_ context.Context, _ *Conn, f FileID) error {
 		mu.Lock()
 		removed = append(removed, f)
 		mu.Unlock()
@@ -183,7 +182,7 @@ func TestTwoProcesses(t *testing.T) {
 	t.Run("delete-on-close of a killed process completes at the next Open", func(t *testing.T) {
 		child, _ := startHolder(t, path+"|10|delete|read,write,delete|doc|")
 		killHolder(t, child)
-		other := openTable(t, path, Options{Remove: func(_ context.Context, _ *sql.Tx, f FileID) error {
+		other := openTable(t, path, Options{Remove: func(_ context.Context, _ *Conn, f FileID) error {
 			mu.Lock()
 			removed = append(removed, f)
 			mu.Unlock()

@@ -5,7 +5,6 @@ package locks
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -317,7 +316,7 @@ type removeLog struct {
 	fail  error
 }
 
-func (r *removeLog) remove(_ context.Context, tx *sql.Tx, f FileID) error {
+func (r *removeLog) remove(_ context.Context, tx *Conn, f FileID) error {
 	if tx == nil {
 		return errors.New("remove without a transaction")
 	}

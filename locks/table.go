@@ -35,9 +35,12 @@ type Table struct {
 	log       *slog.Logger
 
 	wmu sync.Mutex // serializes Update in this process
-
-	stmtMu sync.Mutex
-	stmts  map[string]*sql.Stmt
+	// writer is the connection of every write transaction (under wmu):
+	// one writer keeps its page cache from one transaction to the next,
+	// where SQLite drops the cache of a connection another one wrote
+	// behind. Nil until the first Update, and again after it went bad.
+	writer  *Conn
+	readers *readers // connections of read transactions
 
 	closeOnce sync.Once
 	closed    atomic.Bool
@@ -64,6 +67,9 @@ func uriPath(path string) string {
 	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 }
 
+// maxReaders is how many read transactions of one Table may run at once.
+const maxReaders = 7
+
 // idBlock is how many handle ids one reservation takes.
 const idBlock = 1024
 
@@ -76,7 +82,7 @@ type Tx struct {
 	t     *Table
 	ctx   context.Context // the caller's, for Context() and Remove
 	sctx  context.Context // for our statements: ctx without cancellation
-	tx    *sql.Tx
+	conn  *Conn
 	write bool
 
 	reaped   []OwnerID // owners reaped in this transaction (files go after commit)
@@ -141,7 +147,7 @@ const SchemaVersion = 1
 // (version 0) — else it returns a *SchemaError naming the data directory
 // of dbPath; when marker does not exist, ddl runs and the version is
 // recorded. Package fs uses it for the namespace tables.
-func EnsureSchema(ctx context.Context, tx *sql.Tx, dbPath, part, marker, metaTable string, want int64, ddl string) error {
+func EnsureSchema(ctx context.Context, tx *Conn, dbPath, part, marker, metaTable string, want int64, ddl string) error {
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, marker).Scan(&n); err != nil {
 		return fmt.Errorf("read schema of %s: %w", dbPath, err)
@@ -213,8 +219,10 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("locks: open %s: %w", path, err)
 	}
-	db.SetMaxOpenConns(8)
-	db.SetMaxIdleConns(8)
+	// The Table holds its connections itself (a writer and the readers):
+	// database/sql's pool only opens them.
+	db.SetMaxOpenConns(maxReaders + 1)
+	db.SetMaxIdleConns(maxReaders + 1)
 	db.SetConnMaxIdleTime(0)
 	db.SetConnMaxLifetime(0)
 
@@ -225,7 +233,7 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 		owner:     owner,
 		opts:      opts,
 		log:       opts.Logger.With("component", "locks", "owner", string(owner)),
-		stmts:     map[string]*sql.Stmt{},
+		readers:   newReaders(db, maxReaders),
 		ownFiles:  map[HandleID]FileID{},
 		locked:    map[HandleID]bool{},
 	}
@@ -242,7 +250,7 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 	}
 	// The schema first, alone: WAL switch, version check and DDL.
 	if err := t.Update(ctx, func(tx *Tx) error {
-		return EnsureSchema(ctx, tx.tx, path, "lock table", "lk_handles", "lk_meta", SchemaVersion, schema)
+		return EnsureSchema(ctx, tx.conn, path, "lock table", "lk_handles", "lk_meta", SchemaVersion, schema)
 	}); err != nil {
 		var se *SchemaError
 		if errors.As(err, &se) {
@@ -267,9 +275,10 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 	return t, nil
 }
 
-// DB returns the underlying database, for the namespace's own tables.
-// Writes to it should go through Update (tx.SQL()) so they are serialized
-// with the lock table's and atomic with its checks.
+// DB returns the underlying database, for tools and tests. The namespace
+// runs its statements inside the Table's transactions (Tx.SQL); writes
+// through DB are neither serialized with them nor atomic with their
+// checks, and each use takes one of the Table's connections meanwhile.
 func (t *Table) DB() *sql.DB { return t.db }
 
 // Owner returns this process instance's owner id.
@@ -293,13 +302,12 @@ func (t *Table) Close(ctx context.Context) error {
 		})
 		t.wmu.Lock()
 		t.closed.Store(true)
-		t.wmu.Unlock()
-		t.stmtMu.Lock()
-		for _, s := range t.stmts {
-			s.Close()
+		if t.writer != nil {
+			t.writer.close(false)
+			t.writer = nil
 		}
-		t.stmts = nil
-		t.stmtMu.Unlock()
+		t.wmu.Unlock()
+		t.readers.close()
 		if cerr := t.db.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("locks: close %s: %w", t.path, cerr)
 		}
@@ -393,7 +401,7 @@ func (t *Table) Update(ctx context.Context, fn func(tx *Tx) error) error {
 
 // try runs fn in one transaction; it returns the owners reaped on commit.
 func (t *Table) try(ctx context.Context, write bool, fn func(tx *Tx) error) ([]OwnerID, error) {
-	sqlTx, err := t.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: !write})
+	c, err := t.begin(ctx, write)
 	if err != nil {
 		return nil, fmt.Errorf("locks: %s: begin: %w", t.path, err)
 	}
@@ -402,37 +410,91 @@ func (t *Table) try(ctx context.Context, write bool, fn func(tx *Tx) error) ([]O
 	// cancellation: a cancellable context costs the driver a watcher
 	// goroutine per statement. Waiting — BEGIN and the busy retries —
 	// watches ctx.
-	tx := &Tx{t: t, ctx: ctx, sctx: context.WithoutCancel(ctx), tx: sqlTx, write: write}
+	sctx := context.WithoutCancel(ctx)
+	tx := &Tx{t: t, ctx: ctx, sctx: sctx, conn: c, write: write}
 	if write {
 		// The id reservation is only touched under wmu; read transactions
 		// open no handles and must not read it unlocked.
 		tx.nextID, tx.idLimit = t.nextID, t.idLimit
 	}
-	if err := fn(tx); err != nil {
-		sqlTx.Rollback()
+	ferr := fn(tx)
+	commitFailed := false
+	if ferr == nil && write {
+		if _, err := c.ExecContext(sctx, sqlCommit); err != nil {
+			ferr = fmt.Errorf("locks: %s: commit: %w", t.path, err)
+			commitFailed = true
+		}
+	}
+	discard := false
+	if ferr != nil || !write {
+		// A failed COMMIT may leave the transaction open: roll back
+		// (SQLite answers "no transaction" when there is none left).
+		if _, err := c.ExecContext(sctx, sqlRollback); err != nil && !noTransaction(err) {
+			discard = true
+		}
+	}
+	t.end(c, write, discard)
+	if ferr != nil {
 		for _, id := range tx.opened {
 			t.forgetHandle(id)
 		}
-		if tx.needReap {
-			return nil, &needReapError{err}
+		if tx.needReap && !commitFailed {
+			return nil, &needReapError{ferr}
 		}
-		return nil, err
+		return nil, ferr
 	}
 	if !write {
-		sqlTx.Rollback()
 		if tx.needReap {
 			return nil, &needReapError{}
 		}
 		return nil, nil
 	}
-	if err := sqlTx.Commit(); err != nil {
-		for _, id := range tx.opened {
-			t.forgetHandle(id)
-		}
-		return nil, fmt.Errorf("locks: %s: commit: %w", t.path, err)
-	}
 	t.nextID, t.idLimit = tx.nextID, tx.idLimit // the reservation is durable now
 	return tx.reaped, nil
+}
+
+// begin takes the connection for a transaction — the writer (under wmu)
+// or a reader — and begins on it.
+func (t *Table) begin(ctx context.Context, write bool) (*Conn, error) {
+	var c *Conn
+	var err error
+	query := sqlBeginRead
+	if write {
+		query = sqlBeginWrite
+		if t.writer == nil {
+			if t.writer, err = newConn(ctx, t.db); err != nil {
+				return nil, err
+			}
+		}
+		c = t.writer
+	} else if c, err = t.readers.get(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := c.ExecContext(ctx, query); err != nil {
+		// Busy: the connection is fine and is kept. Anything else (an
+		// interrupted BEGIN included) leaves its state unknown.
+		t.end(c, write, !isBusy(err))
+		return nil, err
+	}
+	return c, nil
+}
+
+// end gives a transaction's connection back; discard closes it for good.
+func (t *Table) end(c *Conn, write, discard bool) {
+	if write {
+		if discard {
+			c.close(true)
+			t.writer = nil
+		}
+		return
+	}
+	t.readers.put(c, discard)
+}
+
+// noTransaction reports SQLite's answer to a ROLLBACK with no transaction
+// open (a failed statement or COMMIT may already have ended it).
+func noTransaction(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "no transaction is active")
 }
 
 // needReapError makes View reap dead owners and run fn again; err is fn's
@@ -532,23 +594,4 @@ func (t *Table) OtherLiveOwners(ctx context.Context) ([]OwnerID, error) {
 		return nil, fmt.Errorf("locks: live owners in %s: %w", t.path, err)
 	}
 	return others, nil
-}
-
-// stmt returns the prepared statement for query, preparing it once per
-// Table; Tx binds it to its connection.
-func (t *Table) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	t.stmtMu.Lock()
-	defer t.stmtMu.Unlock()
-	if s, ok := t.stmts[query]; ok {
-		return s, nil
-	}
-	if t.stmts == nil {
-		return nil, fmt.Errorf("locks: %s: table closed: %w", t.path, ErrHandleClosed)
-	}
-	s, err := t.db.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, fmt.Errorf("locks: prepare %q: %w", query, err)
-	}
-	t.stmts[query] = s
-	return s, nil
 }

@@ -14,8 +14,9 @@ import (
 	"slices"
 )
 
-// SQL returns the transaction for the namespace's statements.
-func (tx *Tx) SQL() *sql.Tx { return tx.tx }
+// SQL returns the connection the transaction runs on, for the namespace's
+// statements (they are part of the transaction).
+func (tx *Tx) SQL() *Conn { return tx.conn }
 
 // Context returns the context the transaction runs under.
 func (tx *Tx) Context() context.Context { return tx.ctx }
@@ -31,19 +32,11 @@ func (tx *Tx) mustWrite(op string) error {
 }
 
 func (tx *Tx) exec(query string, args ...any) (sql.Result, error) {
-	s, err := tx.t.stmt(tx.sctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return tx.tx.StmtContext(tx.sctx, s).ExecContext(tx.sctx, args...)
+	return tx.conn.ExecContext(tx.sctx, query, args...)
 }
 
 func (tx *Tx) query(query string, args ...any) (*sql.Rows, error) {
-	s, err := tx.t.stmt(tx.sctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return tx.tx.StmtContext(tx.sctx, s).QueryContext(tx.sctx, args...)
+	return tx.conn.QueryContext(tx.sctx, query, args...)
 }
 
 const handleCols = `id, file, owner, access, share, open_share, delete_on_close, session, client_name, client_ip, open_time`
@@ -396,18 +389,14 @@ func (tx *Tx) finishClose(id HandleID, file FileID, doc, pending bool) (CloseRes
 
 // queryRow runs a one-row query and scans it into dest.
 func (tx *Tx) queryRow(query string, args []any, dest ...any) error {
-	s, err := tx.t.stmt(tx.sctx, query)
-	if err != nil {
-		return err
-	}
-	return tx.tx.StmtContext(tx.sctx, s).QueryRowContext(tx.sctx, args...).Scan(dest...)
+	return tx.conn.QueryRowContext(tx.sctx, query, args...).Scan(dest...)
 }
 
 // removeFile completes a delete: the namespace's Remove, then the file's
 // lock state goes.
 func (tx *Tx) removeFile(file FileID) error {
 	if tx.t.opts.Remove != nil {
-		if err := tx.t.opts.Remove(tx.ctx, tx.tx, file); err != nil {
+		if err := tx.t.opts.Remove(tx.ctx, tx.conn, file); err != nil {
 			return fmt.Errorf("remove file %d: %w", file, err)
 		}
 	}
