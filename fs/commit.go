@@ -669,7 +669,11 @@ func (fsys *FileSystem) commitInline(ctx context.Context, file FileID, op commit
 			if e.kind != KindFile {
 				return nil, ErrIsDir
 			}
-			c, err := q.content(file)
+			// Content and data ranges in one statement, written back in
+			// one: this transaction runs at every flush of a small file.
+			var c content
+			var ranges string
+			err = q.queryRow(`SELECT blob, inline, ranges FROM ns_entries WHERE id = ?`, int64(file)).Scan(&c.blob, &c.inline, &ranges)
 			if err != nil || c.blob {
 				return nil, err
 			}
@@ -732,10 +736,10 @@ func (fsys *FileSystem) commitInline(ctx context.Context, file FileID, op commit
 			if len(data) > 0 {
 				blob = data
 			}
-			if _, err := q.exec(`UPDATE ns_entries SET inline = ? WHERE id = ?`, blob, int64(file)); err != nil {
+			if ranges, err = op.rangesAfter(ranges, size); err != nil {
 				return nil, err
 			}
-			if err := q.updateRanges(file, op, size); err != nil {
+			if _, err := q.exec(`UPDATE ns_entries SET inline = ?, ranges = ? WHERE id = ?`, blob, ranges, int64(file)); err != nil {
 				return nil, err
 			}
 			ne, done = e, true

@@ -11,18 +11,23 @@ import (
 func (fsys *FileSystem) lookup(ctx context.Context, parent FileID, name string) (Attr, error) {
 	var a Attr
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
-		pe, err := q.get(parent)
-		if err != nil {
+		// The child first: only directories have children, so a hit
+		// needs no look at the parent (one statement instead of two).
+		e, err := q.child(parent, name, false)
+		if err == nil {
+			a = e.attr("")
+			return nil
+		}
+		if !errors.Is(err, ErrNotFound) {
 			return err
 		}
-		if !pe.kind.IsDir() {
+		pe, perr := q.get(parent)
+		switch {
+		case perr != nil:
+			return perr
+		case !pe.kind.IsDir():
 			return ErrNotDir
 		}
-		e, err := q.child(parent, name, false)
-		if err != nil {
-			return err
-		}
-		a = e.attr("")
 		return err
 	})
 	return a, fileErr("lookup", parent, wrapName(name, err))

@@ -93,6 +93,41 @@ func TestAttributesRoundTrip(t *testing.T) {
 	}
 }
 
+// TestLookupOutcomes: a hit, a miss in a directory, a name under a file,
+// under a missing parent and under the root (shares).
+func TestLookupOutcomes(t *testing.T) {
+	e := newEnv(t)
+	sh := e.share("docs")
+	e.putFile("docs/f", []byte("x"))
+	f, err := e.fs.Lookup(ctxBG, sh, "F")
+	mustNil(t, err, "lookup of docs/F")
+	for _, tc := range []struct {
+		name   string
+		parent FileID
+		child  string
+		want   error
+		wantID FileID
+	}{
+		{"file in a share", sh, "f", nil, f.ID},
+		{"share under the root", RootID, "DOCS", nil, sh},
+		{"missing name", sh, "nope", ErrNotFound, 0},
+		{"missing share", RootID, "nope", ErrNotFound, 0},
+		{"name under a file", f.ID, "x", ErrNotDir, 0},
+		{"missing parent", FileID(1 << 40), "x", ErrNotFound, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := e.fs.Lookup(ctxBG, tc.parent, tc.child)
+			if tc.want != nil {
+				wantErr(t, err, tc.want, "lookup")
+				return
+			}
+			if err != nil || a.ID != tc.wantID {
+				t.Fatalf("lookup: id %d, %v; want id %d", a.ID, err, tc.wantID)
+			}
+		})
+	}
+}
+
 func TestCaseInsensitiveCasePreserving(t *testing.T) {
 	e := newEnv(t)
 	sh := e.share("docs")

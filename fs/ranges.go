@@ -148,10 +148,20 @@ func (q *q) updateRanges(id FileID, op commitOp, newSize int64) error {
 	if err := q.queryRow(`SELECT ranges FROM ns_entries WHERE id = ?`, int64(id)).Scan(&enc); err != nil {
 		return err
 	}
-	rs, err := decodeRanges(enc)
+	enc, err := op.rangesAfter(enc, newSize)
 	if err != nil {
 		return err
 	}
-	_, err = q.exec(`UPDATE ns_entries SET ranges = ? WHERE id = ?`, op.applyRanges(rs, newSize).encode(), int64(id))
+	_, err = q.exec(`UPDATE ns_entries SET ranges = ? WHERE id = ?`, enc, int64(id))
 	return err
+}
+
+// rangesAfter returns the encoded data ranges of a file after op, given
+// those before it (enc) and the file's new size.
+func (op commitOp) rangesAfter(enc string, newSize int64) (string, error) {
+	rs, err := decodeRanges(enc)
+	if err != nil {
+		return "", err
+	}
+	return op.applyRanges(rs, newSize).encode(), nil
 }
