@@ -220,9 +220,9 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 		return nil, fmt.Errorf("locks: open %s: %w", path, err)
 	}
 	// The Table holds its connections itself (a writer and the readers):
-	// database/sql's pool only opens them.
-	db.SetMaxOpenConns(maxReaders + 1)
-	db.SetMaxIdleConns(maxReaders + 1)
+	// database/sql's pool only opens them, plus one for users of DB.
+	db.SetMaxOpenConns(maxReaders + 2)
+	db.SetMaxIdleConns(maxReaders + 2)
 	db.SetConnMaxIdleTime(0)
 	db.SetConnMaxLifetime(0)
 
