@@ -705,3 +705,60 @@ func TestConflictErrorNamesBlockers(t *testing.T) {
 		t.Fatalf("err=%v (%+v)", err, ce)
 	}
 }
+
+// Read transactions share at most maxReaders connections: more concurrent
+// Views wait for one to come back (all of them finish), and a View that
+// cannot get one before its context ends fails with the context's error.
+func TestViewsShareReaderConnections(t *testing.T) {
+	tab := openTable(t, "", Options{})
+	ctx := context.Background()
+	hold := make(chan struct{})
+	var started sync.WaitGroup
+	done := make(chan error, maxReaders)
+	for range maxReaders {
+		started.Add(1)
+		go func() {
+			done <- tab.View(ctx, func(tx *Tx) error {
+				started.Done()
+				<-hold
+				_, err := tx.Handles(1)
+				return err
+			})
+		}()
+	}
+	started.Wait()
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if err := tab.View(short, func(*Tx) error { return nil }); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("View with every reader busy: %v, want DeadlineExceeded", err)
+	}
+	// A writer is never short of a connection while readers are busy.
+	if _, err := open(t, tab, OpenRequest{File: 1, Access: rd, Share: ShareAll}); err != nil {
+		t.Fatalf("Update with every reader busy: %v", err)
+	}
+	close(hold)
+	for range maxReaders {
+		must(t, <-done)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*maxReaders)
+	for range 4 * maxReaders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- tab.View(ctx, func(tx *Tx) error {
+				time.Sleep(time.Millisecond)
+				hs, err := tx.Handles(1)
+				if err == nil && len(hs) != 1 {
+					err = fmt.Errorf("%d handles on file 1, want 1", len(hs))
+				}
+				return err
+			})
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		must(t, err)
+	}
+}
