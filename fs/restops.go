@@ -336,6 +336,36 @@ func retryMoved[T any](op, path string, call func() (T, bool, error)) (T, error)
 	}
 }
 
+// fileToWrite resolves the path of an operation that creates the file if
+// it is missing (Create File, Copy File's destination): r.found with the
+// file, or the parent and name to create it in. A directory or share root
+// is ErrIsDir; a lease id for a missing file is refused as Azure does.
+func (q *q) fileToWrite(path, leaseID string) (resolved, error) {
+	r, err := q.resolve(path)
+	switch {
+	case err != nil:
+		return resolved{}, err
+	case r.name == "" || r.found && r.e.kind.IsDir():
+		return resolved{}, ErrIsDir
+	case !r.found && leaseID != "":
+		return resolved{}, &locks.LeaseError{Code: locks.LeaseNotPresentWithFileOperation}
+	}
+	return r, nil
+}
+
+// insertFile adds the new file e to directory parent and returns it with
+// the change to notify.
+func (q *q) insertFile(parent, e entry) (entry, []Change, error) {
+	e, err := q.insert(e)
+	if err != nil {
+		return entry{}, nil, err
+	}
+	if err := q.touchDir(parent); err != nil {
+		return entry{}, nil, err
+	}
+	return e, []Change{{Kind: ChangeCreate, File: e.id, Parent: e.parent, Name: e.name, Version: e.version}}, nil
+}
+
 func (fsys *FileSystem) createFile(ctx context.Context, req CreateFileRequest) (Attr, error) {
 	if req.Size < 0 {
 		return Attr{}, pathErr("create file", req.Path, ErrInvalidRange)
@@ -360,34 +390,20 @@ func (fsys *FileSystem) createFileOnce(ctx context.Context, req CreateFileReques
 	var existing FileID
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 		existing = 0
-		r, err := q.resolve(req.Path)
-		if err != nil {
-			return nil, err
-		}
-		if r.name == "" {
-			return nil, ErrIsDir
-		}
-		if r.found {
-			if r.e.kind.IsDir() {
-				return nil, ErrIsDir
-			}
+		r, err := q.fileToWrite(req.Path, req.LeaseID)
+		if err != nil || r.found {
 			existing = r.e.id
-			return nil, nil
-		}
-		if req.LeaseID != "" {
-			return nil, &locks.LeaseError{Code: locks.LeaseNotPresentWithFileOperation}
+			return nil, err
 		}
 		e := q.newFileEntry(r.parent.id, r.name, 0)
 		apply(q, &e)
 		e.size = req.Size
-		if e, err = q.insert(e); err != nil {
-			return nil, err
-		}
-		if err := q.touchDir(r.parent); err != nil {
+		e, chs, err := q.insertFile(r.parent, e)
+		if err != nil {
 			return nil, err
 		}
 		a, err = q.attrOf(e)
-		return []Change{{Kind: ChangeCreate, File: e.id, Parent: e.parent, Name: e.name, Version: e.version}}, err
+		return chs, err
 	})
 	if err != nil || existing == 0 {
 		return a, false, pathErr("create file", req.Path, err)
@@ -764,7 +780,6 @@ func (fsys *FileSystem) copyFile(ctx context.Context, req CopyFileRequest) (Attr
 // from the commit to the destination found (or created) by id.
 func (fsys *FileSystem) copyFileOnce(ctx context.Context, req CopyFileRequest) (Attr, bool, error) {
 	var src entry
-	var srcPath string
 	var sc content
 	var srcRanges rangeSet
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
@@ -776,48 +791,26 @@ func (fsys *FileSystem) copyFileOnce(ctx context.Context, req CopyFileRequest) (
 		if sc, err = q.content(src.id); err != nil {
 			return err
 		}
-		if srcRanges, err = q.ranges(src.id); err != nil {
-			return err
-		}
-		srcPath, err = q.pathOf(r.e)
+		srcRanges, err = q.ranges(src.id)
 		return err
 	})
 	if err != nil {
 		return Attr{}, false, pathErr("copy", req.Dest, err)
 	}
-	_ = srcPath
 	if strings.EqualFold(req.Source, req.Dest) {
 		return Attr{}, false, pathErr("copy", req.Dest, fmt.Errorf("%w: source and destination are the same file", ErrInvalidArg))
 	}
 	// The destination: create it empty if it does not exist.
 	var dst FileID
 	err = fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		r, err := q.resolve(req.Dest)
-		if err != nil {
-			return nil, err
-		}
-		if r.name == "" {
-			return nil, ErrIsDir
-		}
-		if r.found {
-			if r.e.kind.IsDir() {
-				return nil, ErrIsDir
-			}
+		r, err := q.fileToWrite(req.Dest, req.LeaseID)
+		if err != nil || r.found {
 			dst = r.e.id
-			return nil, nil
-		}
-		if req.LeaseID != "" {
-			return nil, &locks.LeaseError{Code: locks.LeaseNotPresentWithFileOperation}
-		}
-		e, err := q.insert(q.newFileEntry(r.parent.id, r.name, src.attrs))
-		if err != nil {
 			return nil, err
 		}
+		e, chs, err := q.insertFile(r.parent, q.newFileEntry(r.parent.id, r.name, src.attrs))
 		dst = e.id
-		if err := q.touchDir(r.parent); err != nil {
-			return nil, err
-		}
-		return []Change{{Kind: ChangeCreate, File: e.id, Parent: e.parent, Name: e.name, Version: e.version}}, nil
+		return chs, err
 	})
 	if err != nil {
 		return Attr{}, false, pathErr("copy", req.Dest, err)
