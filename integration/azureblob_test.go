@@ -35,7 +35,7 @@ func TestServeOnAzureBlobBackend(t *testing.T) {
 		t.Fatalf("test content of %d bytes would be stored inline", len(content))
 	}
 	m.putFile(t, "doc.txt", content)
-	s.stop(t)
+	stopServe(t, s)
 
 	// The container holds the content as a blob.
 	bc, err := azblob.NewClientFromConnectionString(az.ConnectionString, nil)

@@ -1,21 +1,17 @@
 package integration
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/blobshare/blobshare/integration/servetest"
 )
 
 // blobshareBin is the binary TestMain builds for every test of the package.
@@ -66,111 +62,34 @@ func requireFUSE(t *testing.T) {
 	t.Skipf("FUSE unavailable: %v", err)
 }
 
-// lockedBuffer collects a process's output while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // server is a running `blobshare serve`.
-type server struct {
-	cmd     *exec.Cmd
-	Data    string // --data
-	Mount   string // --mount, "" without
-	RESTURL string // http://127.0.0.1:PORT/devstoreaccount1
-	Addr    string
-	stderr  *lockedBuffer
-	done    chan struct{}
-	waitErr error
-}
-
-var servingLine = regexp.MustCompile(`msg="blobshare serving" rest=(\S+) mount=(\S+)`)
+type server = servetest.Server
 
 // startServe starts `blobshare serve` on a free port with the given extra
 // flags and waits for its "serving" log line. Cleanup stops it with SIGTERM
 // and fails the test unless it exits 0.
 func startServe(t *testing.T, data string, extra ...string) *server {
 	t.Helper()
-	args := append([]string{"serve", "--data", data, "--addr", "127.0.0.1:0"}, extra...)
-	s := &server{Data: data, stderr: &lockedBuffer{}, done: make(chan struct{})}
-	s.cmd = exec.Command(blobshareBin, args...)
-	pr, pw := io.Pipe()
-	s.cmd.Stderr = io.MultiWriter(s.stderr, pw)
-	s.cmd.Stdout = s.stderr
-	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("start serve: %v", err)
+	s, err := servetest.Start(blobshareBin, data, extra...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	go func() {
-		s.waitErr = s.cmd.Wait()
-		pw.Close()
-		close(s.done)
-	}()
-	found := make(chan []string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m
-				break
-			}
-		}
-		io.Copy(io.Discard, pr)
-	}()
-	select {
-	case m := <-found:
-		s.RESTURL = m[1]
-		if m[2] != "none" {
-			s.Mount = m[2]
-		}
-		s.Addr = strings.TrimPrefix(strings.SplitN(strings.TrimPrefix(s.RESTURL, "http://"), "/", 2)[0], "")
-	case <-s.done:
-		t.Fatalf("serve exited before serving: %v\n%s", s.waitErr, s.stderr)
-	case <-time.After(60 * time.Second):
-		s.cmd.Process.Kill()
-		t.Fatalf("serve did not log its serving line in 60s:\n%s", s.stderr)
-	}
-	t.Cleanup(func() { s.stop(t) })
+	t.Cleanup(func() { stopServe(t, s) })
 	return s
 }
 
-// stop sends SIGTERM and expects a clean exit 0 within 30 s.
-func (s *server) stop(t *testing.T) {
+// stopServe sends SIGTERM and expects a clean exit 0 within 30 s; a server
+// the test already stopped or killed is left alone.
+func stopServe(t *testing.T, s *server) {
 	t.Helper()
 	select {
-	case <-s.done:
-		return // already stopped (or killed by the test)
+	case <-s.Done:
+		return
 	default:
 	}
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(30 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.done
-		t.Errorf("serve did not stop within 30s of SIGTERM:\n%s", s.stderr)
-		return
+	if err := s.Stop(); err != nil {
+		t.Errorf("serve after SIGTERM: %v\n%s", err, s.Stderr)
 	}
-	if s.waitErr != nil {
-		t.Errorf("serve exited with %v after SIGTERM:\n%s", s.waitErr, s.stderr)
-	}
-}
-
-// kill ends the server with SIGKILL, as a crash would.
-func (s *server) kill() {
-	s.cmd.Process.Kill()
-	<-s.done
 }
 
 // runBlobshare runs the binary to completion and returns its exit code and

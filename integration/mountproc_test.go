@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/fileerror"
+	"github.com/blobshare/blobshare/integration/servetest"
 )
 
 // startMountProcess runs `blobshare mount` as its own process over data and
@@ -29,7 +30,7 @@ func startMountProcess(t *testing.T, data, mnt string, extra ...string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	log := &lockedBuffer{}
+	log := &servetest.Buffer{}
 	mounted := make(chan bool, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)

@@ -25,7 +25,7 @@ func TestServeCollectsOrphanedBlocksAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.putFile(t, "kept.txt", []byte("committed content"))
-	s.stop(t)
+	stopServe(t, s)
 
 	// A "crashed writer": blocks staged in the store, never committed.
 	store, err := local.New(filepath.Join(data, "blobs"))
@@ -40,7 +40,7 @@ func TestServeCollectsOrphanedBlocksAtStart(t *testing.T) {
 
 	s2 := startServe(t, data)
 	eventually(t, "the collection log line", func() error {
-		if strings.Contains(s2.stderr.String(), "staged_blocks=3") {
+		if strings.Contains(s2.Stderr.String(), "staged_blocks=3") {
 			return nil
 		}
 		return errNotYet

@@ -63,7 +63,7 @@ func TestServeKeepsDataAcrossRestarts(t *testing.T) {
 	if _, err := serviceClient(t, s).CreateShare(ctx, "kept", nil); err != nil {
 		t.Fatal(err)
 	}
-	s.stop(t)
+	stopServe(t, s)
 
 	s2 := startServe(t, data)
 	props, err := serviceClient(t, s2).NewShareClient("kept").GetProperties(ctx, nil)

@@ -288,7 +288,7 @@ func TestSoakMountAndRESTUnderFlock(t *testing.T) {
 		}
 	}
 
-	hwm := peakRSS(t, m.srv.cmd.Process.Pid)
+	hwm := peakRSS(t, m.srv.Cmd.Process.Pid)
 	t.Logf("soak %v: %d acknowledged writes, %d refusals (all consistent with held flocks), %d exclusive flocks; server peak RSS %d MiB",
 		dur, stats.ok, stats.refused, stats.flock, hwm>>20)
 	if stats.ok == 0 || stats.flock == 0 {

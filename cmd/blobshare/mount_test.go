@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/blobshare/blobshare/fs"
+	"github.com/blobshare/blobshare/integration/servetest"
 	"github.com/blobshare/blobshare/locks"
 )
 
@@ -70,7 +70,7 @@ func TestMountServesAndUnmounts(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	app := newApp()
-	var errOut lockedBuffer
+	var errOut servetest.Buffer
 	app.ErrWriter = &errOut
 	done := make(chan error, 1)
 	go func() { done <- app.RunContext(ctx, []string{"blobshare", "mount", "--data", data, mnt}) }()
@@ -257,23 +257,4 @@ func TestMountAcrossProcesses(t *testing.T) {
 	if err := syscall.Statfs(mnt, &st); err != nil || st.Type == fuseSuperMagic {
 		t.Fatalf("still mounted after exit (type %#x, %v)", st.Type, err)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for a writer and a reader in two
-// goroutines (the app's log and the test).
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -129,10 +129,10 @@ func TestContention(t *testing.T) {
 	case <-done:
 	case <-time.After(deadline):
 		// Ask both servers for their goroutines before failing.
-		a.cmd.Process.Signal(syscall.SIGQUIT)
-		b.cmd.Process.Signal(syscall.SIGQUIT)
+		a.Cmd.Process.Signal(syscall.SIGQUIT)
+		b.Cmd.Process.Signal(syscall.SIGQUIT)
 		time.Sleep(time.Second)
-		t.Fatalf("DEADLOCK: clients not done %v after start\nserver A:\n%s\nserver B:\n%s", deadline, lastLines(a.stderr.String(), 120), lastLines(b.stderr.String(), 120))
+		t.Fatalf("DEADLOCK: clients not done %v after start\nserver A:\n%s\nserver B:\n%s", deadline, lastLines(a.Stderr.String(), 120), lastLines(b.Stderr.String(), 120))
 	}
 
 	// Every acknowledged slot write is there.
@@ -150,7 +150,7 @@ func TestContention(t *testing.T) {
 		}
 	}
 	for _, s := range []*server{a, b} {
-		log := s.stderr.String()
+		log := s.Stderr.String()
 		for _, bad := range []string{"SQLITE_BUSY", "database is locked", "database table is locked"} {
 			if strings.Contains(log, bad) {
 				t.Errorf("server log mentions %q:\n%s", bad, lastLines(log, 20))

@@ -23,6 +23,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/directory"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/share"
+	"github.com/blobshare/blobshare/integration/servetest"
 )
 
 const crashShare = "crash"
@@ -116,8 +117,8 @@ func TestCrashMatrix(t *testing.T) {
 			break
 		}
 	}
-	if err := s.stop(); err != nil {
-		t.Errorf("final serve did not stop cleanly: %v\n%s", err, s.stderr)
+	if err := s.Stop(); err != nil {
+		t.Errorf("final serve did not stop cleanly: %v\n%s", err, s.Stderr)
 	}
 	r.report(kills)
 }
@@ -159,11 +160,11 @@ func (r *crashRig) report(kills int) {
 
 func (r *crashRig) start() *server {
 	r.t.Helper()
-	s, err := launchServe(r.data, "--mount", r.mnt)
+	s, err := servetest.Start(blobshareBin, r.data, "--mount", r.mnt)
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	r.t.Cleanup(func() { s.stop() })
+	r.t.Cleanup(func() { s.Stop() })
 	return s
 }
 
@@ -237,9 +238,9 @@ func (r *crashRig) round(ctx context.Context, s *server, k int, delay time.Durat
 	time.Sleep(delay)
 	killed.Store(true)
 	stop.Store(true)
-	wedged, err := s.kill()
+	wedged, err := s.Kill()
 	if err != nil {
-		t.Fatalf("round %d: %v\n%s", k, err, lastLines(s.stderr.String(), 20))
+		t.Fatalf("round %d: %v\n%s", k, err, lastLines(s.Stderr.String(), 20))
 	}
 	var werr error
 	if wedged != "" {

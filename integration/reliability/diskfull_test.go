@@ -179,7 +179,7 @@ func TestDiskFull(t *testing.T) {
 	status, code, ok := refusal(restErr)
 	t.Logf("REST write on a full disk: %d %s (%v)", status, code, restErr)
 	fmt.Printf("disk full over REST: %d %s\n", status, code)
-	t.Logf("server log:\n%s", lastLines(r.s.stderr.String(), 6))
+	t.Logf("server log:\n%s", lastLines(r.s.Stderr.String(), 6))
 	if !ok {
 		t.Errorf("REST write on a full disk failed without an Azure error: %v", restErr)
 	} else if status >= 500 || status == http.StatusRequestTimeout || status == http.StatusTooManyRequests {

@@ -1,26 +1,21 @@
 package reliability
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
+	"github.com/blobshare/blobshare/integration/servetest"
 	_ "modernc.org/sqlite"
 )
 
@@ -86,212 +81,20 @@ func envInt(t *testing.T, name string, def int) int {
 	return n
 }
 
-// lockedBuffer collects a process's output while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // server is a running `blobshare serve`.
-type server struct {
-	cmd     *exec.Cmd
-	Data    string // --data
-	Mount   string // --mount, "" without
-	RESTURL string // http://127.0.0.1:PORT/devstoreaccount1
-	Addr    string // 127.0.0.1:PORT
-	stderr  *lockedBuffer
-	done    chan struct{}
-	waitErr error
-}
-
-var servingLine = regexp.MustCompile(`msg="blobshare serving" rest=(\S+) mount=(\S+)`)
+type server = servetest.Server
 
 // startServe starts `blobshare serve` on a free port and waits for its
 // serving line. Cleanup stops it (SIGTERM, then SIGKILL) and detaches a
 // mount it leaves behind.
 func startServe(t *testing.T, data string, extra ...string) *server {
 	t.Helper()
-	s, err := launchServe(data, extra...)
+	s, err := servetest.Start(blobshareBin, data, extra...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.stop() })
+	t.Cleanup(func() { s.Stop() })
 	return s
-}
-
-func launchServe(data string, extra ...string) (*server, error) {
-	args := append([]string{"serve", "--data", data, "--addr", "127.0.0.1:0"}, extra...)
-	s := &server{Data: data, stderr: &lockedBuffer{}, done: make(chan struct{})}
-	s.cmd = exec.Command(blobshareBin, args...)
-	pr, pw := io.Pipe()
-	s.cmd.Stderr = io.MultiWriter(s.stderr, pw)
-	s.cmd.Stdout = s.stderr
-	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start serve: %w", err)
-	}
-	go func() {
-		s.waitErr = s.cmd.Wait()
-		pw.Close()
-		close(s.done)
-	}()
-	found := make(chan []string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m
-				break
-			}
-		}
-		io.Copy(io.Discard, pr)
-	}()
-	select {
-	case m := <-found:
-		s.RESTURL = m[1]
-		if m[2] != "none" {
-			s.Mount = m[2]
-		}
-		s.Addr = strings.SplitN(strings.TrimPrefix(s.RESTURL, "http://"), "/", 2)[0]
-		return s, nil
-	case <-s.done:
-		return nil, fmt.Errorf("serve exited before serving: %v\n%s", s.waitErr, s.stderr)
-	case <-time.After(60 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.done
-		return nil, fmt.Errorf("serve did not log its serving line in 60s:\n%s", s.stderr)
-	}
-}
-
-// Pid is the server's process id.
-func (s *server) Pid() int { return s.cmd.Process.Pid }
-
-// stop sends SIGTERM and waits up to 30 s, then kills. It returns the exit
-// error (nil on a clean exit 0).
-func (s *server) stop() error {
-	select {
-	case <-s.done:
-		s.detach()
-		return s.waitErr
-	default:
-	}
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(30 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.done
-		s.detach()
-		return fmt.Errorf("serve did not stop within 30s of SIGTERM")
-	}
-	s.detach()
-	return s.waitErr
-}
-
-// kill ends the server with SIGKILL, as a crash would, and detaches the
-// dead FUSE mount it leaves behind. A FUSE server killed while the kernel
-// holds one of its threads in an uninterruptible wait on its own mount
-// (a reverse invalidation needing a directory lock that a client holds
-// while it waits for a reply that will never come) cannot exit: after
-// 10 s kill aborts the mount's FUSE connection through fusectl, which
-// fails the pending requests and lets the process go. wedged reports that,
-// with the kernel stacks of the threads that were stuck.
-func (s *server) kill() (wedged string, err error) {
-	s.cmd.Process.Kill()
-	select {
-	case <-s.done:
-	case <-time.After(10 * time.Second):
-		wedged = stuckThreads(s.Pid())
-		if s.Mount == "" {
-			return wedged, fmt.Errorf("serve (pid %d) did not exit 10 s after SIGKILL", s.Pid())
-		}
-		if err = abortFUSE(s.Mount); err != nil {
-			return wedged, err
-		}
-		select {
-		case <-s.done:
-		case <-time.After(30 * time.Second):
-			return wedged, fmt.Errorf("serve (pid %d) did not exit 30 s after its FUSE connection was aborted", s.Pid())
-		}
-	}
-	s.detach()
-	return wedged, nil
-}
-
-// stuckThreads describes the threads of pid in uninterruptible sleep (D)
-// with their kernel stacks.
-func stuckThreads(pid int) string {
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
-	var b strings.Builder
-	for _, task := range tasks {
-		stat, err := os.ReadFile(filepath.Join(task, "stat"))
-		if err != nil {
-			continue
-		}
-		if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) == 0 || f[0] != "D" {
-			continue
-		}
-		stack, _ := os.ReadFile(filepath.Join(task, "stack"))
-		fmt.Fprintf(&b, "thread %s in D:\n%s", filepath.Base(task), stack)
-	}
-	if b.Len() == 0 {
-		return "no thread in D state"
-	}
-	return b.String()
-}
-
-// abortFUSE aborts the FUSE connection of the file system mounted at dir
-// (echo 1 > /sys/fs/fuse/connections/<device minor>/abort), mounting
-// fusectl first if needed.
-func abortFUSE(dir string) error {
-	mi, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return err
-	}
-	dev := ""
-	for _, line := range strings.Split(string(mi), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 4 && f[4] == dir {
-			dev = f[2] // major:minor; the last mount at dir wins
-		}
-	}
-	_, minor, ok := strings.Cut(dev, ":")
-	if !ok {
-		return fmt.Errorf("abort FUSE connection of %s: not in /proc/self/mountinfo", dir)
-	}
-	ctl := "/sys/fs/fuse/connections"
-	abort := filepath.Join(ctl, minor, "abort")
-	if _, err := os.Stat(abort); err != nil {
-		if err := syscall.Mount("none", ctl, "fusectl", 0, ""); err != nil && err != syscall.EBUSY {
-			return fmt.Errorf("mount fusectl: %w", err)
-		}
-	}
-	if err := os.WriteFile(abort, []byte("1"), 0o200); err != nil {
-		return fmt.Errorf("abort FUSE connection of %s: %w", dir, err)
-	}
-	return nil
-}
-
-// detach lazily unmounts the server's mount point if something is still
-// mounted there (a killed server leaves a dead FUSE mount).
-func (s *server) detach() {
-	if s.Mount == "" {
-		return
-	}
-	if err := syscall.Unmount(s.Mount, syscall.MNT_DETACH); err != nil && err != syscall.EINVAL && err != syscall.ENOENT {
-		fmt.Fprintf(os.Stderr, "detach %s: %v\n", s.Mount, err)
-	}
 }
 
 // vmHWM returns the peak resident set size of a process in KiB.

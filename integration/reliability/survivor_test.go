@@ -77,7 +77,7 @@ func TestCrashBesideSurvivor(t *testing.T) {
 			if errorCode(err) != "FileLockConflict" {
 				t.Fatalf("Put Range over a live mount's lock: %v; want FileLockConflict", err)
 			}
-			if wedged, err := victim.kill(); err != nil || wedged != "" {
+			if wedged, err := victim.Kill(); err != nil || wedged != "" {
 				t.Fatalf("kill: %v; stuck: %s", err, wedged)
 			}
 
