@@ -67,6 +67,12 @@ type OpenRequest struct {
 	Share         ShareMode
 	DeleteOnClose bool // FILE_DELETE_ON_CLOSE: marks delete-pending when this handle closes
 
+	// Created says File came into being in this transaction, so nothing
+	// else can hold, lease or have marked it: the open is decided against
+	// an empty state without reading the table. (It saves a file create
+	// one statement.)
+	Created bool
+
 	// Descriptive fields reported by List Handles; they decide nothing.
 	SessionID  uint64
 	ClientName string

@@ -13,6 +13,7 @@ import (
 // fileState is everything the table holds about one file.
 type fileState struct {
 	file    FileID
+	stored  bool // file has an lk_files row (pending mark or lease)
 	pending bool
 	lease   LeaseInfo
 	handles []Handle  // in id order

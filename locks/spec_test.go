@@ -564,3 +564,66 @@ func TestUnlinkOpen(t *testing.T) {
 		})
 	}
 }
+
+// An unlink that removes a file leaves none of its state behind, whether
+// the file had any (a broken lease's lk_files row; a closed handle that
+// held byte-range locks) or none: the removal skips deleting state the
+// transaction saw did not exist, and must not skip more.
+func TestUnlinkLeavesNoState(t *testing.T) {
+	tab := openTable(t, "", Options{})
+	cases := []struct {
+		name    string
+		prepare func(t *testing.T, f FileID)
+	}{
+		{"never opened", func(t *testing.T, f FileID) {}},
+		{"broken lease row", func(t *testing.T, f FileID) {
+			must(t, update(t, tab, func(tx *Tx) error {
+				if _, err := tx.Lease(LeaseRequest{File: f, Action: LeaseAcquire}); err != nil {
+					return err
+				}
+				_, err := tx.Lease(LeaseRequest{File: f, Action: LeaseBreak})
+				return err
+			}))
+		}},
+		{"closed handle that held locks", func(t *testing.T, f FileID) {
+			h := mustOpen(t, tab, OpenRequest{File: f, Access: rd | wr, Share: ShareAll})
+			must(t, update(t, tab, func(tx *Tx) error { return tx.SetPOSIXLock(h.ID, 7, Range{0, 10}, LockExclusive) }))
+			must(t, update(t, tab, func(tx *Tx) error { return tx.Lock(h.ID, Range{20, 5}, LockShared) }))
+			mustClose(t, tab, h.ID)
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFile()
+			c.prepare(t, f)
+			removed, err := unlink(t, tab, f, Facts{})
+			if err != nil || !removed {
+				t.Fatalf("unlink: removed=%v err=%v", removed, err)
+			}
+			for _, table := range []string{"lk_files", "lk_handles", "lk_locks"} {
+				var n int
+				must(t, tab.DB().QueryRow(`SELECT count(*) FROM `+table+` WHERE file = ?`, int64(f)).Scan(&n))
+				if n != 0 {
+					t.Errorf("%s: %d rows of the removed file left", table, n)
+				}
+			}
+		})
+	}
+}
+
+// An open of a file created in the same transaction (Created) is decided
+// on an empty state: it is validated like any open, stored like any
+// handle, and conflicts with later opens as usual.
+func TestOpenCreated(t *testing.T) {
+	tab := openTable(t, "", Options{})
+	f := newFile()
+	if _, err := open(t, tab, OpenRequest{File: f, Access: rd, Share: 0xff, Created: true}); !errors.Is(err, ErrInvalidParameter) {
+		t.Fatalf("invalid share mode with Created: %v, want ErrInvalidParameter", err)
+	}
+	h := mustOpen(t, tab, OpenRequest{File: f, Access: rd | wr, Share: ShareNone, Created: true})
+	if _, err := open(t, tab, OpenRequest{File: f, Access: rd, Share: ShareAll}); !errors.Is(err, ErrSharingViolation) {
+		t.Fatalf("open against a Created handle sharing nothing: %v, want ErrSharingViolation", err)
+	}
+	mustClose(t, tab, h.ID)
+	mustOpen(t, tab, OpenRequest{File: f, Access: rd, Share: ShareAll})
+}

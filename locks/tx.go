@@ -184,6 +184,7 @@ func (tx *Tx) loadState(file FileID, withLocks bool) (*fileState, error) {
 	st.handles = rows[:0]
 	for _, r := range rows {
 		if r.ID == 0 { // the lk_files row, in handle clothing
+			st.stored = true
 			st.lease.ID = string(r.Owner)
 			st.pending = r.Access != 0
 			st.lease.State = LeaseState(r.Share)
@@ -381,7 +382,7 @@ func (tx *Tx) finishClose(id HandleID, file FileID, doc, pending bool) (CloseRes
 	if left > 0 {
 		return CloseResult{}, nil
 	}
-	if err := tx.removeFile(file); err != nil {
+	if err := tx.removeFile(file, nil); err != nil {
 		return CloseResult{}, fmt.Errorf("locks: close handle %d: %w", id, err)
 	}
 	return CloseResult{Removed: true}, nil
@@ -393,12 +394,18 @@ func (tx *Tx) queryRow(query string, args []any, dest ...any) error {
 }
 
 // removeFile completes a delete: the namespace's Remove, then the file's
-// lock state goes.
-func (tx *Tx) removeFile(file FileID) error {
+// lock state goes. st, when not nil, is the file's state as this
+// transaction loaded it: with no handles and no lk_files row there is no
+// state to delete (byte-range locks belong to handles), which saves an
+// unlink of a file nobody holds three statements.
+func (tx *Tx) removeFile(file FileID, st *fileState) error {
 	if tx.t.opts.Remove != nil {
 		if err := tx.t.opts.Remove(tx.ctx, tx.conn, file); err != nil {
 			return fmt.Errorf("remove file %d: %w", file, err)
 		}
+	}
+	if st != nil && !st.stored && len(st.handles) == 0 {
+		return nil
 	}
 	return tx.forget(file)
 }
@@ -544,7 +551,13 @@ func (tx *Tx) OpenHandle(req OpenRequest) (Handle, error) {
 	if err := validateOpen(req); err != nil {
 		return Handle{}, err
 	}
-	st, err := tx.decide(req.File, false, func(st *fileState) error { return decideOpen(st, req) })
+	st := &fileState{file: req.File}
+	var err error
+	if req.Created {
+		err = decideOpen(st, req)
+	} else {
+		st, err = tx.decide(req.File, false, func(st *fileState) error { return decideOpen(st, req) })
+	}
 	if err != nil {
 		return Handle{}, err
 	}
@@ -689,7 +702,7 @@ func (tx *Tx) UnlinkOpen(file FileID, facts Facts) (removed bool, err error) {
 		return false, fmt.Errorf("unlink: %w", err)
 	}
 	if len(st.handles) == 0 {
-		if err := tx.removeFile(file); err != nil {
+		if err := tx.removeFile(file, st); err != nil {
 			return false, fmt.Errorf("locks: unlink: %w", err)
 		}
 		return true, nil
