@@ -662,35 +662,36 @@ func (fsys *FileSystem) commitInline(ctx context.Context, file FileID, op commit
 	for {
 		err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 			done = false
-			e, err := q.get(file)
+			// The entry, its content, data ranges and whether a blob
+			// commit is under way in one statement, written back in one:
+			// this transaction runs at every flush of a small file.
+			e, inline, err := q.getInline(file)
 			if err != nil {
 				return nil, err
 			}
 			if e.kind != KindFile {
 				return nil, ErrIsDir
 			}
-			// Content and data ranges in one statement, written back in
-			// one: this transaction runs at every flush of a small file.
-			var c content
-			var ranges string
-			err = q.queryRow(`SELECT blob, inline, ranges FROM ns_entries WHERE id = ?`, int64(file)).Scan(&c.blob, &c.inline, &ranges)
-			if err != nil || c.blob {
-				return nil, err
+			if e.blob {
+				return nil, nil
 			}
 			if op.check != nil {
 				if err := op.check(tx, q, e); err != nil {
 					return nil, err
 				}
 			}
-			if row, found, err := q.intent(file); err != nil {
-				return nil, err
-			} else if found {
-				if alive(row.pid, row.start) {
-					return nil, errIntentBusy
+			if inline.intent {
+				if row, found, err := q.intent(file); err != nil {
+					return nil, err
+				} else if found {
+					if alive(row.pid, row.start) {
+						return nil, errIntentBusy
+					}
+					return nil, &deadIntent{row}
 				}
-				return nil, &deadIntent{row}
 			}
-			data := append([]byte(nil), c.inline...)
+			ranges := inline.ranges
+			data := inline.data // Scan copied it
 			size := e.size
 			if op.reset {
 				data, size = nil, 0
@@ -729,17 +730,15 @@ func (fsys *FileSystem) commitInline(ctx context.Context, file FileID, op commit
 			if op.touch != nil {
 				op.touch(q, &e)
 			}
-			if err := q.save(&e); err != nil {
-				return nil, err
-			}
-			var blob any
-			if len(data) > 0 {
-				blob = data
-			}
 			if ranges, err = op.rangesAfter(ranges, size); err != nil {
 				return nil, err
 			}
-			if _, err := q.exec(`UPDATE ns_entries SET inline = ?, ranges = ? WHERE id = ?`, blob, ranges, int64(file)); err != nil {
+			if op.touch == nil {
+				err = q.saveInline(&e, data, ranges)
+			} else {
+				err = q.saveAll(&e, data, ranges) // touch may change any column
+			}
+			if err != nil {
 				return nil, err
 			}
 			ne, done = e, true

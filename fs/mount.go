@@ -132,36 +132,36 @@ func (fsys *FileSystem) create(ctx context.Context, req CreateRequest) (*Handle,
 		case !pe.kind.IsDir():
 			return nil, ErrNotDir
 		}
-		e, err := q.child(req.Parent, req.Name, false)
+		// Insert first: the kernel sends CREATE after a negative lookup, so
+		// the name is almost always free, and the unique index answers
+		// whether it is in one statement.
+		e, err := q.insert(q.newFileEntry(req.Parent, req.Name, req.Attributes))
+		existed = errors.Is(err, ErrExist)
 		switch {
 		case err == nil:
-			existed = true
+			if err := q.touchDir(pe.id); err != nil {
+				return nil, err
+			}
+		case existed:
 			if req.Exclusive {
 				return nil, ErrExist
+			}
+			if e, err = q.child(req.Parent, req.Name, false); err != nil {
+				return nil, err
 			}
 			if e.kind.IsDir() {
 				return nil, ErrIsDir
 			}
-		case errors.Is(err, ErrNotFound):
-			existed = false
-			e, err = q.insert(q.newFileEntry(req.Parent, req.Name, req.Attributes))
-			if err != nil {
-				return nil, err
-			}
-			if err := q.touchDir(pe); err != nil {
-				return nil, err
-			}
 		default:
 			return nil, err
 		}
-		lh, err = tx.OpenHandle(req.Open.request(e.id))
+		open := req.Open.request(e.id)
+		open.Created = !existed
+		lh, err = tx.OpenHandle(open)
 		if err != nil {
 			return nil, err
 		}
 		a = e.attr("")
-		if err != nil {
-			return nil, err
-		}
 		if existed {
 			return nil, nil
 		}
@@ -203,7 +203,7 @@ func (fsys *FileSystem) mkdir(ctx context.Context, parent FileID, name string) (
 		if err != nil {
 			return nil, err
 		}
-		if err := q.touchDir(pe); err != nil {
+		if err := q.touchDir(pe.id); err != nil {
 			return nil, err
 		}
 		a = e.attr("")
@@ -232,6 +232,7 @@ func (q *q) unlinkEntry(tx *locks.Tx, e entry) (removed bool, err error) {
 }
 
 func (fsys *FileSystem) unlink(ctx context.Context, parent FileID, name string) error {
+	var queued bool
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 		e, err := q.child(parent, name, false)
 		if err != nil {
@@ -240,17 +241,19 @@ func (fsys *FileSystem) unlink(ctx context.Context, parent FileID, name string) 
 		if e.kind.IsDir() {
 			return nil, ErrIsDir
 		}
-		if _, err := q.unlinkEntry(tx, e); err != nil {
+		removed, err := q.unlinkEntry(tx, e)
+		if err != nil {
 			return nil, err
 		}
-		if pe, err := q.get(parent); err == nil {
-			if err := q.touchDir(pe); err != nil {
-				return nil, err
-			}
+		queued = removed && e.blob
+		if err := q.touchDir(parent); err != nil {
+			return nil, err
 		}
 		return []Change{{Kind: ChangeRemove, File: e.id, Parent: parent, Name: e.name}}, nil
 	})
-	fsys.kickGC()
+	if queued {
+		fsys.kickGC() // only a removed blob is work for the collector
+	}
 	return fileErr("unlink", parent, wrapName(name, err))
 }
 
@@ -281,10 +284,8 @@ func (fsys *FileSystem) rmdir(ctx context.Context, parent FileID, name string) e
 		} else if err := q.removeTree(tx, e); err != nil {
 			return nil, err
 		}
-		if pe, err := q.get(parent); err == nil {
-			if err := q.touchDir(pe); err != nil {
-				return nil, err
-			}
+		if err := q.touchDir(parent); err != nil {
+			return nil, err
 		}
 		return []Change{{Kind: ChangeRemove, File: e.id, Parent: parent, Name: e.name}}, nil
 	})
@@ -455,12 +456,12 @@ func (q *q) move(tx *locks.Tx, src entry, newParent FileID, newName string, o mo
 		return nil, err
 	}
 	if op, err := q.get(oldParent); err == nil {
-		if err := q.touchDir(op); err != nil {
+		if err := q.touchDir(op.id); err != nil {
 			return nil, err
 		}
 	}
 	if newParent != oldParent {
-		if err := q.touchDir(np); err != nil {
+		if err := q.touchDir(np.id); err != nil {
 			return nil, err
 		}
 	}
@@ -634,12 +635,14 @@ func (fsys *FileSystem) openPath(ctx context.Context, req OpenPathRequest) (*Han
 			if err != nil {
 				return nil, err
 			}
-			if err := q.touchDir(r.parent); err != nil {
+			if err := q.touchDir(r.parent.id); err != nil {
 				return nil, err
 			}
 			chs = append(chs, Change{Kind: ChangeCreate, File: e.id, Parent: e.parent, Name: e.name, Version: e.version})
 		}
-		lh, err = tx.OpenHandle(req.Open.request(e.id))
+		open := req.Open.request(e.id)
+		open.Created = !r.found
+		lh, err = tx.OpenHandle(open)
 		if err != nil {
 			return nil, err
 		}

@@ -14,7 +14,7 @@ import (
 
 // entryCols is the column list every entry query selects (scanEntry's order).
 const entryCols = `id, parent, name, key, kind, unlinked, size, attrs, t_created, t_write, t_change, t_modified, version,
-	c_type, c_encoding, c_language, c_disp, c_cache, c_md5, metadata, perm_key, quota`
+	c_type, c_encoding, c_language, c_disp, c_cache, c_md5, metadata, perm_key, quota, blob`
 
 // entry is one row of ns_entries.
 type entry struct {
@@ -33,19 +33,22 @@ type entry struct {
 	metadata   map[string]string
 	permKey    string
 	quota      int
+	blob       bool // the content lives in a blob (else inline); read-only here
 }
 
 type rowScanner interface{ Scan(dest ...any) error }
 
-func scanEntry(r rowScanner) (entry, error) {
+// scanEntry scans entryCols and then, into extra, the columns a query
+// selects after them.
+func scanEntry(r rowScanner, extra ...any) (entry, error) {
 	var e entry
 	var id, parent, version int64
 	var md string
 	var md5 []byte
-	err := r.Scan(&id, &parent, &e.name, &e.key, &e.kind, &e.unlinked, &e.size, &e.attrs,
+	err := r.Scan(append([]any{&id, &parent, &e.name, &e.key, &e.kind, &e.unlinked, &e.size, &e.attrs,
 		&e.created, &e.write, &e.change, &e.modified, &version,
 		&e.content.Type, &e.content.Encoding, &e.content.Language, &e.content.Disposition, &e.content.CacheControl,
-		&md5, &md, &e.permKey, &e.quota)
+		&md5, &md, &e.permKey, &e.quota, &e.blob}, extra...)...)
 	if err != nil {
 		return entry{}, err
 	}
@@ -89,10 +92,11 @@ func (e entry) attr(path string) Attr {
 
 // q is the namespace's view of one transaction.
 type q struct {
-	ctx context.Context
-	tx  *locks.Conn
-	now time.Time
-	fs  *FileSystem
+	ctx     context.Context
+	tx      *locks.Conn
+	now     time.Time
+	fs      *FileSystem
+	version uint64 // this transaction's version, once nextVersion ran
 }
 
 // q's statements run without the caller's cancellation: inside a
@@ -193,14 +197,22 @@ func (q *q) child(parent FileID, name string, smb bool) (entry, error) {
 	return entry{}, ErrNotFound
 }
 
-// nextVersion bumps the database-wide change counter.
+// nextVersion returns the version of everything this transaction changes:
+// the database-wide change counter, bumped once per transaction. Every
+// version a transaction hands out is above every version committed before
+// it, which is all an ETag or a cache check needs; entries changed together
+// may share one (a create and its directory's new mtime).
 func (q *q) nextVersion() (uint64, error) {
+	if q.version != 0 {
+		return q.version, nil
+	}
 	var v int64
 	err := q.queryRow(`UPDATE ns_seq SET value = value + 1 WHERE name = 'version' RETURNING value`).Scan(&v)
 	if err != nil {
 		return 0, fmt.Errorf("version: %w", err)
 	}
-	return uint64(v), nil
+	q.version = uint64(v)
+	return q.version, nil
 }
 
 func metadataJSON(md map[string]string) (string, error) {
@@ -251,29 +263,95 @@ func isUniqueViolation(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
 }
 
+// saveCols are the mutable columns save writes, in saveArgs' order.
+const saveCols = `parent=?, name=?, key=?, unlinked=?, size=?, attrs=?, t_created=?, t_write=?, t_change=?, t_modified=?, version=?,
+	c_type=?, c_encoding=?, c_language=?, c_disp=?, c_cache=?, c_md5=?, metadata=?, perm_key=?, quota=?`
+
+// saveArgs gives e a new version and returns the values of saveCols.
+func (q *q) saveArgs(e *entry) ([]any, error) {
+	v, err := q.nextVersion()
+	if err != nil {
+		return nil, err
+	}
+	e.version = v
+	md, err := metadataJSON(e.metadata)
+	if err != nil {
+		return nil, err
+	}
+	return []any{int64(e.parent), e.name, e.key, e.unlinked, e.size, e.attrs, e.created, e.write, e.change, e.modified, int64(v),
+		e.content.Type, e.content.Encoding, e.content.Language, e.content.Disposition, e.content.CacheControl, nullBytes(e.content.MD5),
+		md, e.permKey, e.quota}, nil
+}
+
 // save writes back every mutable column of e with a new version.
 func (q *q) save(e *entry) error {
+	args, err := q.saveArgs(e)
+	if err != nil {
+		return err
+	}
+	_, err = q.exec(`UPDATE ns_entries SET `+saveCols+` WHERE id=?`, append(args, int64(e.id))...)
+	return saveErr(e, err)
+}
+
+// saveInline writes what a data commit to an inline file changes: size,
+// attributes, times, version, content and data ranges. It leaves the
+// indexed columns alone, so SQLite rewrites the row but no index entry.
+func (q *q) saveInline(e *entry, data []byte, ranges string) error {
 	v, err := q.nextVersion()
 	if err != nil {
 		return err
 	}
 	e.version = v
-	md, err := metadataJSON(e.metadata)
+	var inline any
+	if len(data) > 0 {
+		inline = data
+	}
+	_, err = q.exec(`UPDATE ns_entries SET size=?, attrs=?, t_write=?, t_change=?, t_modified=?, version=?, inline=?, ranges=? WHERE id=?`,
+		e.size, e.attrs, e.write, e.change, e.modified, int64(v), inline, ranges, int64(e.id))
+	return saveErr(e, err)
+}
+
+// saveAll is save with an inline file's content and data ranges.
+func (q *q) saveAll(e *entry, data []byte, ranges string) error {
+	args, err := q.saveArgs(e)
 	if err != nil {
 		return err
 	}
-	_, err = q.exec(`UPDATE ns_entries SET parent=?, name=?, key=?, unlinked=?, size=?, attrs=?, t_created=?, t_write=?, t_change=?, t_modified=?, version=?,
-		c_type=?, c_encoding=?, c_language=?, c_disp=?, c_cache=?, c_md5=?, metadata=?, perm_key=?, quota=? WHERE id=?`,
-		int64(e.parent), e.name, e.key, e.unlinked, e.size, e.attrs, e.created, e.write, e.change, e.modified, int64(v),
-		e.content.Type, e.content.Encoding, e.content.Language, e.content.Disposition, e.content.CacheControl, nullBytes(e.content.MD5),
-		md, e.permKey, e.quota, int64(e.id))
-	if err != nil {
-		if isUniqueViolation(err) {
-			return ErrExist
-		}
+	var inline any
+	if len(data) > 0 {
+		inline = data
+	}
+	_, err = q.exec(`UPDATE ns_entries SET `+saveCols+`, inline=?, ranges=? WHERE id=?`, append(args, inline, ranges, int64(e.id))...)
+	return saveErr(e, err)
+}
+
+func saveErr(e *entry, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case isUniqueViolation(err):
+		return ErrExist
+	default:
 		return fmt.Errorf("update %d: %w", e.id, err)
 	}
-	return nil
+}
+
+// inlineContent is what getInline reads besides the entry.
+type inlineContent struct {
+	data   []byte // the inline bytes (zeros follow up to the entry's size)
+	ranges string // data ranges (ranges.go)
+	intent bool   // a blob commit intent exists for the file
+}
+
+// getInline reads an entry with its inline content in one statement.
+func (q *q) getInline(id FileID) (entry, inlineContent, error) {
+	var c inlineContent
+	e, err := scanEntry(q.queryRow(`SELECT `+entryCols+`, inline, ranges, EXISTS(SELECT 1 FROM ns_intents WHERE file = ?1)
+		FROM ns_entries WHERE id = ?1`, int64(id)), &c.data, &c.ranges, &c.intent)
+	if errors.Is(err, sql.ErrNoRows) {
+		return entry{}, c, ErrNotFound
+	}
+	return e, c, err
 }
 
 // hasChildren reports whether a directory has live or unlinked children.
@@ -460,8 +538,10 @@ func (q *q) removeTree(tx *locks.Tx, dir entry) error {
 }
 
 // touchDir records a change of a directory's contents (mtime, ctime, ETag).
-func (q *q) touchDir(dir entry) error {
-	if dir.kind == KindRoot {
+// It needs only the id: callers that did not read the directory's row
+// have no reason to (a missing row is left alone).
+func (q *q) touchDir(dir FileID) error {
+	if dir == RootID {
 		return nil
 	}
 	v, err := q.nextVersion()
@@ -469,6 +549,6 @@ func (q *q) touchDir(dir entry) error {
 		return err
 	}
 	t := ticks(q.now)
-	_, err = q.exec(`UPDATE ns_entries SET t_write = ?, t_change = ?, t_modified = ?, version = ? WHERE id = ?`, t, t, t, int64(v), int64(dir.id))
+	_, err = q.exec(`UPDATE ns_entries SET t_write = ?, t_change = ?, t_modified = ?, version = ? WHERE id = ?`, t, t, t, int64(v), int64(dir))
 	return err
 }

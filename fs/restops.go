@@ -69,7 +69,7 @@ func (fsys *FileSystem) createDirectory(ctx context.Context, req CreateDirectory
 		if e, err = q.insert(e); err != nil {
 			return nil, err
 		}
-		if err := q.touchDir(r.parent); err != nil {
+		if err := q.touchDir(r.parent.id); err != nil {
 			return nil, err
 		}
 		a, err = q.attrOf(e)
@@ -218,7 +218,7 @@ func (fsys *FileSystem) deleteDirectory(ctx context.Context, path string) error 
 		if err := q.removeTree(tx, r.e); err != nil {
 			return nil, err
 		}
-		if err := q.touchDir(r.parent); err != nil {
+		if err := q.touchDir(r.parent.id); err != nil {
 			return nil, err
 		}
 		return []Change{{Kind: ChangeRemove, File: r.e.id, Parent: r.e.parent, Name: r.e.name}}, nil
@@ -360,7 +360,7 @@ func (q *q) insertFile(parent, e entry) (entry, []Change, error) {
 	if err != nil {
 		return entry{}, nil, err
 	}
-	if err := q.touchDir(parent); err != nil {
+	if err := q.touchDir(parent.id); err != nil {
 		return entry{}, nil, err
 	}
 	return e, []Change{{Kind: ChangeCreate, File: e.id, Parent: e.parent, Name: e.name, Version: e.version}}, nil
@@ -718,7 +718,7 @@ func (fsys *FileSystem) deleteFile(ctx context.Context, path, leaseID string) er
 		if err := q.removeFile(tx, r.e); err != nil {
 			return nil, err
 		}
-		if err := q.touchDir(r.parent); err != nil {
+		if err := q.touchDir(r.parent.id); err != nil {
 			return nil, err
 		}
 		return []Change{{Kind: ChangeRemove, File: r.e.id, Parent: r.e.parent, Name: r.e.name}}, nil

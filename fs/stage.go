@@ -150,7 +150,7 @@ func (s *stage) writeBlock(ctx context.Context, idx, boff int64, p []byte) error
 		if err := s.makeRoom(); err != nil {
 			return err
 		}
-		pt.buf = make([]byte, 0, min(BlockSize, max(64<<10, boff+n)))
+		pt.buf = make([]byte, 0, min(BlockSize, max(4<<10, boff+n)))
 		s.inMem = append(s.inMem, idx)
 	}
 	if pt.buf != nil {
