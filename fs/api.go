@@ -92,7 +92,7 @@ type Attr struct {
 	Change     time.Time  // x-ms-file-change-time (ctime on the mount)
 	Modified   time.Time  // Last-Modified: the last change of anything REST reports
 	ETag       string     // quoted, new on every change of the entry
-	Version    uint64     // database-wide increasing change counter: cheap "did it change" test
+	Version    uint64     // the entry's change counter (grows with every change): cheap "did it change" test
 
 	Content       ContentHeaders
 	Metadata      map[string]string // x-ms-meta-*; nil when empty

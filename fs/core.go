@@ -208,12 +208,9 @@ func (fsys *FileSystem) initSchema(ctx context.Context) error {
 		if err := locks.EnsureSchema(ctx, q, fsys.table.Path(), "namespace", "ns_entries", "ns_seq", SchemaVersion, schema); err != nil {
 			return fmt.Errorf("fs: %w", err)
 		}
-		if _, err := q.ExecContext(ctx, `INSERT OR IGNORE INTO ns_seq(name, value) VALUES('version', 0)`); err != nil {
-			return fmt.Errorf("fs: init sequence: %w", err)
-		}
 		t := ticks(fsys.now())
 		_, err := q.ExecContext(ctx, `INSERT OR IGNORE INTO ns_entries(id, parent, name, key, kind, attrs, t_created, t_write, t_change, t_modified, version)
-			VALUES(?, 0, '', '', ?, ?, ?, ?, ?, ?, 0)`, int64(RootID), KindRoot, AttrDirectory, t, t, t, t)
+			VALUES(?, 0, '', '', ?, ?, ?, ?, ?, ?, 1)`, int64(RootID), KindRoot, AttrDirectory, t, t, t, t)
 		if err != nil {
 			return fmt.Errorf("fs: create root: %w", err)
 		}

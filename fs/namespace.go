@@ -68,15 +68,22 @@ func scanEntry(r rowScanner, extra ...any) (entry, error) {
 // blobshare stores no security descriptors.
 const defaultPermissionKey = "4066528134148476695*1"
 
-// etagOf renders a version as an Azure-looking quoted ETag.
-func etagOf(version uint64) string { return fmt.Sprintf("\"0x8DE%013X\"", version) }
+// etagOf renders an entry's version as an Azure-looking quoted ETag. The
+// id is part of it because versions count per entry: a file deleted and
+// created again under the same name starts over at version 1, and a
+// conditional request holding the old file's ETag must not match the new
+// file. (The version field is fixed-width, so distinct (id, version)
+// pairs never render alike.)
+func etagOf(id FileID, version uint64) string {
+	return fmt.Sprintf("\"0x8DE%06X%010X\"", uint64(id), version)
+}
 
 func (e entry) attr(path string) Attr {
 	a := Attr{
 		ID: e.id, Parent: e.parent, Kind: e.kind, Name: e.name, Path: path,
 		Size: e.size, Attributes: e.attrs,
 		Created: fromTicks(e.created), LastWrite: fromTicks(e.write), Change: fromTicks(e.change), Modified: fromTicks(e.modified),
-		ETag: etagOf(e.version), Version: e.version,
+		ETag: etagOf(e.id, e.version), Version: e.version,
 		Content: e.content, Metadata: e.metadata, PermissionKey: e.permKey,
 		QuotaGiB: e.quota, Unlinked: e.unlinked,
 	}
@@ -92,11 +99,10 @@ func (e entry) attr(path string) Attr {
 
 // q is the namespace's view of one transaction.
 type q struct {
-	ctx     context.Context
-	tx      *locks.Conn
-	now     time.Time
-	fs      *FileSystem
-	version uint64 // this transaction's version, once nextVersion ran
+	ctx context.Context
+	tx  *locks.Conn
+	now time.Time
+	fs  *FileSystem
 }
 
 // q's statements run without the caller's cancellation: inside a
@@ -197,24 +203,6 @@ func (q *q) child(parent FileID, name string, smb bool) (entry, error) {
 	return entry{}, ErrNotFound
 }
 
-// nextVersion returns the version of everything this transaction changes:
-// the database-wide change counter, bumped once per transaction. Every
-// version a transaction hands out is above every version committed before
-// it, which is all an ETag or a cache check needs; entries changed together
-// may share one (a create and its directory's new mtime).
-func (q *q) nextVersion() (uint64, error) {
-	if q.version != 0 {
-		return q.version, nil
-	}
-	var v int64
-	err := q.queryRow(`UPDATE ns_seq SET value = value + 1 WHERE name = 'version' RETURNING value`).Scan(&v)
-	if err != nil {
-		return 0, fmt.Errorf("version: %w", err)
-	}
-	q.version = uint64(v)
-	return q.version, nil
-}
-
 func metadataJSON(md map[string]string) (string, error) {
 	if len(md) == 0 {
 		return "", nil
@@ -225,11 +213,8 @@ func metadataJSON(md map[string]string) (string, error) {
 
 // insert adds a new live entry and returns it.
 func (q *q) insert(e entry) (entry, error) {
-	v, err := q.nextVersion()
-	if err != nil {
-		return entry{}, err
-	}
-	e.version = v
+	// Versions count changes per entry (see etagOf); a new entry is 1.
+	e.version = 1
 	e.key = FoldName(e.name)
 	md, err := metadataJSON(e.metadata)
 	if err != nil {
@@ -239,7 +224,7 @@ func (q *q) insert(e entry) (entry, error) {
 	err = q.queryRow(`INSERT INTO ns_entries(parent, name, key, kind, size, attrs, t_created, t_write, t_change, t_modified, version,
 		c_type, c_encoding, c_language, c_disp, c_cache, c_md5, metadata, perm_key, quota)
 		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`,
-		int64(e.parent), e.name, e.key, e.kind, e.size, e.attrs, e.created, e.write, e.change, e.modified, int64(v),
+		int64(e.parent), e.name, e.key, e.kind, e.size, e.attrs, e.created, e.write, e.change, e.modified, int64(e.version),
 		e.content.Type, e.content.Encoding, e.content.Language, e.content.Disposition, e.content.CacheControl, nullBytes(e.content.MD5),
 		md, e.permKey, e.quota).Scan(&id)
 	if err != nil {
@@ -263,77 +248,75 @@ func isUniqueViolation(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
 }
 
-// saveCols are the mutable columns save writes, in saveArgs' order.
-const saveCols = `parent=?, name=?, key=?, unlinked=?, size=?, attrs=?, t_created=?, t_write=?, t_change=?, t_modified=?, version=?,
+// saveCols are the mutable columns save writes, in saveArgs' order. The
+// version is not among them: every update counts it up in SQL (version =
+// version + 1), so it moves past whatever the row holds, read in this
+// transaction or not.
+const saveCols = `parent=?, name=?, key=?, unlinked=?, size=?, attrs=?, t_created=?, t_write=?, t_change=?, t_modified=?,
 	c_type=?, c_encoding=?, c_language=?, c_disp=?, c_cache=?, c_md5=?, metadata=?, perm_key=?, quota=?`
 
-// saveArgs gives e a new version and returns the values of saveCols.
-func (q *q) saveArgs(e *entry) ([]any, error) {
-	v, err := q.nextVersion()
-	if err != nil {
-		return nil, err
-	}
-	e.version = v
+// saveArgs returns the values of saveCols.
+func saveArgs(e *entry) ([]any, error) {
 	md, err := metadataJSON(e.metadata)
 	if err != nil {
 		return nil, err
 	}
-	return []any{int64(e.parent), e.name, e.key, e.unlinked, e.size, e.attrs, e.created, e.write, e.change, e.modified, int64(v),
+	return []any{int64(e.parent), e.name, e.key, e.unlinked, e.size, e.attrs, e.created, e.write, e.change, e.modified,
 		e.content.Type, e.content.Encoding, e.content.Language, e.content.Disposition, e.content.CacheControl, nullBytes(e.content.MD5),
 		md, e.permKey, e.quota}, nil
 }
 
-// save writes back every mutable column of e with a new version.
-func (q *q) save(e *entry) error {
-	args, err := q.saveArgs(e)
-	if err != nil {
-		return err
-	}
-	_, err = q.exec(`UPDATE ns_entries SET `+saveCols+` WHERE id=?`, append(args, int64(e.id))...)
-	return saveErr(e, err)
-}
-
-// saveInline writes what a data commit to an inline file changes: size,
-// attributes, times, version, content and data ranges. It leaves the
-// indexed columns alone, so SQLite rewrites the row but no index entry.
-func (q *q) saveInline(e *entry, data []byte, ranges string) error {
-	v, err := q.nextVersion()
-	if err != nil {
-		return err
-	}
-	e.version = v
-	var inline any
-	if len(data) > 0 {
-		inline = data
-	}
-	_, err = q.exec(`UPDATE ns_entries SET size=?, attrs=?, t_write=?, t_change=?, t_modified=?, version=?, inline=?, ranges=? WHERE id=?`,
-		e.size, e.attrs, e.write, e.change, e.modified, int64(v), inline, ranges, int64(e.id))
-	return saveErr(e, err)
-}
-
-// saveAll is save with an inline file's content and data ranges.
-func (q *q) saveAll(e *entry, data []byte, ranges string) error {
-	args, err := q.saveArgs(e)
-	if err != nil {
-		return err
-	}
-	var inline any
-	if len(data) > 0 {
-		inline = data
-	}
-	_, err = q.exec(`UPDATE ns_entries SET `+saveCols+`, inline=?, ranges=? WHERE id=?`, append(args, inline, ranges, int64(e.id))...)
-	return saveErr(e, err)
-}
-
-func saveErr(e *entry, err error) error {
+// updateEntry runs an UPDATE of e's row that sets the columns in set and
+// counts the version up, and gives e the new version. A row that is gone
+// is left alone.
+func (q *q) updateEntry(e *entry, set string, args ...any) error {
+	var v int64
+	err := q.queryRow(`UPDATE ns_entries SET `+set+`, version = version + 1 WHERE id = ? RETURNING version`, append(args, int64(e.id))...).Scan(&v)
 	switch {
 	case err == nil:
+		e.version = uint64(v)
+		return nil
+	case errors.Is(err, sql.ErrNoRows):
 		return nil
 	case isUniqueViolation(err):
 		return ErrExist
 	default:
 		return fmt.Errorf("update %d: %w", e.id, err)
 	}
+}
+
+// save writes back every mutable column of e with a new version.
+func (q *q) save(e *entry) error {
+	args, err := saveArgs(e)
+	if err != nil {
+		return err
+	}
+	return q.updateEntry(e, saveCols, args...)
+}
+
+// saveInline writes what a data commit to an inline file changes: size,
+// attributes, times, version, content and data ranges. It leaves the
+// indexed columns alone, so SQLite rewrites the row but no index entry.
+func (q *q) saveInline(e *entry, data []byte, ranges string) error {
+	return q.updateEntry(e, `size=?, attrs=?, t_write=?, t_change=?, t_modified=?, inline=?, ranges=?`,
+		e.size, e.attrs, e.write, e.change, e.modified, inlineValue(data), ranges)
+}
+
+// saveAll is save with an inline file's content and data ranges.
+func (q *q) saveAll(e *entry, data []byte, ranges string) error {
+	args, err := saveArgs(e)
+	if err != nil {
+		return err
+	}
+	return q.updateEntry(e, saveCols+`, inline=?, ranges=?`, append(args, inlineValue(data), ranges)...)
+}
+
+// inlineValue stores empty content as NULL.
+func inlineValue(data []byte) any {
+	if len(data) == 0 {
+		return nil
+	}
+	return data
 }
 
 // inlineContent is what getInline reads besides the entry.
@@ -544,11 +527,7 @@ func (q *q) touchDir(dir FileID) error {
 	if dir == RootID {
 		return nil
 	}
-	v, err := q.nextVersion()
-	if err != nil {
-		return err
-	}
 	t := ticks(q.now)
-	_, err = q.exec(`UPDATE ns_entries SET t_write = ?, t_change = ?, t_modified = ?, version = ? WHERE id = ?`, t, t, t, int64(v), int64(dir))
+	_, err := q.exec(`UPDATE ns_entries SET t_write = ?, t_change = ?, t_modified = ?, version = version + 1 WHERE id = ?`, t, t, t, int64(dir))
 	return err
 }

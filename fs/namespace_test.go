@@ -3,6 +3,7 @@ package fs
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -584,5 +585,47 @@ func TestTimesHave100nsPrecision(t *testing.T) {
 	st, _, _ := e.fs.Stat(ctxBG, "data/f", "")
 	if !st.LastWrite.Equal(want) {
 		t.Fatalf("stored time %v", st.LastWrite)
+	}
+}
+
+// ETags: every change of a file gives it a new one (a write, a resize, new
+// headers), and a file created again under a deleted file's name never
+// repeats an ETag the deleted one had, although versions count per entry.
+func TestETagsNeverRepeat(t *testing.T) {
+	e := newEnv(t)
+	e.share("data")
+	seen := map[string]string{}
+	note := func(what string, a Attr) {
+		t.Helper()
+		if prev, ok := seen[a.ETag]; ok {
+			t.Fatalf("%s: ETag %s repeats the one after %s", what, a.ETag, prev)
+		}
+		seen[a.ETag] = what
+	}
+	for round := range 3 {
+		a, err := e.fs.CreateFile(ctxBG, CreateFileRequest{Path: "data/f", Size: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		note(fmt.Sprintf("create %d", round), a)
+		a, err = e.fs.PutRange(ctxBG, PutRangeRequest{Path: "data/f", Offset: 0, Length: 3, Body: strings.NewReader("abc")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		note(fmt.Sprintf("write %d", round), a)
+		size := int64(5)
+		a, err = e.fs.SetProperties(ctxBG, SetPropertiesRequest{Path: "data/f", Size: &size})
+		if err != nil {
+			t.Fatal(err)
+		}
+		note(fmt.Sprintf("resize %d", round), a)
+		a, err = e.fs.SetProperties(ctxBG, SetPropertiesRequest{Path: "data/f", Content: &ContentHeaders{Type: "text/plain"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		note(fmt.Sprintf("headers %d", round), a)
+		if err := e.fs.DeleteFile(ctxBG, "data/f", ""); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
