@@ -38,7 +38,12 @@ type suite struct {
 var suites = []suite{
 	{"./locks", ".", "1s", "lock table: open+close pairs/s and REST checks/s (aim ≥ 10,000 pairs/s, flat in handles elsewhere)"},
 	{"./blobstore/local", "Sequential", "1x", "local blob store vs plain file copy, sequential MB/s (aim ≥ 0.8)"},
-	{"./fs/fusefs", ".", "1x", "mount vs go-fuse loopback over the same disk (aim ≥ 0.7 seq, ≥ 0.5 small files; peak RSS < 200 MiB)"},
+	{"./fs/fusefs", "Seq|PeakRSS", "1x", "mount vs go-fuse loopback over the same disk (aim ≥ 0.7 seq; peak RSS < 200 MiB)"},
+	// Small files alternate loopback and blobshare three times (after a
+	// first round go test runs to size the benchmark): the loopback's
+	// metadata speed follows the shared disk's mood, and rounds side by
+	// side see the same moods.
+	{"./fs/fusefs", "SmallFiles", "3x", "mount vs go-fuse loopback, 10,000 small files, 3 alternating rounds (aim ≥ 0.5)"},
 	{"./rest", "^BenchmarkTransfer$", "1x", "REST upload/download with the Go SDK vs Azurite's Blob API with azblob (aim ≥ 2×)"},
 	{"./rest", "^BenchmarkGetFileProperties$", "2000x", "Get File Properties latency under 16 concurrent clients"},
 }

@@ -53,7 +53,7 @@ type fileState struct {
 // *locks.SchemaError (errors.Is locks.ErrIncompatibleSchema) naming the
 // data directory and both versions. (No migrations yet: nothing has been
 // released.)
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // schema is the namespace's part of the shared database. Names are
 // case-insensitive through key (FoldName); the unique index covers only
@@ -74,14 +74,7 @@ CREATE TABLE IF NOT EXISTS ns_entries (
 	t_change    INTEGER NOT NULL,
 	t_modified  INTEGER NOT NULL,
 	version     INTEGER NOT NULL,
-	c_type      TEXT    NOT NULL DEFAULT '',
-	c_encoding  TEXT    NOT NULL DEFAULT '',
-	c_language  TEXT    NOT NULL DEFAULT '',
-	c_disp      TEXT    NOT NULL DEFAULT '',
-	c_cache     TEXT    NOT NULL DEFAULT '',
-	c_md5       BLOB,
-	metadata    TEXT    NOT NULL DEFAULT '',
-	perm_key    TEXT    NOT NULL DEFAULT '',
+	props       TEXT    NOT NULL DEFAULT '', -- content headers, metadata, permission key (JSON, storedProps)
 	quota       INTEGER NOT NULL DEFAULT 0,
 	blob        INTEGER NOT NULL DEFAULT 0, -- 1 once the content lives in a blob
 	inline      BLOB, -- content of a small file while blob = 0 (zeros up to size)

@@ -14,7 +14,7 @@ import (
 
 // entryCols is the column list every entry query selects (scanEntry's order).
 const entryCols = `id, parent, name, key, kind, unlinked, size, attrs, t_created, t_write, t_change, t_modified, version,
-	c_type, c_encoding, c_language, c_disp, c_cache, c_md5, metadata, perm_key, quota, blob`
+	props, quota, blob`
 
 // entry is one row of ns_entries.
 type entry struct {
@@ -43,25 +43,68 @@ type rowScanner interface{ Scan(dest ...any) error }
 func scanEntry(r rowScanner, extra ...any) (entry, error) {
 	var e entry
 	var id, parent, version int64
-	var md string
-	var md5 []byte
+	var props string
 	err := r.Scan(append([]any{&id, &parent, &e.name, &e.key, &e.kind, &e.unlinked, &e.size, &e.attrs,
-		&e.created, &e.write, &e.change, &e.modified, &version,
-		&e.content.Type, &e.content.Encoding, &e.content.Language, &e.content.Disposition, &e.content.CacheControl,
-		&md5, &md, &e.permKey, &e.quota, &e.blob}, extra...)...)
+		&e.created, &e.write, &e.change, &e.modified, &version, &props, &e.quota, &e.blob}, extra...)...)
 	if err != nil {
 		return entry{}, err
 	}
 	e.id, e.parent, e.version = FileID(id), FileID(parent), uint64(version)
-	if len(md5) > 0 {
-		e.content.MD5 = md5
-	}
-	if md != "" {
-		if err := json.Unmarshal([]byte(md), &e.metadata); err != nil {
-			return entry{}, fmt.Errorf("metadata of %d: %w", id, err)
-		}
+	if err := e.setProps(props); err != nil {
+		return entry{}, fmt.Errorf("properties of %d: %w", id, err)
 	}
 	return e, nil
+}
+
+// storedProps are an entry's REST-only properties — content headers,
+// metadata, permission key — as stored together in the props column: the
+// mount never reads them, and every column a query selects costs the
+// driver on every query (SQLite column names and types are fetched anew
+// per query), so the hot statements select one column for all of them.
+type storedProps struct {
+	Type         string            `json:"t,omitempty"`
+	Encoding     string            `json:"e,omitempty"`
+	Language     string            `json:"l,omitempty"`
+	Disposition  string            `json:"d,omitempty"`
+	CacheControl string            `json:"c,omitempty"`
+	MD5          []byte            `json:"m,omitempty"`
+	Metadata     map[string]string `json:"md,omitempty"`
+	PermKey      string            `json:"p,omitempty"`
+}
+
+// props encodes e's stored properties ("" when there are none, as for
+// every file the mount creates).
+func (e *entry) props() (string, error) {
+	p := storedProps{Type: e.content.Type, Encoding: e.content.Encoding, Language: e.content.Language,
+		Disposition: e.content.Disposition, CacheControl: e.content.CacheControl, MD5: e.content.MD5,
+		Metadata: e.metadata, PermKey: e.permKey}
+	if p.Type == "" && p.Encoding == "" && p.Language == "" && p.Disposition == "" && p.CacheControl == "" &&
+		len(p.MD5) == 0 && len(p.Metadata) == 0 && p.PermKey == "" {
+		return "", nil
+	}
+	b, err := json.Marshal(p)
+	return string(b), err
+}
+
+// setProps decodes the props column into e.
+func (e *entry) setProps(s string) error {
+	if s == "" {
+		return nil
+	}
+	var p storedProps
+	if err := json.Unmarshal([]byte(s), &p); err != nil {
+		return err
+	}
+	e.content = ContentHeaders{Type: p.Type, Encoding: p.Encoding, Language: p.Language,
+		Disposition: p.Disposition, CacheControl: p.CacheControl}
+	if len(p.MD5) > 0 {
+		e.content.MD5 = p.MD5
+	}
+	if len(p.Metadata) > 0 {
+		e.metadata = p.Metadata
+	}
+	e.permKey = p.PermKey
+	return nil
 }
 
 // defaultPermissionKey is the permission key reported for every entry:
@@ -203,30 +246,20 @@ func (q *q) child(parent FileID, name string, smb bool) (entry, error) {
 	return entry{}, ErrNotFound
 }
 
-func metadataJSON(md map[string]string) (string, error) {
-	if len(md) == 0 {
-		return "", nil
-	}
-	b, err := json.Marshal(md)
-	return string(b), err
-}
-
 // insert adds a new live entry and returns it.
 func (q *q) insert(e entry) (entry, error) {
 	// Versions count changes per entry (see etagOf); a new entry is 1.
 	e.version = 1
 	e.key = FoldName(e.name)
-	md, err := metadataJSON(e.metadata)
+	props, err := e.props()
 	if err != nil {
 		return entry{}, err
 	}
 	var id int64
-	err = q.queryRow(`INSERT INTO ns_entries(parent, name, key, kind, size, attrs, t_created, t_write, t_change, t_modified, version,
-		c_type, c_encoding, c_language, c_disp, c_cache, c_md5, metadata, perm_key, quota)
-		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`,
+	err = q.queryRow(`INSERT INTO ns_entries(parent, name, key, kind, size, attrs, t_created, t_write, t_change, t_modified, version, props, quota)
+		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`,
 		int64(e.parent), e.name, e.key, e.kind, e.size, e.attrs, e.created, e.write, e.change, e.modified, int64(e.version),
-		e.content.Type, e.content.Encoding, e.content.Language, e.content.Disposition, e.content.CacheControl, nullBytes(e.content.MD5),
-		md, e.permKey, e.quota).Scan(&id)
+		props, e.quota).Scan(&id)
 	if err != nil {
 		if isUniqueViolation(err) {
 			return entry{}, ErrExist
@@ -235,13 +268,6 @@ func (q *q) insert(e entry) (entry, error) {
 	}
 	e.id = FileID(id)
 	return e, nil
-}
-
-func nullBytes(b []byte) any {
-	if len(b) == 0 {
-		return nil
-	}
-	return b
 }
 
 func isUniqueViolation(err error) bool {
@@ -253,17 +279,16 @@ func isUniqueViolation(err error) bool {
 // version + 1), so it moves past whatever the row holds, read in this
 // transaction or not.
 const saveCols = `parent=?, name=?, key=?, unlinked=?, size=?, attrs=?, t_created=?, t_write=?, t_change=?, t_modified=?,
-	c_type=?, c_encoding=?, c_language=?, c_disp=?, c_cache=?, c_md5=?, metadata=?, perm_key=?, quota=?`
+	props=?, quota=?`
 
 // saveArgs returns the values of saveCols.
 func saveArgs(e *entry) ([]any, error) {
-	md, err := metadataJSON(e.metadata)
+	props, err := e.props()
 	if err != nil {
 		return nil, err
 	}
 	return []any{int64(e.parent), e.name, e.key, e.unlinked, e.size, e.attrs, e.created, e.write, e.change, e.modified,
-		e.content.Type, e.content.Encoding, e.content.Language, e.content.Disposition, e.content.CacheControl, nullBytes(e.content.MD5),
-		md, e.permKey, e.quota}, nil
+		props, e.quota}, nil
 }
 
 // updateEntry runs an UPDATE of e's row that sets the columns in set and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -627,5 +628,36 @@ func TestETagsNeverRepeat(t *testing.T) {
 		if err := e.fs.DeleteFile(ctxBG, "data/f", ""); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// The REST-only properties share one column: what goes in comes back, and
+// an entry with none stores nothing (the mount's files).
+func TestStoredProps(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		e    entry
+	}{
+		{"none", entry{}},
+		{"content headers", entry{content: ContentHeaders{Type: "text/plain; charset=utf-8", Encoding: "gzip", Language: "de-CH",
+			Disposition: `attachment; filename="ä.txt"`, CacheControl: "no-cache", MD5: bytes.Repeat([]byte{0xfe}, 16)}}},
+		{"metadata", entry{metadata: map[string]string{"author": "Zoë", "empty": "", "quote": `"x"`}}},
+		{"permission key", entry{permKey: "123*456"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := tc.e.props()
+			mustNil(t, err, "props")
+			if tc.name == "none" && s != "" {
+				t.Fatalf("an entry without properties stores %q", s)
+			}
+			var back entry
+			mustNil(t, back.setProps(s), "setProps")
+			if back.content.Type != tc.e.content.Type || back.content.Encoding != tc.e.content.Encoding ||
+				back.content.Language != tc.e.content.Language || back.content.Disposition != tc.e.content.Disposition ||
+				back.content.CacheControl != tc.e.content.CacheControl || !bytes.Equal(back.content.MD5, tc.e.content.MD5) ||
+				back.permKey != tc.e.permKey || !maps.Equal(back.metadata, tc.e.metadata) {
+				t.Fatalf("round trip through %q: got %+v, want %+v", s, back, tc.e)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,7 +27,8 @@ INSERT INTO ns_seq(name, value) VALUES('version', 7);`
 		{"fresh", "", -1},
 		{"earlier build, unversioned", early, 0},
 		{"newer build", schema + `INSERT INTO ns_seq(name, value) VALUES('schema', 42)`, 42},
-		{"current", schema + `INSERT INTO ns_seq(name, value) VALUES('schema', 1)`, -1},
+		{"previous (content headers in columns of their own)", schema + `INSERT INTO ns_seq(name, value) VALUES('schema', 1)`, 1},
+		{"current", schema + `INSERT INTO ns_seq(name, value) VALUES('schema', ` + fmt.Sprint(SchemaVersion) + `)`, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
