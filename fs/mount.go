@@ -455,13 +455,11 @@ func (q *q) move(tx *locks.Tx, src entry, newParent FileID, newName string, o mo
 	if err := q.save(&src); err != nil {
 		return nil, err
 	}
-	if op, err := q.get(oldParent); err == nil {
-		if err := q.touchDir(op.id); err != nil {
-			return nil, err
-		}
+	if err := q.touchDir(oldParent); err != nil {
+		return nil, err
 	}
 	if newParent != oldParent {
-		if err := q.touchDir(np.id); err != nil {
+		if err := q.touchDir(newParent); err != nil {
 			return nil, err
 		}
 	}
