@@ -1,11 +1,9 @@
 package fs
 
 import (
-	"sort"
-	"sync"
 	"testing"
-	"time"
 
+	"github.com/blobshare/blobshare/bench/latency"
 	"github.com/blobshare/blobshare/locks"
 )
 
@@ -29,42 +27,7 @@ func BenchmarkStat(b *testing.B) {
 		{"read", func() error { _, err := h.ReadAt(ctxBG, make([]byte, 5), 0); return err }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			lat := make([]time.Duration, 0, b.N)
-			var mu sync.Mutex
-			var wg sync.WaitGroup
-			next := make(chan struct{}, b.N)
-			for range b.N {
-				next <- struct{}{}
-			}
-			close(next)
-			b.ResetTimer()
-			for range callers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					var local []time.Duration
-					for range next {
-						start := time.Now()
-						if err := bc.call(); err != nil {
-							b.Error(err)
-							return
-						}
-						local = append(local, time.Since(start))
-					}
-					mu.Lock()
-					lat = append(lat, local...)
-					mu.Unlock()
-				}()
-			}
-			wg.Wait()
-			b.StopTimer()
-			if len(lat) == 0 {
-				return
-			}
-			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-			p := func(q float64) time.Duration { return lat[min(len(lat)-1, int(q*float64(len(lat))))] }
-			b.ReportMetric(float64(p(0.50).Microseconds()), "p50_µs")
-			b.ReportMetric(float64(p(0.99).Microseconds()), "p99_µs")
+			latency.Run(b, callers, bc.call)
 		})
 	}
 }

@@ -7,9 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 
+	"github.com/blobshare/blobshare/bench/latency"
 	"github.com/blobshare/blobshare/blobstore/azure/azuritetest"
 )
 
@@ -152,41 +151,9 @@ func BenchmarkGetFileProperties(b *testing.B) {
 	e.mustShare("bench")
 	fc := e.mustFile("bench", "f.txt", []byte("hello"))
 	ctx := context.Background()
-	lat := make([]time.Duration, 0, b.N)
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	next := make(chan struct{}, b.N)
-	for i := 0; i < b.N; i++ {
-		next <- struct{}{}
-	}
-	close(next)
-	b.ResetTimer()
-	for c := 0; c < clients; c++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			local := make([]time.Duration, 0, b.N/clients+1)
-			for range next {
-				start := time.Now()
-				if _, err := fc.GetProperties(ctx, nil); err != nil {
-					b.Error(err)
-					return
-				}
-				local = append(local, time.Since(start))
-			}
-			mu.Lock()
-			lat = append(lat, local...)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	b.StopTimer()
-	if len(lat) == 0 {
-		return
-	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	p := func(q float64) time.Duration { return lat[min(len(lat)-1, int(q*float64(len(lat))))] }
-	b.ReportMetric(float64(p(0.50).Microseconds()), "p50_µs")
-	b.ReportMetric(float64(p(0.99).Microseconds()), "p99_µs")
-	b.Logf("%d Get File Properties, %d clients: p50 %v p99 %v", len(lat), clients, p(0.50), p(0.99))
+	p50, p99 := latency.Run(b, clients, func() error {
+		_, err := fc.GetProperties(ctx, nil)
+		return err
+	})
+	b.Logf("%d Get File Properties, %d clients: p50 %v p99 %v", b.N, clients, p50, p99)
 }
