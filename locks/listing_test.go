@@ -5,7 +5,6 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 )
 
@@ -43,14 +42,8 @@ func TestListingSkipsDeadOwners(t *testing.T) {
 		for _, write := range []bool{false, true} {
 			t.Run(name+map[bool]string{false: "/View", true: "/Update"}[write], func(t *testing.T) {
 				path := filepath.Join(t.TempDir(), "locks.db")
-				var mu sync.Mutex
-				var removed []FileID
-				a := openTable(t, path, Options{Remove: func(_ context.Context, _ *Conn, f FileID) error {
-					mu.Lock()
-					removed = append(removed, f)
-					mu.Unlock()
-					return nil
-				}})
+				rm := &removeLog{}
+				a := openTable(t, path, Options{Remove: rm.remove})
 				f, g := newFile(), newFile()
 				mine := mustOpen(t, a, OpenRequest{File: f, Access: rd, Share: ShareAll})
 				dead, crash1 := holdingOwner(t, path, f, false)
@@ -89,9 +82,7 @@ func TestListingSkipsDeadOwners(t *testing.T) {
 				if left != wantLeft {
 					t.Fatalf("%d dead handles left in the table, want %d", left, wantLeft)
 				}
-				mu.Lock()
-				defer mu.Unlock()
-				if !slices.Equal(removed, wantRemoved) {
+				if removed := rm.removed(); !slices.Equal(removed, wantRemoved) {
 					t.Fatalf("removed %v, want %v", removed, wantRemoved)
 				}
 			})

@@ -438,8 +438,8 @@ func TestHandleListingAndForceClose(t *testing.T) {
 		t.Fatal("force-closed delete-on-close handle did not mark the file")
 	}
 	must(t, update(t, tab, func(tx *Tx) error { _, err := tx.ForceClose(a.ID); return err }))
-	if len(rm.files) != 1 || rm.files[0] != f1 {
-		t.Fatalf("removed %v", rm.files)
+	if len(rm.removed()) != 1 || rm.removed()[0] != f1 {
+		t.Fatalf("removed %v", rm.removed())
 	}
 	// Handle ids are never reused, even after everything closed.
 	d := mustOpen(t, tab, OpenRequest{File: f1, Access: rd, Share: ShareAll})
@@ -492,8 +492,8 @@ func TestLifecycle(t *testing.T) {
 		mustOpen(t, tab, OpenRequest{File: f, Access: del, Share: ShareNone, DeleteOnClose: true})
 		must(t, tab.Close(context.Background()))
 		must(t, tab.Close(context.Background())) // idempotent
-		if len(rm.files) != 1 || rm.files[0] != f {
-			t.Fatalf("removed %v", rm.files)
+		if len(rm.removed()) != 1 || rm.removed()[0] != f {
+			t.Fatalf("removed %v", rm.removed())
 		}
 		if _, err := open(t, watcher, OpenRequest{File: f, Access: rd, Share: ShareNone}); err != nil {
 			t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -122,14 +121,8 @@ func killHolder(t *testing.T, cmd *exec.Cmd) {
 // after SIGKILL the same Table's open succeeds without reopening.
 func TestTwoProcesses(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "locks.db")
-	var mu sync.Mutex
-	var removed []FileID
-	tab := openTable(t, path, Options{Remove: func(_ context.Context, _ *Conn, f FileID) error {
-		mu.Lock()
-		removed = append(removed, f)
-		mu.Unlock()
-		return nil
-	}})
+	rm := &removeLog{}
+	tab := openTable(t, path, Options{Remove: rm.remove})
 
 	t.Run("share mode held by a killed process", func(t *testing.T) {
 		child, childHandle := startHolder(t, path+"|7|read,write|read||")
@@ -182,15 +175,8 @@ func TestTwoProcesses(t *testing.T) {
 	t.Run("delete-on-close of a killed process completes at the next Open", func(t *testing.T) {
 		child, _ := startHolder(t, path+"|10|delete|read,write,delete|doc|")
 		killHolder(t, child)
-		other := openTable(t, path, Options{Remove: func(_ context.Context, _ *Conn, f FileID) error {
-			mu.Lock()
-			removed = append(removed, f)
-			mu.Unlock()
-			return nil
-		}})
-		mu.Lock()
-		got := append([]FileID(nil), removed...)
-		mu.Unlock()
+		other := openTable(t, path, Options{Remove: rm.remove})
+		got := rm.removed()
 		if len(got) != 1 || got[0] != 10 {
 			t.Fatalf("removed %v, want [10]", got)
 		}

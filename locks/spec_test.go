@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -312,6 +314,7 @@ func TestReadOnlyREST(t *testing.T) {
 
 // removeLog records the files Options.Remove was called for.
 type removeLog struct {
+	mu    sync.Mutex // Remove may run in another Table's goroutine
 	files []FileID
 	fail  error
 }
@@ -320,11 +323,20 @@ func (r *removeLog) remove(_ context.Context, tx *Conn, f FileID) error {
 	if tx == nil {
 		return errors.New("remove without a transaction")
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.fail != nil {
 		return r.fail
 	}
 	r.files = append(r.files, f)
 	return nil
+}
+
+// removed returns the files removed so far, in order.
+func (r *removeLog) removed() []FileID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.files)
 }
 
 // §2.1: how a file becomes delete-pending (A8).
@@ -364,8 +376,8 @@ func TestDispositionTable(t *testing.T) {
 			}
 			res := mustClose(t, tab, h.ID)
 			wantRemoved := c.wantPending || c.doc
-			if res.Removed != wantRemoved || (len(rm.files) > 0 && rm.files[len(rm.files)-1] == f) != wantRemoved {
-				t.Fatalf("close: removed=%v remove calls=%v, want removed=%v", res.Removed, rm.files, wantRemoved)
+			if res.Removed != wantRemoved || (len(rm.removed()) > 0 && rm.removed()[len(rm.removed())-1] == f) != wantRemoved {
+				t.Fatalf("close: removed=%v remove calls=%v, want removed=%v", res.Removed, rm.removed(), wantRemoved)
 			}
 		})
 	}
@@ -490,8 +502,8 @@ func TestWhilePending(t *testing.T) {
 		if res := mustClose(t, tab, h.ID); !res.Removed {
 			t.Fatal("not removed")
 		}
-		if len(rm.files) != 1 || rm.files[0] != f {
-			t.Fatalf("remove calls %v", rm.files)
+		if len(rm.removed()) != 1 || rm.removed()[0] != f {
+			t.Fatalf("remove calls %v", rm.removed())
 		}
 		// Gone: the lock table has no state left; the namespace answers 404.
 		err := tab.View(context.Background(), func(tx *Tx) error {
