@@ -373,7 +373,7 @@ func (t *Table) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	}
 	backoff := time.Millisecond
 	for {
-		reaped, err := t.try(ctx, true, fn)
+		reaped, err := t.try(ctx, txWrite, fn)
 		if err == nil {
 			for _, o := range reaped {
 				if rerr := removeOwnerFile(t.ownersDir, o); rerr != nil {
@@ -399,9 +399,19 @@ func (t *Table) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	}
 }
 
+// txKind is what a transaction may do and which connection it runs on.
+type txKind int
+
+const (
+	txRead  txKind = iota // a reader connection
+	txPeek                // read-only on the writer connection, under wmu
+	txWrite               // the writer connection, under wmu
+)
+
 // try runs fn in one transaction; it returns the owners reaped on commit.
-func (t *Table) try(ctx context.Context, write bool, fn func(tx *Tx) error) ([]OwnerID, error) {
-	c, err := t.begin(ctx, write)
+func (t *Table) try(ctx context.Context, kind txKind, fn func(tx *Tx) error) ([]OwnerID, error) {
+	write := kind == txWrite
+	c, err := t.begin(ctx, kind)
 	if err != nil {
 		return nil, fmt.Errorf("locks: %s: begin: %w", t.path, err)
 	}
@@ -433,7 +443,7 @@ func (t *Table) try(ctx context.Context, write bool, fn func(tx *Tx) error) ([]O
 			discard = true
 		}
 	}
-	t.end(c, write, discard)
+	t.end(c, kind, discard)
 	if ferr != nil {
 		for _, id := range tx.opened {
 			t.forgetHandle(id)
@@ -453,42 +463,46 @@ func (t *Table) try(ctx context.Context, write bool, fn func(tx *Tx) error) ([]O
 	return tx.reaped, nil
 }
 
-// begin takes the connection for a transaction — the writer (under wmu)
-// or a reader — and begins on it.
-func (t *Table) begin(ctx context.Context, write bool) (*Conn, error) {
+// begin takes the connection for a transaction — the writer (under wmu,
+// for txWrite and txPeek) or a reader — and begins on it.
+func (t *Table) begin(ctx context.Context, kind txKind) (*Conn, error) {
 	var c *Conn
 	var err error
 	query := sqlBeginRead
-	if write {
+	if kind == txWrite {
 		query = sqlBeginWrite
+	}
+	if kind == txRead {
+		if c, err = t.readers.get(ctx); err != nil {
+			return nil, err
+		}
+	} else {
 		if t.writer == nil {
 			if t.writer, err = newConn(ctx, t.db); err != nil {
 				return nil, err
 			}
 		}
 		c = t.writer
-	} else if c, err = t.readers.get(ctx); err != nil {
-		return nil, err
 	}
 	if _, err := c.ExecContext(ctx, query); err != nil {
 		// Busy: the connection is fine and is kept. Anything else (an
 		// interrupted BEGIN included) leaves its state unknown.
-		t.end(c, write, !isBusy(err))
+		t.end(c, kind, !isBusy(err))
 		return nil, err
 	}
 	return c, nil
 }
 
 // end gives a transaction's connection back; discard closes it for good.
-func (t *Table) end(c *Conn, write, discard bool) {
-	if write {
-		if discard {
-			c.close(true)
-			t.writer = nil
-		}
+func (t *Table) end(c *Conn, kind txKind, discard bool) {
+	if kind == txRead {
+		t.readers.put(c, discard)
 		return
 	}
-	t.readers.put(c, discard)
+	if discard {
+		c.close(true)
+		t.writer = nil
+	}
 }
 
 // noTransaction reports SQLite's answer to a ROLLBACK with no transaction
@@ -508,11 +522,35 @@ func (e *needReapError) Error() string { return "locks: dead owner met in a read
 // fn is refused by a handle whose owner is dead, View reaps that owner
 // after fn returns and runs fn again, so fn may run more than once.
 func (t *Table) View(ctx context.Context, fn func(tx *Tx) error) error {
+	return t.read(ctx, false, fn)
+}
+
+// Peek is View for short transactions — a few point reads, as a lookup or
+// a check before an I/O makes. When no write transaction of this process
+// is running it runs on the writer connection, whose page cache is warm:
+// SQLite drops a connection's whole cache whenever another connection has
+// committed, so a reader after a write re-reads every page it touches,
+// while the writer keeps the pages of its own writes. A write that comes
+// meanwhile waits for the Peek, so fn must stay short (no listings, no
+// waiting); when a write is running Peek takes a reader like View.
+func (t *Table) Peek(ctx context.Context, fn func(tx *Tx) error) error {
+	return t.read(ctx, true, fn)
+}
+
+// read runs fn in a read transaction; peek takes the idle writer's
+// connection when it can (see Peek).
+func (t *Table) read(ctx context.Context, peek bool, fn func(tx *Tx) error) error {
 	if t.closed.Load() {
 		return fmt.Errorf("locks: %s: table closed: %w", t.path, ErrHandleClosed)
 	}
 	for attempt := 0; ; attempt++ {
-		_, err := t.try(ctx, false, fn)
+		var err error
+		if peek && t.wmu.TryLock() {
+			_, err = t.try(ctx, txPeek, fn)
+			t.wmu.Unlock()
+		} else {
+			_, err = t.try(ctx, txRead, fn)
+		}
 		if err == nil {
 			return nil
 		}
