@@ -398,6 +398,19 @@ func (h *Handle) Fsync(ctx context.Context) error { return h.flush(ctx) }
 // flush error is returned. Closing twice returns locks.ErrHandleClosed.
 func (h *Handle) Close(ctx context.Context) error { return h.close(ctx) }
 
+// Release is Close for an owner that does not wait for the lock table (a
+// FUSE RELEASE, which comes after close(2) has returned): it flushes and
+// returns the flush error, and the handle is closed for this process at
+// once, but its close in the lock table rides along with this process's
+// next write transaction, or runs on its own within about a millisecond.
+// done, if not nil, gets that close's outcome. Until then this process's
+// write transactions and View-based checks see the handle closed; other
+// processes and this process's lookups may still see it open. A handle
+// that ever asked for a byte-range lock is closed before Release returns.
+func (h *Handle) Release(ctx context.Context, done func(error)) error {
+	return h.release(ctx, done)
+}
+
 // Discard drops the staged writes without committing them.
 func (h *Handle) Discard() { h.discard() }
 

@@ -37,6 +37,8 @@ type FileSystem struct {
 	gcDone  chan struct{} // closed when the collector has stopped
 	handles map[*Handle]struct{}
 	closed  bool
+
+	rel releases // released handles whose lock-table close is pending
 }
 
 // fileState serialises this process's commits to one file and knows its
@@ -271,6 +273,9 @@ func (fsys *FileSystem) close(ctx context.Context) error {
 		return nil
 	}
 	fsys.closed = true
+	fsys.mu.Unlock()
+	fsys.settleReleases(ctx)
+	fsys.mu.Lock()
 	hs := make([]*Handle, 0, len(fsys.handles))
 	for h := range fsys.handles {
 		hs = append(hs, h)

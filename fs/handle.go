@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/blobshare/blobshare/blobstore"
@@ -24,6 +25,11 @@ type handleState struct {
 	closed bool
 	stage  *stage
 	rd     *seqReader
+
+	// locked: the handle asked for a byte-range lock at least once. Its
+	// close then never waits in the release queue, so checks that do not
+	// settle releases (peek) never meet a released handle's locks.
+	locked atomic.Bool
 }
 
 func (fsys *FileSystem) newHandle(lh locks.Handle) *Handle {
@@ -72,7 +78,7 @@ func (h *Handle) readAt(ctx context.Context, p []byte, off int64) (int, error) {
 	}
 	fsys := h.h.fsys
 	var c content
-	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+	err := fsys.peek(ctx, func(tx *locks.Tx, q *q) error {
 		if err := tx.CheckIO(h.h.id, locks.Range{Offset: uint64(off), Length: uint64(len(p))}, false); err != nil {
 			return err
 		}
@@ -178,7 +184,7 @@ func (h *Handle) writeAt(ctx context.Context, p []byte, off int64) (int, error) 
 		return 0, nil
 	}
 	fsys := h.h.fsys
-	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+	err := fsys.peek(ctx, func(tx *locks.Tx, q *q) error {
 		return tx.CheckIO(h.h.id, locks.Range{Offset: uint64(off), Length: uint64(len(p))}, true)
 	})
 	if err != nil {
@@ -256,12 +262,46 @@ func (h *Handle) flushLocked(ctx context.Context) error {
 }
 
 func (h *Handle) close(ctx context.Context) error {
+	ferr, err := h.detach(ctx)
+	if err != nil {
+		return err
+	}
+	cerr := h.h.fsys.closeNow(context.WithoutCancel(ctx), h)
+	if ferr != nil {
+		return h.op("close", ferr)
+	}
+	return cerr
+}
+
+// release is close without waiting for the lock table (see Release).
+func (h *Handle) release(ctx context.Context, done func(error)) error {
+	ferr, err := h.detach(ctx)
+	if err != nil {
+		return err
+	}
+	fsys := h.h.fsys
+	if h.h.locked.Load() {
+		cerr := fsys.closeNow(context.WithoutCancel(ctx), h)
+		if done != nil {
+			done(cerr)
+		}
+	} else {
+		fsys.queueRelease(h, done)
+	}
+	return h.op("close", ferr)
+}
+
+// detach commits the staged writes and makes the handle closed for this
+// process (every later call fails with ErrHandleClosed); the lock-table
+// handle stays open. It returns the commit's error, and err when the
+// handle was closed already.
+func (h *Handle) detach(ctx context.Context) (flushErr, err error) {
 	h.h.mu.Lock()
 	defer h.h.mu.Unlock()
 	if h.h.closed {
-		return h.op("close", locks.ErrHandleClosed)
+		return nil, h.op("close", locks.ErrHandleClosed)
 	}
-	ferr := h.flushLocked(ctx)
+	flushErr = h.flushLocked(ctx)
 	h.dropReader()
 	if h.h.stage != nil {
 		h.h.stage.reset()
@@ -277,28 +317,7 @@ func (h *Handle) close(ctx context.Context) error {
 	if st := fsys.peekFile(h.h.file); st != nil {
 		fsys.releaseFile(h.h.file, st)
 	}
-	var removed bool
-	var parent FileID
-	var name string
-	cerr := fsys.update(context.WithoutCancel(ctx), func(tx *locks.Tx, q *q) ([]Change, error) {
-		if e, err := q.get(h.h.file); err == nil {
-			parent, name = e.parent, e.name
-		}
-		res, err := tx.CloseHandle(h.h.id)
-		if err != nil {
-			return nil, err
-		}
-		removed = res.Removed
-		return nil, nil
-	})
-	if removed {
-		fsys.kickGC()
-		fsys.notify(Change{Kind: ChangeRemove, File: h.h.file, Parent: parent, Name: name})
-	}
-	if ferr != nil {
-		return h.op("close", ferr)
-	}
-	return h.op("close", cerr)
+	return flushErr, nil
 }
 
 // peekFile returns the file state without taking a reference.
@@ -346,14 +365,15 @@ func (h *Handle) lock(ctx context.Context, r locks.Range, kind locks.LockKind) e
 	if err := h.checkOpen("lock"); err != nil {
 		return err
 	}
-	return h.op("lock", h.h.fsys.table.Update(ctx, func(tx *locks.Tx) error { return tx.Lock(h.h.id, r, kind) }))
+	h.h.locked.Store(true)
+	return h.op("lock", h.h.fsys.update(ctx, func(tx *locks.Tx, _ *q) ([]Change, error) { return nil, tx.Lock(h.h.id, r, kind) }))
 }
 
 func (h *Handle) unlock(ctx context.Context, r locks.Range) error {
 	if err := h.checkOpen("unlock"); err != nil {
 		return err
 	}
-	return h.op("unlock", h.h.fsys.table.Update(ctx, func(tx *locks.Tx) error { return tx.Unlock(h.h.id, r) }))
+	return h.op("unlock", h.h.fsys.update(ctx, func(tx *locks.Tx, _ *q) ([]Change, error) { return nil, tx.Unlock(h.h.id, r) }))
 }
 
 // poll retries fn while it fails with retryable, until ctx ends.
@@ -377,8 +397,11 @@ func (h *Handle) setPOSIXLock(ctx context.Context, key uint64, r locks.Range, ki
 	if err := h.checkOpen("setlk"); err != nil {
 		return err
 	}
+	if kind != 0 {
+		h.h.locked.Store(true)
+	}
 	return h.op("setlk", poll(ctx, wait, locks.ErrLockNotGranted, func() error {
-		return h.h.fsys.table.Update(ctx, func(tx *locks.Tx) error { return tx.SetPOSIXLock(h.h.id, key, r, kind) })
+		return h.h.fsys.update(ctx, func(tx *locks.Tx, _ *q) ([]Change, error) { return nil, tx.SetPOSIXLock(h.h.id, key, r, kind) })
 	}))
 }
 
@@ -388,7 +411,7 @@ func (h *Handle) getPOSIXLock(ctx context.Context, key uint64, r locks.Range, ki
 	}
 	var bl locks.ByteLock
 	var ok bool
-	err := h.h.fsys.table.View(ctx, func(tx *locks.Tx) error {
+	err := h.h.fsys.view(ctx, func(tx *locks.Tx, _ *q) error {
 		var err error
 		bl, ok, err = tx.GetPOSIXLock(h.h.id, key, r, kind)
 		return err
@@ -400,7 +423,7 @@ func (h *Handle) releasePOSIXLocks(ctx context.Context, key uint64) error {
 	if err := h.checkOpen("unlock"); err != nil {
 		return err
 	}
-	return h.op("unlock", h.h.fsys.table.Update(ctx, func(tx *locks.Tx) error { return tx.ReleasePOSIXLocks(h.h.id, key) }))
+	return h.op("unlock", h.h.fsys.update(ctx, func(tx *locks.Tx, _ *q) ([]Change, error) { return nil, tx.ReleasePOSIXLocks(h.h.id, key) }))
 }
 
 func (h *Handle) reshare(ctx context.Context, share locks.ShareMode, wait bool) error {
@@ -408,7 +431,7 @@ func (h *Handle) reshare(ctx context.Context, share locks.ShareMode, wait bool) 
 		return err
 	}
 	return h.op("flock", poll(ctx, wait, locks.ErrSharingViolation, func() error {
-		return h.h.fsys.table.Update(ctx, func(tx *locks.Tx) error { return tx.Reshare(h.h.id, share) })
+		return h.h.fsys.update(ctx, func(tx *locks.Tx, _ *q) ([]Change, error) { return nil, tx.Reshare(h.h.id, share) })
 	}))
 }
 

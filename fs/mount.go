@@ -10,7 +10,7 @@ import (
 
 func (fsys *FileSystem) lookup(ctx context.Context, parent FileID, name string) (Attr, error) {
 	var a Attr
-	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+	err := fsys.peek(ctx, func(tx *locks.Tx, q *q) error {
 		// The child first: only directories have children, so a hit
 		// needs no look at the parent (one statement instead of two).
 		e, err := q.child(parent, name, false)
@@ -42,7 +42,7 @@ func wrapName(name string, err error) error {
 
 func (fsys *FileSystem) getAttr(ctx context.Context, id FileID) (Attr, error) {
 	var a Attr
-	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+	err := fsys.peek(ctx, func(tx *locks.Tx, q *q) error {
 		e, err := q.get(id)
 		if err != nil {
 			return err

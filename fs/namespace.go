@@ -158,24 +158,60 @@ func (fsys *FileSystem) q(tx *locks.Tx) *q {
 }
 
 // update runs fn in a write transaction; changes it returns are notified
-// after the commit (fn may run more than once).
+// after the commit (fn may run more than once). The closes of released
+// handles (release.go) run first in the same transaction, so fn sees them
+// closed; a nil fn only closes them.
 func (fsys *FileSystem) update(ctx context.Context, fn func(tx *locks.Tx, q *q) ([]Change, error)) error {
+	rs := fsys.takeReleases()
 	var chs []Change
+	var cs []closed
 	err := fsys.table.Update(ctx, func(tx *locks.Tx) error {
+		q := fsys.q(tx)
 		var err error
-		chs, err = fn(tx, fsys.q(tx))
+		if cs, err = q.closeInTx(tx, rs, cs[:0]); err != nil {
+			return &errCloses{err}
+		}
+		chs = nil
+		if fn != nil {
+			chs, err = fn(tx, q)
+		}
 		return err
 	})
 	if err != nil {
-		return err
+		if len(rs) == 0 {
+			return err
+		}
+		// The rollback took the closes along: they run apart, and if it
+		// was they that failed, fn runs again without them.
+		fsys.closeApart(ctx, rs)
+		var ec *errCloses
+		if !errors.As(err, &ec) {
+			return err
+		}
+		if fn == nil {
+			return nil
+		}
+		return fsys.update(ctx, fn)
 	}
+	fsys.finishCloses(cs)
 	fsys.notify(chs...)
 	return nil
 }
 
-// view runs fn in a read transaction.
+// view runs fn in a read transaction that sees every handle this process
+// released as closed.
 func (fsys *FileSystem) view(ctx context.Context, fn func(tx *locks.Tx, q *q) error) error {
+	fsys.settleReleases(ctx)
 	return fsys.table.View(ctx, func(tx *locks.Tx) error { return fn(tx, fsys.q(tx)) })
+}
+
+// peek runs fn in a short read transaction (locks.Table.Peek: on the warm
+// writer connection when it is idle). It does not wait for the closes of
+// released handles: use it for names, attributes and checks through this
+// process's own handles, which those closes do not change (handles that
+// ever held byte-range locks are never released late, see Handle.Release).
+func (fsys *FileSystem) peek(ctx context.Context, fn func(tx *locks.Tx, q *q) error) error {
+	return fsys.table.Peek(ctx, func(tx *locks.Tx) error { return fn(tx, fsys.q(tx)) })
 }
 
 // Statements run on every read, write or lookup.

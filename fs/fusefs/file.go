@@ -98,18 +98,29 @@ func (fh *fileHandle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
 
 var _ = (gofs.FileReleaser)((*fileHandle)(nil))
 
-// Release closes the handle in the lock table (the last reference to the
-// open file description is gone; close(2) has long returned). Nobody waits
-// for the result: errors are logged. Closing the handle also ends its flock
-// state and, for a delete-pending file, may remove the file.
+// Release closes the handle (the last reference to the open file
+// description is gone; close(2) has long returned). Nobody waits for the
+// result: errors are logged. The lock-table close rides along with the next
+// write transaction (fs.Handle.Release): the next file's CREATE follows at
+// once in a copy or an untar. Closing the handle also ends its flock state
+// and, for a delete-pending file, may remove the file.
 func (fh *fileHandle) Release(ctx context.Context) syscall.Errno {
 	defer fh.n.st.enter(fh.n.id)()
-	// Forgotten only once closed in the table: an open waiting in
-	// awaitClosing must not retry before that.
-	defer fh.n.removeHandle(fh)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
-	if err := fh.h.Close(cctx); err != nil && !errors.Is(err, locks.ErrHandleClosed) {
+	// Forgotten only once closed in the table: an open waiting in
+	// awaitClosing must not retry before that.
+	closed := func(err error) {
+		if err != nil && !errors.Is(err, locks.ErrHandleClosed) {
+			fh.n.st.logger.Error("fusefs: release", "file", fh.n.id, "handle", fh.h.ID(), "err", err)
+		}
+		fh.n.removeHandle(fh)
+	}
+	err := fh.h.Release(cctx, closed)
+	switch {
+	case errors.Is(err, locks.ErrHandleClosed):
+		fh.n.removeHandle(fh) // closed already (force-closed, or at shutdown)
+	case err != nil:
 		fh.n.st.logger.Error("fusefs: release", "file", fh.n.id, "handle", fh.h.ID(), "err", err)
 		return toErrno(opOther, err)
 	}
