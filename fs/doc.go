@@ -126,6 +126,28 @@
 // and both versions, never a raw SQL error. Bump SchemaVersion with every
 // change to the schema (no migrations yet: nothing has been released).
 //
+// # Releasing handles
+//
+// A FUSE RELEASE arrives after close(2) has returned and nobody waits for
+// it, while the application's next request — the next file's CREATE, in a
+// copy or an untar — is already on its way. Handle.Release therefore
+// commits the staged writes and detaches the handle at once, but queues
+// its lock-table close: update runs the queued closes first inside the
+// next write transaction of this process (which then decides with them
+// closed: a conflicting open right after a close succeeds), view settles
+// them before a lock check (REST, List Handles), and a timer closes them
+// on their own after releaseDelay (1 ms). So a small file costs three
+// write transactions (create, flush, unlink), not four. Other processes,
+// and this process's lookups and own-handle I/O checks (peek), may see a
+// released handle for up to that delay, as if the RELEASE had come that
+// much later. Handles that ever asked for a byte-range lock close at once,
+// so no check ever meets a released handle's locks.
+//
+// Lookups, getattr and the byte-range checks of a handle's own reads and
+// writes run as locks.Table.Peek: on the writer connection when it is idle,
+// whose page cache survives our own commits (readers re-read every page
+// after any commit).
+//
 // # Lookups and actions in separate transactions
 //
 // A REST call that must do blob I/O between finding a file and changing it

@@ -73,6 +73,13 @@
 // side effects outside the transaction. Update is not reentrant: never
 // call Update or View on the same Table from inside fn. View is a plain
 // read transaction (a snapshot) and may run concurrently with everything.
+// Peek is a View for a few point reads: when no write of this process is
+// running it borrows the writer connection, because SQLite drops a
+// connection's whole page cache whenever another connection has committed
+// — a reader after any write re-reads every page it touches, while the
+// writer keeps the pages of its own writes. A write that arrives meanwhile
+// waits for the Peek (so Peek is for short work only); a Peek that finds a
+// write running takes a reader and never waits.
 //
 // The Table runs BEGIN, COMMIT and ROLLBACK itself on connections it holds
 // (one writer, up to seven readers), each with its statements prepared once,
