@@ -23,7 +23,8 @@ const releaseDelay = time.Millisecond
 type releases struct {
 	mu    sync.Mutex
 	queue []release
-	armed bool         // a timer will settle the queue
+	timer *time.Timer  // settles the queue after releaseDelay; nil until first used
+	armed bool         // timer is set
 	n     atomic.Int32 // len(queue), read without mu
 }
 
@@ -46,22 +47,26 @@ type closed struct {
 func (fsys *FileSystem) queueRelease(h *Handle, done func(error)) {
 	rs := &fsys.rel
 	rs.mu.Lock()
+	defer rs.mu.Unlock()
 	rs.queue = append(rs.queue, release{h: h, done: done})
 	rs.n.Add(1)
-	arm := !rs.armed
-	rs.armed = true
-	rs.mu.Unlock()
-	if arm {
-		time.AfterFunc(releaseDelay, func() {
+	switch {
+	case rs.armed:
+	case rs.timer == nil:
+		rs.timer = time.AfterFunc(releaseDelay, func() {
 			rs.mu.Lock()
 			rs.armed = false
 			rs.mu.Unlock()
 			fsys.settleReleases(context.Background())
 		})
+	default:
+		rs.timer.Reset(releaseDelay)
 	}
+	rs.armed = true
 }
 
-// takeReleases empties the queue.
+// takeReleases empties the queue (and stops its timer: when a write takes
+// the queue, as it does in a stream of small files, no timer ever fires).
 func (fsys *FileSystem) takeReleases() []release {
 	rs := &fsys.rel
 	if rs.n.Load() == 0 {
@@ -72,6 +77,9 @@ func (fsys *FileSystem) takeReleases() []release {
 	q := rs.queue
 	rs.queue = nil
 	rs.n.Store(0)
+	if rs.armed && rs.timer.Stop() {
+		rs.armed = false
+	}
 	return q
 }
 
