@@ -158,20 +158,13 @@ func (fsys *FileSystem) finishCloses(cs []closed) {
 // (after the transaction they rode along with failed).
 func (fsys *FileSystem) closeApart(ctx context.Context, rs []release) {
 	for _, r := range rs {
-		var cs []closed
-		err := fsys.table.Update(context.WithoutCancel(ctx), func(tx *locks.Tx) error {
-			var err error
-			cs, err = fsys.q(tx).closeInTx(tx, []release{r}, cs[:0])
-			return err
-		})
-		if err != nil {
+		err := fsys.closeNow(context.WithoutCancel(ctx), r.h)
+		if err != nil && !errors.Is(err, locks.ErrHandleClosed) {
 			fsys.log.Error("fs: close released handle", "file", r.h.h.file, "handle", r.h.h.id, "err", err)
-			if r.done != nil {
-				r.done(r.h.op("close", err))
-			}
-			continue
 		}
-		fsys.finishCloses(cs)
+		if r.done != nil {
+			r.done(err)
+		}
 	}
 }
 
