@@ -65,6 +65,11 @@
 // check and a namespace change commit together. The
 // database runs in WAL mode, synchronous=NORMAL (durable against a process
 // crash; a power loss may lose the last transactions), busy_timeout 5 s.
+// Checkpoints — copying the log back into the database file, with two
+// fsyncs — run on a goroutine of each Table (checkpoint.go), after 64
+// commits of the process or 250 ms after its last one, so no request waits
+// for them; a connection checkpoints inline only past 8,000 log pages,
+// when that goroutine has fallen behind.
 //
 // Update is one BEGIN IMMEDIATE transaction; writers of this process queue
 // on a mutex in front of SQLite, writers of other processes on SQLite's

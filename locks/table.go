@@ -41,6 +41,7 @@ type Table struct {
 	// behind. Nil until the first Update, and again after it went bad.
 	writer  *Conn
 	readers *readers // connections of read transactions
+	ckpt    *checkpointer
 
 	closeOnce sync.Once
 	closed    atomic.Bool
@@ -213,16 +214,18 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 		"?_pragma=busy_timeout(" + fmt.Sprint(busyTimeoutMS) + ")" +
 		"&_pragma=journal_mode(WAL)" +
 		"&_pragma=synchronous(NORMAL)" +
+		"&_pragma=wal_autocheckpoint(" + fmt.Sprint(walSafetyNetPages) + ")" +
 		"&_pragma=foreign_keys(1)" +
 		"&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("locks: open %s: %w", path, err)
 	}
-	// The Table holds its connections itself (a writer and the readers):
-	// database/sql's pool only opens them, plus one for users of DB.
-	db.SetMaxOpenConns(maxReaders + 2)
-	db.SetMaxIdleConns(maxReaders + 2)
+	// The Table holds its connections itself (a writer, the readers and
+	// the checkpointer's): database/sql's pool only opens them, plus one
+	// for users of DB.
+	db.SetMaxOpenConns(maxReaders + 3)
+	db.SetMaxIdleConns(maxReaders + 3)
 	db.SetConnMaxIdleTime(0)
 	db.SetConnMaxLifetime(0)
 
@@ -243,7 +246,9 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 		return nil, fmt.Errorf("locks: open %s: %w", path, err)
 	}
 	t.lock = lock
+	t.ckpt = newCheckpointer(db, path, t.log)
 	fail := func(err error) (*Table, error) {
+		t.ckpt.close()
 		db.Close()
 		lock.release()
 		return nil, fmt.Errorf("locks: open %s: %w", path, err)
@@ -254,6 +259,7 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 	}); err != nil {
 		var se *SchemaError
 		if errors.As(err, &se) {
+			t.ckpt.close()
 			db.Close()
 			lock.release()
 			return nil, err
@@ -300,6 +306,7 @@ func (t *Table) Close(ctx context.Context) error {
 			}
 			return nil
 		})
+		t.ckpt.close()
 		t.wmu.Lock()
 		t.closed.Store(true)
 		if t.writer != nil {
@@ -460,6 +467,7 @@ func (t *Table) try(ctx context.Context, kind txKind, fn func(tx *Tx) error) ([]
 		return nil, nil
 	}
 	t.nextID, t.idLimit = tx.nextID, tx.idLimit // the reservation is durable now
+	t.ckpt.committed()
 	return tx.reaped, nil
 }
 
