@@ -28,6 +28,8 @@ func TestMain(m *testing.M) {
 		os.Exit(helperMain(os.Args[len(os.Args)-5:]))
 	case "serve":
 		os.Exit(serveMain(os.Getenv("BLOBSHARE_FUSEFS_DATA"), os.Getenv("BLOBSHARE_FUSEFS_MNT")))
+	case "smallfiles":
+		os.Exit(smallFilesMain())
 	}
 	os.Exit(m.Run())
 }
