@@ -112,7 +112,10 @@ CREATE TABLE IF NOT EXISTS ns_gc (
 // opened before the FileSystem exists.
 func RemoveFile(ctx context.Context, tx *locks.Conn, file locks.FileID) error {
 	var blob, parent int64
-	err := tx.QueryRowContext(ctx, `DELETE FROM ns_entries WHERE id = ? AND kind = ? RETURNING blob, parent`, int64(file), KindFile).Scan(&blob, &parent)
+	var parentUnlinked bool
+	err := tx.QueryRowContext(ctx, `DELETE FROM ns_entries WHERE id = ? AND kind = ?
+		RETURNING blob, parent, coalesce((SELECT p.unlinked FROM ns_entries p WHERE p.id = ns_entries.parent), 0)`,
+		int64(file), KindFile).Scan(&blob, &parent, &parentUnlinked)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil // already gone
 	}
@@ -124,7 +127,7 @@ func RemoveFile(ctx context.Context, tx *locks.Conn, file locks.FileID) error {
 	}
 	// A directory removed through the mount while it held unlinked-but-open
 	// files lingers, unlinked, until its last such child goes.
-	for p := parent; p != 0; {
+	for p := parent; parentUnlinked && p != 0; {
 		var next int64
 		err := tx.QueryRowContext(ctx, `DELETE FROM ns_entries WHERE id = ? AND unlinked = 1 AND NOT EXISTS (SELECT 1 FROM ns_entries c WHERE c.parent = ?) RETURNING parent`, p, p).Scan(&next)
 		if errors.Is(err, sql.ErrNoRows) {

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 
@@ -11,24 +12,19 @@ import (
 func (fsys *FileSystem) lookup(ctx context.Context, parent FileID, name string) (Attr, error) {
 	var a Attr
 	err := fsys.peek(ctx, func(tx *locks.Tx, q *q) error {
-		// The child first: only directories have children, so a hit
-		// needs no look at the parent (one statement instead of two).
-		e, err := q.child(parent, name, false)
-		if err == nil {
-			a = e.attr("")
-			return nil
-		}
-		if !errors.Is(err, ErrNotFound) {
-			return err
-		}
-		pe, perr := q.get(parent)
+		// One statement, hit or miss (sqlLookup): the child, else the
+		// parent if it is a file.
+		e, err := scanEntry(q.queryRow(sqlLookup, int64(parent), FoldName(name), KindFile))
 		switch {
-		case perr != nil:
-			return perr
-		case !pe.kind.IsDir():
+		case errors.Is(err, sql.ErrNoRows):
+			return ErrNotFound
+		case err != nil:
+			return err
+		case e.id == parent:
 			return ErrNotDir
 		}
-		return err
+		a = e.attr("")
+		return nil
 	})
 	return a, fileErr("lookup", parent, wrapName(name, err))
 }
@@ -121,25 +117,19 @@ func (fsys *FileSystem) create(ctx context.Context, req CreateRequest) (*Handle,
 	var lh locks.Handle
 	var a Attr
 	var existed bool
+	if req.Parent == RootID {
+		return nil, Attr{}, fileErr("create", req.Parent, ErrInvalidArg) // files live in shares
+	}
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		pe, err := q.get(req.Parent)
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case pe.kind == KindRoot:
-			return nil, ErrInvalidArg
-		case !pe.kind.IsDir():
-			return nil, ErrNotDir
-		}
 		// Insert first: the kernel sends CREATE after a negative lookup, so
 		// the name is almost always free, and the unique index answers
-		// whether it is in one statement.
+		// whether it is in one statement; the parent's touch then checks
+		// it is a live directory (an existing child says so already).
 		e, err := q.insert(q.newFileEntry(req.Parent, req.Name, req.Attributes))
 		existed = errors.Is(err, ErrExist)
 		switch {
 		case err == nil:
-			if err := q.touchDir(pe.id); err != nil {
+			if err := q.touchLiveDir(req.Parent); err != nil {
 				return nil, err
 			}
 		case existed:

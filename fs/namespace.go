@@ -220,6 +220,13 @@ const (
 	sqlChild    = `SELECT ` + entryCols + ` FROM ns_entries WHERE parent = ? AND key = ? AND unlinked = 0`
 	sqlSizeVer  = `SELECT size, version, blob, inline FROM ns_entries WHERE id = ?`
 	sqlUnlinked = `SELECT ` + entryCols + ` FROM ns_entries WHERE parent = ? AND key = ? AND unlinked = 1 ORDER BY id DESC LIMIT 1`
+	// sqlLookup is the live child ?2 of ?1 or, when there is none, ?1
+	// itself if it is a file (?3): a miss costs no second statement to
+	// tell ErrNotDir from ErrNotFound, and the limit ends a hit before
+	// the parent is read.
+	sqlLookup = `SELECT ` + entryCols + ` FROM ns_entries WHERE parent = ?1 AND key = ?2 AND unlinked = 0
+		UNION ALL SELECT ` + entryCols + ` FROM ns_entries WHERE id = ?1 AND kind = ?3
+		LIMIT 1`
 )
 
 // exec, queryRow and query run a statement in the transaction (the lock
@@ -584,6 +591,29 @@ func (q *q) removeTree(tx *locks.Tx, dir entry) error {
 // touchDir records a change of a directory's contents (mtime, ctime, ETag).
 // It needs only the id: callers that did not read the directory's row
 // have no reason to (a missing row is left alone).
+// touchLiveDir is touchDir for a directory that must be live: a parent
+// about to gain a child. Errors: ErrNotFound (gone, or removed while in
+// use), ErrNotDir.
+func (q *q) touchLiveDir(dir FileID) error {
+	t := ticks(q.now)
+	res, err := q.exec(`UPDATE ns_entries SET t_write = ?, t_change = ?, t_modified = ?, version = version + 1
+		WHERE id = ? AND kind IN (?, ?) AND unlinked = 0`, t, t, t, int64(dir), KindDirectory, KindShare)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		return err
+	}
+	switch e, err := q.get(dir); {
+	case err != nil:
+		return err
+	case !e.kind.IsDir():
+		return ErrNotDir
+	default:
+		return ErrNotFound // unlinked (or the root, which holds shares only)
+	}
+}
+
 func (q *q) touchDir(dir FileID) error {
 	if dir == RootID {
 		return nil

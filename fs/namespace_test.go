@@ -481,6 +481,12 @@ func TestRmdirWithUnlinkedOpenFile(t *testing.T) {
 	if _, err := e.fs.Lookup(ctxBG, sh, "d"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("directory still visible: %v", err)
 	}
+	// A removed directory takes no new entries (a process whose working
+	// directory it was gets ENOENT), and looks empty.
+	_, _, err = e.fs.Create(ctxBG, CreateRequest{Parent: d.ID, Name: "new", Open: OpenOptions{Access: rw, Share: allShare}})
+	wantErr(t, err, ErrNotFound, "create in a removed directory")
+	_, err = e.fs.Lookup(ctxBG, d.ID, "f")
+	wantErr(t, err, ErrNotFound, "lookup in a removed directory")
 	// The name is free again.
 	_, err = e.fs.Mkdir(ctxBG, sh, "d")
 	mustNil(t, err, "mkdir again")
