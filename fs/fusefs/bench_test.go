@@ -1,8 +1,10 @@
 package fusefs
 
 // Benchmarks of the mount against go-fuse's loopback over a directory on the
-// same disk, measured back to back in one run and reported as ratios
-// (fuse-notes §4: absolute numbers on a shared 2-vCPU machine are noise).
+// same disk, measured in one run and reported as ratios (fuse-notes §4:
+// absolute numbers on a shared 2-vCPU machine are noise): back to back for
+// the sequential ones, interleaved every 250 files for the small files,
+// whose client runs in a process of its own (see smallFilesChild).
 //
 //	go test ./fs/fusefs -run '^$' -bench . -benchtime 1x               # small sizes
 //	BLOBSHARE_BENCH_FULL=1 go test ./fs/fusefs -run '^$' -bench . -benchtime 1x -timeout 30m
