@@ -182,18 +182,11 @@ func (fsys *FileSystem) mkdir(ctx context.Context, parent FileID, name string) (
 	}
 	var a Attr
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		pe, err := q.get(parent)
-		if err != nil {
-			return nil, err
-		}
-		if !pe.kind.IsDir() {
-			return nil, ErrNotDir
-		}
 		e, err := q.insert(q.newDirEntry(parent, name, KindDirectory))
 		if err != nil {
 			return nil, err
 		}
-		if err := q.touchDir(pe.id); err != nil {
+		if err := q.touchLiveDir(parent); err != nil {
 			return nil, err
 		}
 		a = e.attr("")
@@ -349,6 +342,9 @@ func (q *q) move(tx *locks.Tx, src entry, newParent FileID, newName string, o mo
 	}
 	if !np.kind.IsDir() || np.kind == KindRoot {
 		return nil, ErrNotDir
+	}
+	if np.unlinked {
+		return nil, ErrNotFound // removed, lingering for its open files
 	}
 	s1, err := q.shareOf(src)
 	if err != nil {

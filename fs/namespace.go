@@ -588,9 +588,6 @@ func (q *q) removeTree(tx *locks.Tx, dir entry) error {
 	return err
 }
 
-// touchDir records a change of a directory's contents (mtime, ctime, ETag).
-// It needs only the id: callers that did not read the directory's row
-// have no reason to (a missing row is left alone).
 // touchLiveDir is touchDir for a directory that must be live: a parent
 // about to gain a child. Errors: ErrNotFound (gone, or removed while in
 // use), ErrNotDir.
@@ -614,6 +611,9 @@ func (q *q) touchLiveDir(dir FileID) error {
 	}
 }
 
+// touchDir records a change of a directory's contents (mtime, ctime, ETag).
+// It needs only the id: callers that did not read the directory's row
+// have no reason to (a missing row is left alone).
 func (q *q) touchDir(dir FileID) error {
 	if dir == RootID {
 		return nil

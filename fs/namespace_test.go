@@ -485,6 +485,11 @@ func TestRmdirWithUnlinkedOpenFile(t *testing.T) {
 	// directory it was gets ENOENT), and looks empty.
 	_, _, err = e.fs.Create(ctxBG, CreateRequest{Parent: d.ID, Name: "new", Open: OpenOptions{Access: rw, Share: allShare}})
 	wantErr(t, err, ErrNotFound, "create in a removed directory")
+	_, err = e.fs.Mkdir(ctxBG, d.ID, "sub")
+	wantErr(t, err, ErrNotFound, "mkdir in a removed directory")
+	e.putFile("data/other", nil)
+	err = e.fs.Rename(ctxBG, RenameRequest{OldParent: sh, OldName: "other", NewParent: d.ID, NewName: "other"})
+	wantErr(t, err, ErrNotFound, "rename into a removed directory")
 	_, err = e.fs.Lookup(ctxBG, d.ID, "f")
 	wantErr(t, err, ErrNotFound, "lookup in a removed directory")
 	// The name is free again.
