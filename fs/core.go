@@ -39,6 +39,10 @@ type FileSystem struct {
 	closed  bool
 
 	rel releases // released handles whose lock-table close is pending
+
+	// fileIDs are ids reserved for new entries and not used yet; read and
+	// written only under the lock table's writer lock (see q.fileIDs).
+	fileIDs idRange
 }
 
 // fileState serialises this process's commits to one file and knows its
@@ -55,7 +59,7 @@ type fileState struct {
 // *locks.SchemaError (errors.Is locks.ErrIncompatibleSchema) naming the
 // data directory and both versions. (No migrations yet: nothing has been
 // released.)
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // schema is the namespace's part of the shared database. Names are
 // case-insensitive through key (FoldName); the unique index covers only
@@ -63,7 +67,7 @@ const SchemaVersion = 2
 // row (unlinked = 1) without holding its name.
 const schema = `
 CREATE TABLE IF NOT EXISTS ns_entries (
-	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	id          INTEGER PRIMARY KEY, -- from blocks reserved in ns_seq (q.fileIDs): never reused
 	parent      INTEGER NOT NULL,
 	name        TEXT    NOT NULL,
 	key         TEXT    NOT NULL,

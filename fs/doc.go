@@ -15,9 +15,10 @@
 // # Namespace
 //
 // One table of entries: the account root (RootID), shares (its children),
-// directories and files. Every entry has a stable 64-bit id (SQLite
-// AUTOINCREMENT: never reused) and a parent id, so renames move a row and
-// keep the id. Names are case-preserving and case-insensitive: each row
+// directories and files. Every entry has a stable 64-bit id, never reused
+// (each process takes ids from blocks it reserves in ns_seq, adopted only
+// when the reserving transaction commits), and a parent id, so renames move
+// a row and keep the id. Names are case-preserving and case-insensitive: each row
 // stores the name as given and a key (FoldName: simple upper-casing rune by
 // rune), and a UNIQUE (parent, key) index over live rows decides collisions.
 // Name rules are Azure Files' (ValidateName, ValidateShareName, SplitPath).

@@ -144,8 +144,10 @@ func (e entry) attr(path string) Attr {
 type q struct {
 	ctx context.Context
 	tx  *locks.Conn
+	ltx *locks.Tx
 	now time.Time
 	fs  *FileSystem
+	ids *idRange // file ids of this transaction (fileIDs), nil until needed
 }
 
 // q's statements run without the caller's cancellation: inside a
@@ -154,7 +156,7 @@ type q struct {
 // the transaction itself (BEGIN, busy retries) still watches the caller's
 // context in locks.
 func (fsys *FileSystem) q(tx *locks.Tx) *q {
-	return &q{ctx: context.WithoutCancel(tx.Context()), tx: tx.SQL(), now: fsys.now(), fs: fsys}
+	return &q{ctx: context.WithoutCancel(tx.Context()), tx: tx.SQL(), ltx: tx, now: fsys.now(), fs: fsys}
 }
 
 // update runs fn in a write transaction; changes it returns are notified
@@ -298,19 +300,62 @@ func (q *q) insert(e entry) (entry, error) {
 	if err != nil {
 		return entry{}, err
 	}
-	var id int64
-	err = q.queryRow(`INSERT INTO ns_entries(parent, name, key, kind, size, attrs, t_created, t_write, t_change, t_modified, version, props, quota)
-		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`,
-		int64(e.parent), e.name, e.key, e.kind, e.size, e.attrs, e.created, e.write, e.change, e.modified, int64(e.version),
-		props, e.quota).Scan(&id)
+	ids, err := q.fileIDs()
 	if err != nil {
-		if isUniqueViolation(err) {
-			return entry{}, ErrExist
-		}
 		return entry{}, fmt.Errorf("insert %q: %w", e.name, err)
 	}
-	e.id = FileID(id)
+	_, err = q.exec(`INSERT INTO ns_entries(id, parent, name, key, kind, size, attrs, t_created, t_write, t_change, t_modified, version, props, quota)
+		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		ids.next, int64(e.parent), e.name, e.key, e.kind, e.size, e.attrs, e.created, e.write, e.change, e.modified, int64(e.version),
+		props, e.quota)
+	if err != nil {
+		if isUniqueViolation(err) && !strings.Contains(err.Error(), "ns_entries.id") {
+			return entry{}, ErrExist
+		}
+		return entry{}, fmt.Errorf("insert %q as file %d: %w", e.name, ids.next, err)
+	}
+	e.id = FileID(ids.next)
+	ids.next++
 	return e, nil
+}
+
+// fileIDBlock is how many file ids one reservation takes (see fileIDs).
+const fileIDBlock = 256
+
+// idRange is the ids [next, end) reserved and not yet used.
+type idRange struct{ next, end int64 }
+
+// fileIDs returns the ids this transaction hands out to new entries.
+//
+// Ids are never reused: they name blobs (a new file must not take the key
+// of a blob still queued for removal) and FUSE inodes. AUTOINCREMENT
+// ensures that by writing sqlite_sequence at every insert; instead each
+// process reserves blocks of fileIDBlock ids in ns_seq ("next_file": the
+// last id reserved, by anyone) and uses them up across transactions. The
+// transaction works on a copy of the process's block, adopted when it
+// commits (locks.Tx.OnCommit, still under the writer lock): a rolled-back
+// transaction leaves the block as it was, its reservation and its inserts
+// undone together.
+func (q *q) fileIDs() (*idRange, error) {
+	if q.ids == nil {
+		if q.ltx == nil {
+			return nil, errors.New("insert outside a write transaction")
+		}
+		ids := q.fs.fileIDs // under the writer lock: fn of an Update
+		q.ids = &ids
+		fsys := q.fs
+		q.ltx.OnCommit(func() { fsys.fileIDs = ids })
+	}
+	if q.ids.next < q.ids.end {
+		return q.ids, nil
+	}
+	var last int64
+	if err := q.queryRow(`INSERT INTO ns_seq(name, value) VALUES('next_file', (SELECT coalesce(max(id), 0) FROM ns_entries) + ?1)
+		ON CONFLICT(name) DO UPDATE SET value = value + ?1 RETURNING value`, fileIDBlock).Scan(&last); err != nil {
+		return nil, fmt.Errorf("reserve file ids: %w", err)
+	}
+	q.ids.next, q.ids.end = last-fileIDBlock+1, last+1
+	return q.ids, nil
 }
 
 func isUniqueViolation(err error) bool {

@@ -672,3 +672,53 @@ func TestStoredProps(t *testing.T) {
 		})
 	}
 }
+
+// Entry ids are never reused: two processes take them from blocks they
+// reserve in the database, a rolled-back create gives its id back to the
+// next one in the process, and a restart or a removal frees none.
+func TestFileIDsNeverReused(t *testing.T) {
+	dir := t.TempDir()
+	a, b := openEnv(t, dir), openEnv(t, dir)
+	sh := a.share("data")
+	seen := map[FileID]string{sh: "share"}
+	var maxID FileID
+	create := func(e *env, name string) FileID {
+		t.Helper()
+		h, attr, err := e.fs.Create(ctxBG, CreateRequest{Parent: sh, Name: name, Exclusive: true, Open: OpenOptions{Access: rw, Share: allShare}})
+		mustNil(t, err, "create "+name)
+		mustNil(t, h.Close(ctxBG), "close "+name)
+		if prev, ok := seen[attr.ID]; ok {
+			t.Fatalf("%s got id %d, already %s's", name, attr.ID, prev)
+		}
+		seen[attr.ID] = name
+		maxID = max(maxID, attr.ID)
+		return attr.ID
+	}
+	// More than a block each, interleaved; a failing create in between
+	// (its parent is a file: the insert is rolled back) costs nothing.
+	var file, failedAfter FileID
+	for i := range fileIDBlock + 10 {
+		file = create(a, fmt.Sprintf("a%04d", i))
+		if i == 4 && file != failedAfter+1 {
+			t.Errorf("the create after a rolled-back one got id %d, want %d", file, failedAfter+1)
+		}
+		create(b, fmt.Sprintf("b%04d", i))
+		if i == 3 {
+			_, _, err := a.fs.Create(ctxBG, CreateRequest{Parent: file, Name: "x", Open: OpenOptions{Access: rw, Share: allShare}})
+			wantErr(t, err, ErrNotDir, "create under a file")
+			failedAfter = file
+		}
+	}
+	for _, name := range seen {
+		if name != "share" {
+			mustNil(t, a.fs.Unlink(ctxBG, sh, name), "unlink "+name)
+		}
+	}
+	a.close()
+	b.close()
+	c := openEnv(t, dir)
+	before := maxID
+	if id := create(c, "after"); id <= before {
+		t.Fatalf("after a restart: id %d, ids up to %d were handed out before", id, before)
+	}
+}

@@ -822,3 +822,40 @@ func TestPeek(t *testing.T) {
 		return err
 	}))
 }
+
+func TestOnCommit(t *testing.T) {
+	tab := openTable(t, "", Options{})
+	ctx := context.Background()
+	errRollback := errors.New("roll back")
+	for _, tc := range []struct {
+		name string
+		run  func(fn func(tx *Tx) error) error
+		fail bool
+		want bool
+	}{
+		{"committed write", func(fn func(tx *Tx) error) error { return tab.Update(ctx, fn) }, false, true},
+		{"rolled back write", func(fn func(tx *Tx) error) error { return tab.Update(ctx, fn) }, true, false},
+		{"read", func(fn func(tx *Tx) error) error { return tab.View(ctx, fn) }, false, false},
+		{"peek", func(fn func(tx *Tx) error) error { return tab.Peek(ctx, fn) }, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ran := false
+			err := tc.run(func(tx *Tx) error {
+				tx.OnCommit(func() { ran = true })
+				if ran {
+					t.Error("OnCommit ran before the commit")
+				}
+				if tc.fail {
+					return errRollback
+				}
+				return nil
+			})
+			if tc.fail != errors.Is(err, errRollback) {
+				t.Fatalf("transaction: %v", err)
+			}
+			if ran != tc.want {
+				t.Errorf("OnCommit ran = %v, want %v", ran, tc.want)
+			}
+		})
+	}
+}

@@ -91,6 +91,7 @@ type Tx struct {
 	idLimit  int64
 	opened   []HandleID // remembered in Table.ownFiles; forgotten again on rollback
 	needReap bool       // a read transaction met a dead owner's handle
+	onCommit []func()
 }
 
 const schema = `
@@ -467,6 +468,9 @@ func (t *Table) try(ctx context.Context, kind txKind, fn func(tx *Tx) error) ([]
 		return nil, nil
 	}
 	t.nextID, t.idLimit = tx.nextID, tx.idLimit // the reservation is durable now
+	for _, f := range tx.onCommit {
+		f()
+	}
 	t.ckpt.committed()
 	return tx.reaped, nil
 }

@@ -18,6 +18,18 @@ import (
 // statements (they are part of the transaction).
 func (tx *Tx) SQL() *Conn { return tx.conn }
 
+// OnCommit registers f to run once this write transaction has committed,
+// before the Table's next write transaction begins (under the same writer
+// lock), and never if it rolls back: for state kept beside the database
+// that must follow only what is durable — ids reserved in a table, say, to
+// be handed out by later transactions without a write each. In a read
+// transaction f never runs.
+func (tx *Tx) OnCommit(f func()) {
+	if tx.write {
+		tx.onCommit = append(tx.onCommit, f)
+	}
+}
+
 // Context returns the context the transaction runs under.
 func (tx *Tx) Context() context.Context { return tx.ctx }
 
