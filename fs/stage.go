@@ -150,7 +150,7 @@ func (s *stage) writeBlock(ctx context.Context, idx, boff int64, p []byte) error
 		if err := s.makeRoom(); err != nil {
 			return err
 		}
-		pt.buf = make([]byte, 0, min(BlockSize, max(4<<10, boff+n)))
+		pt.buf = s.newPartBuf(boff + n)
 		s.inMem = append(s.inMem, idx)
 	}
 	if pt.buf != nil {
@@ -159,9 +159,8 @@ func (s *stage) writeBlock(ctx context.Context, idx, boff int64, p []byte) error
 			// for a whole block.
 			need := boff + n
 			if int64(cap(pt.buf)) < need {
-				nb := make([]byte, len(pt.buf), min(BlockSize, max(2*int64(cap(pt.buf)), need)))
-				copy(nb, pt.buf)
-				pt.buf = nb
+				nb := s.newPartBuf(max(2*int64(cap(pt.buf)), need))
+				pt.buf = append(nb, pt.buf...)
 			}
 			pt.buf = pt.buf[:need]
 		}
@@ -183,6 +182,17 @@ func (s *stage) writeBlock(ctx context.Context, idx, boff int64, p []byte) error
 		s.full[idx] = id
 	}
 	return nil
+}
+
+// newPartBuf returns an empty buffer for at least size bytes of a block.
+// Small ones are allocated to fit; from an eighth of a block on — a
+// sequential writer, whose FUSE writes are up to 1 MiB — a recycled whole
+// block, so the part neither grows by copies nor leaves garbage behind.
+func (s *stage) newPartBuf(size int64) []byte {
+	if size >= BlockSize/8 {
+		return s.fsys.getBuf()[:0]
+	}
+	return make([]byte, 0, max(4<<10, size))
 }
 
 // makeRoom spills the oldest in-memory part when the budget is used up.

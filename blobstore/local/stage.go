@@ -1,6 +1,7 @@
 package local
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -42,7 +43,12 @@ func (s *Store) StageBlock(ctx context.Context, key, blockID string, r io.Reader
 		return 0, fmt.Errorf("stage %q block %s: %w", key, blockID, err)
 	}
 	tmp := f.Name()
-	n, err := s.copyCtx(ctx, f, r)
+	var n int64
+	if br, ok := r.(*bytes.Reader); ok {
+		n, err = br.WriteTo(f) // in memory already: no copy through a buffer
+	} else {
+		n, err = s.copyCtx(ctx, f, r)
+	}
 	if err == nil {
 		startWriteback(f) // fsynced by the commit that uses it
 	}
