@@ -116,6 +116,14 @@ func (fsys *FileSystem) closeNow(ctx context.Context, h *Handle) error {
 func (q *q) closeInTx(tx *locks.Tx, rs []release, out []closed) ([]closed, error) {
 	for _, r := range rs {
 		c := closed{r: r}
+		// The entry is read only for a close that may remove the file
+		// (to name it in the Change): most closes are quiet.
+		if done, err := tx.CloseQuiet(r.h.h.id); err != nil {
+			return out, err
+		} else if done {
+			out = append(out, c)
+			continue
+		}
 		if e, err := q.get(r.h.h.file); err == nil {
 			c.parent, c.name = e.parent, e.name
 		}

@@ -859,3 +859,41 @@ func TestOnCommit(t *testing.T) {
 		})
 	}
 }
+
+// CloseQuiet closes only what nothing can follow from, and leaves the
+// rest for CloseHandle.
+func TestCloseQuiet(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		req     OpenRequest
+		dispose bool
+		want    bool
+	}{
+		{"plain handle", OpenRequest{Access: rd, Share: ShareAll}, false, true},
+		{"delete-on-close handle", OpenRequest{Access: del, Share: ShareAll, DeleteOnClose: true}, false, false},
+		{"file delete-pending", OpenRequest{Access: rd | del, Share: ShareAll}, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tab := openTable(t, "", Options{})
+			f := newFile()
+			tc.req.File = f
+			h := mustOpen(t, tab, tc.req)
+			if tc.dispose {
+				must(t, update(t, tab, func(tx *Tx) error { return tx.Dispose(h.ID, true, Facts{}) }))
+			}
+			var closed bool
+			must(t, update(t, tab, func(tx *Tx) error { var err error; closed, err = tx.CloseQuiet(h.ID); return err }))
+			if closed != tc.want {
+				t.Fatalf("CloseQuiet = %v, want %v", closed, tc.want)
+			}
+			var hs []Handle
+			must(t, tab.View(t.Context(), func(tx *Tx) error { var err error; hs, err = tx.Handles(f); return err }))
+			if open := len(hs) == 1; open == closed {
+				t.Fatalf("after CloseQuiet = %v the handle is open = %v", closed, open)
+			}
+			if !closed {
+				mustClose(t, tab, h.ID)
+			}
+		})
+	}
+}

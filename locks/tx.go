@@ -638,6 +638,23 @@ func (tx *Tx) CloseHandle(id HandleID) (CloseResult, error) {
 	return tx.closeRow(h)
 }
 
+// CloseQuiet closes a handle of this owner only if nothing can follow from
+// its close: it is not delete-on-close and its file is not delete-pending.
+// It reports false, having done nothing, otherwise (or when the id is not
+// this owner's): call CloseHandle then. A caller that must look at the file
+// before a close that may remove it does so only when this fails.
+func (tx *Tx) CloseQuiet(id HandleID) (bool, error) {
+	if err := tx.mustWrite("CloseQuiet"); err != nil {
+		return false, err
+	}
+	f, ok := tx.t.handleFile(id)
+	if !ok {
+		return false, nil
+	}
+	_, found, err := tx.closeOwn(id, f)
+	return found, err
+}
+
 // ForceClose closes a handle of any owner (Force Close Handles), with the
 // same effects as CloseHandle (locks go, delete-on-close runs, the last
 // handle of a delete-pending file removes it). It reports whether the
