@@ -338,9 +338,6 @@ type idRange struct{ next, end int64 }
 // undone together.
 func (q *q) fileIDs() (*idRange, error) {
 	if q.ids == nil {
-		if q.ltx == nil {
-			return nil, errors.New("insert outside a write transaction")
-		}
 		ids := q.fs.fileIDs // under the writer lock: fn of an Update
 		q.ids = &ids
 		fsys := q.fs
@@ -638,8 +635,7 @@ func (q *q) removeTree(tx *locks.Tx, dir entry) error {
 // use), ErrNotDir.
 func (q *q) touchLiveDir(dir FileID) error {
 	t := ticks(q.now)
-	res, err := q.exec(`UPDATE ns_entries SET t_write = ?, t_change = ?, t_modified = ?, version = version + 1
-		WHERE id = ? AND kind IN (?, ?) AND unlinked = 0`, t, t, t, int64(dir), KindDirectory, KindShare)
+	res, err := q.exec(sqlTouch+` AND kind IN (?, ?) AND unlinked = 0`, t, t, t, int64(dir), KindDirectory, KindShare)
 	if err != nil {
 		return err
 	}
@@ -664,6 +660,10 @@ func (q *q) touchDir(dir FileID) error {
 		return nil
 	}
 	t := ticks(q.now)
-	_, err := q.exec(`UPDATE ns_entries SET t_write = ?, t_change = ?, t_modified = ?, version = version + 1 WHERE id = ?`, t, t, t, int64(dir))
+	_, err := q.exec(sqlTouch, t, t, t, int64(dir))
 	return err
 }
+
+// sqlTouch sets a directory's times (write, change, modified) and counts
+// its version up.
+const sqlTouch = `UPDATE ns_entries SET t_write = ?, t_change = ?, t_modified = ?, version = version + 1 WHERE id = ?`
