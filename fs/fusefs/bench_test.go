@@ -200,8 +200,13 @@ func benchPair(b *testing.B, unit string, amount float64, setup func(t benchTarg
 			total[k] += d
 		}
 	}
-	rate := func(d time.Duration) float64 { return amount * float64(b.N) / d.Seconds() }
-	lb, bs := rate(total[0]), rate(total[1])
+	reportRates(b, unit, amount*float64(b.N), total)
+}
+
+// reportRates reports amount per second of each side's total time
+// (loopback, blobshare) and blobshare/loopback.
+func reportRates(b *testing.B, unit string, amount float64, total [2]time.Duration) {
+	lb, bs := amount/total[0].Seconds(), amount/total[1].Seconds()
 	b.ReportMetric(lb, "loopback-"+unit)
 	b.ReportMetric(bs, "blobshare-"+unit)
 	b.ReportMetric(bs/lb, "ratio")
@@ -299,12 +304,7 @@ func BenchmarkSmallFiles(b *testing.B) {
 			b.Logf("%s %s: %.1f µs/file", t.name, phase.name, float64(phases[k][ph].Microseconds())/float64(n*b.N))
 		}
 	}
-	rate := func(d time.Duration) float64 { return float64(n*b.N) / d.Seconds() }
-	lb, bs := rate(total[0]), rate(total[1])
-	b.ReportMetric(lb, "loopback-files/s")
-	b.ReportMetric(bs, "blobshare-files/s")
-	b.ReportMetric(bs/lb, "ratio")
-	b.Logf("%s: loopback %.1f files/s, blobshare %.1f files/s, ratio %.2f", b.Name(), lb, bs, bs/lb)
+	reportRates(b, "files/s", float64(n*b.N), total)
 }
 
 // benchTargets mounts go-fuse's loopback and blobshare, both over
