@@ -151,7 +151,9 @@ type Config struct {
 	SpillDir string
 	// MemoryPerHandle bounds the in-memory write buffers of one handle
 	// (rounded to whole blocks, at least one block); 0 means 4 blocks.
-	// Beyond it partial blocks spill to a file in SpillDir.
+	// Beyond it partial blocks spill to a file in SpillDir. Two more
+	// blocks, completed and on their way to the blob store, may be held
+	// besides.
 	MemoryPerHandle int64
 }
 

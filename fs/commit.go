@@ -94,6 +94,11 @@ func alive(pid int, start int64) bool {
 // new block list on the latest committed version, commits it, and records
 // the new size and version. It returns the entry after the change.
 func (fsys *FileSystem) commit(ctx context.Context, file FileID, op commitOp) (entry, error) {
+	if op.stage != nil {
+		if err := op.stage.settle(); err != nil {
+			return entry{}, err
+		}
+	}
 	st := fsys.acquireFile(file)
 	defer fsys.releaseFile(file, st)
 	st.commit.Lock()

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/blobshare/blobshare/blobstore"
@@ -536,6 +538,76 @@ func (f *flakyCommit) CommitBlocks(ctx context.Context, key string, ids []string
 		}
 	}
 	return blobstore.Info{}, errors.New("connection reset by peer")
+}
+
+// flakyStage is a store whose StageBlock fails while fail is set.
+type flakyStage struct {
+	blobstore.Store
+	fail atomic.Bool
+}
+
+func (f *flakyStage) StageBlock(ctx context.Context, key, id string, r io.Reader) (int64, error) {
+	if f.fail.Load() {
+		return 0, errors.New("disk full")
+	}
+	return f.Store.StageBlock(ctx, key, id, r)
+}
+
+// TestBackgroundStagingErrorSurfaces: a whole block is stored in the
+// background while the writer goes on; when storing it fails, the error
+// reaches the writer (at its next write or at the latest its flush and
+// close), nothing of the stage is committed, and the file stays writable.
+func TestBackgroundStagingErrorSurfaces(t *testing.T) {
+	dir := t.TempDir()
+	base := openEnv(t, dir)
+	base.share("data")
+	orig := pattern(InlineMax+100, 3) // blob-backed
+	base.putFile("data/f", orig)
+	flaky := &flakyStage{Store: base.store}
+	fsys, err := New(ctxBG, Config{Table: base.table, Store: flaky, Logger: quietLogger(), SpillDir: dir})
+	mustNil(t, err, "new")
+	defer fsys.Close(ctxBG)
+	open := func() *Handle {
+		h, _, err := fsys.OpenByPath(ctxBG, OpenPathRequest{Path: "data/f", Disposition: DispositionOpen, Open: OpenOptions{Access: rw, Share: allShare}})
+		mustNil(t, err, "open")
+		return h
+	}
+
+	h := open()
+	flaky.fail.Store(true)
+	chunk := pattern(1<<20, 7)
+	var writeErr error
+	for off := int64(0); off < 3*BlockSize && writeErr == nil; off += int64(len(chunk)) {
+		_, writeErr = h.WriteAt(ctxBG, chunk, off)
+	}
+	flushErr := h.Flush(ctxBG)
+	if flushErr == nil {
+		t.Fatal("flush after a block failed to stage: no error")
+	}
+	if !strings.Contains(flushErr.Error(), "disk full") {
+		t.Fatalf("flush error %q does not name the store's error", flushErr)
+	}
+	if writeErr != nil && !strings.Contains(writeErr.Error(), "disk full") {
+		t.Fatalf("write error %q does not name the store's error", writeErr)
+	}
+	if err := h.Close(ctxBG); err == nil {
+		t.Fatal("close of the failed stage: no error")
+	}
+	if got := base.content("data/f"); !bytes.Equal(got, orig) {
+		t.Fatal("a stage with a failed block was committed (in part)")
+	}
+
+	flaky.fail.Store(false)
+	h = open()
+	want := pattern(2*BlockSize+5, 9)
+	for off := 0; off < len(want); off += len(chunk) {
+		_, err := h.WriteAt(ctxBG, want[off:min(off+len(chunk), len(want))], int64(off))
+		mustNil(t, err, "write after the store recovered")
+	}
+	mustNil(t, h.Close(ctxBG), "close after the store recovered")
+	if got := base.content("data/f"); !bytes.Equal(got, want) {
+		t.Fatal("content after the store recovered differs")
+	}
 }
 
 // TestCommitErrorSettled: a blob commit whose reply is lost is adopted

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"sync"
 )
 
 // zeroBlockID names the all-zero block of BlockSize bytes that fills holes.
@@ -70,7 +71,22 @@ type stage struct {
 	spill   *os.File
 	end     int64 // highest byte written + 1 (0 when nothing)
 	cleared []iv  // absolute ranges cleared (REST Put Range clear)
+
+	// Blocks completed in memory are stored in the background (see
+	// stageAhead): ahead holds a slot per block on its way, inflight
+	// counts them, and bgErr is the first of them to fail.
+	ahead    chan struct{}
+	inflight sync.WaitGroup
+	bgMu     sync.Mutex
+	bgErr    error
 }
+
+// stageAhead is how many completed blocks one stage stores in the
+// background while its writer goes on. The next block's bytes then arrive
+// through FUSE (or a REST body) while the last one is written to the
+// blob store: on the local store that write took 60% of a sequential
+// writer's time, and on Azure it is an upload.
+const stageAhead = 2
 
 func newStage(fsys *FileSystem, file FileID) *stage {
 	return &stage{fsys: fsys, file: file, memBlks: fsys.memBlks, full: map[int64]string{}, parts: map[int64]*part{}}
@@ -115,6 +131,9 @@ func (s *stage) hasFull(i int64) bool { _, ok := s.full[i]; return ok }
 // write stages p at off. The caller has made sure no block p touches is in
 // s.full (commit first otherwise).
 func (s *stage) write(ctx context.Context, p []byte, off int64) error {
+	if err := s.backgroundErr(); err != nil {
+		return err
+	}
 	for len(p) > 0 {
 		idx, boff := off/BlockSize, off%BlockSize
 		n := int64(len(p))
@@ -169,6 +188,14 @@ func (s *stage) writeBlock(ctx context.Context, idx, boff int64, p []byte) error
 		return fmt.Errorf("spill: %w", err)
 	}
 	pt.add(boff, boff+n)
+	if pt.complete() && pt.buf != nil {
+		// The part's buffer goes with the block to the background.
+		buf := s.takePart(idx)[:BlockSize]
+		id := newBlockID()
+		s.full[idx] = id
+		s.storeInBackground(ctx, idx, id, buf)
+		return nil
+	}
 	if pt.complete() {
 		rd, err := s.partReader(idx, pt)
 		if err != nil {
@@ -182,6 +209,48 @@ func (s *stage) writeBlock(ctx context.Context, idx, boff int64, p []byte) error
 		s.full[idx] = id
 	}
 	return nil
+}
+
+// storeInBackground stages block idx from buf, a block buffer the caller
+// gives up, under id on a goroutine of its own; it waits only while
+// stageAhead blocks are on their way already. A failure is reported by
+// the stage's next write and by settle, so by the flush, fsync or close
+// that would have committed the block.
+func (s *stage) storeInBackground(ctx context.Context, idx int64, id string, buf []byte) {
+	if s.ahead == nil {
+		s.ahead = make(chan struct{}, stageAhead)
+	}
+	s.ahead <- struct{}{}
+	s.inflight.Add(1)
+	// The block outlives the call that completed it.
+	ctx = context.WithoutCancel(ctx)
+	go func() {
+		defer s.inflight.Done()
+		_, err := s.fsys.store.StageBlock(ctx, blobKey(s.file), id, bytes.NewReader(buf))
+		s.fsys.putBuf(buf)
+		<-s.ahead
+		if err != nil {
+			s.bgMu.Lock()
+			if s.bgErr == nil {
+				s.bgErr = fmt.Errorf("stage block %d: %w", idx, err)
+			}
+			s.bgMu.Unlock()
+		}
+	}()
+}
+
+func (s *stage) backgroundErr() error {
+	s.bgMu.Lock()
+	defer s.bgMu.Unlock()
+	return s.bgErr
+}
+
+// settle waits for the blocks stored in the background and returns the
+// first error among them: every block s.full names is staged when it
+// returns nil.
+func (s *stage) settle() error {
+	s.inflight.Wait()
+	return s.backgroundErr()
 }
 
 // newPartBuf returns an empty buffer for at least size bytes of a block.
@@ -254,13 +323,16 @@ func (s *stage) overlay(idx int64, pt *part, buf []byte) error {
 	return nil
 }
 
-func (s *stage) dropPart(idx int64) {
+func (s *stage) dropPart(idx int64) { s.fsys.putBuf(s.takePart(idx)) }
+
+// takePart forgets part idx and returns its buffer (nil when it has none),
+// which is the caller's from then on.
+func (s *stage) takePart(idx int64) []byte {
 	pt := s.parts[idx]
 	if pt == nil {
-		return
+		return nil
 	}
 	if pt.buf != nil {
-		s.fsys.putBuf(pt.buf)
 		for i, v := range s.inMem {
 			if v == idx {
 				s.inMem = append(s.inMem[:i], s.inMem[i+1:]...)
@@ -269,6 +341,7 @@ func (s *stage) dropPart(idx int64) {
 		}
 	}
 	delete(s.parts, idx)
+	return pt.buf
 }
 
 // clearRange stages zeros over [off, off+n): whole blocks become zero-block
@@ -302,8 +375,11 @@ func (s *stage) clearRange(ctx context.Context, off, n int64) error {
 	return nil
 }
 
-// reset forgets everything staged (after a commit or a discard).
+// reset forgets everything staged (after a commit or a discard), the
+// failure of a block stored in the background included.
 func (s *stage) reset() {
+	s.inflight.Wait()
+	s.bgErr = nil
 	for idx := range s.parts {
 		s.dropPart(idx)
 	}
