@@ -65,7 +65,9 @@
 // Handles stage writes per open: up to Config.MemoryPerHandle of partial
 // blocks in memory, more in a sparse spill file under Config.SpillDir, and
 // blocks written whole are staged to the blob store at once (they need no
-// merge). Nothing is visible to anyone else until Flush, Fsync or Close,
+// merge): a block completed in memory on a goroutine of its own, up to two
+// per handle, while the writer sends the next one; a failure there fails
+// the next write and the flush. Nothing is visible to anyone else until Flush, Fsync or Close,
 // which commit: read the latest committed block list, merge the dirty
 // ranges of each partially written block onto the latest content of that
 // block, stage, and CommitBlocks with If-Match on the list's ETag (retried
