@@ -239,8 +239,9 @@ func (fsys *FileSystem) Mkdir(ctx context.Context, parent FileID, name string) (
 // no other handle the file is removed at once; otherwise it becomes
 // delete-pending and its name leaves the mount immediately (the same name
 // may be created again), while the file lives on until its last handle
-// closes. Errors: ErrNotFound, ErrIsDir, locks.ErrSharingViolation,
-// locks.ErrDeletePending, locks.ErrCannotDelete (ReadOnly).
+// closes. A ReadOnly file goes too, as the Linux SMB client's unlink
+// makes it go. Errors: ErrNotFound, ErrIsDir, locks.ErrSharingViolation,
+// locks.ErrDeletePending.
 func (fsys *FileSystem) Unlink(ctx context.Context, parent FileID, name string) error {
 	return fsys.unlink(ctx, parent, name)
 }
@@ -291,7 +292,8 @@ func (fsys *FileSystem) Setattr(ctx context.Context, id FileID, req SetattrReque
 
 // Open opens an existing file by id (FUSE OPEN) as a handle in the lock
 // table. Errors: ErrNotFound, ErrIsDir, locks.ErrSharingViolation,
-// locks.ErrDeletePending.
+// locks.ErrDeletePending, locks.ErrReadOnly (write access to a ReadOnly
+// file).
 func (fsys *FileSystem) Open(ctx context.Context, id FileID, opts OpenOptions) (*Handle, error) {
 	return fsys.openID(ctx, id, opts)
 }
@@ -332,7 +334,8 @@ type OpenPathRequest struct {
 // OpenByPath opens (or creates, by Disposition) a file. A name that is
 // delete-pending answers locks.ErrDeletePending. Errors: ErrNotFound,
 // ErrParentNotFound, ErrShareNotFound, ErrExist, ErrIsDir, ErrInvalidName,
-// locks' sharing errors.
+// locks' sharing errors, locks.ErrReadOnly and locks.ErrCannotDelete (an
+// existing ReadOnly file opened to write, overwrite or delete on close).
 func (fsys *FileSystem) OpenByPath(ctx context.Context, req OpenPathRequest) (*Handle, Attr, error) {
 	return fsys.openPath(ctx, req)
 }

@@ -147,6 +147,7 @@ func (fsys *FileSystem) create(ctx context.Context, req CreateRequest) (*Handle,
 		}
 		open := req.Open.request(e.id)
 		open.Created = !existed
+		open.ReadOnly = existed && e.attrs&AttrReadOnly != 0
 		lh, err = tx.OpenHandle(open)
 		if err != nil {
 			return nil, err
@@ -196,12 +197,16 @@ func (fsys *FileSystem) mkdir(ctx context.Context, parent FileID, name string) (
 }
 
 // unlinkEntry unlinks a file the mount way: removed at once, or left
-// delete-pending and out of the name index for its open handles.
+// delete-pending and out of the name index for its open handles. A
+// ReadOnly file goes too: the Linux SMB client answers the server's
+// STATUS_CANNOT_DELETE by clearing ReadOnly and deleting again
+// (cifs_unlink), so on a mount rm removes it, as on a local disk.
 func (q *q) unlinkEntry(tx *locks.Tx, e entry) (removed bool, err error) {
 	f, err := q.facts(e)
 	if err != nil {
 		return false, err
 	}
+	f.ReadOnly = false
 	removed, err = tx.UnlinkOpen(e.id, f)
 	if err != nil {
 		return false, err
@@ -552,7 +557,9 @@ func (fsys *FileSystem) openID(ctx context.Context, id FileID, opts OpenOptions)
 		if e.kind.IsDir() {
 			return nil, ErrIsDir
 		}
-		lh, err = tx.OpenHandle(opts.request(id))
+		open := opts.request(id)
+		open.ReadOnly = e.attrs&AttrReadOnly != 0
+		lh, err = tx.OpenHandle(open)
 		return nil, err
 	})
 	if err != nil {
@@ -592,6 +599,7 @@ func (fsys *FileSystem) openPath(ctx context.Context, req OpenPathRequest) (*Han
 		var chs []Change
 		e := r.e
 		truncate = false
+		overwrite := false
 		if r.found {
 			if e.kind.IsDir() {
 				return nil, ErrIsDir
@@ -608,6 +616,7 @@ func (fsys *FileSystem) openPath(ctx context.Context, req OpenPathRequest) (*Han
 				}
 				return nil, ErrExist
 			case DispositionOverwrite, DispositionOverwriteIf, DispositionSupersede:
+				overwrite = true
 				truncate = e.size != 0
 			}
 		} else {
@@ -626,6 +635,8 @@ func (fsys *FileSystem) openPath(ctx context.Context, req OpenPathRequest) (*Han
 		}
 		open := req.Open.request(e.id)
 		open.Created = !r.found
+		open.ReadOnly = r.found && e.attrs&AttrReadOnly != 0
+		open.Overwrite = overwrite
 		lh, err = tx.OpenHandle(open)
 		if err != nil {
 			return nil, err

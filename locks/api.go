@@ -67,6 +67,15 @@ type OpenRequest struct {
 	Share         ShareMode
 	DeleteOnClose bool // FILE_DELETE_ON_CLOSE: marks delete-pending when this handle closes
 
+	// ReadOnly is the caller's statement that the existing file has the
+	// SMB ReadOnly attribute: the open then fails for Write or Append
+	// access or Overwrite (ErrReadOnly) and for DeleteOnClose
+	// (ErrCannotDelete).
+	ReadOnly bool
+	// Overwrite says the open replaces the existing file's data
+	// (FILE_OVERWRITE, FILE_OVERWRITE_IF or FILE_SUPERSEDE).
+	Overwrite bool
+
 	// Created says File came into being in this transaction, so nothing
 	// else can hold, lease or have marked it: the open is decided against
 	// an empty state without reading the table. (It saves a file create

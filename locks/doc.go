@@ -46,6 +46,8 @@
 // (*LeaseError, 412); ErrReadOnly (our placement, A5: after the lease,
 // before byte ranges); ErrLockConflict. The caller answers 404 before
 // calling when the path does not exist. OpenHandle: ErrDeletePending, then
+// the ReadOnly attribute (ErrReadOnly for Write or Append access,
+// ErrCannotDelete for DeleteOnClose; MS-FSA 2.1.5.1.2.1), then
 // ErrSharingViolation from handles or the lease.
 //
 // # Decisions apart from storage

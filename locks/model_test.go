@@ -96,9 +96,15 @@ func (m *model) handle(id HandleID) *mHandle {
 	return nil
 }
 
-func (m *model) open(f FileID, a Access, s ShareMode) string {
+func (m *model) open(f FileID, a Access, s ShareMode, readOnly, overwrite, deleteOnClose bool) string {
 	if m.pending[f] {
 		return "pending"
+	}
+	if readOnly && (overwrite || uses(a)[1]) {
+		return "readonly"
+	}
+	if readOnly && deleteOnClose {
+		return "cannotdelete"
 	}
 	for _, h := range m.onFile(f) {
 		if mConflict(h.access, h.share, a, s) {
@@ -397,9 +403,9 @@ func runModel(t *testing.T, seed uint64, nops int) {
 		switch k := rng.IntN(100); {
 		case k < 30: // open
 			c, f := rng.IntN(clients), files[rng.IntN(len(files))]
-			req := OpenRequest{File: f, Access: accesses[rng.IntN(len(accesses))], Share: shares[rng.IntN(len(shares))], DeleteOnClose: rng.IntN(16) == 0}
+			req := OpenRequest{File: f, Access: accesses[rng.IntN(len(accesses))], Share: shares[rng.IntN(len(shares))], DeleteOnClose: rng.IntN(16) == 0, ReadOnly: rng.IntN(8) == 0, Overwrite: rng.IntN(8) == 0}
 			desc = fmt.Sprintf("client %d open %+v", c, req)
-			want = m.open(f, req.Access, req.Share)
+			want = m.open(f, req.Access, req.Share, req.ReadOnly, req.Overwrite, req.DeleteOnClose)
 			var h Handle
 			err := tabOf(c).Update(ctx, func(tx *Tx) error { var err error; h, err = tx.OpenHandle(req); return err })
 			got = class(err)
@@ -510,7 +516,7 @@ func runModel(t *testing.T, seed uint64, nops int) {
 			f := files[rng.IntN(len(files))]
 			facts := Facts{ReadOnly: rng.IntN(6) == 0}
 			desc = fmt.Sprintf("unlink %d %+v", f, facts)
-			want = m.open(f, AccessDelete, ShareAll)
+			want = m.open(f, AccessDelete, ShareAll, false, false, false)
 			if want == "ok" && facts.ReadOnly {
 				want = "cannotdelete"
 			}

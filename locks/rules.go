@@ -57,14 +57,24 @@ func validateOpen(req OpenRequest) error {
 }
 
 // decideOpen decides a new SMB open (locking.md §1.2, §2.2, §4.4/A14):
-// delete-pending first, then the sharing check against every handle, then
-// the lease (access only).
+// delete-pending first, then the ReadOnly attribute, then the sharing
+// check against every handle, then the lease (access only).
 func decideOpen(st *fileState, req OpenRequest) error {
 	if err := validateOpen(req); err != nil {
 		return err
 	}
 	if st.pending {
 		return fmt.Errorf("open file %d: %w", req.File, ErrDeletePending)
+	}
+	// MS-FSA 2.1.5.1.2.1: the access check, which precedes the sharing
+	// check (2.1.5.1.2.2), refuses writing a ReadOnly file with
+	// STATUS_ACCESS_DENIED and deleting it on close with
+	// STATUS_CANNOT_DELETE.
+	if req.ReadOnly && (req.Overwrite || req.Access&(AccessWrite|AccessAppend) != 0) {
+		return fmt.Errorf("open file %d for writing: %w", req.File, ErrReadOnly)
+	}
+	if req.ReadOnly && req.DeleteOnClose {
+		return fmt.Errorf("open file %d delete-on-close: %w", req.File, ErrCannotDelete)
 	}
 	var blockers []HandleID
 	for _, h := range st.handles {

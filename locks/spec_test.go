@@ -532,6 +532,16 @@ func unlink(t *testing.T, tab *Table, f FileID, facts Facts) (bool, error) {
 	return removed, err
 }
 
+// openOn opens req on f, when req is not nil.
+func openOn(t *testing.T, tab *Table, f FileID, req *OpenRequest) {
+	t.Helper()
+	if req != nil {
+		o := *req
+		o.File = f
+		mustOpen(t, tab, o)
+	}
+}
+
 // UnlinkOpen (an unlink through the mount).
 func TestUnlinkOpen(t *testing.T) {
 	rm := &removeLog{}
@@ -555,11 +565,7 @@ func TestUnlinkOpen(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFile()
-			if c.other != nil {
-				o := *c.other
-				o.File = f
-				mustOpen(t, tab, o)
-			}
+			openOn(t, tab, f, c.other)
 			if c.lease {
 				must(t, update(t, tab, func(tx *Tx) error { _, err := tx.Lease(LeaseRequest{File: f, Action: LeaseAcquire}); return err }))
 			}
@@ -617,6 +623,47 @@ func TestUnlinkLeavesNoState(t *testing.T) {
 				must(t, tab.DB().QueryRow(`SELECT count(*) FROM `+table+` WHERE file = ?`, int64(f)).Scan(&n))
 				if n != 0 {
 					t.Errorf("%s: %d rows of the removed file left", table, n)
+				}
+			}
+		})
+	}
+}
+
+// An open of a ReadOnly file (MS-FSA 2.1.5.1.2.1): writing or appending is
+// refused with ErrReadOnly (STATUS_ACCESS_DENIED) and delete-on-close with
+// ErrCannotDelete, and so is an overwriting open, before the sharing
+// check; reading, attributes and plain Delete access are allowed.
+func TestOpenReadOnly(t *testing.T) {
+	tab := openTable(t, "", Options{})
+	cases := []struct {
+		name  string
+		req   OpenRequest
+		other *OpenRequest // an open handle, if any
+		want  error
+	}{
+		{"read", OpenRequest{Access: rd, Share: ShareAll}, nil, nil},
+		{"attributes", OpenRequest{Access: attr, Share: ShareAll}, nil, nil},
+		{"delete access", OpenRequest{Access: del, Share: ShareAll}, nil, nil},
+		{"write", OpenRequest{Access: rd | wr, Share: ShareAll}, nil, ErrReadOnly},
+		{"append", OpenRequest{Access: AccessAppend, Share: ShareAll}, nil, ErrReadOnly},
+		{"overwrite", OpenRequest{Access: rd, Share: ShareAll, Overwrite: true}, nil, ErrReadOnly},
+		{"delete on close", OpenRequest{Access: del, Share: ShareAll, DeleteOnClose: true}, nil, ErrCannotDelete},
+		{"write, against a handle sharing nothing: access first", OpenRequest{Access: wr, Share: ShareAll}, &OpenRequest{Access: rd, Share: ShareNone}, ErrReadOnly},
+		{"read, against a handle sharing nothing: sharing", OpenRequest{Access: rd, Share: ShareAll}, &OpenRequest{Access: rd, Share: ShareNone}, ErrSharingViolation},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFile()
+			openOn(t, tab, f, c.other)
+			req := c.req
+			req.File, req.ReadOnly = f, true
+			if _, err := open(t, tab, req); !errIs(err, c.want) {
+				t.Fatalf("open %+v: %v, want %v", req, err, c.want)
+			}
+			req.ReadOnly = false
+			if c.other == nil {
+				if _, err := open(t, tab, req); err != nil {
+					t.Fatalf("same open of a file without ReadOnly: %v", err)
 				}
 			}
 		})

@@ -188,6 +188,12 @@ func TestSessionBasics(t *testing.T) {
 		{"dispose a true", "err STATUS_ACCESS_DENIED"}, // no DELETE access
 		{"attrs share/dir/file ReadOnly,Hidden", "ok"},
 		{"attrs share/dir/file Bogus", "err STATUS_INVALID_PARAMETER"},
+		// A ReadOnly file opens for reading, not for writing, appending,
+		// overwriting or deleting on close (MS-FSA 2.1.5.1.2.1).
+		{"open e share/dir/file access=write share=read,write,delete", "err STATUS_ACCESS_DENIED"},
+		{"open e share/dir/file access=append share=read,write,delete", "err STATUS_ACCESS_DENIED"},
+		{"open e share/dir/file access=read share=read,write,delete disposition=overwrite_if", "err STATUS_ACCESS_DENIED"},
+		{"open e share/dir/file access=read,delete share=read,write,delete delete_on_close", "err STATUS_CANNOT_DELETE"},
 		{"open d share/dir/file access=read,delete share=read,write,delete", "ok "},
 		{"dispose d true", "err STATUS_CANNOT_DELETE"},
 		{"attrs share/dir/file None", "ok"},

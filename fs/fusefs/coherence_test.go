@@ -126,7 +126,11 @@ func TestForceClosedHandleIsEIO(t *testing.T) {
 }
 
 // TestReadOnlyAttribute: chmod a-w sets the SMB ReadOnly attribute (REST
-// sees it), which refuses unlink (EACCES); chmod u+w clears it.
+// sees it); the file then opens for reading but not for writing,
+// appending or truncating (EACCES, the Linux SMB client's answer to
+// STATUS_ACCESS_DENIED), and its data stays; chmod u+w clears it. rm and
+// mv over it remove a ReadOnly file, as the Linux SMB client does by
+// clearing the attribute and deleting again.
 func TestReadOnlyAttribute(t *testing.T) {
 	tfs, share := mountShare(t)
 	ctx := context.Background()
@@ -134,29 +138,68 @@ func TestReadOnlyAttribute(t *testing.T) {
 	if err := os.WriteFile(p, []byte("keep"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	readOnly := func() bool {
+		t.Helper()
+		a, _, err := tfs.fsys.Stat(ctx, "share/ro", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.Attributes&fs.AttrReadOnly != 0
+	}
 	if err := os.Chmod(p, 0o444); err != nil {
 		t.Fatal(err)
 	}
-	a, _, err := tfs.fsys.Stat(ctx, "share/ro", "")
-	if err != nil || a.Attributes&fs.AttrReadOnly == 0 {
-		t.Fatalf("REST attributes after chmod 0444: %v, %v", a.Attributes, err)
+	if !readOnly() {
+		t.Fatal("REST attributes after chmod 0444: no ReadOnly")
 	}
 	st, err := os.Stat(p)
 	if err != nil || st.Mode().Perm() != 0o555 {
 		t.Fatalf("mode after chmod 0444: %v, %v", st.Mode(), err)
 	}
-	if err := os.Remove(p); !errors.Is(err, syscall.EACCES) {
-		t.Fatalf("unlink of a ReadOnly file: %v, want EACCES", err)
+	for _, flags := range []int{os.O_WRONLY, os.O_RDWR, os.O_WRONLY | os.O_APPEND, os.O_WRONLY | os.O_TRUNC} {
+		f, err := os.OpenFile(p, flags, 0)
+		if err == nil {
+			f.Close()
+		}
+		if !errors.Is(err, syscall.EACCES) {
+			t.Fatalf("open(0x%x) of a ReadOnly file: %v, want EACCES", flags, err)
+		}
+	}
+	if got, err := os.ReadFile(p); err != nil || string(got) != "keep" {
+		t.Fatalf("read of a ReadOnly file: %q, %v", got, err)
 	}
 	if err := os.Chmod(p, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	a, _, err = tfs.fsys.Stat(ctx, "share/ro", "")
-	if err != nil || a.Attributes&fs.AttrReadOnly != 0 {
-		t.Fatalf("REST attributes after chmod 0644: %v, %v", a.Attributes, err)
+	if readOnly() {
+		t.Fatal("REST attributes after chmod 0644: still ReadOnly")
+	}
+	if err := os.WriteFile(p, []byte("new"), 0o644); err != nil {
+		t.Fatalf("write after clearing ReadOnly: %v", err)
+	}
+	// mv over a ReadOnly file replaces it (the client unlinks the target
+	// the same way).
+	src := filepath.Join(share, "src")
+	if err := os.WriteFile(src, []byte("moved"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(src, p); err != nil {
+		t.Fatalf("mv over a ReadOnly file: %v", err)
+	}
+	if got, err := os.ReadFile(p); err != nil || string(got) != "moved" {
+		t.Fatalf("after mv over a ReadOnly file: %q, %v", got, err)
+	}
+	if err := os.Chmod(p, 0o444); err != nil {
+		t.Fatal(err)
 	}
 	if err := os.Remove(p); err != nil {
-		t.Fatalf("unlink after clearing ReadOnly: %v", err)
+		t.Fatalf("rm of a ReadOnly file: %v", err)
+	}
+	if _, _, err := tfs.fsys.Stat(ctx, "share/ro", ""); !errors.Is(err, fs.ErrNotFound) {
+		t.Fatalf("REST stat after rm: %v, want ErrNotFound", err)
 	}
 }
 

@@ -157,6 +157,9 @@
 // like the Linux SMB client without Unix extensions (file_mode=0755,
 // dir_mode=0755) files show 0755, or 0555 with the SMB ReadOnly attribute,
 // and chmod only maps the write bits (no write bit left → ReadOnly, any
-// write bit → not ReadOnly). uid and gid are those of the mounting process;
-// chown is accepted and ignored.
+// write bit → not ReadOnly). A ReadOnly file refuses opens for writing
+// (EACCES, root included, as the SMB server refuses them), while rm and mv
+// over it work: the Linux SMB client clears the attribute and deletes
+// again. uid and gid are those of the mounting process; chown is accepted
+// and ignored.
 package fusefs
