@@ -474,11 +474,13 @@ func (fsys *FileSystem) setattr(ctx context.Context, id FileID, req SetattrReque
 					_, err := tx.Handle(req.Handle.ID())
 					return err
 				}
+				// truncate(2) by path: the Linux SMB client opens the
+				// file for writing to set its size, so a ReadOnly file
+				// refuses it (ErrReadOnly) like any write.
 				f, err := q.facts(e)
 				if err != nil {
 					return err
 				}
-				f.ReadOnly = false // the mount checks permissions itself
 				return tx.CheckREST(locks.RESTRequest{File: id, Op: locks.OpSetProperties, Facts: f})
 			},
 		})

@@ -165,6 +165,9 @@ func TestReadOnlyAttribute(t *testing.T) {
 			t.Fatalf("open(0x%x) of a ReadOnly file: %v, want EACCES", flags, err)
 		}
 	}
+	if err := os.Truncate(p, 1); !errors.Is(err, syscall.EACCES) {
+		t.Fatalf("truncate(2) of a ReadOnly file: %v, want EACCES", err)
+	}
 	if got, err := os.ReadFile(p); err != nil || string(got) != "keep" {
 		t.Fatalf("read of a ReadOnly file: %q, %v", got, err)
 	}
