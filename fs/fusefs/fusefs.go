@@ -77,7 +77,7 @@ func Mount(ctx context.Context, dir string, fsys *fs.FileSystem, opts Options) (
 	st.nodes[root.id] = root
 	st.raw = &rawFS{} // filled by mountNode before the first request
 	unsubscribe := fsys.Subscribe(st.onChange)
-	m, err := mountNode(ctx, dir, root, mountConfig{Logger: logger, Debug: opts.Debug, FsName: "blobshare:" + opts.Share, raw: st.raw})
+	m, err := mountNode(ctx, dir, root, mountConfig{Logger: logger, Debug: opts.Debug, FsName: "blobshare:" + opts.Share, RootIno: uint64(rootAttr.ID), raw: st.raw})
 	if err != nil {
 		unsubscribe()
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/hanwen/go-fuse/v2/posixtest"
 	"golang.org/x/sys/unix"
@@ -86,6 +87,79 @@ func TestCaseInsensitiveLookup(t *testing.T) {
 	for _, alias := range []string{"Report.TXT", "report.txt", "REPORT.TXT"} {
 		if _, err := os.Stat(filepath.Join(share, alias)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("stat %s after rename: %v, want ENOENT", alias, err)
+		}
+	}
+}
+
+// TestReaddirDots: getdents lists "." and ".." first, with the
+// directory's own inode number and its parent's, then the entries; at
+// the account root ".." is the root itself.
+func TestReaddirDots(t *testing.T) {
+	_, share := mountShare(t)
+	if err := os.Mkdir(filepath.Join(share, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(share, "d", "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ino := func(p string) uint64 {
+		t.Helper()
+		var st syscall.Stat_t
+		if err := syscall.Stat(p, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Ino
+	}
+	mnt := filepath.Dir(share)
+	tests := []struct {
+		dir       string
+		self, up  uint64
+		wantNames []string
+	}{
+		{filepath.Join(share, "d"), ino(filepath.Join(share, "d")), ino(share), []string{".", "..", "f"}},
+		{share, ino(share), ino(mnt), []string{".", "..", "d"}},
+		{mnt, ino(mnt), ino(mnt), []string{".", "..", filepath.Base(share)}},
+	}
+	for _, tt := range tests {
+		names, inos := getdents(t, tt.dir)
+		if strings.Join(names, " ") != strings.Join(tt.wantNames, " ") {
+			t.Errorf("%s: getdents names %q, want %q", tt.dir, names, tt.wantNames)
+			continue
+		}
+		if inos[0] != tt.self || inos[1] != tt.up {
+			t.Errorf("%s: . and .. inodes %d %d, want %d %d", tt.dir, inos[0], inos[1], tt.self, tt.up)
+		}
+	}
+}
+
+// getdents lists dir with getdents64 itself: os.ReadDir and
+// unix.ParseDirent leave out "." and "..".
+func getdents(t *testing.T, dir string) (names []string, inos []uint64) {
+	t.Helper()
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err != nil {
+			t.Fatalf("getdents %s: %v", dir, err)
+		}
+		if n == 0 {
+			return names, inos
+		}
+		// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
+		for b := buf[:n]; len(b) > 0; {
+			reclen := int(b[16]) | int(b[17])<<8
+			name := b[19:reclen]
+			if i := strings.IndexByte(string(name), 0); i >= 0 {
+				name = name[:i]
+			}
+			names = append(names, string(name))
+			inos = append(inos, *(*uint64)(unsafe.Pointer(&b[0])))
+			b = b[reclen:]
 		}
 	}
 }

@@ -47,6 +47,9 @@ type mountConfig struct {
 	// kernel's 128 KiB). FUSE can only lower it at INIT; the bdi's sysfs
 	// knob raises it, so sequential READs arrive in 1 MiB pieces.
 	ReadAheadKB int
+	// RootIno is the root directory's inode number (0: go-fuse's own,
+	// which stat shows as 0).
+	RootIno uint64
 
 	// raw, when set, is the wrapper to use (its RawFileSystem is set
 	// here): nodes that need it hold it before the first request.
@@ -167,6 +170,9 @@ func mountNode(ctx context.Context, dir string, root gofs.InodeEmbedder, cfg mou
 		AttrTimeout:     &ttl,
 		NegativeTimeout: &negative,
 		Logger:          log.New(slogWriter{cfg.Logger}, "", 0),
+	}
+	if cfg.RootIno != 0 {
+		fsOpts.RootStableAttr = &gofs.StableAttr{Ino: cfg.RootIno}
 	}
 	fsOpts.MountOptions = fuse.MountOptions{
 		FsName:        cfg.FsName,

@@ -254,7 +254,17 @@ func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	if err != nil {
 		return nil, toErrno(opOther, err)
 	}
-	out := make([]fuse.DirEntry, 0, len(ents))
+	// "." and ".." lead the listing, as on a local disk or a Linux SMB
+	// mount (ls -a shows them); go-fuse does not add them itself.
+	self := n.StableAttr().Ino
+	up := self // the mount's root: its parent lies outside the mount
+	if _, parent := n.Parent(); parent != nil {
+		up = parent.StableAttr().Ino
+	}
+	out := make([]fuse.DirEntry, 0, 2+len(ents))
+	out = append(out,
+		fuse.DirEntry{Name: ".", Mode: syscall.S_IFDIR, Ino: self},
+		fuse.DirEntry{Name: "..", Mode: syscall.S_IFDIR, Ino: up})
 	for _, e := range ents {
 		mode := uint32(syscall.S_IFREG)
 		if e.Kind.IsDir() {
