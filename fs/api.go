@@ -385,6 +385,15 @@ func (h *Handle) WriteAt(ctx context.Context, p []byte, off int64) (int, error) 
 	return h.writeAt(ctx, p, off)
 }
 
+// ClearRange stages zeros over [off, off+n) in this handle, like WriteAt
+// of n zero bytes, but whole blocks become references to the zero block
+// and the range leaves the file's data ranges (List Ranges), as REST Put
+// Range with x-ms-write: clear does: fallocate's hole punching. Checked
+// like WriteAt. A range past the end extends the file.
+func (h *Handle) ClearRange(ctx context.Context, off, n int64) error {
+	return h.clearAt(ctx, off, n)
+}
+
 // Size is the file size as this handle sees it (committed size extended by
 // its own unflushed writes).
 func (h *Handle) Size(ctx context.Context) (int64, error) { return h.size(ctx) }

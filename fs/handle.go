@@ -169,26 +169,47 @@ func (h *Handle) readSeq(ctx context.Context, p []byte, off int64, version uint6
 }
 
 func (h *Handle) writeAt(ctx context.Context, p []byte, off int64) (int, error) {
+	if len(p) == 0 {
+		return 0, h.stageLocked(ctx, "write", off, 0, nil)
+	}
+	err := h.stageLocked(ctx, "write", off, int64(len(p)), func(s *stage) error { return s.write(ctx, p, off) })
+	if err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (h *Handle) clearAt(ctx context.Context, off, n int64) error {
+	if n == 0 {
+		return h.stageLocked(ctx, "clear", off, 0, nil)
+	}
+	return h.stageLocked(ctx, "clear", off, n, func(s *stage) error { return s.clearRange(ctx, off, n) })
+}
+
+// stageLocked checks a write of n bytes at off through the handle (open,
+// write access, byte-range locks) and runs stageIt on its stage, which it
+// makes first if need be. With n == 0 it only checks.
+func (h *Handle) stageLocked(ctx context.Context, op string, off, n int64, stageIt func(s *stage) error) error {
 	h.h.mu.Lock()
 	defer h.h.mu.Unlock()
 	if h.h.closed {
-		return 0, h.op("write", locks.ErrHandleClosed)
+		return h.op(op, locks.ErrHandleClosed)
 	}
 	if h.h.access&writeAccess == 0 {
-		return 0, h.op("write", locks.ErrAccessDenied)
+		return h.op(op, locks.ErrAccessDenied)
 	}
-	if off < 0 || off+int64(len(p)) < off {
-		return 0, h.op("write", ErrInvalidRange)
+	if off < 0 || n < 0 || off+n < off {
+		return h.op(op, ErrInvalidRange)
 	}
-	if len(p) == 0 {
-		return 0, nil
+	if n == 0 {
+		return nil
 	}
 	fsys := h.h.fsys
 	err := fsys.peek(ctx, func(tx *locks.Tx, q *q) error {
-		return tx.CheckIO(h.h.id, locks.Range{Offset: uint64(off), Length: uint64(len(p))}, true)
+		return tx.CheckIO(h.h.id, locks.Range{Offset: uint64(off), Length: uint64(n)}, true)
 	})
 	if err != nil {
-		return 0, h.op("write", err)
+		return h.op(op, err)
 	}
 	if h.h.stage == nil {
 		h.h.stage = newStage(fsys, h.h.file)
@@ -196,18 +217,15 @@ func (h *Handle) writeAt(ctx context.Context, p []byte, off int64) (int, error) 
 	s := h.h.stage
 	// A block staged whole cannot be read back to merge a new write into
 	// it: commit first.
-	for i := off / BlockSize; i <= (off+int64(len(p))-1)/BlockSize; i++ {
+	for i := off / BlockSize; i <= (off+n-1)/BlockSize; i++ {
 		if s.hasFull(i) {
 			if err := h.flushLocked(ctx); err != nil {
-				return 0, h.op("write", err)
+				return h.op(op, err)
 			}
 			break
 		}
 	}
-	if err := s.write(ctx, p, off); err != nil {
-		return 0, h.op("write", err)
-	}
-	return len(p), nil
+	return h.op(op, stageIt(s))
 }
 
 func (h *Handle) size(ctx context.Context) (int64, error) {

@@ -136,14 +136,20 @@ func (fh *fileHandle) Getattr(ctx context.Context, out *fuse.AttrOut) syscall.Er
 
 var _ = (gofs.FileAllocater)((*fileHandle)(nil))
 
-// Allocate supports fallocate(2) mode 0 (extend the size; blobshare files
-// are sparse, nothing is reserved) and FALLOC_FL_KEEP_SIZE (nothing to do).
+// Allocate is fallocate(2), as the Linux SMB client serves it: mode 0
+// extends the file (blocks are not reserved: a blob has none to reserve),
+// KEEP_SIZE alone does nothing, PUNCH_HOLE (with KEEP_SIZE) and
+// ZERO_RANGE zero the range through the handle's stage, as REST Put Range
+// clear does, and ZERO_RANGE without KEEP_SIZE extends the file past its
+// end. Other modes answer EOPNOTSUPP.
 func (fh *fileHandle) Allocate(ctx context.Context, off uint64, size uint64, mode uint32) syscall.Errno {
-	const keepSize = 0x01 // FALLOC_FL_KEEP_SIZE
+	const (
+		keepSize  = 0x01 // FALLOC_FL_KEEP_SIZE
+		punchHole = 0x02 // FALLOC_FL_PUNCH_HOLE (only with KEEP_SIZE)
+		zeroRange = 0x10 // FALLOC_FL_ZERO_RANGE
+	)
 	switch mode {
-	case keepSize:
-		return 0
-	case 0:
+	case 0, keepSize, keepSize | punchHole, zeroRange, zeroRange | keepSize:
 	default:
 		return syscall.EOPNOTSUPP
 	}
@@ -151,9 +157,24 @@ func (fh *fileHandle) Allocate(ctx context.Context, off uint64, size uint64, mod
 	if end < off || end > math.MaxInt64 {
 		return syscall.EFBIG
 	}
+	if mode == keepSize {
+		return 0
+	}
 	cur, err := fh.h.Size(nc(ctx))
 	if err != nil {
 		return toErrno(opOther, err)
+	}
+	if mode&(punchHole|zeroRange) != 0 {
+		// Within the file only: the clear must not move its end.
+		if clearEnd := min(int64(end), cur); int64(off) < clearEnd {
+			fh.n.flushWriters(ctx, fh) // in order with other descriptors' writes, as Write
+			if err := fh.h.ClearRange(nc(ctx), int64(off), clearEnd-int64(off)); err != nil {
+				return toErrno(opOther, err)
+			}
+		}
+		if mode&keepSize != 0 {
+			return 0
+		}
 	}
 	if int64(end) <= cur {
 		return 0

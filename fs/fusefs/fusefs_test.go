@@ -3,6 +3,7 @@ package fusefs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -161,6 +162,92 @@ func getdents(t *testing.T, dir string) (names []string, inos []uint64) {
 			inos = append(inos, *(*uint64)(unsafe.Pointer(&b[0])))
 			b = b[reclen:]
 		}
+	}
+}
+
+// TestFallocate: fallocate(2) through the mount. Punching a hole zeroes
+// the range and leaves it out of REST's List Ranges, keeping the size;
+// ZERO_RANGE zeroes, and extends the file unless KEEP_SIZE; mode 0
+// extends; KEEP_SIZE alone changes nothing; COLLAPSE_RANGE is refused.
+func TestFallocate(t *testing.T) {
+	tfs, share := mountShare(t)
+	ctx := context.Background()
+	const size = 3 * fs.BlockSize / 2 // a whole block and a partial one
+	orig := make([]byte, size)
+	for i := range orig {
+		orig[i] = byte(i%251 + 1)
+	}
+	const (
+		keepSize  = unix.FALLOC_FL_KEEP_SIZE
+		punchHole = unix.FALLOC_FL_PUNCH_HOLE | unix.FALLOC_FL_KEEP_SIZE
+		zeroRange = unix.FALLOC_FL_ZERO_RANGE
+	)
+	tests := []struct {
+		name      string
+		mode      uint32
+		off, n    int64
+		wantSize  int64
+		zeroed    [2]int64 // [from, to) expected zero, the rest as written
+		wantErr   error
+		wantHoles bool // List Ranges no longer covers the zeroed range
+	}{
+		{"punch hole inside a block", punchHole, 1000, 5000, size, [2]int64{1000, 6000}, nil, true},
+		{"punch hole over a whole block and past the end", punchHole, 0, 2 * size, size, [2]int64{0, size}, nil, true},
+		{"zero range, keep size", zeroRange | keepSize, 4096, 8192, size, [2]int64{4096, 12288}, nil, true},
+		{"zero range past the end extends", zeroRange, size - 10, 100, size + 90, [2]int64{size - 10, size + 90}, nil, false},
+		{"mode 0 extends", 0, size, 50, size + 50, [2]int64{size, size + 50}, nil, false},
+		{"keep size alone", keepSize, 0, 2 * size, size, [2]int64{}, nil, false},
+		{"collapse range", unix.FALLOC_FL_COLLAPSE_RANGE, 0, 4096, size, [2]int64{}, syscall.EOPNOTSUPP, false},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name := fmt.Sprintf("f%d", i)
+			p := filepath.Join(share, name)
+			if err := os.WriteFile(p, orig, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.OpenFile(p, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = unix.Fallocate(int(f.Fd()), tt.mode, tt.off, tt.n)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if !errors.Is(err, tt.wantErr) && (tt.wantErr != nil || err != nil) {
+				t.Fatalf("fallocate: %v, want %v", err, tt.wantErr)
+			}
+			got, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if int64(len(got)) != tt.wantSize {
+				t.Fatalf("size %d, want %d", len(got), tt.wantSize)
+			}
+			for j, c := range got {
+				want := byte(0)
+				if int64(j) < size && (int64(j) < tt.zeroed[0] || int64(j) >= tt.zeroed[1]) {
+					want = orig[j]
+				}
+				if c != want {
+					t.Fatalf("byte %d: %d, want %d", j, c, want)
+				}
+			}
+			if !tt.wantHoles {
+				return
+			}
+			rs, _, err := tfs.fsys.ListRanges(ctx, "share/"+name, locks.Range{}, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Clears drop the 512-aligned interior of the range.
+			lo, hi := (tt.zeroed[0]+511)/512*512, tt.zeroed[1]/512*512
+			for _, r := range rs {
+				if r.Start < hi && r.End >= lo {
+					t.Fatalf("List Ranges %v still covers [%d, %d)", rs, lo, hi)
+				}
+			}
+		})
 	}
 }
 
