@@ -540,6 +540,55 @@ func (f *flakyCommit) CommitBlocks(ctx context.Context, key string, ids []string
 	return blobstore.Info{}, errors.New("connection reset by peer")
 }
 
+// TestHandleClearRange: a handle's ClearRange reads back as zeros through
+// the handle before any flush, commits at close like a write, keeps the
+// bytes around it, extends the file when it runs past the end, and needs
+// write access.
+func TestHandleClearRange(t *testing.T) {
+	const size = BlockSize + 1000
+	tests := []struct {
+		name     string
+		off, n   int64
+		wantSize int64
+	}{
+		{"inside a block", 100, 900, size},
+		{"a whole block and more", 0, BlockSize + 10, size},
+		{"past the end", size - 5, 20, size + 15},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.share("data")
+			path := fmt.Sprintf("data/f%d", i)
+			orig := pattern(size, byte(i+1))
+			e.putFile(path, orig)
+			want := append([]byte(nil), orig...)
+			if end := tt.off + tt.n; end > int64(len(want)) {
+				want = append(want, make([]byte, end-int64(len(want)))...)
+			}
+			clear(want[tt.off : tt.off+tt.n])
+
+			h := e.mustOpen(path, rw, allShare, DispositionOpen)
+			mustNil(t, h.ClearRange(ctxBG, tt.off, tt.n), "clear range")
+			got := make([]byte, len(want))
+			n, err := h.ReadAt(ctxBG, got, 0)
+			if n != len(want) || (err != nil && !errors.Is(err, io.EOF)) || !bytes.Equal(got, want) {
+				t.Fatalf("read back through the handle: %d bytes, %v, equal %v", n, err, bytes.Equal(got, want))
+			}
+			mustNil(t, h.Close(ctxBG), "close")
+			if got := e.content(path); int64(len(got)) != tt.wantSize || !bytes.Equal(got, want) {
+				t.Fatalf("committed content: %d bytes, equal %v", len(got), bytes.Equal(got, want))
+			}
+		})
+	}
+	e := newEnv(t)
+	e.share("data")
+	e.putFile("data/ro", []byte("abc"))
+	h := e.mustOpen("data/ro", locks.AccessRead, allShare, DispositionOpen)
+	wantErr(t, h.ClearRange(ctxBG, 0, 1), locks.ErrAccessDenied, "clear through a read-only handle")
+	mustNil(t, h.Close(ctxBG), "close")
+}
+
 // flakyStage is a store whose StageBlock fails while fail is set.
 type flakyStage struct {
 	blobstore.Store
