@@ -169,9 +169,6 @@ func (h *Handle) readSeq(ctx context.Context, p []byte, off int64, version uint6
 }
 
 func (h *Handle) writeAt(ctx context.Context, p []byte, off int64) (int, error) {
-	if len(p) == 0 {
-		return 0, h.stageLocked(ctx, "write", off, 0, nil)
-	}
 	err := h.stageLocked(ctx, "write", off, int64(len(p)), func(s *stage) error { return s.write(ctx, p, off) })
 	if err != nil {
 		return 0, err
@@ -180,9 +177,6 @@ func (h *Handle) writeAt(ctx context.Context, p []byte, off int64) (int, error) 
 }
 
 func (h *Handle) clearAt(ctx context.Context, off, n int64) error {
-	if n == 0 {
-		return h.stageLocked(ctx, "clear", off, 0, nil)
-	}
 	return h.stageLocked(ctx, "clear", off, n, func(s *stage) error { return s.clearRange(ctx, off, n) })
 }
 

@@ -147,7 +147,7 @@ func (fsys *FileSystem) create(ctx context.Context, req CreateRequest) (*Handle,
 		}
 		open := req.Open.request(e.id)
 		open.Created = !existed
-		open.ReadOnly = existed && e.attrs&AttrReadOnly != 0
+		open.ReadOnly = existed && e.readOnly()
 		lh, err = tx.OpenHandle(open)
 		if err != nil {
 			return nil, err
@@ -560,7 +560,7 @@ func (fsys *FileSystem) openID(ctx context.Context, id FileID, opts OpenOptions)
 			return nil, ErrIsDir
 		}
 		open := opts.request(id)
-		open.ReadOnly = e.attrs&AttrReadOnly != 0
+		open.ReadOnly = e.readOnly()
 		lh, err = tx.OpenHandle(open)
 		return nil, err
 	})
@@ -637,7 +637,7 @@ func (fsys *FileSystem) openPath(ctx context.Context, req OpenPathRequest) (*Han
 		}
 		open := req.Open.request(e.id)
 		open.Created = !r.found
-		open.ReadOnly = r.found && e.attrs&AttrReadOnly != 0
+		open.ReadOnly = r.found && e.readOnly()
 		open.Overwrite = overwrite
 		lh, err = tx.OpenHandle(open)
 		if err != nil {

@@ -565,9 +565,12 @@ func (q *q) mustResolve(path string) (resolved, error) {
 	return r, nil
 }
 
+// readOnly reports the SMB ReadOnly attribute.
+func (e entry) readOnly() bool { return e.attrs&AttrReadOnly != 0 }
+
 // facts are what locks needs to know about an entry.
 func (q *q) facts(e entry) (locks.Facts, error) {
-	f := locks.Facts{ReadOnly: e.attrs&AttrReadOnly != 0, Directory: e.kind.IsDir()}
+	f := locks.Facts{ReadOnly: e.readOnly(), Directory: e.kind.IsDir()}
 	if f.Directory {
 		ne, err := q.hasChildren(e.id)
 		if err != nil {

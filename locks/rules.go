@@ -70,7 +70,7 @@ func decideOpen(st *fileState, req OpenRequest) error {
 	// check (2.1.5.1.2.2), refuses writing a ReadOnly file with
 	// STATUS_ACCESS_DENIED and deleting it on close with
 	// STATUS_CANNOT_DELETE.
-	if req.ReadOnly && (req.Overwrite || req.Access&(AccessWrite|AccessAppend) != 0) {
+	if req.ReadOnly && (req.Overwrite || req.Access.writes()) {
 		return fmt.Errorf("open file %d for writing: %w", req.File, ErrReadOnly)
 	}
 	if req.ReadOnly && req.DeleteOnClose {
