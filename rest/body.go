@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/blobshare/blobshare/fs"
+
+	"github.com/blobshare/blobshare/storagehttp"
 )
 
 // Defaults of Config.BodyBudget and Config.BodyReadTimeout.
@@ -176,9 +178,9 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 }
 
 func errMD5Mismatch(want string, got []byte) *Error {
-	return newError(http.StatusBadRequest, CodeMD5Mismatch,
+	return storagehttp.NewError(http.StatusBadRequest, CodeMD5Mismatch,
 		"The MD5 value specified in the request did not match with the MD5 value calculated by the server.",
-		Detail{"UserSpecifiedMd5", want}, Detail{"ServerCalculatedMd5", base64.StdEncoding.EncodeToString(got)})
+		Detail{Name: "UserSpecifiedMd5", Value: want}, Detail{Name: "ServerCalculatedMd5", Value: base64.StdEncoding.EncodeToString(got)})
 }
 
 // putBody writes the request's body (req.Length bytes, already checked

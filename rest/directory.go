@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/blobshare/blobshare/fs"
+
+	"github.com/blobshare/blobshare/storagehttp"
 )
 
 func (s *Server) createDirectory(w http.ResponseWriter, c *call) error {
@@ -12,7 +14,7 @@ func (s *Server) createDirectory(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	props, err := parseSMBProps(c.r.Header, infoFrom(c.r.Context()).start, false)
+	props, err := parseSMBProps(c.r.Header, storagehttp.InfoFrom(c.r.Context()).Start, false)
 	if err != nil {
 		return err
 	}
@@ -52,7 +54,7 @@ func (s *Server) getDirectoryProperties(w http.ResponseWriter, c *call) error {
 }
 
 func (s *Server) setDirectoryProperties(w http.ResponseWriter, c *call) error {
-	props, err := parseSMBProps(c.r.Header, infoFrom(c.r.Context()).start, false)
+	props, err := parseSMBProps(c.r.Header, storagehttp.InfoFrom(c.r.Context()).Start, false)
 	if err != nil {
 		return err
 	}
@@ -134,10 +136,10 @@ func (s *Server) listDirectory(w http.ResponseWriter, c *call) error {
 			e.Properties.ContentLength = &size
 		}
 		if inc["timestamps"] {
-			e.Properties.CreationTime = formatTime7(a.Created)
-			e.Properties.LastAccessTime = formatTime7(a.LastWrite)
-			e.Properties.LastWriteTime = formatTime7(a.LastWrite)
-			e.Properties.ChangeTime = formatTime7(a.Change)
+			e.Properties.CreationTime = storagehttp.FormatTime7(a.Created)
+			e.Properties.LastAccessTime = storagehttp.FormatTime7(a.LastWrite)
+			e.Properties.LastWriteTime = storagehttp.FormatTime7(a.LastWrite)
+			e.Properties.ChangeTime = storagehttp.FormatTime7(a.Change)
 			e.Properties.LastModified = a.Modified.UTC().Format(http.TimeFormat)
 		}
 		if inc["etag"] {
@@ -154,5 +156,5 @@ func (s *Server) listDirectory(w http.ResponseWriter, c *call) error {
 		}
 		out.Entries = append(out.Entries, e)
 	}
-	return writeXML(w, http.StatusOK, out)
+	return storagehttp.WriteXML(w, http.StatusOK, out)
 }

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/blobshare/blobshare/storagehttp"
 )
 
 // scope says which kind of URL an operation addresses.
@@ -138,8 +140,8 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if p.Account != s.account {
-		s.fail(w, r, newError(http.StatusBadRequest, CodeInvalidURI,
-			"The requested URI does not represent any resource on the server.", Detail{"Reason", "unknown account"}))
+		s.fail(w, r, storagehttp.NewError(http.StatusBadRequest, CodeInvalidURI,
+			"The requested URI does not represent any resource on the server.", Detail{Name: "Reason", Value: "unknown account"}))
 		return
 	}
 	rt, err := s.match(r, q, p)
@@ -147,7 +149,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if g := infoFrom(r.Context()).auth.sas; g != nil {
+	if g := storagehttp.InfoFrom(r.Context()).Grant.SAS; g != nil {
 		if err := checkSASScope(g, rt, p); err != nil {
 			s.fail(w, r, err)
 			return
@@ -159,7 +161,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 	}
 	if s.log.Enabled(r.Context(), slog.LevelDebug) {
-		s.log.Debug("rest: request", "op", rt.name, "path", c.fsPath(), "request_id", infoFrom(r.Context()).id, "err", err)
+		s.log.Debug("rest: request", "op", rt.name, "path", c.fsPath(), "request_id", storagehttp.InfoFrom(r.Context()).ID, "err", err)
 	}
 }
 
@@ -181,13 +183,13 @@ func (s *Server) match(r *http.Request, q url.Values, p resourcePath) (*route, e
 		}
 	}
 	if !knownComp {
-		return nil, errInvalidQuery("comp", comp, "unknown operation")
+		return nil, storagehttp.InvalidQuery("comp", comp, "unknown operation")
 	}
 	if !knownRestype {
-		return nil, errInvalidQuery("restype", restype, "unknown resource type")
+		return nil, storagehttp.InvalidQuery("restype", restype, "unknown resource type")
 	}
 	if len(sameKey) == 0 {
-		return nil, errInvalidQuery("comp", comp, "not valid for restype "+restype)
+		return nil, storagehttp.InvalidQuery("comp", comp, "not valid for restype "+restype)
 	}
 	var byMethod []*route
 	for _, rt := range sameKey {
@@ -196,7 +198,7 @@ func (s *Server) match(r *http.Request, q url.Values, p resourcePath) (*route, e
 		}
 	}
 	if len(byMethod) == 0 {
-		return nil, newError(http.StatusMethodNotAllowed, CodeUnsupportedHTTPVerb,
+		return nil, storagehttp.NewError(http.StatusMethodNotAllowed, CodeUnsupportedHTTPVerb,
 			"The resource doesn't support the specified HTTP verb.")
 	}
 	at := scopePath
@@ -231,24 +233,18 @@ func (s *Server) match(r *http.Request, q url.Values, p resourcePath) (*route, e
 		name = "x-ms-type"
 	}
 	if v := r.Header.Get(name); v != "" {
-		return nil, errInvalidHeader(name, v)
+		return nil, storagehttp.InvalidHeader(name, v)
 	}
-	return nil, errMissingHeader(name)
+	return nil, storagehttp.MissingHeader(name)
 }
 
-// checkSASScope checks a SAS grant against the chosen operation.
-func checkSASScope(g *sasGrant, rt *route, p resourcePath) error {
-	if g.account && !strings.ContainsRune(g.resourceTypes, rune(rt.rtype)) {
-		return newError(http.StatusForbidden, CodeAuthorizationResourceType,
-			"This request is not authorized to perform this operation using this resource type.")
-	}
-	if !g.account && !g.shareOnly && len(p.Parts) == 0 {
-		return newError(http.StatusForbidden, CodeAuthorizationFailure,
+// checkSASScope checks a SAS grant against the chosen operation: the
+// account-SAS resource type and permission letter (storagehttp), and that
+// a file SAS (sr=f) addresses a file, not its share.
+func checkSASScope(g *storagehttp.SASGrant, rt *route, p resourcePath) error {
+	if !g.Account && g.Resource == "f" && len(p.Parts) == 0 {
+		return storagehttp.NewError(http.StatusForbidden, CodeAuthorizationFailure,
 			"This request is not authorized to perform this operation.")
 	}
-	if !g.allows(rt.perm, rt.rtype) {
-		return newError(http.StatusForbidden, CodeAuthorizationPermissionMismatch,
-			"This request is not authorized to perform this operation using this permission.")
-	}
-	return nil
+	return g.CheckScope(rt.perm, rt.rtype)
 }

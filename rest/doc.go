@@ -20,27 +20,31 @@
 //
 // # Middleware order (outermost first)
 //
-//  1. request id: x-ms-request-id (a fresh GUID), Date, the request's
-//     x-ms-version echoed, x-ms-client-request-id echoed; the request's
-//     start time is kept for error messages and SAS windows.
-//  2. limits: at most 256 header lines / 64 KiB of headers; bodies
-//     capped (4 MiB for PUT, 64 KiB otherwise) by Content-Length up front
-//     (413 RequestBodyTooLarge) and by http.MaxBytesReader while reading.
-//     Memory held by bodies is bounded separately (see "Request bodies
-//     in memory").
-//  3. recover: a panic below becomes 500 InternalError and is logged with
-//     its stack (http.ErrAbortHandler passes through).
-//  4. authentication: a chain of authenticators, each answering pass,
-//     fail or not-mine (Azurite's IAuthenticator): SharedKey (the File
-//     service string-to-sign with the .NET-culture header sort,
-//     compareHeaderNames), then SAS (account SAS with ss/srt, service SAS
-//     with sr=s|f). None claims the request → 401
+// The plumbing is package storagehttp's, shared with the Queue service
+// (and Blob and Table next); rest supplies only what is FileREST's:
+//
+//  1. storagehttp.RequestID: x-ms-request-id, Date, x-ms-version and
+//     x-ms-client-request-id echoed; the request's start time is kept
+//     for error messages and SAS windows.
+//  2. storagehttp.Limits: at most 256 header lines / 64 KiB of headers;
+//     bodies capped (maxBody: 4 MiB for PUT, 64 KiB otherwise) by
+//     Content-Length up front (413 RequestBodyTooLarge) and by
+//     http.MaxBytesReader while reading. Memory held by bodies is bounded
+//     separately (see "Request bodies in memory").
+//  3. storagehttp.Recover: a panic below becomes 500 InternalError and is
+//     logged with its stack (http.ErrAbortHandler passes through).
+//  4. storagehttp.Authenticate over rest's chain (auth.go): SharedKey
+//     with the Blob/Queue/File string-to-sign (SharedKey Lite is
+//     refused), then SAS (account SAS with ss containing 'f' and srt,
+//     service SAS with sr=s|f, whose string-to-sign fileServiceSAS
+//     builds). None claims the request → 401
 //     NoAuthenticationInformation. Config.DisableAuth removes the link.
 //     The SAS permission letter and resource type are checked after
-//     dispatch, when the operation is known.
-//  5. version: any syntactically valid YYYY-MM-DD x-ms-version is
-//     accepted, newer ones included; malformed → 400 InvalidHeaderValue;
-//     missing on a SharedKey request → 400 MissingRequiredHeader.
+//     dispatch, when the operation is known (checkSASScope).
+//  5. storagehttp.CheckVersion: any syntactically valid YYYY-MM-DD
+//     x-ms-version is accepted, newer ones included; malformed → 400
+//     InvalidHeaderValue; missing on a SharedKey request → 400
+//     MissingRequiredHeader.
 //  6. dispatch → handler.
 //
 // # Dispatch
@@ -66,20 +70,22 @@
 //
 // # Errors
 //
-// Handlers return errors; they never write error replies. toError maps
-// them through one table: *Error as is; *locks.LeaseError by its
-// Status(); the locks sentinels (SharingViolation, SMBDeletePending,
-// FileLockConflict, ReadOnlyAttribute, …, locking.md §6.2) and the fs
-// sentinels (ResourceNotFound, ParentNotFound, ShareNotFound,
-// ResourceAlreadyExists, …, fsmap.go) matched with errors.Is; an over-long
-// body → 413; anything unknown → 500 InternalError (logged). Deterministic
-// failures never use 5xx: the Go SDK retries 500/502/503/504.
+// Handlers return errors; they never write error replies. toError is
+// storagehttp.Classify with FileREST's table (fileErrors): *Error as is;
+// *locks.LeaseError by its Status(); storage full; the locks sentinels
+// (SharingViolation, SMBDeletePending, FileLockConflict,
+// ReadOnlyAttribute, …, locking.md §6.2) and the fs sentinels
+// (ResourceNotFound, ParentNotFound, ShareNotFound, ResourceAlreadyExists,
+// …, fsmap.go) matched with errors.Is; then storagehttp's neutral cases:
+// an over-long body → 413; a cancelled or short request → 400; anything
+// unknown → 500 InternalError (logged). Deterministic failures never use
+// 5xx: the Go SDK retries 500/502/503/504.
 //
-// writeError renders status, x-ms-error-code (always, HEAD included: the
-// SDKs read the code from that header first) and, except for HEAD, the
-// XML body <Error><Code/><Message/>…</Error> whose Message ends with
-// "\nRequestId:<id>\nTime:<7 fractional digits>Z", plus detail elements
-// (HeaderName/HeaderValue, QueryParameterName/Value/Reason).
+// storagehttp.WriteError renders status, x-ms-error-code (always, HEAD
+// included: the SDKs read the code from that header first) and, except
+// for HEAD, the XML body <Error><Code/><Message/>…</Error> whose Message
+// ends with "\nRequestId:<id>\nTime:<7 fractional digits>Z", plus detail
+// elements (HeaderName/HeaderValue, QueryParameterName/Value/Reason).
 //
 // Delete-pending files answer 409 SMBDeletePending (locking.md A1); the Go
 // SDK knows that condition as fileerror.DeletePending, so Go callers must
@@ -88,7 +94,7 @@
 // # Formats and traps
 //
 //   - x-ms-file-*-time response headers carry exactly 7 fractional digits
-//     (formatTime7): the Go SDK parses them strictly.
+//     (storagehttp.FormatTime7): the Go SDK parses them strictly.
 //   - GET/HEAD of a file without a stored content type send no
 //     Content-Type at all (net/http would sniff one otherwise).
 //   - Set File Properties replaces the content-header group as a whole,

@@ -14,6 +14,8 @@ import (
 
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/locks"
+
+	"github.com/blobshare/blobshare/storagehttp"
 )
 
 func (s *Server) createFile(w http.ResponseWriter, c *call) error {
@@ -23,13 +25,13 @@ func (s *Server) createFile(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	if !ok {
-		return errMissingHeader("x-ms-content-length")
+		return storagehttp.MissingHeader("x-ms-content-length")
 	}
 	md, err := parseMetadata(h)
 	if err != nil {
 		return err
 	}
-	props, err := parseSMBProps(h, infoFrom(c.r.Context()).start, false)
+	props, err := parseSMBProps(h, storagehttp.InfoFrom(c.r.Context()).Start, false)
 	if err != nil {
 		return err
 	}
@@ -47,7 +49,7 @@ func (s *Server) createFile(w http.ResponseWriter, c *call) error {
 	// API 2026-02-06+: an optional body (≤ 4 MiB) becomes the first bytes.
 	bodyLen := c.r.ContentLength
 	if bodyLen > size {
-		return errInvalidHeader("Content-Length", strconv.FormatInt(bodyLen, 10))
+		return storagehttp.InvalidHeader("Content-Length", strconv.FormatInt(bodyLen, 10))
 	}
 	a, err := s.fs.CreateFile(c.r.Context(), fs.CreateFileRequest{
 		Path: c.fsPath(), Size: size, Props: props, Content: content, Metadata: md, LeaseID: lease,
@@ -79,7 +81,7 @@ func (s *Server) putRange(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	if !ok {
-		return errMissingHeader("x-ms-range")
+		return storagehttp.MissingHeader("x-ms-range")
 	}
 	lease, err := leaseHeader(h, "x-ms-lease-id")
 	if err != nil {
@@ -90,7 +92,7 @@ func (s *Server) putRange(w http.ResponseWriter, c *call) error {
 		return err
 	} else if ok {
 		if t.Keyword == "" {
-			return errInvalidHeader("x-ms-file-last-write-time", h.Get("x-ms-file-last-write-time"))
+			return storagehttp.InvalidHeader("x-ms-file-last-write-time", h.Get("x-ms-file-last-write-time"))
 		}
 		req.PreserveLastWrite = t.Keyword == "preserve"
 	}
@@ -98,25 +100,25 @@ func (s *Server) putRange(w http.ResponseWriter, c *call) error {
 	out := w.Header()
 	if clear {
 		if c.r.ContentLength > 0 {
-			return errInvalidHeader("Content-Length", strconv.FormatInt(c.r.ContentLength, 10))
+			return storagehttp.InvalidHeader("Content-Length", strconv.FormatInt(c.r.ContentLength, 10))
 		}
 		if h.Get("Content-MD5") != "" {
-			return errInvalidHeader("Content-MD5", h.Get("Content-MD5"))
+			return storagehttp.InvalidHeader("Content-MD5", h.Get("Content-MD5"))
 		}
 	} else {
 		if rg.length() > maxPutRange {
-			return newError(http.StatusRequestEntityTooLarge, CodeRequestBodyTooLarge,
+			return storagehttp.NewError(http.StatusRequestEntityTooLarge, CodeRequestBodyTooLarge,
 				"The request body is too large and exceeds the maximum permissible limit.",
-				Detail{"MaxLimit", strconv.Itoa(maxPutRange)})
+				Detail{Name: "MaxLimit", Value: strconv.Itoa(maxPutRange)})
 		}
 		if c.r.ContentLength < 0 {
-			return newError(http.StatusLengthRequired, CodeMissingContentLength,
+			return storagehttp.NewError(http.StatusLengthRequired, CodeMissingContentLength,
 				"The Content-Length header is required for this request.")
 		}
 		if c.r.ContentLength != rg.length() {
-			return newError(http.StatusBadRequest, CodeInvalidHeaderValue,
+			return storagehttp.NewError(http.StatusBadRequest, CodeInvalidHeaderValue,
 				"The range specified does not match the length of the request body.",
-				Detail{"HeaderName", "Content-Length"}, Detail{"HeaderValue", strconv.FormatInt(c.r.ContentLength, 10)})
+				Detail{Name: "HeaderName", Value: "Content-Length"}, Detail{Name: "HeaderValue", Value: strconv.FormatInt(c.r.ContentLength, 10)})
 		}
 	}
 	var a fs.Attr
@@ -130,7 +132,7 @@ func (s *Server) putRange(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	setCommon(out, a)
-	out.Set("x-ms-file-last-write-time", formatTime7(a.LastWrite))
+	out.Set("x-ms-file-last-write-time", storagehttp.FormatTime7(a.LastWrite))
 	out.Set("x-ms-request-server-encrypted", "true")
 	if sum != nil {
 		out.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum))
@@ -144,22 +146,22 @@ func (s *Server) putRange(w http.ResponseWriter, c *call) error {
 // request itself is already authorized for the account.
 func (s *Server) sourcePath(header, v string, allowTrailingDot bool) (resourcePath, error) {
 	if len(v) > maxCopySourceLen {
-		return resourcePath{}, errInvalidHeader(header, v)
+		return resourcePath{}, storagehttp.InvalidHeader(header, v)
 	}
 	u, err := url.Parse(v)
 	if err != nil || u.Path == "" {
-		return resourcePath{}, errInvalidHeader(header, v)
+		return resourcePath{}, storagehttp.InvalidHeader(header, v)
 	}
 	if !u.IsAbs() { // a rename source may be relative to the share
-		return resourcePath{}, errInvalidHeader(header, v)
+		return resourcePath{}, storagehttp.InvalidHeader(header, v)
 	}
 	p, err := parsePath(u.EscapedPath(), allowTrailingDot)
 	if err != nil {
 		return resourcePath{}, err
 	}
 	if p.Account != s.account || p.Share == "" || len(p.Parts) == 0 {
-		return resourcePath{}, newError(http.StatusBadRequest, CodeCannotVerifyCopySource,
-			"The source must be a file or directory of this account.", Detail{"HeaderName", header})
+		return resourcePath{}, storagehttp.NewError(http.StatusBadRequest, CodeCannotVerifyCopySource,
+			"The source must be a file or directory of this account.", Detail{Name: "HeaderName", Value: header})
 	}
 	return p, nil
 }
@@ -170,9 +172,9 @@ func (s *Server) putRangeFromURL(w http.ResponseWriter, c *call) error {
 	h := c.r.Header
 	if v := h.Get("x-ms-write"); !strings.EqualFold(v, "update") {
 		if v == "" {
-			return errMissingHeader("x-ms-write")
+			return storagehttp.MissingHeader("x-ms-write")
 		}
-		return errInvalidHeader("x-ms-write", v)
+		return storagehttp.InvalidHeader("x-ms-write", v)
 	}
 	src, err := s.sourcePath("x-ms-copy-source", h.Get("x-ms-copy-source"), true)
 	if err != nil {
@@ -183,21 +185,21 @@ func (s *Server) putRangeFromURL(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	if !ok {
-		return errMissingHeader("x-ms-range")
+		return storagehttp.MissingHeader("x-ms-range")
 	}
 	sv := h.Get("x-ms-source-range")
 	if sv == "" {
-		return errMissingHeader("x-ms-source-range")
+		return storagehttp.MissingHeader("x-ms-source-range")
 	}
 	srg, err := parseRange("x-ms-source-range", sv, true)
 	if err != nil {
 		return err
 	}
 	if srg.length() != dst.length() {
-		return errInvalidHeader("x-ms-source-range", sv)
+		return storagehttp.InvalidHeader("x-ms-source-range", sv)
 	}
 	if dst.length() > maxPutRange {
-		return newError(http.StatusRequestEntityTooLarge, CodeRequestBodyTooLarge,
+		return storagehttp.NewError(http.StatusRequestEntityTooLarge, CodeRequestBodyTooLarge,
 			"The request body is too large and exceeds the maximum permissible limit.")
 	}
 	lease, err := leaseHeader(h, "x-ms-lease-id")
@@ -212,7 +214,7 @@ func (s *Server) putRangeFromURL(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	setCommon(w.Header(), a)
-	w.Header().Set("x-ms-file-last-write-time", formatTime7(a.LastWrite))
+	w.Header().Set("x-ms-file-last-write-time", storagehttp.FormatTime7(a.LastWrite))
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	w.WriteHeader(http.StatusCreated)
 	return nil
@@ -276,7 +278,7 @@ func (s *Server) getFile(w http.ResponseWriter, c *call) error {
 		}
 	}
 	if wantMD5 && (!ranged || rg.end < 0 || rg.length() > maxPutRange) {
-		return errInvalidHeader("x-ms-range-get-content-md5", h.Get("x-ms-range-get-content-md5"))
+		return storagehttp.InvalidHeader("x-ms-range-get-content-md5", h.Get("x-ms-range-get-content-md5"))
 	}
 	fr, err := s.fs.GetFile(c.r.Context(), req)
 	if err != nil {
@@ -309,7 +311,7 @@ func (s *Server) getFile(w http.ResponseWriter, c *call) error {
 	if _, err := io.CopyN(w, body, fr.Length); err != nil {
 		// Headers are gone; abort the connection so the client sees a
 		// short body rather than a silent truncation.
-		s.log.Warn("rest: get file stream failed", "path", c.fsPath(), "request_id", infoFrom(c.r.Context()).id, "err", err)
+		s.log.Warn("rest: get file stream failed", "path", c.fsPath(), "request_id", storagehttp.InfoFrom(c.r.Context()).ID, "err", err)
 		panic(http.ErrAbortHandler)
 	}
 	return nil
@@ -321,7 +323,7 @@ func (s *Server) setFileProperties(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	props, err := parseSMBProps(h, infoFrom(c.r.Context()).start, false)
+	props, err := parseSMBProps(h, storagehttp.InfoFrom(c.r.Context()).Start, false)
 	if err != nil {
 		return err
 	}
@@ -405,7 +407,7 @@ func (s *Server) listRanges(w http.ResponseWriter, c *call) error {
 	}
 	setCommon(w.Header(), a)
 	w.Header().Set("x-ms-content-length", strconv.FormatInt(a.Size, 10))
-	return writeXML(w, http.StatusOK, out)
+	return storagehttp.WriteXML(w, http.StatusOK, out)
 }
 
 func (s *Server) copyFile(w http.ResponseWriter, c *call) error {
@@ -422,7 +424,7 @@ func (s *Server) copyFile(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	props, err := parseSMBProps(h, infoFrom(c.r.Context()).start, true)
+	props, err := parseSMBProps(h, storagehttp.InfoFrom(c.r.Context()).Start, true)
 	if err != nil {
 		return err
 	}
@@ -431,7 +433,7 @@ func (s *Server) copyFile(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	if m := h.Get("x-ms-file-permission-copy-mode"); m != "" && !strings.EqualFold(m, "source") && !strings.EqualFold(m, "override") {
-		return errInvalidHeader("x-ms-file-permission-copy-mode", m)
+		return storagehttp.InvalidHeader("x-ms-file-permission-copy-mode", m)
 	}
 	req := fs.CopyFileRequest{Source: fsPathOf(src), Dest: c.fsPath(), Props: props, LeaseID: lease, IgnoreReadOnly: ignoreRO}
 	if len(md) > 0 {
@@ -460,8 +462,8 @@ func (s *Server) rename(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	if src.Share != c.path.Share {
-		return newError(http.StatusBadRequest, CodeInvalidInput, "The source and the destination must be in the same share.",
-			Detail{"HeaderName", "x-ms-file-rename-source"})
+		return storagehttp.NewError(http.StatusBadRequest, CodeInvalidInput, "The source and the destination must be in the same share.",
+			Detail{Name: "HeaderName", Value: "x-ms-file-rename-source"})
 	}
 	replace, err := parseBoolHeader(h, "x-ms-file-rename-replace-if-exists")
 	if err != nil {
@@ -479,7 +481,7 @@ func (s *Server) rename(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	props, err := parseSMBProps(h, infoFrom(c.r.Context()).start, false)
+	props, err := parseSMBProps(h, storagehttp.InfoFrom(c.r.Context()).Start, false)
 	if err != nil {
 		return err
 	}
@@ -493,9 +495,9 @@ func (s *Server) rename(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	if (c.route.restype == "directory") != (sa.Kind != fs.KindFile) {
-		return newError(http.StatusConflict, CodeResourceTypeMismatch,
+		return storagehttp.NewError(http.StatusConflict, CodeResourceTypeMismatch,
 			"The specified resource type does not match the type of the existing resource.",
-			Detail{"HeaderName", "x-ms-file-rename-source"})
+			Detail{Name: "HeaderName", Value: "x-ms-file-rename-source"})
 	}
 	req := fs.RenamePathRequest{Source: fsPathOf(src), Dest: c.fsPath(), ReplaceIfExists: replace, IgnoreReadOnly: ignoreRO,
 		SourceLeaseID: srcLease, DestLeaseID: dstLease, Props: props}
@@ -529,30 +531,30 @@ func (s *Server) leaseFile(w http.ResponseWriter, c *call) error {
 		req.Action, status = locks.LeaseAcquire, http.StatusCreated
 		d := h.Get("x-ms-lease-duration")
 		if d == "" {
-			return errMissingHeader("x-ms-lease-duration")
+			return storagehttp.MissingHeader("x-ms-lease-duration")
 		}
 		if d != "-1" {
-			return errInvalidHeader("x-ms-lease-duration", d)
+			return storagehttp.InvalidHeader("x-ms-lease-duration", d)
 		}
 	case "change":
 		req.Action = locks.LeaseChange
 		if req.LeaseID == "" {
-			return errMissingHeader("x-ms-lease-id")
+			return storagehttp.MissingHeader("x-ms-lease-id")
 		}
 		if req.ProposedID == "" {
-			return errMissingHeader("x-ms-proposed-lease-id")
+			return storagehttp.MissingHeader("x-ms-proposed-lease-id")
 		}
 	case "release":
 		req.Action = locks.LeaseRelease
 		if req.LeaseID == "" {
-			return errMissingHeader("x-ms-lease-id")
+			return storagehttp.MissingHeader("x-ms-lease-id")
 		}
 	case "break":
 		req.Action, status = locks.LeaseBreak, http.StatusAccepted
 	}
 	if action != "acquire" {
 		if d := h.Get("x-ms-lease-duration"); d != "" {
-			return errInvalidHeader("x-ms-lease-duration", d)
+			return storagehttp.InvalidHeader("x-ms-lease-duration", d)
 		}
 	}
 	id, a, err := s.fs.LeaseFile(c.r.Context(), c.fsPath(), req)
@@ -576,7 +578,7 @@ func (s *Server) leaseFile(w http.ResponseWriter, c *call) error {
 // file is known to exist (404 otherwise).
 func (s *Server) abortCopy(w http.ResponseWriter, c *call) error {
 	if c.q.Get("copyid") == "" {
-		return errMissingQuery("copyid")
+		return storagehttp.MissingQuery("copyid")
 	}
 	if _, err := leaseHeader(c.r.Header, "x-ms-lease-id"); err != nil {
 		return err
@@ -584,5 +586,5 @@ func (s *Server) abortCopy(w http.ResponseWriter, c *call) error {
 	if _, _, err := s.fs.Stat(c.r.Context(), c.fsPath(), ""); err != nil {
 		return err
 	}
-	return newError(http.StatusConflict, "NoPendingCopyOperation", "There is currently no pending copy operation.")
+	return storagehttp.NewError(http.StatusConflict, "NoPendingCopyOperation", "There is currently no pending copy operation.")
 }

@@ -4,23 +4,25 @@ import (
 	"net/http"
 
 	"github.com/blobshare/blobshare/fs"
+
+	"github.com/blobshare/blobshare/storagehttp"
 )
 
 // fsErrors maps the namespace's sentinels (fs/errors.go) to Azure answers
 // (filerest.md §7). toError tries lockErrors first, then these, in order.
-var fsErrors = []mapping{
-	{fs.ErrShareNotFound, http.StatusNotFound, CodeShareNotFound, "The specified share does not exist."},
-	{fs.ErrParentNotFound, http.StatusNotFound, CodeParentNotFound, "The specified parent path does not exist."},
-	{fs.ErrNotFound, http.StatusNotFound, CodeResourceNotFound, "The specified resource does not exist."},
-	{fs.ErrStaleHandle, http.StatusNotFound, CodeResourceNotFound, "The specified resource does not exist."},
-	{fs.ErrShareExist, http.StatusConflict, CodeShareAlreadyExists, "The specified share already exists."},
-	{fs.ErrExist, http.StatusConflict, CodeResourceAlreadyExists, "The specified resource already exists."},
-	{fs.ErrIsDir, http.StatusConflict, CodeResourceTypeMismatch, "The specified resource type does not match the type of the existing resource (it is a directory)."},
-	{fs.ErrNotDir, http.StatusConflict, CodeResourceTypeMismatch, "The specified resource type does not match the type of the existing resource (it is a file)."},
-	{fs.ErrNameTooLong, http.StatusBadRequest, CodeInvalidPathName, "The specified resource name length is not within the permissible limits."},
-	{fs.ErrInvalidName, http.StatusBadRequest, CodeInvalidPathName, "The specified resource name contains invalid characters."},
-	{fs.ErrInvalidRange, http.StatusRequestedRangeNotSatisfiable, CodeInvalidRange, "The range specified is invalid for the current size of the resource."},
-	{fs.ErrCrossShare, http.StatusBadRequest, CodeInvalidInput, "The source and the destination must be in the same share."},
-	{fs.ErrNotSupported, http.StatusBadRequest, "UnsupportedOperation", "The operation is not supported."},
-	{fs.ErrInvalidArg, http.StatusBadRequest, CodeInvalidInput, "One of the request inputs is not valid."},
+var fsErrors = []storagehttp.Mapping{
+	{Target: fs.ErrShareNotFound, Status: http.StatusNotFound, Code: CodeShareNotFound, Message: "The specified share does not exist."},
+	{Target: fs.ErrParentNotFound, Status: http.StatusNotFound, Code: CodeParentNotFound, Message: "The specified parent path does not exist."},
+	{Target: fs.ErrNotFound, Status: http.StatusNotFound, Code: CodeResourceNotFound, Message: "The specified resource does not exist."},
+	{Target: fs.ErrStaleHandle, Status: http.StatusNotFound, Code: CodeResourceNotFound, Message: "The specified resource does not exist."},
+	{Target: fs.ErrShareExist, Status: http.StatusConflict, Code: CodeShareAlreadyExists, Message: "The specified share already exists."},
+	{Target: fs.ErrExist, Status: http.StatusConflict, Code: CodeResourceAlreadyExists, Message: "The specified resource already exists."},
+	{Target: fs.ErrIsDir, Status: http.StatusConflict, Code: CodeResourceTypeMismatch, Message: "The specified resource type does not match the type of the existing resource (it is a directory)."},
+	{Target: fs.ErrNotDir, Status: http.StatusConflict, Code: CodeResourceTypeMismatch, Message: "The specified resource type does not match the type of the existing resource (it is a file)."},
+	{Target: fs.ErrNameTooLong, Status: http.StatusBadRequest, Code: CodeInvalidPathName, Message: "The specified resource name length is not within the permissible limits."},
+	{Target: fs.ErrInvalidName, Status: http.StatusBadRequest, Code: CodeInvalidPathName, Message: "The specified resource name contains invalid characters."},
+	{Target: fs.ErrInvalidRange, Status: http.StatusRequestedRangeNotSatisfiable, Code: CodeInvalidRange, Message: "The range specified is invalid for the current size of the resource."},
+	{Target: fs.ErrCrossShare, Status: http.StatusBadRequest, Code: CodeInvalidInput, Message: "The source and the destination must be in the same share."},
+	{Target: fs.ErrNotSupported, Status: http.StatusBadRequest, Code: "UnsupportedOperation", Message: "The operation is not supported."},
+	{Target: fs.ErrInvalidArg, Status: http.StatusBadRequest, Code: CodeInvalidInput, Message: "One of the request inputs is not valid."},
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/locks"
+
+	"github.com/blobshare/blobshare/storagehttp"
 )
 
 // accessRights maps a handle's access to List Handles' AccessRight values.
@@ -31,7 +33,7 @@ func handleMarker(c *call) (locks.HandleID, error) {
 	}
 	n, err := strconv.ParseUint(v, 10, 64)
 	if err != nil {
-		return 0, errInvalidQuery("marker", v, "not a marker this service issued")
+		return 0, storagehttp.InvalidQuery("marker", v, "not a marker this service issued")
 	}
 	return locks.HandleID(n), nil
 }
@@ -71,7 +73,7 @@ func (s *Server) listHandles(w http.ResponseWriter, c *call) error {
 		out.lastID = h.ID
 		out.Handles = append(out.Handles, handleToXML(h))
 	}
-	return writeXML(w, http.StatusOK, out)
+	return storagehttp.WriteXML(w, http.StatusOK, out)
 }
 
 func handleToXML(h fs.HandleInfo) handleXML {
@@ -100,7 +102,7 @@ func (s *Server) forceCloseHandles(w http.ResponseWriter, c *call) error {
 	if !all {
 		n, err := strconv.ParseUint(idv, 10, 64)
 		if err != nil {
-			return errInvalidHeader("x-ms-handle-id", idv)
+			return storagehttp.InvalidHeader("x-ms-handle-id", idv)
 		}
 		id = locks.HandleID(n)
 	}
@@ -114,7 +116,7 @@ func (s *Server) forceCloseHandles(w http.ResponseWriter, c *call) error {
 			return err
 		}
 		if a.Kind == fs.KindFile {
-			return errInvalidHeader("x-ms-recursive", h.Get("x-ms-recursive"))
+			return storagehttp.InvalidHeader("x-ms-recursive", h.Get("x-ms-recursive"))
 		}
 	}
 	n, err := s.fs.ForceCloseHandles(c.r.Context(), c.fsPath(), id, all, recursive)

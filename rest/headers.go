@@ -12,6 +12,8 @@ import (
 
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/locks"
+
+	"github.com/blobshare/blobshare/storagehttp"
 )
 
 // defaultPermissionKey is reported for entries without their own
@@ -32,9 +34,9 @@ func setCommon(h http.Header, a fs.Attr) {
 func setSMB(h http.Header, a fs.Attr) {
 	setCommon(h, a)
 	h.Set("x-ms-file-attributes", formatAttributes(a.Attributes))
-	h.Set("x-ms-file-creation-time", formatTime7(a.Created))
-	h.Set("x-ms-file-last-write-time", formatTime7(a.LastWrite))
-	h.Set("x-ms-file-change-time", formatTime7(a.Change))
+	h.Set("x-ms-file-creation-time", storagehttp.FormatTime7(a.Created))
+	h.Set("x-ms-file-last-write-time", storagehttp.FormatTime7(a.LastWrite))
+	h.Set("x-ms-file-change-time", storagehttp.FormatTime7(a.Change))
 	h.Set("x-ms-file-id", strconv.FormatUint(uint64(a.ID), 10))
 	h.Set("x-ms-file-parent-id", strconv.FormatUint(uint64(a.Parent), 10))
 	key := a.PermissionKey
@@ -107,12 +109,12 @@ func parseSMBProps(h http.Header, now time.Time, allowSource bool) (fs.SMBProper
 		}
 	}
 	if v := h.Get("x-ms-file-permission"); len(v) > maxInlinePerm {
-		return p, newError(http.StatusBadRequest, "FileInvalidPermission",
+		return p, storagehttp.NewError(http.StatusBadRequest, "FileInvalidPermission",
 			"The permission is too long: use a permission key for more than 8 KiB.",
-			Detail{"HeaderName", "x-ms-file-permission"})
+			Detail{Name: "HeaderName", Value: "x-ms-file-permission"})
 	}
 	if f := h.Get("x-ms-file-permission-format"); f != "" && !strings.EqualFold(f, "sddl") && !strings.EqualFold(f, "binary") {
-		return p, errInvalidHeader("x-ms-file-permission-format", f)
+		return p, storagehttp.InvalidHeader("x-ms-file-permission-format", f)
 	}
 	return p, nil
 }
@@ -190,7 +192,7 @@ func leaseHeader(h http.Header, name string) (string, error) {
 		return "", nil
 	}
 	if _, err := uuid.Parse(v); err != nil || len(v) != 36 {
-		return "", errInvalidHeader(name, v)
+		return "", storagehttp.InvalidHeader(name, v)
 	}
 	return v, nil
 }

@@ -9,39 +9,31 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-)
 
-const xmlDecl = `<?xml version="1.0" encoding="utf-8"?>`
+	"github.com/blobshare/blobshare/storagehttp"
+)
 
 // Limits of the FileREST surface (filerest.md §10).
 const (
-	maxPutRange        = 4 << 20 // Put Range update, Create File body
-	maxFileSize        = 4 << 40 // 4 TiB
-	maxComponent       = 255
-	maxPathLen         = 2048
-	maxDepth           = 250
-	maxListResults     = 5000
-	maxCopySourceLen   = 2048
-	maxInlinePerm      = 8 << 10
-	maxMetadataBytes   = 8 << 10
-	maxHeaderCount     = 256
-	maxHeaderBytes     = 64 << 10
-	maxSmallBody       = 64 << 10 // JSON/XML request bodies
-	timeLayout7        = "2006-01-02T15:04:05.0000000Z07:00"
-	timeLayout7UTC     = "2006-01-02T15:04:05.0000000Z"
-	defaultShareQuota  = 5120
-	maxShareQuotaGiB   = 102400
-	minShareNameLen    = 3
-	maxShareNameLen    = 63
-	accountNameMaxLen  = 24
-	accountNameMinLen  = 3
-	versionHeader      = "x-ms-version"
-	clientRequestIDHdr = "x-ms-client-request-id"
+	maxPutRange       = 4 << 20 // Put Range update, Create File body
+	maxFileSize       = 4 << 40 // 4 TiB
+	maxComponent      = 255
+	maxPathLen        = 2048
+	maxDepth          = 250
+	maxListResults    = 5000
+	maxCopySourceLen  = 2048
+	maxInlinePerm     = 8 << 10
+	maxMetadataBytes  = 8 << 10
+	maxHeaderCount    = 256
+	maxHeaderBytes    = 64 << 10
+	maxSmallBody      = 64 << 10 // JSON/XML request bodies
+	defaultShareQuota = 5120
+	maxShareQuotaGiB  = 102400
+	minShareNameLen   = 3
+	maxShareNameLen   = 63
+	accountNameMaxLen = 24
+	accountNameMinLen = 3
 )
-
-// formatTime7 renders t in UTC with exactly 7 fractional digits, the form
-// the SDKs parse strictly (filerest.md §0.2).
-func formatTime7(t time.Time) string { return t.UTC().Format(timeLayout7UTC) }
 
 // byteRange is an inclusive byte range; end < 0 means open-ended.
 type byteRange struct {
@@ -55,7 +47,7 @@ func (b byteRange) length() int64 { return b.end - b.start + 1 }
 // ranges ("bytes=-n"), multiple ranges, e < s and anything malformed fail
 // with 400 InvalidHeaderValue naming header. requireEnd demands "s-e".
 func parseRange(header, v string, requireEnd bool) (byteRange, error) {
-	bad := errInvalidHeader(header, v)
+	bad := storagehttp.InvalidHeader(header, v)
 	spec, ok := strings.CutPrefix(strings.TrimSpace(v), "bytes=")
 	if !ok {
 		return byteRange{}, bad
@@ -191,13 +183,13 @@ func parsePath(escaped string, allowTrailingDot bool) (resourcePath, error) {
 }
 
 func errInvalidURI(reason string) *Error {
-	return newError(http.StatusBadRequest, CodeInvalidURI,
-		"The requested URI does not represent any resource on the server.", Detail{"Reason", reason})
+	return storagehttp.NewError(http.StatusBadRequest, CodeInvalidURI,
+		"The requested URI does not represent any resource on the server.", Detail{Name: "Reason", Value: reason})
 }
 
 func errBadPath(reason string) *Error {
-	return newError(http.StatusBadRequest, CodeInvalidPathName,
-		"The specified resource name contains invalid characters.", Detail{"Reason", reason})
+	return storagehttp.NewError(http.StatusBadRequest, CodeInvalidPathName,
+		"The specified resource name contains invalid characters.", Detail{Name: "Reason", Value: reason})
 }
 
 // validAccount: 3–24 lowercase letters and digits.
@@ -217,7 +209,7 @@ func validAccount(a string) error {
 // validShareName: 3–63 of lowercase letters, digits and single hyphens,
 // starting and ending with a letter or digit.
 func validShareName(s string) error {
-	bad := newError(http.StatusBadRequest, CodeInvalidResourceName,
+	bad := storagehttp.NewError(http.StatusBadRequest, CodeInvalidResourceName,
 		"The specified resource name contains invalid characters.")
 	if len(s) < minShareNameLen || len(s) > maxShareNameLen {
 		bad.Message = "The specified resource name length is not within the permissible limits."
@@ -287,7 +279,7 @@ func parseSMBTime(h http.Header, name string, keywords ...string) (smbTime, bool
 	}
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
-		return smbTime{}, false, errInvalidHeader(name, v)
+		return smbTime{}, false, storagehttp.InvalidHeader(name, v)
 	}
 	return smbTime{Time: t.UTC()}, true, nil
 }
@@ -318,7 +310,7 @@ func parseAttributes(name, v string) (fs.Attributes, error) {
 			}
 		}
 		if !found {
-			return 0, errInvalidHeader(name, v)
+			return 0, storagehttp.InvalidHeader(name, v)
 		}
 	}
 	return out, nil
@@ -356,23 +348,23 @@ func parseMetadata(h http.Header) (map[string]string, error) {
 		}
 		name := lk[len(metaPrefix):]
 		if !validIdentifier(name) {
-			return nil, newError(http.StatusBadRequest, CodeInvalidMetadata,
+			return nil, storagehttp.NewError(http.StatusBadRequest, CodeInvalidMetadata,
 				"The metadata specified is invalid. It has characters that are not permitted.",
-				Detail{"HeaderName", lk})
+				Detail{Name: "HeaderName", Value: lk})
 		}
 		val := strings.Join(vs, ",")
 		for i := 0; i < len(val); i++ {
 			if val[i] < 0x20 && val[i] != '\t' || val[i] == 0x7f {
-				return nil, newError(http.StatusBadRequest, CodeInvalidMetadata,
+				return nil, storagehttp.NewError(http.StatusBadRequest, CodeInvalidMetadata,
 					"The metadata specified is invalid. It has characters that are not permitted.",
-					Detail{"HeaderName", lk})
+					Detail{Name: "HeaderName", Value: lk})
 			}
 		}
 		md[name] = strings.TrimSpace(val)
 		total += len(name) + len(val)
 	}
 	if total > maxMetadataBytes {
-		return nil, newError(http.StatusBadRequest, CodeInvalidMetadata, "The metadata specified exceeds the maximum permitted size.")
+		return nil, storagehttp.NewError(http.StatusBadRequest, CodeInvalidMetadata, "The metadata specified exceeds the maximum permitted size.")
 	}
 	return md, nil
 }
@@ -393,21 +385,11 @@ func validIdentifier(s string) bool {
 	return true
 }
 
-// validVersion reports whether v is a syntactically valid YYYY-MM-DD
-// service version naming a real date (any such date is accepted).
-func validVersion(v string) bool {
-	if len(v) != 10 {
-		return false
-	}
-	_, err := time.Parse("2006-01-02", v)
-	return err == nil
-}
-
 // parseMD5 decodes a base64 Content-MD5 value of exactly 16 bytes.
 func parseMD5(name, v string) ([]byte, error) {
 	b, err := base64.StdEncoding.DecodeString(v)
 	if err != nil || len(b) != 16 {
-		return nil, errInvalidHeader(name, v)
+		return nil, storagehttp.InvalidHeader(name, v)
 	}
 	return b, nil
 }
@@ -420,7 +402,7 @@ func parseBoolHeader(h http.Header, name string) (bool, error) {
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		return false, errInvalidHeader(name, v)
+		return false, storagehttp.InvalidHeader(name, v)
 	}
 	return b, nil
 }
@@ -436,10 +418,10 @@ func parseSizeHeader(h http.Header, name string, max int64) (int64, bool, error)
 	neg := strings.HasPrefix(v, "-")
 	n, err := parseDecimal(strings.TrimPrefix(v, "-"))
 	if err != nil {
-		return 0, false, errInvalidHeader(name, v)
+		return 0, false, storagehttp.InvalidHeader(name, v)
 	}
 	if neg || n > max {
-		return 0, false, errOutOfRange(name, v)
+		return 0, false, storagehttp.OutOfRange(name, v)
 	}
 	return n, true, nil
 }

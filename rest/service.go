@@ -1,12 +1,11 @@
 package rest
 
 import (
-	"bytes"
 	"encoding/xml"
-	"errors"
-	"io"
 	"net/http"
 	"sync"
+
+	"github.com/blobshare/blobshare/storagehttp"
 )
 
 // serviceProps is the File service's StorageServiceProperties document.
@@ -67,49 +66,16 @@ func defaultServiceProps() serviceProps {
 	return serviceProps{HourMetrics: off(), MinuteMetrics: off(), Cors: &corsXML{}}
 }
 
-var errXMLBody = newError(http.StatusBadRequest, CodeInvalidXMLDocument, "XML specified is not syntactically valid.")
-
-// decodeXMLBody strictly decodes a small XML request body into v: the
-// whole body must be one well-formed document whose root is v's element.
-func decodeXMLBody(r *http.Request, v any) error {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxSmallBody+1))
-	if err != nil {
-		return err
-	}
-	if len(body) > maxSmallBody {
-		return newError(http.StatusRequestEntityTooLarge, CodeRequestBodyTooLarge,
-			"The request body is too large and exceeds the maximum permissible limit.")
-	}
-	// Well-formedness first: walk every token.
-	d := xml.NewDecoder(bytes.NewReader(body))
-	for {
-		if _, err := d.Token(); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			e := *errXMLBody
-			e.Details = []Detail{{"Reason", err.Error()}}
-			return &e
-		}
-	}
-	if err := xml.Unmarshal(body, v); err != nil {
-		e := *errXMLBody
-		e.Details = []Detail{{"Reason", err.Error()}}
-		return &e
-	}
-	return nil
-}
-
 func (s *Server) getServiceProperties(w http.ResponseWriter, c *call) error {
 	s.svc.mu.Lock()
 	p := s.svc.props
 	s.svc.mu.Unlock()
-	return writeXML(w, http.StatusOK, p)
+	return storagehttp.WriteXML(w, http.StatusOK, p)
 }
 
 func (s *Server) setServiceProperties(w http.ResponseWriter, c *call) error {
 	var p serviceProps
-	if err := decodeXMLBody(c.r, &p); err != nil {
+	if err := storagehttp.DecodeXMLBody(c.r, &p, maxSmallBody); err != nil {
 		return err
 	}
 	s.svc.mu.Lock()

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/blobshare/blobshare/fs"
+
+	"github.com/blobshare/blobshare/storagehttp"
 )
 
 // serviceEndpoint is the account URL as the client addressed it.
@@ -24,7 +26,7 @@ func listParams(c *call) (fs.ListRequest, error) {
 	if v, ok := c.q["maxresults"]; ok {
 		n, err := strconv.Atoi(v[0])
 		if err != nil {
-			return req, errInvalidQuery("maxresults", v[0], "not an integer")
+			return req, storagehttp.InvalidQuery("maxresults", v[0], "not an integer")
 		}
 		if n <= 0 {
 			return req, errOutOfRangeQuery("maxresults", v[0])
@@ -35,8 +37,8 @@ func listParams(c *call) (fs.ListRequest, error) {
 }
 
 func errOutOfRangeQuery(name, value string) *Error {
-	return newError(http.StatusBadRequest, CodeOutOfRangeInput, "One of the request inputs is out of range.",
-		Detail{"QueryParameterName", name}, Detail{"QueryParameterValue", value})
+	return storagehttp.NewError(http.StatusBadRequest, CodeOutOfRangeInput, "One of the request inputs is out of range.",
+		Detail{Name: "QueryParameterName", Value: name}, Detail{Name: "QueryParameterValue", Value: value})
 }
 
 // includeSet parses a comma-joined include list against allowed values
@@ -57,7 +59,7 @@ func includeSet(c *call, allowed ...string) (map[string]bool, error) {
 			}
 		}
 		if !ok {
-			return nil, errInvalidQuery("include", v, "unknown value "+tok)
+			return nil, storagehttp.InvalidQuery("include", v, "unknown value "+tok)
 		}
 	}
 	return out, nil
@@ -94,11 +96,11 @@ func (s *Server) listShares(w http.ResponseWriter, c *call) error {
 			AccessTier: "TransactionOptimized", EnabledProtocols: "SMB", LeaseStatus: "unlocked", LeaseState: "available",
 		}}
 		if inc["metadata"] {
-			sx.Metadata = newMetadataXML(nonNil(a.Metadata))
+			sx.Metadata = storagehttp.NewMetadataXML(nonNil(a.Metadata))
 		}
 		out.Shares = append(out.Shares, sx)
 	}
-	return writeXML(w, http.StatusOK, out)
+	return storagehttp.WriteXML(w, http.StatusOK, out)
 }
 
 func nonNil(m map[string]string) map[string]string {
@@ -115,7 +117,7 @@ func quotaHeader(h http.Header) (int, bool, error) {
 		return 0, false, err
 	}
 	if ok && n == 0 {
-		return 0, false, errOutOfRange("x-ms-share-quota", "0")
+		return 0, false, storagehttp.OutOfRange("x-ms-share-quota", "0")
 	}
 	return int(n), ok, nil
 }
@@ -130,7 +132,7 @@ func (s *Server) createShare(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	if p := c.r.Header.Get("x-ms-enabled-protocols"); p != "" && !strings.EqualFold(p, "SMB") {
-		return errInvalidHeader("x-ms-enabled-protocols", p)
+		return storagehttp.InvalidHeader("x-ms-enabled-protocols", p)
 	}
 	a, err := s.fs.CreateShare(c.r.Context(), fs.ShareRequest{Name: c.path.Share, QuotaGiB: quota, Metadata: md})
 	if err != nil {
@@ -195,7 +197,7 @@ func (s *Server) setShareMetadata(w http.ResponseWriter, c *call) error {
 
 func (s *Server) deleteShare(w http.ResponseWriter, c *call) error {
 	if v := c.r.Header.Get("x-ms-delete-snapshots"); v != "" && !strings.EqualFold(v, "include") && !strings.EqualFold(v, "include-leased") {
-		return errInvalidHeader("x-ms-delete-snapshots", v)
+		return storagehttp.InvalidHeader("x-ms-delete-snapshots", v)
 	}
 	if err := s.fs.DeleteShare(c.r.Context(), c.path.Share); err != nil {
 		return err

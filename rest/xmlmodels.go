@@ -3,10 +3,10 @@ package rest
 import (
 	"encoding/xml"
 	"github.com/blobshare/blobshare/locks"
-	"net/http"
 	"net/url"
-	"strconv"
 	"unicode/utf8"
+
+	"github.com/blobshare/blobshare/storagehttp"
 )
 
 // XML response models (filerest.md §6, locking.md §5.1), with the element
@@ -44,22 +44,6 @@ func xmlSafe(s string) bool {
 	return true
 }
 
-// metadataXML renders a map as <Metadata><k>v</k>…</Metadata>.
-type metadataXML struct {
-	Items []xmlDetail
-}
-
-func newMetadataXML(md map[string]string) *metadataXML {
-	if md == nil {
-		return nil
-	}
-	m := &metadataXML{}
-	for _, k := range sortedKeys(md) {
-		m.Items = append(m.Items, xmlDetail{XMLName: xml.Name{Local: k}, Value: md[k]})
-	}
-	return m
-}
-
 type listSharesXML struct {
 	XMLName         xml.Name   `xml:"EnumerationResults"`
 	ServiceEndpoint string     `xml:"ServiceEndpoint,attr"`
@@ -71,9 +55,9 @@ type listSharesXML struct {
 }
 
 type shareXML struct {
-	Name       string        `xml:"Name"`
-	Properties sharePropsXML `xml:"Properties"`
-	Metadata   *metadataXML  `xml:"Metadata"`
+	Name       string                   `xml:"Name"`
+	Properties sharePropsXML            `xml:"Properties"`
+	Metadata   *storagehttp.MetadataXML `xml:"Metadata"`
 }
 
 type sharePropsXML struct {
@@ -150,18 +134,4 @@ type handleXML struct {
 	ClientName   string      `xml:"ClientName"`
 	OpenTime     string      `xml:"OpenTime"`
 	AccessRights []string    `xml:"AccessRightList>AccessRight"`
-}
-
-// writeXML streams v as the 200 response body with the XML declaration.
-func writeXML(w http.ResponseWriter, status int, v any) error {
-	out, err := xml.Marshal(v)
-	if err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/xml")
-	w.Header().Set("Content-Length", strconv.Itoa(len(xmlDecl)+len(out)))
-	w.WriteHeader(status)
-	_, _ = w.Write([]byte(xmlDecl))
-	_, _ = w.Write(out)
-	return nil
 }
