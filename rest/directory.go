@@ -10,7 +10,7 @@ import (
 )
 
 func (s *Server) createDirectory(w http.ResponseWriter, c *call) error {
-	md, err := parseMetadata(c.r.Header)
+	md, err := storagehttp.ParseMetadata(c.r.Header)
 	if err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func (s *Server) getDirectoryProperties(w http.ResponseWriter, c *call) error {
 	}
 	h := w.Header()
 	setSMB(h, a)
-	setMetadata(h, a.Metadata)
+	storagehttp.SetMetadataHeaders(h, a.Metadata)
 	h.Set("x-ms-server-encrypted", "true")
 	w.WriteHeader(http.StatusOK)
 	return nil
@@ -72,7 +72,7 @@ func (s *Server) setDirectoryProperties(w http.ResponseWriter, c *call) error {
 }
 
 func (s *Server) setDirectoryMetadata(w http.ResponseWriter, c *call) error {
-	md, err := parseMetadata(c.r.Header)
+	md, err := storagehttp.ParseMetadata(c.r.Header)
 	if err != nil {
 		return err
 	}

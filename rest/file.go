@@ -27,7 +27,7 @@ func (s *Server) createFile(w http.ResponseWriter, c *call) error {
 	if !ok {
 		return storagehttp.MissingHeader("x-ms-content-length")
 	}
-	md, err := parseMetadata(h)
+	md, err := storagehttp.ParseMetadata(h)
 	if err != nil {
 		return err
 	}
@@ -223,7 +223,7 @@ func (s *Server) putRangeFromURL(w http.ResponseWriter, c *call) error {
 // setFileHeaders writes what Get File and Get File Properties share.
 func setFileHeaders(h http.Header, a fs.Attr, l locks.LeaseInfo, full bool) {
 	setSMB(h, a)
-	setMetadata(h, a.Metadata)
+	storagehttp.SetMetadataHeaders(h, a.Metadata)
 	setContent(h, a.Content, full)
 	setLease(h, l)
 	h.Set("x-ms-type", "File")
@@ -358,7 +358,7 @@ func (s *Server) setFileMetadata(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	md, err := parseMetadata(c.r.Header)
+	md, err := storagehttp.ParseMetadata(c.r.Header)
 	if err != nil {
 		return err
 	}
@@ -420,7 +420,7 @@ func (s *Server) copyFile(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	md, err := parseMetadata(h)
+	md, err := storagehttp.ParseMetadata(h)
 	if err != nil {
 		return err
 	}
@@ -485,7 +485,7 @@ func (s *Server) rename(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	md, err := parseMetadata(h)
+	md, err := storagehttp.ParseMetadata(h)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package rest
 import (
 	"encoding/base64"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -44,22 +43,6 @@ func setSMB(h http.Header, a fs.Attr) {
 		key = defaultPermissionKey
 	}
 	h.Set("x-ms-file-permission-key", key)
-}
-
-// setMetadata writes x-ms-meta-* headers. Keys keep their stored case.
-func setMetadata(h http.Header, md map[string]string) {
-	for k, v := range md {
-		h[metaPrefix+k] = []string{v}
-	}
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // parseSMBProps reads x-ms-file-attributes and the three SMB times.

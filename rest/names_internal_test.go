@@ -58,3 +58,6 @@ func decodeXMLBody(r *http.Request, v any) error {
 
 func writeError(w http.ResponseWriter, r *http.Request, e *Error) { storagehttp.WriteError(w, r, e) }
 func errInvalidHeader(name, value string) *Error                  { return storagehttp.InvalidHeader(name, value) }
+
+func parseMetadata(h http.Header) (map[string]string, error) { return storagehttp.ParseMetadata(h) }
+func validIdentifier(s string) bool                          { return storagehttp.ValidIdentifier(s) }

@@ -23,7 +23,6 @@ const (
 	maxListResults    = 5000
 	maxCopySourceLen  = 2048
 	maxInlinePerm     = 8 << 10
-	maxMetadataBytes  = 8 << 10
 	maxHeaderCount    = 256
 	maxHeaderBytes    = 64 << 10
 	maxSmallBody      = 64 << 10 // JSON/XML request bodies
@@ -329,60 +328,6 @@ func formatAttributes(a fs.Attributes) string {
 		return "None"
 	}
 	return strings.Join(names, " | ")
-}
-
-// metaPrefix is the metadata header prefix.
-const metaPrefix = "x-ms-meta-"
-
-// parseMetadata collects x-ms-meta-* headers into a map keyed by the
-// lowercase name. Names must be C# identifiers; values must be printable
-// ASCII/Latin-1 text without control characters; the total must stay
-// within 8 KiB. Violations → 400 InvalidMetadata.
-func parseMetadata(h http.Header) (map[string]string, error) {
-	md := map[string]string{}
-	total := 0
-	for k, vs := range h {
-		lk := strings.ToLower(k)
-		if !strings.HasPrefix(lk, metaPrefix) {
-			continue
-		}
-		name := lk[len(metaPrefix):]
-		if !validIdentifier(name) {
-			return nil, storagehttp.NewError(http.StatusBadRequest, CodeInvalidMetadata,
-				"The metadata specified is invalid. It has characters that are not permitted.",
-				Detail{Name: "HeaderName", Value: lk})
-		}
-		val := strings.Join(vs, ",")
-		for i := 0; i < len(val); i++ {
-			if val[i] < 0x20 && val[i] != '\t' || val[i] == 0x7f {
-				return nil, storagehttp.NewError(http.StatusBadRequest, CodeInvalidMetadata,
-					"The metadata specified is invalid. It has characters that are not permitted.",
-					Detail{Name: "HeaderName", Value: lk})
-			}
-		}
-		md[name] = strings.TrimSpace(val)
-		total += len(name) + len(val)
-	}
-	if total > maxMetadataBytes {
-		return nil, storagehttp.NewError(http.StatusBadRequest, CodeInvalidMetadata, "The metadata specified exceeds the maximum permitted size.")
-	}
-	return md, nil
-}
-
-// validIdentifier: a C# identifier in ASCII: letter or _ first, then
-// letters, digits, _.
-func validIdentifier(s string) bool {
-	if s == "" || len(s) > 255 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
-		if !letter && (i == 0 || c < '0' || c > '9') {
-			return false
-		}
-	}
-	return true
 }
 
 // parseMD5 decodes a base64 Content-MD5 value of exactly 16 bytes.

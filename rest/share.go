@@ -123,7 +123,7 @@ func quotaHeader(h http.Header) (int, bool, error) {
 }
 
 func (s *Server) createShare(w http.ResponseWriter, c *call) error {
-	md, err := parseMetadata(c.r.Header)
+	md, err := storagehttp.ParseMetadata(c.r.Header)
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ func (s *Server) getShareProperties(w http.ResponseWriter, c *call) error {
 	}
 	h := w.Header()
 	setCommon(h, a)
-	setMetadata(h, a.Metadata)
+	storagehttp.SetMetadataHeaders(h, a.Metadata)
 	if c.route.comp == "" {
 		h.Set("x-ms-share-quota", strconv.Itoa(a.QuotaGiB))
 		h.Set("x-ms-access-tier", "TransactionOptimized")
@@ -182,7 +182,7 @@ func (s *Server) setShareProperties(w http.ResponseWriter, c *call) error {
 }
 
 func (s *Server) setShareMetadata(w http.ResponseWriter, c *call) error {
-	md, err := parseMetadata(c.r.Header)
+	md, err := storagehttp.ParseMetadata(c.r.Header)
 	if err != nil {
 		return err
 	}
