@@ -106,6 +106,7 @@ func (fsys *FileSystem) setProperties(ctx context.Context, req SetPropertiesRequ
 		if req.Content != nil && e.kind == KindFile {
 			e.content = *req.Content
 		}
+		e.copy = nil // Azure drops x-ms-copy-* once properties are set
 	}
 	if req.Size != nil {
 		if *req.Size < 0 {
@@ -385,6 +386,7 @@ func (fsys *FileSystem) createFileOnce(ctx context.Context, req CreateFileReques
 		e.applyProps(req.Props)
 		e.content = req.Content
 		e.metadata = req.Metadata
+		e.copy = nil // a recreated file is no copy destination any more
 	}
 	var a Attr
 	var existing FileID
@@ -808,7 +810,11 @@ func (fsys *FileSystem) copyFileOnce(ctx context.Context, req CopyFileRequest) (
 			dst = r.e.id
 			return nil, err
 		}
-		e, chs, err := q.insertFile(r.parent, q.newFileEntry(r.parent.id, r.name, src.attrs))
+		// A new destination starts as a plain file: the source's
+		// attributes (ReadOnly included) are applied with the content,
+		// and only a destination that existed before is checked for
+		// ReadOnly.
+		e, chs, err := q.insertFile(r.parent, q.newFileEntry(r.parent.id, r.name, AttrArchive))
 		dst = e.id
 		return chs, err
 	})
@@ -863,11 +869,33 @@ func (fsys *FileSystem) copyFileOnce(ctx context.Context, req CopyFileRequest) (
 			e.attrs = src.attrs
 			e.created, e.write, e.change, e.modified = t, t, t, t
 			e.applyProps(req.Props)
+			from := req.FromSource
+			if from.Attributes {
+				e.attrs = src.attrs
+			}
+			if req.SetArchive {
+				e.attrs |= AttrArchive
+			}
+			if from.Created {
+				e.created = src.created
+			}
+			if from.LastWrite {
+				e.write = src.write
+			}
+			if from.Change {
+				e.change = src.change
+			}
+			e.permKey = req.PermissionKey
+			if from.Permission {
+				e.permKey = src.permKey
+			}
 			e.content = src.content
 			e.metadata = src.metadata
 			if req.Metadata != nil {
 				e.metadata = req.Metadata
 			}
+			e.copy = &CopyInfo{ID: req.CopyID, Source: req.CopySource, Status: "success",
+				Progress: fmt.Sprintf("%d/%d", src.size, src.size), Completed: q.now.UTC()}
 		},
 	})
 	if err != nil {

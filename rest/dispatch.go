@@ -242,6 +242,13 @@ func checkSASScope(g *sasGrant, rt *route, p resourcePath) error {
 		return newError(http.StatusForbidden, CodeAuthorizationResourceType,
 			"This request is not authorized to perform this operation using this resource type.")
 	}
+	// A service SAS reaches files and directories, never the share's own
+	// operations (Get Share Properties, metadata, ACL, stats, lease …):
+	// those need Shared Key or an account SAS.
+	if !g.account && rt.restype == "share" {
+		return newError(http.StatusForbidden, CodeAuthorizationFailure,
+			"This request is not authorized to perform this operation.")
+	}
 	if !g.account && !g.shareOnly && len(p.Parts) == 0 {
 		return newError(http.StatusForbidden, CodeAuthorizationFailure,
 			"This request is not authorized to perform this operation.")

@@ -34,8 +34,12 @@ func listParams(c *call) (fs.ListRequest, error) {
 	return req, nil
 }
 
+// codeOutOfRangeQuery is the service's answer to a query parameter
+// outside its range (maxresults ≤ 0).
+const codeOutOfRangeQuery = "OutOfRangeQueryParameterValue"
+
 func errOutOfRangeQuery(name, value string) *Error {
-	return newError(http.StatusBadRequest, CodeOutOfRangeInput, "One of the request inputs is out of range.",
+	return newError(http.StatusBadRequest, codeOutOfRangeQuery, "One of the query parameters specified in the request URI is outside the permissible range.",
 		Detail{"QueryParameterName", name}, Detail{"QueryParameterValue", value})
 }
 
@@ -91,7 +95,7 @@ func (s *Server) listShares(w http.ResponseWriter, c *call) error {
 	for _, a := range res.Shares {
 		sx := shareXML{Name: a.Name, Properties: sharePropsXML{
 			LastModified: a.Modified.UTC().Format(http.TimeFormat), Etag: a.ETag, Quota: a.QuotaGiB,
-			AccessTier: "TransactionOptimized", EnabledProtocols: "SMB", LeaseStatus: "unlocked", LeaseState: "available",
+			AccessTier: accessTier(a), EnabledProtocols: "SMB", LeaseStatus: "unlocked", LeaseState: "available",
 		}}
 		if inc["metadata"] {
 			sx.Metadata = newMetadataXML(nonNil(a.Metadata))
@@ -108,8 +112,12 @@ func nonNil(m map[string]string) map[string]string {
 	return m
 }
 
-// quotaHeader reads x-ms-share-quota: 1..102400 GiB.
+// quotaHeader reads x-ms-share-quota: 1..102400 GiB. A negative value
+// is no valid quota at all: 400 InvalidHeaderValue.
 func quotaHeader(h http.Header) (int, bool, error) {
+	if v := h.Get("x-ms-share-quota"); strings.HasPrefix(v, "-") {
+		return 0, false, errInvalidHeader("x-ms-share-quota", v)
+	}
 	n, ok, err := parseSizeHeader(h, "x-ms-share-quota", maxShareQuotaGiB)
 	if err != nil {
 		return 0, false, err
@@ -132,7 +140,11 @@ func (s *Server) createShare(w http.ResponseWriter, c *call) error {
 	if p := c.r.Header.Get("x-ms-enabled-protocols"); p != "" && !strings.EqualFold(p, "SMB") {
 		return errInvalidHeader("x-ms-enabled-protocols", p)
 	}
-	a, err := s.fs.CreateShare(c.r.Context(), fs.ShareRequest{Name: c.path.Share, QuotaGiB: quota, Metadata: md})
+	tier, _, err := accessTierHeader(c.r.Header)
+	if err != nil {
+		return err
+	}
+	a, err := s.fs.CreateShare(c.r.Context(), fs.ShareRequest{Name: c.path.Share, QuotaGiB: quota, AccessTier: tier, Metadata: md})
 	if err != nil {
 		return err
 	}
@@ -151,7 +163,7 @@ func (s *Server) getShareProperties(w http.ResponseWriter, c *call) error {
 	setMetadata(h, a.Metadata)
 	if c.route.comp == "" {
 		h.Set("x-ms-share-quota", strconv.Itoa(a.QuotaGiB))
-		h.Set("x-ms-access-tier", "TransactionOptimized")
+		h.Set("x-ms-access-tier", accessTier(a))
 		h.Set("x-ms-enabled-protocols", "SMB")
 		h.Set("x-ms-lease-status", "unlocked")
 		h.Set("x-ms-lease-state", "available")
@@ -165,12 +177,18 @@ func (s *Server) setShareProperties(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	var a fs.Attr
+	var p fs.ShareProperties
 	if ok {
-		a, err = s.fs.SetShareQuota(c.r.Context(), c.path.Share, quota)
-	} else {
-		a, err = s.fs.GetShare(c.r.Context(), c.path.Share)
+		p.QuotaGiB = &quota
 	}
+	tier, ok, err := accessTierHeader(c.r.Header)
+	if err != nil {
+		return err
+	}
+	if ok {
+		p.AccessTier = &tier
+	}
+	a, err := s.fs.SetShareProperties(c.r.Context(), c.path.Share, p)
 	if err != nil {
 		return err
 	}
@@ -191,6 +209,32 @@ func (s *Server) setShareMetadata(w http.ResponseWriter, c *call) error {
 	setCommon(w.Header(), a)
 	w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// accessTiers are the x-ms-access-tier values of a share.
+var accessTiers = []string{"TransactionOptimized", "Hot", "Cool", "Premium"}
+
+// accessTierHeader reads x-ms-access-tier, canonicalised; an unknown tier
+// is 400 InvalidHeaderValue.
+func accessTierHeader(h http.Header) (string, bool, error) {
+	v := h.Get("x-ms-access-tier")
+	if v == "" {
+		return "", false, nil
+	}
+	for _, t := range accessTiers {
+		if strings.EqualFold(v, t) {
+			return t, true, nil
+		}
+	}
+	return "", false, errInvalidHeader("x-ms-access-tier", v)
+}
+
+// accessTier is a share's tier as reported.
+func accessTier(a fs.Attr) string {
+	if a.AccessTier == "" {
+		return accessTiers[0]
+	}
+	return a.AccessTier
 }
 
 func (s *Server) deleteShare(w http.ResponseWriter, c *call) error {
