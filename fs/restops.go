@@ -164,7 +164,10 @@ func (fsys *FileSystem) resizeOnce(ctx context.Context, req SetPropertiesRequest
 			if err != nil {
 				return err
 			}
-			return tx.CheckREST(locks.RESTRequest{File: id, Op: locks.OpSetProperties, LeaseID: req.LeaseID, Facts: f})
+			if err := tx.CheckREST(locks.RESTRequest{File: id, Op: locks.OpSetProperties, LeaseID: req.LeaseID, Facts: f}); err != nil {
+				return err
+			}
+			return q.checkQuota(e, *req.Size)
 		},
 		touch: func(_ *q, e *entry) { apply(e) },
 	})
@@ -397,6 +400,9 @@ func (fsys *FileSystem) createFileOnce(ctx context.Context, req CreateFileReques
 			existing = r.e.id
 			return nil, err
 		}
+		if err := q.checkShareRoom(r.share.id, req.Size); err != nil {
+			return nil, err
+		}
 		e := q.newFileEntry(r.parent.id, r.name, 0)
 		apply(q, &e)
 		e.size = req.Size
@@ -425,7 +431,10 @@ func (fsys *FileSystem) createFileOnce(ctx context.Context, req CreateFileReques
 			if err != nil {
 				return err
 			}
-			return tx.CheckREST(locks.RESTRequest{File: e.id, Op: locks.OpCreateOverwrite, LeaseID: req.LeaseID, Facts: f})
+			if err := tx.CheckREST(locks.RESTRequest{File: e.id, Op: locks.OpCreateOverwrite, LeaseID: req.LeaseID, Facts: f}); err != nil {
+				return err
+			}
+			return q.checkQuota(e, size)
 		},
 		touch: func(q *q, e *entry) {
 			apply(q, e)
@@ -862,7 +871,10 @@ func (fsys *FileSystem) copyFileOnce(ctx context.Context, req CopyFileRequest) (
 			if req.IgnoreReadOnly {
 				f.ReadOnly = false
 			}
-			return tx.CheckREST(locks.RESTRequest{File: e.id, Op: locks.OpCreateOverwrite, LeaseID: req.LeaseID, Facts: f})
+			if err := tx.CheckREST(locks.RESTRequest{File: e.id, Op: locks.OpCreateOverwrite, LeaseID: req.LeaseID, Facts: f}); err != nil {
+				return err
+			}
+			return q.checkQuota(e, size)
 		},
 		touch: func(q *q, e *entry) {
 			t := ticks(q.now)

@@ -92,6 +92,7 @@ func (s *Server) routeTable() []route {
 		{name: "GetShareMetadata", method: "GET", restype: "share", comp: "metadata", scopes: sh, perm: 'r', rtype: 'c', h: s.getShareProperties},
 		{name: "GetShareMetadata", method: "HEAD", restype: "share", comp: "metadata", scopes: sh, perm: 'r', rtype: 'c', h: s.getShareProperties},
 		{name: "SetShareMetadata", method: "PUT", restype: "share", comp: "metadata", scopes: sh, perm: 'w', rtype: 'c', h: s.setShareMetadata},
+		{name: "GetShareStats", method: "GET", restype: "share", comp: "stats", scopes: sh, perm: 'r', rtype: 'c', h: s.getShareStats},
 		{name: "DeleteShare", method: "DELETE", restype: "share", scopes: sh, perm: 'd', rtype: 'c', h: s.deleteShare},
 
 		{name: "CreateDirectory", method: "PUT", restype: "directory", scopes: pth, perm: 'c', rtype: 'c', h: s.createDirectory},

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"encoding/xml"
 	"net/http"
 	"strconv"
 	"strings"
@@ -209,6 +210,25 @@ func (s *Server) setShareMetadata(w http.ResponseWriter, c *call) error {
 	setCommon(w.Header(), a)
 	w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// shareStatsXML is the body of Get Share Stats.
+type shareStatsXML struct {
+	XMLName    xml.Name `xml:"ShareStats"`
+	UsageBytes int64    `xml:"ShareUsageBytes"`
+}
+
+func (s *Server) getShareStats(w http.ResponseWriter, c *call) error {
+	st, err := s.fs.ShareStats(c.r.Context(), c.path.Share)
+	if err != nil {
+		return err
+	}
+	a, err := s.fs.GetShare(c.r.Context(), c.path.Share)
+	if err != nil {
+		return err
+	}
+	setCommon(w.Header(), a)
+	return writeXML(w, http.StatusOK, shareStatsXML{UsageBytes: st.UsageBytes})
 }
 
 // accessTiers are the x-ms-access-tier values of a share.
