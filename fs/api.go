@@ -98,8 +98,14 @@ type Attr struct {
 	Metadata      map[string]string // x-ms-meta-*; nil when empty
 	PermissionKey string            // x-ms-file-permission-key
 
+	// Copy is what the last Copy File into this file left (nil when the
+	// file never was a copy destination, or was recreated or had its
+	// properties set since).
+	Copy *CopyInfo
+
 	// Shares only.
-	QuotaGiB int
+	QuotaGiB   int
+	AccessTier string // x-ms-access-tier; "" means the default, TransactionOptimized
 
 	// DeletePending is true for a file unlinked through the mount while
 	// open, or marked by a disposition (only reported where looked up).
@@ -474,9 +480,10 @@ func (h *Handle) Attr(ctx context.Context) (Attr, error) { return h.attr(ctx) }
 
 // ShareRequest creates a share.
 type ShareRequest struct {
-	Name     string
-	QuotaGiB int // 0 means the default, 5120
-	Metadata map[string]string
+	Name       string
+	QuotaGiB   int    // 0 means the default, 5120
+	AccessTier string // "" means the default
+	Metadata   map[string]string
 }
 
 // CreateShare creates a share. Errors: ErrInvalidName (share rules),
@@ -493,6 +500,18 @@ func (fsys *FileSystem) GetShare(ctx context.Context, name string) (Attr, error)
 // SetShareQuota changes a share's quota (GiB, > 0).
 func (fsys *FileSystem) SetShareQuota(ctx context.Context, name string, quotaGiB int) (Attr, error) {
 	return fsys.setShareQuota(ctx, name, quotaGiB)
+}
+
+// ShareProperties are the settable properties of a share; nil fields are
+// kept.
+type ShareProperties struct {
+	QuotaGiB   *int
+	AccessTier *string
+}
+
+// SetShareProperties changes a share's quota (GiB, > 0) and access tier.
+func (fsys *FileSystem) SetShareProperties(ctx context.Context, name string, p ShareProperties) (Attr, error) {
+	return fsys.setShareProperties(ctx, name, p)
 }
 
 // SetShareMetadata replaces a share's metadata.
@@ -702,12 +721,38 @@ func (fsys *FileSystem) ListRanges(ctx context.Context, path string, r locks.Ran
 
 // CopyFileRequest is Copy File within the account (synchronous).
 type CopyFileRequest struct {
-	Source         string
-	Dest           string
-	Metadata       map[string]string // nil: copy the source's
-	Props          SMBProperties     // nil fields: the source's (attributes, times) / now
-	LeaseID        string            // destination lease
-	IgnoreReadOnly bool              // x-ms-file-copy-ignore-readonly
+	Source   string
+	Dest     string
+	Metadata map[string]string // nil: copy the source's
+	// Props sets the destination's SMB properties; a nil attribute set
+	// means the source's attributes, nil times mean now, unless FromSource
+	// names them.
+	Props      SMBProperties
+	FromSource CopyFromSource
+	// PermissionKey is the destination's permission key when not taken
+	// from the source ("": the default descriptor).
+	PermissionKey  string
+	LeaseID        string // destination lease
+	IgnoreReadOnly bool   // x-ms-file-copy-ignore-readonly: an existing ReadOnly destination is overwritten
+	SetArchive     bool   // x-ms-file-copy-set-archive
+	// CopyID and CopySource are recorded on the destination (Copy).
+	CopyID     string
+	CopySource string
+}
+
+// CopyFromSource names the SMB properties Copy File takes from the source
+// file (the header value "source").
+type CopyFromSource struct {
+	Attributes, Created, LastWrite, Change, Permission bool
+}
+
+// CopyInfo is the record of the last Copy File into a file (x-ms-copy-*).
+type CopyInfo struct {
+	ID        string    `json:"id"`
+	Source    string    `json:"src"`
+	Status    string    `json:"st"`   // "success" (copies complete synchronously)
+	Progress  string    `json:"prog"` // "copied/total" bytes
+	Completed time.Time `json:"done"`
 }
 
 // CopyFile copies a file's content and properties (source checked as

@@ -406,7 +406,9 @@ func (q *q) move(tx *locks.Tx, src entry, newParent FileID, newName string, o mo
 		}
 		chs = append(chs, Change{Kind: ChangeRemove, File: dst.id, Parent: newParent, Name: dst.name})
 	default:
-		if src.kind.IsDir() {
+		// POSIX refuses a directory over a file (ENOTDIR); REST Rename
+		// Directory with replace-if-exists replaces the file.
+		if src.kind.IsDir() && o.mount {
 			return nil, ErrNotDir
 		}
 		f, err := q.facts(dst)

@@ -33,7 +33,9 @@ type entry struct {
 	metadata   map[string]string
 	permKey    string
 	quota      int
-	blob       bool // the content lives in a blob (else inline); read-only here
+	tier       string    // shares: access tier
+	copy       *CopyInfo // files: last copy into the file
+	blob       bool      // the content lives in a blob (else inline); read-only here
 }
 
 type rowScanner interface{ Scan(dest ...any) error }
@@ -70,6 +72,8 @@ type storedProps struct {
 	MD5          []byte            `json:"m,omitempty"`
 	Metadata     map[string]string `json:"md,omitempty"`
 	PermKey      string            `json:"p,omitempty"`
+	Tier         string            `json:"at,omitempty"`
+	Copy         *CopyInfo         `json:"cp,omitempty"`
 }
 
 // props encodes e's stored properties ("" when there are none, as for
@@ -77,9 +81,9 @@ type storedProps struct {
 func (e *entry) props() (string, error) {
 	p := storedProps{Type: e.content.Type, Encoding: e.content.Encoding, Language: e.content.Language,
 		Disposition: e.content.Disposition, CacheControl: e.content.CacheControl, MD5: e.content.MD5,
-		Metadata: e.metadata, PermKey: e.permKey}
+		Metadata: e.metadata, PermKey: e.permKey, Tier: e.tier, Copy: e.copy}
 	if p.Type == "" && p.Encoding == "" && p.Language == "" && p.Disposition == "" && p.CacheControl == "" &&
-		len(p.MD5) == 0 && len(p.Metadata) == 0 && p.PermKey == "" {
+		len(p.MD5) == 0 && len(p.Metadata) == 0 && p.PermKey == "" && p.Tier == "" && p.Copy == nil {
 		return "", nil
 	}
 	b, err := json.Marshal(p)
@@ -104,6 +108,8 @@ func (e *entry) setProps(s string) error {
 		e.metadata = p.Metadata
 	}
 	e.permKey = p.PermKey
+	e.tier = p.Tier
+	e.copy = p.Copy
 	return nil
 }
 
@@ -128,7 +134,7 @@ func (e entry) attr(path string) Attr {
 		Created: fromTicks(e.created), LastWrite: fromTicks(e.write), Change: fromTicks(e.change), Modified: fromTicks(e.modified),
 		ETag: etagOf(e.id, e.version), Version: e.version,
 		Content: e.content, Metadata: e.metadata, PermissionKey: e.permKey,
-		QuotaGiB: e.quota, Unlinked: e.unlinked,
+		QuotaGiB: e.quota, AccessTier: e.tier, Copy: e.copy, Unlinked: e.unlinked,
 	}
 	if e.kind.IsDir() {
 		a.Attributes |= AttrDirectory

@@ -106,6 +106,7 @@ func (fsys *FileSystem) setProperties(ctx context.Context, req SetPropertiesRequ
 		if req.Content != nil && e.kind == KindFile {
 			e.content = *req.Content
 		}
+		e.copy = nil // Azure drops x-ms-copy-* once properties are set
 	}
 	if req.Size != nil {
 		if *req.Size < 0 {
@@ -163,7 +164,10 @@ func (fsys *FileSystem) resizeOnce(ctx context.Context, req SetPropertiesRequest
 			if err != nil {
 				return err
 			}
-			return tx.CheckREST(locks.RESTRequest{File: id, Op: locks.OpSetProperties, LeaseID: req.LeaseID, Facts: f})
+			if err := tx.CheckREST(locks.RESTRequest{File: id, Op: locks.OpSetProperties, LeaseID: req.LeaseID, Facts: f}); err != nil {
+				return err
+			}
+			return q.checkQuota(e, *req.Size)
 		},
 		touch: func(_ *q, e *entry) { apply(e) },
 	})
@@ -385,6 +389,7 @@ func (fsys *FileSystem) createFileOnce(ctx context.Context, req CreateFileReques
 		e.applyProps(req.Props)
 		e.content = req.Content
 		e.metadata = req.Metadata
+		e.copy = nil // a recreated file is no copy destination any more
 	}
 	var a Attr
 	var existing FileID
@@ -393,6 +398,9 @@ func (fsys *FileSystem) createFileOnce(ctx context.Context, req CreateFileReques
 		r, err := q.fileToWrite(req.Path, req.LeaseID)
 		if err != nil || r.found {
 			existing = r.e.id
+			return nil, err
+		}
+		if err := q.checkShareRoom(r.share.id, req.Size); err != nil {
 			return nil, err
 		}
 		e := q.newFileEntry(r.parent.id, r.name, 0)
@@ -423,7 +431,10 @@ func (fsys *FileSystem) createFileOnce(ctx context.Context, req CreateFileReques
 			if err != nil {
 				return err
 			}
-			return tx.CheckREST(locks.RESTRequest{File: e.id, Op: locks.OpCreateOverwrite, LeaseID: req.LeaseID, Facts: f})
+			if err := tx.CheckREST(locks.RESTRequest{File: e.id, Op: locks.OpCreateOverwrite, LeaseID: req.LeaseID, Facts: f}); err != nil {
+				return err
+			}
+			return q.checkQuota(e, size)
 		},
 		touch: func(q *q, e *entry) {
 			apply(q, e)
@@ -808,7 +819,11 @@ func (fsys *FileSystem) copyFileOnce(ctx context.Context, req CopyFileRequest) (
 			dst = r.e.id
 			return nil, err
 		}
-		e, chs, err := q.insertFile(r.parent, q.newFileEntry(r.parent.id, r.name, src.attrs))
+		// A new destination starts as a plain file: the source's
+		// attributes (ReadOnly included) are applied with the content,
+		// and only a destination that existed before is checked for
+		// ReadOnly.
+		e, chs, err := q.insertFile(r.parent, q.newFileEntry(r.parent.id, r.name, AttrArchive))
 		dst = e.id
 		return chs, err
 	})
@@ -856,18 +871,43 @@ func (fsys *FileSystem) copyFileOnce(ctx context.Context, req CopyFileRequest) (
 			if req.IgnoreReadOnly {
 				f.ReadOnly = false
 			}
-			return tx.CheckREST(locks.RESTRequest{File: e.id, Op: locks.OpCreateOverwrite, LeaseID: req.LeaseID, Facts: f})
+			if err := tx.CheckREST(locks.RESTRequest{File: e.id, Op: locks.OpCreateOverwrite, LeaseID: req.LeaseID, Facts: f}); err != nil {
+				return err
+			}
+			return q.checkQuota(e, size)
 		},
 		touch: func(q *q, e *entry) {
 			t := ticks(q.now)
 			e.attrs = src.attrs
 			e.created, e.write, e.change, e.modified = t, t, t, t
 			e.applyProps(req.Props)
+			from := req.FromSource
+			if from.Attributes {
+				e.attrs = src.attrs
+			}
+			if req.SetArchive {
+				e.attrs |= AttrArchive
+			}
+			if from.Created {
+				e.created = src.created
+			}
+			if from.LastWrite {
+				e.write = src.write
+			}
+			if from.Change {
+				e.change = src.change
+			}
+			e.permKey = req.PermissionKey
+			if from.Permission {
+				e.permKey = src.permKey
+			}
 			e.content = src.content
 			e.metadata = src.metadata
 			if req.Metadata != nil {
 				e.metadata = req.Metadata
 			}
+			e.copy = &CopyInfo{ID: req.CopyID, Source: req.CopySource, Status: "success",
+				Progress: fmt.Sprintf("%d/%d", src.size, src.size), Completed: q.now.UTC()}
 		},
 	})
 	if err != nil {

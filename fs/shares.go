@@ -25,6 +25,7 @@ func (fsys *FileSystem) createShare(ctx context.Context, req ShareRequest) (Attr
 			e.quota = DefaultQuotaGiB
 		}
 		e.metadata = req.Metadata
+		e.tier = req.AccessTier
 		e, err := q.insert(e)
 		if errors.Is(err, ErrExist) {
 			return nil, ErrShareExist
@@ -80,11 +81,20 @@ func (fsys *FileSystem) changeShare(ctx context.Context, op, name string, fn fun
 }
 
 func (fsys *FileSystem) setShareQuota(ctx context.Context, name string, quotaGiB int) (Attr, error) {
-	return fsys.changeShare(ctx, "set share quota", name, func(e *entry) error {
-		if quotaGiB <= 0 {
-			return ErrInvalidArg
+	return fsys.setShareProperties(ctx, name, ShareProperties{QuotaGiB: &quotaGiB})
+}
+
+func (fsys *FileSystem) setShareProperties(ctx context.Context, name string, p ShareProperties) (Attr, error) {
+	return fsys.changeShare(ctx, "set share properties", name, func(e *entry) error {
+		if p.QuotaGiB != nil {
+			if *p.QuotaGiB <= 0 {
+				return ErrInvalidArg
+			}
+			e.quota = *p.QuotaGiB
 		}
-		e.quota = quotaGiB
+		if p.AccessTier != nil {
+			e.tier = *p.AccessTier
+		}
 		return nil
 	})
 }

@@ -15,8 +15,14 @@ import (
 func authenticators(sg storagehttp.Signer) []storagehttp.Authenticator {
 	return []storagehttp.Authenticator{
 		storagehttp.SharedKey{Signer: sg, StringToSign: storagehttp.StringToSign},
-		storagehttp.SAS{Signer: sg, Service: 'f', ServiceStringToSign: fileServiceSAS},
+		fileSAS(sg),
 	}
+}
+
+// fileSAS checks FileREST's SAS tokens: of a request, and of the source
+// URL of Put Range From URL.
+func fileSAS(sg storagehttp.Signer) storagehttp.SAS {
+	return storagehttp.SAS{Signer: sg, Service: 'f', ServiceStringToSign: fileServiceSAS}
 }
 
 // fileServiceSAS is the File service-SAS string-to-sign: the signed

@@ -94,6 +94,7 @@ func (s *Server) routeTable() []route {
 		{name: "GetShareMetadata", method: "GET", restype: "share", comp: "metadata", scopes: sh, perm: 'r', rtype: 'c', h: s.getShareProperties},
 		{name: "GetShareMetadata", method: "HEAD", restype: "share", comp: "metadata", scopes: sh, perm: 'r', rtype: 'c', h: s.getShareProperties},
 		{name: "SetShareMetadata", method: "PUT", restype: "share", comp: "metadata", scopes: sh, perm: 'w', rtype: 'c', h: s.setShareMetadata},
+		{name: "GetShareStats", method: "GET", restype: "share", comp: "stats", scopes: sh, perm: 'r', rtype: 'c', h: s.getShareStats},
 		{name: "DeleteShare", method: "DELETE", restype: "share", scopes: sh, perm: 'd', rtype: 'c', h: s.deleteShare},
 
 		{name: "CreateDirectory", method: "PUT", restype: "directory", scopes: pth, perm: 'c', rtype: 'c', h: s.createDirectory},
@@ -239,10 +240,12 @@ func (s *Server) match(r *http.Request, q url.Values, p resourcePath) (*route, e
 }
 
 // checkSASScope checks a SAS grant against the chosen operation: the
-// account-SAS resource type and permission letter (storagehttp), and that
-// a file SAS (sr=f) addresses a file, not its share.
+// account-SAS resource type and permission letter (storagehttp), that a
+// service SAS never reaches the share's own operations (Get Share
+// Properties, metadata, ACL, stats, lease …: those need Shared Key or an
+// account SAS), and that a file SAS (sr=f) addresses a file, not its share.
 func checkSASScope(g *storagehttp.SASGrant, rt *route, p resourcePath) error {
-	if !g.Account && g.Resource == "f" && len(p.Parts) == 0 {
+	if !g.Account && (rt.restype == "share" || g.Resource == "f" && len(p.Parts) == 0) {
 		return storagehttp.NewError(http.StatusForbidden, CodeAuthorizationFailure,
 			"This request is not authorized to perform this operation.")
 	}

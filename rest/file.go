@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/md5"
 	"encoding/base64"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -51,6 +52,21 @@ func (s *Server) createFile(w http.ResponseWriter, c *call) error {
 	if bodyLen > size {
 		return storagehttp.InvalidHeader("Content-Length", strconv.FormatInt(bodyLen, 10))
 	}
+	if bodyLen > 0 && h.Get("Content-MD5") != "" {
+		// Verify the body before the file is created or replaced: a
+		// mismatch must leave an existing file as it was. The body goes
+		// to an unlinked spill file, not memory.
+		want, err := parseMD5("Content-MD5", h.Get("Content-MD5"))
+		if err != nil {
+			return err
+		}
+		f, err := s.spill(&bodyReader{r: c.r.Body, left: bodyLen, h: md5.New(), want: want, wantB64: h.Get("Content-MD5")}, c.fsPath())
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		c.r.Body = io.NopCloser(io.NewSectionReader(f, 0, bodyLen))
+	}
 	a, err := s.fs.CreateFile(c.r.Context(), fs.CreateFileRequest{
 		Path: c.fsPath(), Size: size, Props: props, Content: content, Metadata: md, LeaseID: lease,
 	})
@@ -62,7 +78,7 @@ func (s *Server) createFile(w http.ResponseWriter, c *call) error {
 		var sum []byte
 		a, sum, err = s.putBody(w, c.r, fs.PutRangeRequest{
 			Path: c.fsPath(), Offset: 0, Length: bodyLen, LeaseID: lease,
-		}, false)
+		}, true)
 		if err != nil {
 			return err
 		}
@@ -166,6 +182,40 @@ func (s *Server) sourcePath(header, v string, allowTrailingDot bool) (resourcePa
 	return p, nil
 }
 
+// authorizeCopySource checks that the source URL of Put Range From URL
+// carries its own authorization, as Azure requires (the destination's
+// credentials do not reach the source): a SAS on the URL that verifies
+// and grants read on a file. Without one the answer is 403
+// CannotVerifyCopySource. With authentication off nothing is checked.
+func (s *Server) authorizeCopySource(c *call, raw string) error {
+	if s.sas == nil {
+		return nil
+	}
+	refused := func(reason string) error {
+		return storagehttp.NewError(http.StatusForbidden, CodeCannotVerifyCopySource,
+			"The source of the copy could not be authorized: "+reason, Detail{Name: "HeaderName", Value: "x-ms-copy-source"})
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return refused("malformed URL")
+	}
+	if u.Query().Get("sig") == "" && c.r.Header.Get("x-ms-copy-source-authorization") == "" {
+		return refused("no shared access signature on the source URL")
+	}
+	if c.r.Header.Get("x-ms-copy-source-authorization") != "" && u.Query().Get("sig") == "" {
+		return refused("only a shared access signature is supported for the source")
+	}
+	src := &http.Request{Method: http.MethodGet, URL: u, Header: http.Header{}, RemoteAddr: c.r.RemoteAddr, TLS: c.r.TLS}
+	v, g, err := s.sas.Authenticate(src, storagehttp.InfoFrom(c.r.Context()).Start)
+	if v != storagehttp.Pass || err != nil || g.SAS == nil {
+		return refused("the source's shared access signature does not verify")
+	}
+	if !g.SAS.Allows('r', 'o') {
+		return refused("the source's shared access signature does not grant read")
+	}
+	return nil
+}
+
 func fsPathOf(p resourcePath) string { return p.Share + "/" + p.Path() }
 
 func (s *Server) putRangeFromURL(w http.ResponseWriter, c *call) error {
@@ -178,6 +228,9 @@ func (s *Server) putRangeFromURL(w http.ResponseWriter, c *call) error {
 	}
 	src, err := s.sourcePath("x-ms-copy-source", h.Get("x-ms-copy-source"), true)
 	if err != nil {
+		return err
+	}
+	if err := s.authorizeCopySource(c, h.Get("x-ms-copy-source")); err != nil {
 		return err
 	}
 	dst, ok, err := requestRange(h, true)
@@ -226,6 +279,7 @@ func setFileHeaders(h http.Header, a fs.Attr, l locks.LeaseInfo, full bool) {
 	storagehttp.SetMetadataHeaders(h, a.Metadata)
 	setContent(h, a.Content, full)
 	setLease(h, l)
+	setCopy(h, a.Copy)
 	h.Set("x-ms-type", "File")
 	h.Set("x-ms-server-encrypted", "true")
 	h.Set("Accept-Ranges", "bytes")
@@ -241,7 +295,7 @@ func (s *Server) getFileProperties(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	if a.Kind != fs.KindFile {
-		return &fs.Error{Op: "stat", Path: c.fsPath(), Err: fs.ErrIsDir}
+		return errNotAFile(c)
 	}
 	h := w.Header()
 	setFileHeaders(h, a, l, true)
@@ -254,6 +308,13 @@ func (s *Server) getFileProperties(w http.ResponseWriter, c *call) error {
 	}
 	w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// errNotAFile answers a file read (Get File, Get File Properties) on a
+// directory as the service does: 404 ResourceNotFound, which clients take
+// for "no such file".
+func errNotAFile(c *call) error {
+	return &fs.Error{Op: "get file", Path: c.fsPath(), Err: fs.ErrNotFound}
 }
 
 func (s *Server) getFile(w http.ResponseWriter, c *call) error {
@@ -281,6 +342,9 @@ func (s *Server) getFile(w http.ResponseWriter, c *call) error {
 		return storagehttp.InvalidHeader("x-ms-range-get-content-md5", h.Get("x-ms-range-get-content-md5"))
 	}
 	fr, err := s.fs.GetFile(c.r.Context(), req)
+	if errors.Is(err, fs.ErrIsDir) {
+		return errNotAFile(c)
+	}
 	if err != nil {
 		return err
 	}
@@ -432,10 +496,17 @@ func (s *Server) copyFile(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	if m := h.Get("x-ms-file-permission-copy-mode"); m != "" && !strings.EqualFold(m, "source") && !strings.EqualFold(m, "override") {
-		return storagehttp.InvalidHeader("x-ms-file-permission-copy-mode", m)
+	setArchive, err := parseBoolHeader(h, "x-ms-file-copy-set-archive")
+	if err != nil {
+		return err
 	}
-	req := fs.CopyFileRequest{Source: fsPathOf(src), Dest: c.fsPath(), Props: props, LeaseID: lease, IgnoreReadOnly: ignoreRO}
+	from, err := copyFromSource(h)
+	if err != nil {
+		return err
+	}
+	req := fs.CopyFileRequest{Source: fsPathOf(src), Dest: c.fsPath(), Props: props, FromSource: from,
+		PermissionKey: h.Get("x-ms-file-permission-key"), LeaseID: lease, IgnoreReadOnly: ignoreRO, SetArchive: setArchive,
+		CopyID: uuid.NewString(), CopySource: h.Get("x-ms-copy-source")}
 	if len(md) > 0 {
 		req.Metadata = md
 	}
@@ -445,7 +516,7 @@ func (s *Server) copyFile(w http.ResponseWriter, c *call) error {
 	}
 	out := w.Header()
 	setCommon(out, a)
-	out.Set("x-ms-copy-id", uuid.NewString())
+	out.Set("x-ms-copy-id", req.CopyID)
 	out.Set("x-ms-copy-status", "success")
 	w.WriteHeader(http.StatusAccepted)
 	return nil
@@ -577,8 +648,12 @@ func (s *Server) leaseFile(w http.ResponseWriter, c *call) error {
 // is never a pending copy to abort: 409 NoPendingCopyOperation once the
 // file is known to exist (404 otherwise).
 func (s *Server) abortCopy(w http.ResponseWriter, c *call) error {
-	if c.q.Get("copyid") == "" {
+	id := c.q.Get("copyid")
+	if id == "" {
 		return storagehttp.MissingQuery("copyid")
+	}
+	if _, err := uuid.Parse(id); err != nil {
+		return storagehttp.InvalidQuery("copyid", id, "not a copy id")
 	}
 	if _, err := leaseHeader(c.r.Header, "x-ms-lease-id"); err != nil {
 		return err

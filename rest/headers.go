@@ -102,6 +102,44 @@ func parseSMBProps(h http.Header, now time.Time, allowSource bool) (fs.SMBProper
 	return p, nil
 }
 
+// copyFromSource reads which SMB properties Copy File takes from the
+// source (header value "source", any case) and the permission copy mode:
+// "source" copies the source's permission; "override" needs
+// x-ms-file-permission or x-ms-file-permission-key.
+func copyFromSource(h http.Header) (fs.CopyFromSource, error) {
+	is := func(name string) bool { return strings.EqualFold(strings.TrimSpace(h.Get(name)), "source") }
+	from := fs.CopyFromSource{
+		Attributes: is("x-ms-file-attributes"),
+		Created:    is("x-ms-file-creation-time"),
+		LastWrite:  is("x-ms-file-last-write-time"),
+		Change:     is("x-ms-file-change-time"),
+	}
+	switch m := h.Get("x-ms-file-permission-copy-mode"); {
+	case m == "":
+	case strings.EqualFold(m, "source"):
+		from.Permission = true
+	case strings.EqualFold(m, "override"):
+		if h.Get("x-ms-file-permission") == "" && h.Get("x-ms-file-permission-key") == "" {
+			return from, storagehttp.MissingHeader("x-ms-file-permission")
+		}
+	default:
+		return from, storagehttp.InvalidHeader("x-ms-file-permission-copy-mode", m)
+	}
+	return from, nil
+}
+
+// setCopy writes the record of the last Copy File into a file.
+func setCopy(h http.Header, c *fs.CopyInfo) {
+	if c == nil {
+		return
+	}
+	h.Set("x-ms-copy-id", c.ID)
+	h.Set("x-ms-copy-source", c.Source)
+	h.Set("x-ms-copy-status", c.Status)
+	h.Set("x-ms-copy-progress", c.Progress)
+	h.Set("x-ms-copy-completion-time", c.Completed.UTC().Format(http.TimeFormat))
+}
+
 // contentHeaderNames are the request headers of the content-header group.
 var contentHeaderNames = []string{"x-ms-content-type", "x-ms-content-encoding", "x-ms-content-language",
 	"x-ms-content-disposition", "x-ms-cache-control", "x-ms-content-md5"}
@@ -122,7 +160,7 @@ func parseContent(h http.Header) (c fs.ContentHeaders, any bool, err error) {
 		CacheControl: h.Get("x-ms-cache-control"),
 	}
 	if v := h.Get("x-ms-content-md5"); v != "" {
-		c.MD5, err = parseMD5("x-ms-content-md5", v)
+		c.MD5, err = parseBase64("x-ms-content-md5", v)
 	}
 	return c, any, err
 }

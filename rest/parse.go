@@ -295,11 +295,18 @@ var attributeBits = []struct {
 }
 
 // parseAttributes parses a pipe-separated attribute list (names matched
-// case-insensitively, spaces trimmed; "None" adds nothing). Unknown or
-// empty tokens → 400 InvalidHeaderValue naming the header.
+// case-insensitively, spaces trimmed). "None" stands alone: combined with
+// any other attribute, like unknown or empty tokens, it is 400
+// InvalidHeaderValue naming the header.
 func parseAttributes(name, v string) (fs.Attributes, error) {
 	var out fs.Attributes
-	for _, tok := range strings.Split(v, "|") {
+	toks := strings.Split(v, "|")
+	for _, tok := range toks {
+		if len(toks) > 1 && strings.EqualFold(strings.TrimSpace(tok), "None") {
+			return 0, storagehttp.InvalidHeader(name, v)
+		}
+	}
+	for _, tok := range toks {
 		tok = strings.TrimSpace(tok)
 		found := false
 		for _, a := range attributeBits {
@@ -334,6 +341,16 @@ func formatAttributes(a fs.Attributes) string {
 func parseMD5(name, v string) ([]byte, error) {
 	b, err := base64.StdEncoding.DecodeString(v)
 	if err != nil || len(b) != 16 {
+		return nil, storagehttp.InvalidHeader(name, v)
+	}
+	return b, nil
+}
+
+// parseBase64 decodes a base64 header value of any length (the stored
+// x-ms-content-md5 is the client's business: Azure keeps what it is given).
+func parseBase64(name, v string) ([]byte, error) {
+	b, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
 		return nil, storagehttp.InvalidHeader(name, v)
 	}
 	return b, nil

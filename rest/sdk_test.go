@@ -15,6 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/directory"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/fileerror"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/sas"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/share"
 )
@@ -311,9 +312,13 @@ func TestSDKFiles(t *testing.T) {
 	if err != nil || *gp.ContentLength != 20 {
 		t.Fatalf("copy props %v %v", gp.ContentLength, err)
 	}
-	// Put Range from URL.
+	// Put Range from URL: the source is authorized by its own SAS.
 	dst := e.mustFile("share", "dst.bin", make([]byte, 8))
-	if _, err := dst.UploadRangeFromURL(ctxBG, f.URL(), 0, 2, 5, nil); err != nil {
+	srcSAS, err := f.GetSASURL(sas.FilePermissions{Read: true}, time.Now().Add(time.Hour), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dst.UploadRangeFromURL(ctxBG, srcSAS, 0, 2, 5, nil); err != nil {
 		t.Fatal(err)
 	}
 	dl, _ = dst.DownloadStream(ctxBG, nil)

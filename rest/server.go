@@ -61,6 +61,9 @@ type Server struct {
 	handler http.Handler
 	routes  []route
 	svc     serviceState
+	// sas verifies the SAS of a copy source (Put Range From URL); nil
+	// when authentication is off.
+	sas *storagehttp.SAS
 
 	bodies      *budget       // request-body bytes in memory (body.go)
 	bodyTimeout time.Duration // 0: none
@@ -111,7 +114,10 @@ func New(cfg Config) (*Server, error) {
 	// The chain, outermost first (doc.go explains the order).
 	var chain []storagehttp.Authenticator
 	if !cfg.DisableAuth {
-		chain = authenticators(storagehttp.Signer{Account: s.account, Key: raw})
+		sg := storagehttp.Signer{Account: s.account, Key: raw}
+		chain = authenticators(sg)
+		sas := fileSAS(sg)
+		s.sas = &sas
 	}
 	s.handler = s.withRequestID(s.withLimits(s.withRecover(
 		storagehttp.Authenticate(chain, s.log, storagehttp.CheckVersion(http.HandlerFunc(s.dispatch))))))

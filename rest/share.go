@@ -1,12 +1,12 @@
 package rest
 
 import (
+	"encoding/xml"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/blobshare/blobshare/fs"
-
 	"github.com/blobshare/blobshare/storagehttp"
 )
 
@@ -29,16 +29,11 @@ func listParams(c *call) (fs.ListRequest, error) {
 			return req, storagehttp.InvalidQuery("maxresults", v[0], "not an integer")
 		}
 		if n <= 0 {
-			return req, errOutOfRangeQuery("maxresults", v[0])
+			return req, storagehttp.OutOfRangeQuery("maxresults", v[0], 1, maxListResults)
 		}
 		req.MaxResults = min(n, maxListResults)
 	}
 	return req, nil
-}
-
-func errOutOfRangeQuery(name, value string) *Error {
-	return storagehttp.NewError(http.StatusBadRequest, CodeOutOfRangeInput, "One of the request inputs is out of range.",
-		Detail{Name: "QueryParameterName", Value: name}, Detail{Name: "QueryParameterValue", Value: value})
 }
 
 // includeSet parses a comma-joined include list against allowed values
@@ -93,7 +88,7 @@ func (s *Server) listShares(w http.ResponseWriter, c *call) error {
 	for _, a := range res.Shares {
 		sx := shareXML{Name: a.Name, Properties: sharePropsXML{
 			LastModified: a.Modified.UTC().Format(http.TimeFormat), Etag: a.ETag, Quota: a.QuotaGiB,
-			AccessTier: "TransactionOptimized", EnabledProtocols: "SMB", LeaseStatus: "unlocked", LeaseState: "available",
+			AccessTier: accessTier(a), EnabledProtocols: "SMB", LeaseStatus: "unlocked", LeaseState: "available",
 		}}
 		if inc["metadata"] {
 			sx.Metadata = storagehttp.NewMetadataXML(nonNil(a.Metadata))
@@ -110,8 +105,12 @@ func nonNil(m map[string]string) map[string]string {
 	return m
 }
 
-// quotaHeader reads x-ms-share-quota: 1..102400 GiB.
+// quotaHeader reads x-ms-share-quota: 1..102400 GiB. A negative value
+// is no valid quota at all: 400 InvalidHeaderValue.
 func quotaHeader(h http.Header) (int, bool, error) {
+	if v := h.Get("x-ms-share-quota"); strings.HasPrefix(v, "-") {
+		return 0, false, storagehttp.InvalidHeader("x-ms-share-quota", v)
+	}
 	n, ok, err := parseSizeHeader(h, "x-ms-share-quota", maxShareQuotaGiB)
 	if err != nil {
 		return 0, false, err
@@ -134,7 +133,11 @@ func (s *Server) createShare(w http.ResponseWriter, c *call) error {
 	if p := c.r.Header.Get("x-ms-enabled-protocols"); p != "" && !strings.EqualFold(p, "SMB") {
 		return storagehttp.InvalidHeader("x-ms-enabled-protocols", p)
 	}
-	a, err := s.fs.CreateShare(c.r.Context(), fs.ShareRequest{Name: c.path.Share, QuotaGiB: quota, Metadata: md})
+	tier, _, err := accessTierHeader(c.r.Header)
+	if err != nil {
+		return err
+	}
+	a, err := s.fs.CreateShare(c.r.Context(), fs.ShareRequest{Name: c.path.Share, QuotaGiB: quota, AccessTier: tier, Metadata: md})
 	if err != nil {
 		return err
 	}
@@ -153,7 +156,7 @@ func (s *Server) getShareProperties(w http.ResponseWriter, c *call) error {
 	storagehttp.SetMetadataHeaders(h, a.Metadata)
 	if c.route.comp == "" {
 		h.Set("x-ms-share-quota", strconv.Itoa(a.QuotaGiB))
-		h.Set("x-ms-access-tier", "TransactionOptimized")
+		h.Set("x-ms-access-tier", accessTier(a))
 		h.Set("x-ms-enabled-protocols", "SMB")
 		h.Set("x-ms-lease-status", "unlocked")
 		h.Set("x-ms-lease-state", "available")
@@ -167,12 +170,18 @@ func (s *Server) setShareProperties(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	var a fs.Attr
+	var p fs.ShareProperties
 	if ok {
-		a, err = s.fs.SetShareQuota(c.r.Context(), c.path.Share, quota)
-	} else {
-		a, err = s.fs.GetShare(c.r.Context(), c.path.Share)
+		p.QuotaGiB = &quota
 	}
+	tier, ok, err := accessTierHeader(c.r.Header)
+	if err != nil {
+		return err
+	}
+	if ok {
+		p.AccessTier = &tier
+	}
+	a, err := s.fs.SetShareProperties(c.r.Context(), c.path.Share, p)
 	if err != nil {
 		return err
 	}
@@ -193,6 +202,51 @@ func (s *Server) setShareMetadata(w http.ResponseWriter, c *call) error {
 	setCommon(w.Header(), a)
 	w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// shareStatsXML is the body of Get Share Stats.
+type shareStatsXML struct {
+	XMLName    xml.Name `xml:"ShareStats"`
+	UsageBytes int64    `xml:"ShareUsageBytes"`
+}
+
+func (s *Server) getShareStats(w http.ResponseWriter, c *call) error {
+	st, err := s.fs.ShareStats(c.r.Context(), c.path.Share)
+	if err != nil {
+		return err
+	}
+	a, err := s.fs.GetShare(c.r.Context(), c.path.Share)
+	if err != nil {
+		return err
+	}
+	setCommon(w.Header(), a)
+	return storagehttp.WriteXML(w, http.StatusOK, shareStatsXML{UsageBytes: st.UsageBytes})
+}
+
+// accessTiers are the x-ms-access-tier values of a share.
+var accessTiers = []string{"TransactionOptimized", "Hot", "Cool", "Premium"}
+
+// accessTierHeader reads x-ms-access-tier, canonicalised; an unknown tier
+// is 400 InvalidHeaderValue.
+func accessTierHeader(h http.Header) (string, bool, error) {
+	v := h.Get("x-ms-access-tier")
+	if v == "" {
+		return "", false, nil
+	}
+	for _, t := range accessTiers {
+		if strings.EqualFold(v, t) {
+			return t, true, nil
+		}
+	}
+	return "", false, storagehttp.InvalidHeader("x-ms-access-tier", v)
+}
+
+// accessTier is a share's tier as reported.
+func accessTier(a fs.Attr) string {
+	if a.AccessTier == "" {
+		return accessTiers[0]
+	}
+	return a.AccessTier
 }
 
 func (s *Server) deleteShare(w http.ResponseWriter, c *call) error {
