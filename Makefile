@@ -10,7 +10,7 @@ FUZZTIME  ?= 5s
 REST_FUZZ := FuzzParseRange FuzzParsePath FuzzSharedKey FuzzParseAttributes \
              FuzzParseSMBTime FuzzParseMetadata FuzzDecodeXMLBody
 
-.PHONY: test deps npm vet unit fuzz bench build
+.PHONY: test deps debs npm vet unit fuzz bench build
 
 test: deps vet
 	$(GOTEST) ./...
@@ -26,8 +26,16 @@ fuzz:
 		echo "fuzz $$f ($(FUZZTIME)): $$(tail -n 1 $$log)"; \
 	done
 
-deps: npm
+deps: npm debs
 	$(GO) mod download
+
+# Debian packages the tests run (rsync: the mount's timestamp tests);
+# installed only when missing, so a second run costs nothing.
+DEBS := rsync
+
+debs:
+	@missing=; for p in $(DEBS); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "apt-get install$$missing"; apt-get update -qq && apt-get install -y -qq $$missing; fi
 
 # Azurite (blob backend tests) and the Azure Files JS SDK (REST smoke test).
 npm: $(NPM_DIR)/node_modules/.installed

@@ -493,6 +493,14 @@ func (fsys *FileSystem) setattr(ctx context.Context, id FileID, req SetattrReque
 	if req.LastWrite == nil && req.Change == nil && req.Created == nil && req.Attributes == nil {
 		return fsys.getAttr(ctx, id)
 	}
+	if req.LastWrite != nil && req.Size == nil {
+		// A time set now must outlive the writes made before it: commit
+		// them first, or their commit at close would stamp the write time
+		// over it (cp -p, tar and rsync set times on an open descriptor).
+		if err := fsys.flushFile(ctx, id, req.Handle); err != nil {
+			return Attr{}, fileErr("setattr", id, err)
+		}
+	}
 	var a Attr
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 		e, err := q.get(id)
@@ -526,7 +534,7 @@ func (fsys *FileSystem) setattr(ctx context.Context, id FileID, req SetattrReque
 }
 
 // flushFile commits the staged writes of this process's handles on a file
-// (before a truncate, so that they do not land after it).
+// (before a truncate or a time change, so that they do not land after it).
 func (fsys *FileSystem) flushFile(ctx context.Context, id FileID, first *Handle) error {
 	if first != nil {
 		if err := first.Flush(ctx); err != nil {

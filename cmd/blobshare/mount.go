@@ -39,6 +39,9 @@ func runMount(c *cli.Context) error {
 		return fmt.Errorf("mount: expected one MOUNTPOINT, got %d arguments", c.NArg())
 	}
 	mountpoint := c.Args().First()
+	if err := fusefs.ClearDeadMount(mountpoint); err != nil {
+		return fmt.Errorf("mount: %w", err)
+	}
 	st, err := os.Stat(mountpoint)
 	switch {
 	case errors.Is(err, os.ErrNotExist):

@@ -55,6 +55,9 @@ func runServe(c *cli.Context) error {
 	}
 	mountDir := c.String("mount")
 	if mountDir != "" {
+		if err := fusefs.ClearDeadMount(mountDir); err != nil {
+			return fmt.Errorf("--mount %s: %w", mountDir, err)
+		}
 		if fi, err := os.Stat(mountDir); err != nil || !fi.IsDir() {
 			return fmt.Errorf("--mount %s: mount point must be an existing directory", mountDir)
 		}

@@ -15,6 +15,13 @@
 // the mount's bdi in sysfs (FUSE INIT can only lower the kernel's 128 KiB),
 // so sequential reads arrive as 1 MiB READs.
 //
+// A mount point still holding the dead mount of a blobshare process killed
+// with SIGKILL ("Transport endpoint is not connected") is detached lazily
+// before mounting (ClearDeadMount; the CLI calls it before its own checks):
+// statfs(2) tells a dead mount, as it fails with ENOTCONN where stat(2) may
+// still answer from the kernel's cache. So a restart mounts once, neither
+// refusing nor stacking on the dead mount.
+//
 // Entry and attribute timeouts are 1 s; the negative-entry timeout is 0,
 // because names are case-insensitive: after creating "foo" a cached
 // negative entry for "FOO" would hide it. For the same reason a lookup that

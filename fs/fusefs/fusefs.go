@@ -34,6 +34,10 @@ type Options struct {
 	// ClientName is reported by List Handles for mount opens ("" means
 	// "fuse:<hostname>").
 	ClientName string
+
+	// notify replaces the attribute invalidation sent for changes made
+	// outside the mount (tests).
+	notify func(n *node)
 }
 
 // Mount mounts fsys at dir and returns once the kernel serves it. The mount
@@ -62,6 +66,10 @@ func Mount(ctx context.Context, dir string, fsys *fs.FileSystem, opts Options) (
 		gid:       uint32(os.Getgid()),
 		nodes:     map[fs.FileID]*node{},
 		busy:      map[fs.FileID]int{},
+		notify:    func(n *node) { n.NotifyContent(-1, 0) },
+	}
+	if opts.notify != nil {
+		st.notify = opts.notify
 	}
 	rootAttr, err := fsys.GetAttr(ctx, fs.RootID)
 	if err != nil {
@@ -77,15 +85,20 @@ func Mount(ctx context.Context, dir string, fsys *fs.FileSystem, opts Options) (
 	st.nodes[root.id] = root
 	st.raw = &rawFS{} // filled by mountNode before the first request
 	unsubscribe := fsys.Subscribe(st.onChange)
-	m, err := mountNode(ctx, dir, root, mountConfig{Logger: logger, Debug: opts.Debug, FsName: "blobshare:" + opts.Share, RootIno: uint64(rootAttr.ID), raw: st.raw})
-	if err != nil {
+	stop := sync.OnceFunc(func() {
+		// No new notifier starts once the serving loop has ended; the
+		// running ones are waited for before Wait and Unmount return.
 		unsubscribe()
+		st.mu.Lock()
+		st.stopped = true
+		st.mu.Unlock()
+		st.notifiers.Wait()
+	})
+	m, err := mountNode(ctx, dir, root, mountConfig{Logger: logger, Debug: opts.Debug, FsName: "blobshare:" + opts.Share, RootIno: uint64(rootAttr.ID), raw: st.raw, afterServe: stop})
+	if err != nil {
+		stop()
 		return nil, err
 	}
-	go func() {
-		m.Wait()
-		unsubscribe()
-	}()
 	logger.Debug("fusefs: mounted", "dir", dir, "share", opts.Share, "share_mode", opts.ShareMode)
 	return m, nil
 }
@@ -99,9 +112,15 @@ type mountState struct {
 	client    string
 	uid, gid  uint32
 
-	mu    sync.Mutex
-	nodes map[fs.FileID]*node // live nodes (until FORGET), for change notifications
-	busy  map[fs.FileID]int   // entries with a mount operation in flight
+	// notify tells the kernel that a node's attributes changed
+	// (node.NotifyContent with offset -1; tests replace it).
+	notify func(n *node)
+
+	mu        sync.Mutex
+	nodes     map[fs.FileID]*node // live nodes (until FORGET), for change notifications
+	busy      map[fs.FileID]int   // entries with a mount operation in flight
+	stopped   bool                // the mount has ended: no new notifiers
+	notifiers sync.WaitGroup      // running notify goroutines
 }
 
 // enter marks ids as changed by the mount itself until the returned func
@@ -148,14 +167,19 @@ func (st *mountState) onChange(c fs.Change) {
 		return
 	}
 	file := st.nodes[c.File]
-	st.mu.Unlock()
-	if file == nil {
+	if file == nil || st.stopped {
+		st.mu.Unlock()
 		return
 	}
+	st.notifiers.Add(1)
+	st.mu.Unlock()
 	if c.Kind == fs.ChangeData {
 		file.resetCache()
 	}
-	go file.NotifyContent(-1, 0)
+	go func() {
+		defer st.notifiers.Done()
+		st.notify(file)
+	}()
 }
 
 // remember registers a node for notifications; forget drops it.

@@ -54,6 +54,10 @@ type mountConfig struct {
 	// raw, when set, is the wrapper to use (its RawFileSystem is set
 	// here): nodes that need it hold it before the first request.
 	raw *rawFS
+	// afterServe, when set, runs once the serving loop has ended, before
+	// Wait and Unmount return: it stops and waits for the goroutines the
+	// file system started.
+	afterServe func()
 }
 
 // Mounted is a live mount. Unmount it (or cancel the context given to
@@ -151,12 +155,8 @@ func mountNode(ctx context.Context, dir string, root gofs.InodeEmbedder, cfg mou
 	if cfg.ReadAheadKB == 0 {
 		cfg.ReadAheadKB = defaultMaxWrite >> 10
 	}
-	st, err := os.Stat(dir)
-	if err != nil {
-		return nil, fmt.Errorf("%w: mount point %s: %w", ErrMount, dir, err)
-	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("%w: mount point %s is not a directory", ErrMount, dir)
+	if err := prepareMountPoint(dir); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("fusefs: mount %s: %w", dir, err)
@@ -202,6 +202,9 @@ func mountNode(ctx context.Context, dir string, root gofs.InodeEmbedder, cfg mou
 	m := &Mounted{dir: dir, srv: srv, raw: raw, logger: cfg.Logger, done: make(chan struct{})}
 	go func() {
 		srv.Serve()
+		if cfg.afterServe != nil {
+			cfg.afterServe()
+		}
 		close(m.done)
 	}()
 	if err := srv.WaitMount(); err != nil {
@@ -220,6 +223,48 @@ func mountNode(ctx context.Context, dir string, root gofs.InodeEmbedder, cfg mou
 		}
 	})
 	return m, nil
+}
+
+// maxDeadMounts bounds how many dead mounts stacked on one mount point
+// ClearDeadMount detaches.
+const maxDeadMounts = 16
+
+// ClearDeadMount detaches, lazily, a dead FUSE mount on dir — left by a
+// blobshare process killed with SIGKILL: "Transport endpoint is not
+// connected" — several if they were stacked, so that a new mount replaces
+// it instead of failing or stacking on top of it. A dead mount is told by
+// statfs(2), which must reach the vanished server and fails with ENOTCONN
+// (ECONNABORTED once the connection was aborted), while stat(2) may still
+// answer from the kernel's cached attributes. Anything else on dir is left
+// alone. Errors wrap ErrMount.
+func ClearDeadMount(dir string) error {
+	for range maxDeadMounts {
+		var sfs unix.Statfs_t
+		err := unix.Statfs(dir, &sfs)
+		if err != unix.ENOTCONN && err != unix.ECONNABORTED {
+			return nil
+		}
+		if uerr := unix.Unmount(dir, unix.MNT_DETACH); uerr != nil {
+			return fmt.Errorf("%w: mount point %s: dead FUSE mount (%w) that cannot be detached: %w", ErrMount, dir, err, uerr)
+		}
+	}
+	return fmt.Errorf("%w: mount point %s: more than %d dead FUSE mounts stacked", ErrMount, dir, maxDeadMounts)
+}
+
+// prepareMountPoint clears a dead mount on dir (ClearDeadMount) and checks
+// that dir is an existing directory. Errors wrap ErrMount.
+func prepareMountPoint(dir string) error {
+	if err := ClearDeadMount(dir); err != nil {
+		return err
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("%w: mount point %s: %w", ErrMount, dir, err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%w: mount point %s is not a directory", ErrMount, dir)
+	}
+	return nil
 }
 
 // slogWriter adapts go-fuse's *log.Logger output to slog at debug level.

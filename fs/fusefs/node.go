@@ -410,6 +410,9 @@ func (n *node) removeHandle(fh *fileHandle) {
 
 var _ = (gofs.NodeStatfser)((*node)(nil))
 
+// freeInodes is the free-inode count Statfs reports.
+const freeInodes = 1 << 32
+
 // Statfs reports the namespace's totals in 4 KiB blocks.
 func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 	s, err := n.st.fsys.StatFS(nc(ctx))
@@ -426,8 +429,11 @@ func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 	out.Blocks = total / bsize
 	out.Bfree = (total - s.UsedBytes) / bsize
 	out.Bavail = out.Bfree
-	out.Files = s.Files
-	out.Ffree = 1 << 32
+	// Inode numbers are never reused and not limited: report a fixed
+	// supply of free ones on top of those in use, so that df -i shows
+	// Inodes = IUsed + IFree with IUsed the number of entries.
+	out.Ffree = freeInodes
+	out.Files = s.Files + freeInodes
 	out.NameLen = 255
 	return 0
 }
