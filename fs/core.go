@@ -113,13 +113,16 @@ CREATE TABLE IF NOT EXISTS ns_gc (
 // completed, in the lock table's transaction, and queues its blob for
 // removal (done after the commit by the FileSystem, or at the next start).
 // It is a plain function over the transaction so that the lock table can be
-// opened before the FileSystem exists.
+// opened before the FileSystem exists. A directory (closed delete-pending
+// through a handle) goes only while it has no children: one that gained
+// some since its disposition stays.
 func RemoveFile(ctx context.Context, tx *locks.Conn, file locks.FileID) error {
 	var blob, parent int64
 	var parentUnlinked bool
-	err := tx.QueryRowContext(ctx, `DELETE FROM ns_entries WHERE id = ? AND kind = ?
+	err := tx.QueryRowContext(ctx, `DELETE FROM ns_entries WHERE id = ?1
+		AND (kind = ?2 OR (kind = ?3 AND NOT EXISTS (SELECT 1 FROM ns_entries c WHERE c.parent = ?1)))
 		RETURNING blob, parent, coalesce((SELECT p.unlinked FROM ns_entries p WHERE p.id = ns_entries.parent), 0)`,
-		int64(file), KindFile).Scan(&blob, &parent, &parentUnlinked)
+		int64(file), KindFile, KindDirectory).Scan(&blob, &parent, &parentUnlinked)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil // already gone
 	}

@@ -333,6 +333,10 @@ type moveOpts struct {
 	ignoreReadOnly bool
 	srcLease       string
 	dstLease       string
+	// byHandle: the rename goes through the source's own handle, whose
+	// Delete access was checked against every other handle at open; the
+	// source is not checked again as a REST rename's is.
+	byHandle bool
 }
 
 // move renames src to newParent/newName within its share, replacing a
@@ -370,7 +374,7 @@ func (q *q) move(tx *locks.Tx, src entry, newParent FileID, newName string, o mo
 		if inside {
 			return nil, ErrInvalidArg
 		}
-	} else {
+	} else if !o.byHandle {
 		f, err := q.facts(src)
 		if err != nil {
 			return nil, err
@@ -593,81 +597,8 @@ func (fsys *FileSystem) statFS(ctx context.Context) (StatFS, error) {
 }
 
 func (fsys *FileSystem) openPath(ctx context.Context, req OpenPathRequest) (*Handle, Attr, error) {
-	disp := req.Disposition
-	if disp == 0 {
-		disp = DispositionOpen
-	}
-	var lh locks.Handle
-	var a Attr
-	var truncate bool
-	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		r, err := q.resolve(req.Path)
-		if err != nil {
-			return nil, err
-		}
-		if r.name == "" {
-			return nil, ErrIsDir
-		}
-		var chs []Change
-		e := r.e
-		truncate = false
-		overwrite := false
-		if r.found {
-			if e.kind.IsDir() {
-				return nil, ErrIsDir
-			}
-			if e.unlinked {
-				return nil, locks.ErrDeletePending
-			}
-			switch disp {
-			case DispositionCreate:
-				if p, err := tx.DeletePending(e.id); err != nil {
-					return nil, err
-				} else if p {
-					return nil, locks.ErrDeletePending
-				}
-				return nil, ErrExist
-			case DispositionOverwrite, DispositionOverwriteIf, DispositionSupersede:
-				overwrite = true
-				truncate = e.size != 0
-			}
-		} else {
-			switch disp {
-			case DispositionOpen, DispositionOverwrite:
-				return nil, ErrNotFound
-			}
-			e, err = q.insert(q.newFileEntry(r.parent.id, r.name, req.Attributes))
-			if err != nil {
-				return nil, err
-			}
-			if err := q.touchDir(r.parent.id); err != nil {
-				return nil, err
-			}
-			chs = append(chs, Change{Kind: ChangeCreate, File: e.id, Parent: e.parent, Name: e.name, Version: e.version})
-		}
-		open := req.Open.request(e.id)
-		open.Created = !r.found
-		open.ReadOnly = r.found && e.readOnly()
-		open.Overwrite = overwrite
-		lh, err = tx.OpenHandle(open)
-		if err != nil {
-			return nil, err
-		}
-		a, err = q.attrOf(e)
-		return chs, err
-	})
-	if err != nil {
-		return nil, Attr{}, pathErr("open", req.Path, err)
-	}
-	h := fsys.newHandle(lh)
-	if truncate {
-		zero := int64(0)
-		if a, err = fsys.setattr(ctx, a.ID, SetattrRequest{Size: &zero, Handle: h}); err != nil {
-			_ = h.Close(ctx)
-			return nil, Attr{}, pathErr("open", req.Path, err)
-		}
-	}
-	return h, a, nil
+	h, a, _, err := fsys.openEntry(ctx, OpenEntryRequest{OpenPathRequest: req, Kind: OpenFileKind})
+	return h, a, err
 }
 
 func (fsys *FileSystem) setAttributesByPath(ctx context.Context, path string, attrs Attributes) (Attr, error) {

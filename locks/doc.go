@@ -31,9 +31,9 @@
 //   - Byte-range locks (§3): SMB locks (Lock/Unlock) follow MS-FSA exactly —
 //     unlock must name an exact range, no overlapping exclusive lock even
 //     for the same handle, zero-length accesses never conflict, a last byte
-//     past 2^64-1 is ErrInvalidLockRange. Zero-length lock *requests* are
-//     refused with ErrInvalidParameter (a project decision: the session and
-//     FUSE front ends never need them). POSIX locks (SetPOSIXLock, for
+//     past 2^64-1 is ErrInvalidLockRange. Zero-length lock requests are
+//     granted (MS-FSA 2.1.5.8, locking.md A15) and conflict with nothing;
+//     zero-length POSIX requests are a caller's bug. POSIX locks (SetPOSIXLock, for
 //     fcntl through FUSE) use the same conflict table against everyone
 //     else, while among one POSIX owner — (Table owner, lock key) — a new
 //     lock replaces, an unlock splits, and adjacent pieces of the same kind

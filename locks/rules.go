@@ -375,14 +375,24 @@ func lockBlocker(locks []lockRec, r lockRequester, rng Range, kind LockKind) (lo
 	return lockRec{}, false
 }
 
+// validLockRange checks an SMB lock or unlock range: zero lengths are
+// valid (MS-FSA 2.1.5.8, locking.md A15), only a last byte past 2^64-1 is
+// not.
 func validLockRange(rng Range) error {
-	if rng.Length == 0 {
-		return fmt.Errorf("lock range %v: zero length: %w", rng, ErrInvalidParameter)
-	}
 	if !rng.Valid() {
 		return fmt.Errorf("lock range %v: %w", rng, ErrInvalidLockRange)
 	}
 	return nil
+}
+
+// validPOSIXRange checks a POSIX lock range: fcntl's length 0 means "to
+// the end of the file", which the FUSE binding has already turned into a
+// length, so a zero length here is a caller's bug.
+func validPOSIXRange(rng Range) error {
+	if rng.Length == 0 {
+		return fmt.Errorf("lock range %v: zero length: %w", rng, ErrInvalidParameter)
+	}
+	return validLockRange(rng)
 }
 
 func validKind(kind LockKind) bool { return kind == LockShared || kind == LockExclusive }

@@ -126,6 +126,20 @@ func TestByteRangeModel(t *testing.T) {
 		must(t, checkIO(t, tab, o.ID, Range{0, 0}, true))
 		must(t, checkREST(t, tab, RESTRequest{File: f, Op: OpPutRange, Range: Range{max, 0}}))
 	})
+	t.Run("zero-length locks are granted (A15)", func(t *testing.T) {
+		// Granted beside an exclusive lock of another handle, twice on one
+		// range, and unlocked by naming the same empty range.
+		must(t, lock(t, tab, o.ID, Range{0, 0}, LockExclusive))
+		must(t, lock(t, tab, o.ID, Range{0, 0}, LockExclusive))
+		must(t, lock(t, tab, o.ID, Range{max, 0}, LockShared))
+		must(t, checkIO(t, tab, h.ID, Range{0, 1}, true))
+		for _, r := range []Range{{0, 0}, {0, 0}, {max, 0}} {
+			must(t, update(t, tab, func(tx *Tx) error { return tx.Unlock(o.ID, r) }))
+		}
+		if err := update(t, tab, func(tx *Tx) error { return tx.Unlock(o.ID, Range{0, 0}) }); !errors.Is(err, ErrRangeNotLocked) {
+			t.Fatalf("unlock of a zero-length range not held: err=%v", err)
+		}
+	})
 	t.Run("unlock must match exactly", func(t *testing.T) {
 		for _, r := range []Range{{max, 2}, {max - 1, 2}, {0, 1}} {
 			err := update(t, tab, func(tx *Tx) error { return tx.Unlock(h.ID, r) })

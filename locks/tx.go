@@ -824,8 +824,9 @@ func (tx *Tx) LeaseInfo(file FileID) (LeaseInfo, error) {
 
 // Lock takes an SMB byte-range lock for a handle of this owner (no
 // waiting). Errors: ErrLockNotGranted (a *ConflictError), ErrInvalidLockRange
-// (last byte past 2^64-1), ErrInvalidParameter (zero length, unknown kind),
-// ErrHandleClosed.
+// (last byte past 2^64-1), ErrInvalidParameter (unknown kind),
+// ErrHandleClosed. A zero-length range is granted (A15); it conflicts with
+// nothing.
 func (tx *Tx) Lock(id HandleID, r Range, kind LockKind) error {
 	if err := tx.mustWrite("Lock"); err != nil {
 		return err
@@ -1008,7 +1009,7 @@ func (tx *Tx) SetPOSIXLock(id HandleID, key uint64, r Range, kind LockKind) erro
 	if kind != 0 && !validKind(kind) {
 		return fmt.Errorf("locks: posix lock handle %d: kind %d: %w", id, int(kind), ErrInvalidParameter)
 	}
-	if err := validLockRange(r); err != nil {
+	if err := validPOSIXRange(r); err != nil {
 		return fmt.Errorf("locks: posix lock handle %d: %w", id, err)
 	}
 	h, err := tx.ownHandle(id, "posix lock")
@@ -1052,7 +1053,7 @@ func (tx *Tx) GetPOSIXLock(id HandleID, key uint64, r Range, kind LockKind) (Byt
 	if !validKind(kind) {
 		return ByteLock{}, false, fmt.Errorf("locks: getlk handle %d: kind %d: %w", id, int(kind), ErrInvalidParameter)
 	}
-	if err := validLockRange(r); err != nil {
+	if err := validPOSIXRange(r); err != nil {
 		return ByteLock{}, false, fmt.Errorf("locks: getlk handle %d: %w", id, err)
 	}
 	h, err := tx.Handle(id)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/locks"
+	"github.com/blobshare/blobshare/ntstatus"
 )
 
 func sessionCommand() *cli.Command {
@@ -155,57 +156,16 @@ func (s *session) exec(ctx context.Context, line string) (answer string, quit bo
 }
 
 // ntStatus maps an error to the NT status name the session answers: the
-// one place where fs and locks outcomes become NT status codes.
+// script's own mistakes here, every fs and locks outcome through the shared
+// table (package ntstatus).
 func ntStatus(err error) string {
-	var le *locks.LeaseError
 	switch {
-	case errors.Is(err, errBadLine), errors.Is(err, locks.ErrInvalidParameter),
-		errors.Is(err, fs.ErrInvalidArg), errors.Is(err, fs.ErrInvalidRange):
-		return "STATUS_INVALID_PARAMETER"
+	case errors.Is(err, errBadLine):
+		return ntstatus.InvalidParameter.String()
 	case errors.Is(err, errUnknownID):
-		return "STATUS_INVALID_HANDLE"
-	case errors.Is(err, locks.ErrSharingViolation), errors.As(err, &le):
-		return "STATUS_SHARING_VIOLATION" // an SMB open against a lease is a sharing violation
-	case errors.Is(err, locks.ErrDeletePending):
-		return "STATUS_DELETE_PENDING"
-	case errors.Is(err, locks.ErrLockConflict):
-		return "STATUS_FILE_LOCK_CONFLICT"
-	case errors.Is(err, locks.ErrLockNotGranted):
-		return "STATUS_LOCK_NOT_GRANTED"
-	case errors.Is(err, locks.ErrRangeNotLocked):
-		return "STATUS_RANGE_NOT_LOCKED"
-	case errors.Is(err, locks.ErrInvalidLockRange):
-		return "STATUS_INVALID_LOCK_RANGE"
-	case errors.Is(err, locks.ErrCannotDelete):
-		return "STATUS_CANNOT_DELETE"
-	case errors.Is(err, locks.ErrAccessDenied), errors.Is(err, locks.ErrReadOnly):
-		return "STATUS_ACCESS_DENIED"
-	case errors.Is(err, locks.ErrDirectoryNotEmpty):
-		return "STATUS_DIRECTORY_NOT_EMPTY"
-	case errors.Is(err, locks.ErrHandleLimit):
-		return "STATUS_TOO_MANY_OPENED_FILES"
-	case errors.Is(err, locks.ErrHandleClosed), errors.Is(err, fs.ErrStaleHandle):
-		return "STATUS_FILE_CLOSED"
-	case errors.Is(err, fs.ErrParentNotFound):
-		return "STATUS_OBJECT_PATH_NOT_FOUND"
-	case errors.Is(err, fs.ErrShareNotFound):
-		return "STATUS_BAD_NETWORK_NAME"
-	case errors.Is(err, fs.ErrNotFound):
-		return "STATUS_OBJECT_NAME_NOT_FOUND"
-	case errors.Is(err, fs.ErrExist), errors.Is(err, fs.ErrShareExist):
-		return "STATUS_OBJECT_NAME_COLLISION"
-	case errors.Is(err, fs.ErrIsDir):
-		return "STATUS_FILE_IS_A_DIRECTORY"
-	case errors.Is(err, fs.ErrNotDir):
-		return "STATUS_NOT_A_DIRECTORY"
-	case errors.Is(err, fs.ErrInvalidName):
-		return "STATUS_OBJECT_NAME_INVALID"
-	case errors.Is(err, io.EOF):
-		return "STATUS_END_OF_FILE"
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return "STATUS_CANCELLED"
+		return ntstatus.InvalidHandle.String()
 	}
-	return "STATUS_UNSUCCESSFUL"
+	return ntstatus.FromError(err).String()
 }
 
 var accessWords = map[string]locks.Access{

@@ -1,0 +1,252 @@
+package fs
+
+import (
+	"context"
+
+	"github.com/blobshare/blobshare/locks"
+)
+
+// This file holds the handle model for front ends that work through
+// handles on files and directories alike (an SMB server): opening either
+// kind by path with a create disposition, renaming through a handle, and
+// listing a directory with attributes. The path-based file open
+// (OpenByPath) is the same code with Kind OpenFileKind.
+
+// OpenKind restricts what OpenEntry may open or create.
+type OpenKind int
+
+const (
+	OpenAnyKind       OpenKind = iota // a file or a directory; creates a file
+	OpenFileKind                      // a file only (a directory is ErrIsDir)
+	OpenDirectoryKind                 // a directory only (a file is ErrNotDir); creates a directory
+)
+
+// OpenAction says what OpenEntry did to the entry.
+type OpenAction int
+
+const (
+	ActionOpened      OpenAction = iota + 1 // an existing entry was opened
+	ActionCreated                           // the entry was created
+	ActionOverwritten                       // an existing file was truncated (overwrite dispositions)
+	ActionSuperseded                        // an existing file was replaced (DispositionSupersede)
+)
+
+// OpenEntryRequest opens a file or a directory by path.
+type OpenEntryRequest struct {
+	OpenPathRequest
+	Kind OpenKind
+}
+
+// OpenEntry opens (or creates, by Disposition) a file or a directory as a
+// handle in the lock table; the share itself opens as a directory
+// ("share"). Directories take the share-mode check like files; the
+// overwrite dispositions apply to files only (ErrIsDir on a directory,
+// ErrInvalidArg with OpenDirectoryKind). Errors are OpenByPath's plus
+// ErrNotDir.
+func (fsys *FileSystem) OpenEntry(ctx context.Context, req OpenEntryRequest) (*Handle, Attr, OpenAction, error) {
+	return fsys.openEntry(ctx, req)
+}
+
+func (fsys *FileSystem) openEntry(ctx context.Context, req OpenEntryRequest) (*Handle, Attr, OpenAction, error) {
+	disp := req.Disposition
+	if disp == 0 {
+		disp = DispositionOpen
+	}
+	overwriting := disp == DispositionOverwrite || disp == DispositionOverwriteIf || disp == DispositionSupersede
+	if req.Kind == OpenDirectoryKind && overwriting {
+		return nil, Attr{}, 0, pathErr("open", req.Path, ErrInvalidArg)
+	}
+	var lh locks.Handle
+	var a Attr
+	var action OpenAction
+	var truncate bool
+	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		r, err := q.resolve(req.Path)
+		if err != nil {
+			return nil, err
+		}
+		var chs []Change
+		e := r.e
+		truncate, action = false, ActionOpened
+		overwrite := false
+		switch {
+		case r.found && e.kind.IsDir():
+			if req.Kind == OpenFileKind || overwriting {
+				return nil, ErrIsDir
+			}
+			if e.unlinked {
+				return nil, locks.ErrDeletePending
+			}
+			if disp == DispositionCreate {
+				return nil, ErrExist
+			}
+		case r.found:
+			if req.Kind == OpenDirectoryKind {
+				return nil, ErrNotDir
+			}
+			if e.unlinked {
+				return nil, locks.ErrDeletePending
+			}
+			switch disp {
+			case DispositionCreate:
+				if p, err := tx.DeletePending(e.id); err != nil {
+					return nil, err
+				} else if p {
+					return nil, locks.ErrDeletePending
+				}
+				return nil, ErrExist
+			case DispositionOverwrite, DispositionOverwriteIf, DispositionSupersede:
+				overwrite, truncate = true, e.size != 0
+				action = ActionOverwritten
+				if disp == DispositionSupersede {
+					action = ActionSuperseded
+				}
+			}
+		default:
+			switch disp {
+			case DispositionOpen, DispositionOverwrite:
+				return nil, ErrNotFound
+			}
+			if r.parent.unlinked {
+				return nil, ErrParentNotFound
+			}
+			ne := q.newFileEntry(r.parent.id, r.name, req.Attributes)
+			if req.Kind == OpenDirectoryKind {
+				if err := ValidateName(r.name); err != nil {
+					return nil, err
+				}
+				ne = q.newDirEntry(r.parent.id, r.name, KindDirectory)
+				if extra := req.Attributes &^ (AttrDirectory | AttrArchive); extra != 0 {
+					ne.attrs |= extra
+				}
+			}
+			if e, err = q.insert(ne); err != nil {
+				return nil, err
+			}
+			if err := q.touchDir(r.parent.id); err != nil {
+				return nil, err
+			}
+			action = ActionCreated
+			chs = append(chs, Change{Kind: ChangeCreate, File: e.id, Parent: e.parent, Name: e.name, Version: e.version})
+		}
+		open := req.Open.request(e.id)
+		open.Created = action == ActionCreated
+		open.ReadOnly = action != ActionCreated && e.kind == KindFile && e.readOnly()
+		open.Overwrite = overwrite
+		if lh, err = tx.OpenHandle(open); err != nil {
+			return nil, err
+		}
+		a, err = q.attrOf(e)
+		return chs, err
+	})
+	if err != nil {
+		return nil, Attr{}, 0, pathErr("open", req.Path, err)
+	}
+	h := fsys.newHandle(lh)
+	if truncate {
+		zero := int64(0)
+		if a, err = fsys.setattr(ctx, a.ID, SetattrRequest{Size: &zero, Handle: h}); err != nil {
+			_ = h.Close(ctx)
+			return nil, Attr{}, 0, pathErr("open", req.Path, err)
+		}
+	}
+	return h, a, action, nil
+}
+
+// Rename moves the handle's file or directory to dest ("share/dir/name",
+// in the same share), as a rename through an open handle does (MS-FSA
+// 2.1.5.14.11): the handle must have Delete access, which its open already
+// had checked against every other handle, so the source is not checked
+// again. An existing destination is replaced only with replace and only if
+// it is a file (ErrExist otherwise); a replaced file is checked like a
+// REST rename destination (locks.OpRenameReplace).
+func (h *Handle) Rename(ctx context.Context, dest string, replace bool) (Attr, error) {
+	if err := h.checkOpen("rename"); err != nil {
+		return Attr{}, err
+	}
+	if h.h.access&locks.AccessDelete == 0 {
+		return Attr{}, h.op("rename", locks.ErrAccessDenied)
+	}
+	fsys := h.h.fsys
+	var a Attr
+	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		if _, err := tx.Handle(h.h.id); err != nil {
+			return nil, err
+		}
+		src, err := q.get(h.h.file)
+		if err != nil {
+			return nil, err
+		}
+		dr, err := q.resolve(dest)
+		if err != nil {
+			return nil, err
+		}
+		if dr.name == "" {
+			return nil, ErrExist
+		}
+		if dr.found && dr.e.id != src.id && (dr.e.kind.IsDir() || !replace) {
+			return nil, ErrExist
+		}
+		chs, err := q.move(tx, src, dr.parent.id, dr.name, moveOpts{noReplace: !replace, byHandle: true})
+		if err != nil {
+			return nil, err
+		}
+		e, err := q.get(src.id)
+		if err != nil {
+			return nil, err
+		}
+		a, err = q.attrOf(e)
+		return chs, err
+	})
+	fsys.kickGC()
+	return a, pathErr("rename", dest, err)
+}
+
+// ListEntries lists every entry of directory dir with its attributes, in
+// case-insensitive name order, leaving out unlinked and delete-pending
+// files (as List Directories and Files does). Attr.Path is left empty.
+// Errors: ErrNotFound, ErrNotDir.
+func (fsys *FileSystem) ListEntries(ctx context.Context, dir FileID) ([]Attr, error) {
+	var out []Attr
+	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+		d, err := q.get(dir)
+		if err != nil {
+			return err
+		}
+		if !d.kind.IsDir() {
+			return ErrNotDir
+		}
+		rows, err := q.query(`SELECT `+entryCols+` FROM ns_entries WHERE parent = ? AND unlinked = 0 ORDER BY key`, int64(dir))
+		if err != nil {
+			return err
+		}
+		var es []entry
+		for rows.Next() {
+			e, err := scanEntry(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			es = append(es, e)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		out = out[:0]
+		for _, e := range es {
+			if e.kind == KindFile {
+				pending, err := tx.DeletePending(e.id)
+				if err != nil {
+					return err
+				}
+				if pending {
+					continue
+				}
+			}
+			out = append(out, e.attr(""))
+		}
+		return nil
+	})
+	return out, fileErr("list", dir, err)
+}
