@@ -195,6 +195,10 @@ type ByteLock struct {
 	Range  Range
 	Kind   LockKind
 	POSIX  bool // taken through SetPOSIXLock (POSIX replace/split semantics)
+	// Flock is a flock(2) lock (Flock): one per handle, over WholeFile. It
+	// is a whole-file byte-range lock to REST and SMB, and advisory to
+	// POSIX requesters (CheckIOKey, SetPOSIXLock), as on a local disk.
+	Flock bool
 }
 
 // RemoveFunc removes a file from the namespace in the same transaction that
