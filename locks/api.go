@@ -94,8 +94,8 @@ type Handle struct {
 	File          FileID
 	Owner         OwnerID
 	Access        Access
-	Share         ShareMode // current share mode (flock may narrow it)
-	OpenShare     ShareMode // share mode given at open (flock LOCK_UN restores it)
+	Share         ShareMode // current share mode (nothing changes it since flock is a lock of its own, Flock)
+	OpenShare     ShareMode // share mode given at open
 	DeleteOnClose bool
 	SessionID     uint64
 	ClientName    string

@@ -144,7 +144,7 @@
 // # Traps
 //
 //   - Handle ids are per database, not per owner: CloseHandle, Dispose,
-//     Lock, Reshare ... refuse another owner's handle with ErrHandleClosed;
+//     Lock, Flock ... refuse another owner's handle with ErrHandleClosed;
 //     only ForceClose reaches across owners.
 //   - ForceClose runs delete-on-close like a close (Azure says a
 //     force-closed delete-on-close handle "might not" delete; we do).
