@@ -223,6 +223,12 @@ type OpenOptions struct {
 	Access        locks.Access
 	Share         locks.ShareMode
 	DeleteOnClose bool
+	// POSIX marks the open of a POSIX process (the FUSE mount): its I/O
+	// is checked as locks.Tx.CheckIOKey checks it — the process's own
+	// fcntl locks never block it, whichever handle took them (the lock
+	// owner given to ReadAtOwner and WriteAtOwner), and flocks are
+	// advisory to it, as on a local disk.
+	POSIX bool
 	// Descriptive, reported by List Handles.
 	SessionID  uint64
 	ClientName string
@@ -373,22 +379,33 @@ func (h *Handle) File() FileID { return h.h.file }
 // Access is the access the handle was opened with.
 func (h *Handle) Access() locks.Access { return h.h.access }
 
-// OpenShare is the share mode given at open (what flock LOCK_UN restores).
-func (h *Handle) OpenShare() locks.ShareMode { return h.h.share }
-
 // ReadAt reads up to len(p) bytes at off, seeing this handle's own
 // unflushed writes. It returns io.EOF at or past the end, like io.ReaderAt.
 // Checked against byte-range locks (locks.ErrLockConflict). Needs read or
 // execute access (locks.ErrAccessDenied).
 func (h *Handle) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
-	return h.readAt(ctx, p, off)
+	return h.readAt(ctx, p, off, 0)
+}
+
+// ReadAtOwner is ReadAt for a POSIX handle (OpenOptions.POSIX) whose I/O
+// names the POSIX lock owner making it (a FUSE READ in direct I/O): that
+// owner's fcntl locks on the file are its own. Owner 0 is unknown: then
+// the locks taken through this handle are.
+func (h *Handle) ReadAtOwner(ctx context.Context, p []byte, off int64, owner uint64) (int, error) {
+	return h.readAt(ctx, p, off, owner)
 }
 
 // WriteAt stages p at off in this handle (nothing reaches the blob store or
 // other handles until Flush, Fsync or Close). Checked against byte-range
 // locks. Needs write or append access.
 func (h *Handle) WriteAt(ctx context.Context, p []byte, off int64) (int, error) {
-	return h.writeAt(ctx, p, off)
+	return h.writeAt(ctx, p, off, 0)
+}
+
+// WriteAtOwner is WriteAt with the POSIX lock owner making the write (see
+// ReadAtOwner).
+func (h *Handle) WriteAtOwner(ctx context.Context, p []byte, off int64, owner uint64) (int, error) {
+	return h.writeAt(ctx, p, off, owner)
 }
 
 // ClearRange stages zeros over [off, off+n) in this handle, like WriteAt
@@ -465,11 +482,12 @@ func (h *Handle) ReleasePOSIXLocks(ctx context.Context, key uint64) error {
 	return h.releasePOSIXLocks(ctx, key)
 }
 
-// Reshare changes the handle's current share mode (flock: LOCK_SH →
-// ShareRead, LOCK_EX → ShareNone, LOCK_UN → OpenShare()). With wait it
-// polls until granted or ctx ends. Errors: locks.ErrSharingViolation.
-func (h *Handle) Reshare(ctx context.Context, share locks.ShareMode, wait bool) error {
-	return h.reshare(ctx, share, wait)
+// Flock applies flock(2) through the handle (locks.Tx.Flock): kind
+// locks.LockShared or locks.LockExclusive locks, 0 unlocks. It conflicts
+// only with other handles' flocks (locks.ErrLockNotGranted); with wait it
+// polls until granted or ctx ends.
+func (h *Handle) Flock(ctx context.Context, kind locks.LockKind, wait bool) error {
+	return h.flock(ctx, kind, wait)
 }
 
 // Attr returns the file's attributes with Size as this handle sees it.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -58,6 +59,7 @@ type intentRow struct {
 	state    int
 	prevETag string
 	newSize  int64
+	newState string // commitState, "" if unknown
 }
 
 // selfStart is this process's start time in clock ticks (from
@@ -210,8 +212,8 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 func (q *q) intent(file FileID) (intentRow, bool, error) {
 	var r intentRow
 	var f int64
-	err := q.queryRow(`SELECT file, pid, pid_start, token, state, prev_etag, new_size FROM ns_intents WHERE file = ?`, int64(file)).
-		Scan(&f, &r.pid, &r.start, &r.token, &r.state, &r.prevETag, &r.newSize)
+	err := q.queryRow(`SELECT file, pid, pid_start, token, state, prev_etag, new_size, new_state FROM ns_intents WHERE file = ?`, int64(file)).
+		Scan(&f, &r.pid, &r.start, &r.token, &r.state, &r.prevETag, &r.newSize, &r.newState)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, nil
 	}
@@ -235,7 +237,7 @@ func (fsys *FileSystem) commitLocked(ctx context.Context, e entry, op commitOp, 
 		}
 	}
 	var newSize int64
-	var newETag string
+	var newETag, newState string
 	changed := false
 	for attempt := 0; ; attempt++ {
 		blocks, info, err := fsys.store.Blocks(ctx, key)
@@ -254,11 +256,27 @@ func (fsys *FileSystem) commitLocked(ctx context.Context, e entry, op commitOp, 
 			newETag = info.ETag
 			break
 		}
-		// Record what we are about to do, then do it.
-		err = fsys.table.Update(ctx, func(tx *locks.Tx) error {
-			_, err := tx.SQL().ExecContext(tx.Context(), `UPDATE ns_intents SET state = ?, prev_etag = ?, new_size = ? WHERE file = ? AND token = ?`,
-				intentCommitting, info.ETag, newSize, int64(e.id), token)
-			return err
+		// Record what we are about to do, then do it: the blob's etag
+		// before, the size after, and the entry's fields before and after,
+		// so that recovery can adopt the commit whole (commitState).
+		err = fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+			newState = ""
+			cur, err := q.get(e.id)
+			switch {
+			case errors.Is(err, ErrNotFound):
+				// Removed meanwhile: the final update will find it gone.
+			case err != nil:
+				return nil, err
+			default:
+				next := cur
+				applyCommit(q, &next, op, newSize, true)
+				if newState, err = encodeCommitState(&cur, &next); err != nil {
+					return nil, err
+				}
+			}
+			_, err = q.exec(`UPDATE ns_intents SET state = ?, prev_etag = ?, new_size = ?, new_state = ? WHERE file = ? AND token = ?`,
+				intentCommitting, info.ETag, newSize, newState, int64(e.id), token)
+			return nil, err
 		})
 		if err != nil {
 			return entry{}, err
@@ -274,7 +292,7 @@ func (fsys *FileSystem) commitLocked(ctx context.Context, e entry, op commitOp, 
 		if err != nil {
 			// The commit may have happened anyway (a cancelled request the
 			// store completed): settle it as recovery would.
-			return fsys.settle(ctx, e.id, intentRow{file: e.id, token: token, state: intentCommitting, prevETag: info.ETag, newSize: newSize}, err)
+			return fsys.settle(ctx, e.id, intentRow{file: e.id, token: token, state: intentCommitting, prevETag: info.ETag, newSize: newSize, newState: newState}, err)
 		}
 		newETag, changed = ninfo.ETag, true
 		break
@@ -295,16 +313,7 @@ func (fsys *FileSystem) commitLocked(ctx context.Context, e entry, op commitOp, 
 		if err != nil {
 			return nil, err
 		}
-		old := cur.size
-		cur.size = newSize
-		t := ticks(q.now)
-		cur.change, cur.modified = t, t
-		if changed || old != newSize || op.stage != nil {
-			cur.write = t
-		}
-		if op.touch != nil {
-			op.touch(q, &cur)
-		}
+		applyCommit(q, &cur, op, newSize, changed || cur.size != newSize || op.stage != nil)
 		if err := q.save(&cur); err != nil {
 			return nil, err
 		}
@@ -320,7 +329,7 @@ func (fsys *FileSystem) commitLocked(ctx context.Context, e entry, op commitOp, 
 		return []Change{{Kind: ChangeData, File: cur.id, Parent: cur.parent, Name: cur.name, Version: cur.version, Offset: 0, Length: -1}}, nil
 	})
 	if err != nil && changed {
-		return fsys.settle(ctx, e.id, intentRow{file: e.id, token: token, state: intentCommitting, prevETag: "\x00unknown", newSize: newSize}, err)
+		return fsys.settle(ctx, e.id, intentRow{file: e.id, token: token, state: intentCommitting, prevETag: "\x00unknown", newSize: newSize, newState: newState}, err)
 	}
 	if err != nil {
 		return entry{}, err
@@ -333,6 +342,100 @@ func (fsys *FileSystem) commitLocked(ctx context.Context, e entry, op commitOp, 
 		return entry{}, ErrStaleHandle
 	}
 	return ne, nil
+}
+
+// applyCommit is what a commit does to the file's entry once its blob is
+// committed: the new size, the times (the write time only when wrote), and
+// op's own changes (touch: a Create File's properties, metadata and
+// attributes).
+func applyCommit(q *q, e *entry, op commitOp, newSize int64, wrote bool) {
+	e.size = newSize
+	t := ticks(q.now)
+	e.change, e.modified = t, t
+	if wrote {
+		e.write = t
+	}
+	if op.touch != nil {
+		op.touch(q, e)
+	}
+}
+
+// commitFields are the entry fields a commit may change besides the size.
+type commitFields struct {
+	Attrs    Attributes `json:"a"`
+	Created  int64      `json:"c"`
+	Write    int64      `json:"w"`
+	Change   int64      `json:"ch"`
+	Modified int64      `json:"m"`
+	Props    string     `json:"p"`
+}
+
+func fieldsOf(e *entry) (commitFields, error) {
+	props, err := e.props()
+	return commitFields{Attrs: e.attrs, Created: e.created, Write: e.write, Change: e.change, Modified: e.modified, Props: props}, err
+}
+
+// commitState is what an intent records about the entry before its blob
+// commit: the fields as they were and as the commit will leave them.
+type commitState struct {
+	Before commitFields `json:"b"`
+	After  commitFields `json:"a"`
+}
+
+func encodeCommitState(before, after *entry) (string, error) {
+	var s commitState
+	var err error
+	if s.Before, err = fieldsOf(before); err != nil {
+		return "", err
+	}
+	if s.After, err = fieldsOf(after); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(s)
+	return string(b), err
+}
+
+// adoptCommit applies to e what the adopted commit of an interrupted
+// intent would have: its size, and each field as the commit would have
+// left it — unless that field changed since the intent recorded it (a
+// later change, say Set File Metadata, wins). Without a recorded state
+// (an intent of an older build, or of a file removed meanwhile), the times
+// become now.
+func adoptCommit(q *q, e *entry, row intentRow) error {
+	e.size = row.newSize
+	if row.newState == "" {
+		t := ticks(q.now)
+		e.write, e.change, e.modified = t, t, t
+		return nil
+	}
+	var s commitState
+	if err := json.Unmarshal([]byte(row.newState), &s); err != nil {
+		return fmt.Errorf("intent state of file %d: %w", row.file, err)
+	}
+	cur, err := fieldsOf(e)
+	if err != nil {
+		return err
+	}
+	merge := func(cur, before, after int64) int64 {
+		if cur == before {
+			return after
+		}
+		return cur
+	}
+	if e.attrs == s.Before.Attrs {
+		e.attrs = s.After.Attrs
+	}
+	e.created = merge(e.created, s.Before.Created, s.After.Created)
+	e.write = merge(e.write, s.Before.Write, s.After.Write)
+	e.change = merge(e.change, s.Before.Change, s.After.Change)
+	e.modified = merge(e.modified, s.Before.Modified, s.After.Modified)
+	if cur.Props == s.Before.Props {
+		e.content, e.metadata, e.permKey = ContentHeaders{}, nil, ""
+		if err := e.setProps(s.After.Props); err != nil {
+			return fmt.Errorf("intent state of file %d: %w", row.file, err)
+		}
+	}
+	return nil
 }
 
 // buildList computes the new block list for op on top of the committed
@@ -564,9 +667,9 @@ func (fsys *FileSystem) resolve(ctx context.Context, row intentRow) (bool, error
 		if _, err := q.exec(`UPDATE ns_entries SET blob = 1, inline = NULL, ranges = ? WHERE id = ?`, all, int64(e.id)); err != nil {
 			return nil, err
 		}
-		e.size = row.newSize
-		t := ticks(q.now)
-		e.write, e.change, e.modified = t, t, t
+		if err := adoptCommit(q, &e, row); err != nil {
+			return nil, err
+		}
 		if err := q.save(&e); err != nil {
 			return nil, err
 		}
@@ -580,7 +683,7 @@ func (fsys *FileSystem) resolve(ctx context.Context, row intentRow) (bool, error
 func (fsys *FileSystem) recover(ctx context.Context) error {
 	var rows []intentRow
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
-		rs, err := q.query(`SELECT file, pid, pid_start, token, state, prev_etag, new_size FROM ns_intents`)
+		rs, err := q.query(`SELECT file, pid, pid_start, token, state, prev_etag, new_size, new_state FROM ns_intents`)
 		if err != nil {
 			return err
 		}
@@ -589,7 +692,7 @@ func (fsys *FileSystem) recover(ctx context.Context) error {
 		for rs.Next() {
 			var r intentRow
 			var f int64
-			if err := rs.Scan(&f, &r.pid, &r.start, &r.token, &r.state, &r.prevETag, &r.newSize); err != nil {
+			if err := rs.Scan(&f, &r.pid, &r.start, &r.token, &r.state, &r.prevETag, &r.newSize, &r.newState); err != nil {
 				return err
 			}
 			r.file = FileID(f)

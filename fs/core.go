@@ -59,7 +59,9 @@ type fileState struct {
 // *locks.SchemaError (errors.Is locks.ErrIncompatibleSchema) naming the
 // data directory and both versions. (No migrations yet: nothing has been
 // released.)
-const SchemaVersion = 3
+//
+// 4: ns_intents.new_state, so that recovery adopts a commit whole.
+const SchemaVersion = 4
 
 // schema is the namespace's part of the shared database. Names are
 // case-insensitive through key (FoldName); the unique index covers only
@@ -100,6 +102,7 @@ CREATE TABLE IF NOT EXISTS ns_intents (
 	state     INTEGER NOT NULL,
 	prev_etag TEXT    NOT NULL DEFAULT '',
 	new_size  INTEGER NOT NULL DEFAULT 0,
+	new_state TEXT    NOT NULL DEFAULT '', -- the entry's fields before and after the commit (commitState, JSON)
 	created   INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS ns_gc (

@@ -3,13 +3,18 @@ package fs
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/blobshare/blobshare/blobstore"
 	"github.com/blobshare/blobshare/locks"
@@ -882,4 +887,174 @@ func TestStagingMemoryBounded(t *testing.T) {
 		t.Fatalf("only %d whole blocks staged early", len(h.h.stage.full))
 	}
 	mustNil(t, h.Close(ctx), "close")
+}
+
+// TestInterruptedCreateIsWhollyOneVersion: a Create File over an existing
+// file that is cut between its blob commit and its namespace update (the
+// commit's reply lost here; a crash in the reliability crash matrix) comes
+// back wholly as the new version — size, content, content headers,
+// metadata, attributes and times — once its commit is adopted, and wholly
+// as the old one when the blob commit never happened.
+func TestInterruptedCreateIsWhollyOneVersion(t *testing.T) {
+	for _, committed := range []bool{true, false} {
+		t.Run(fmt.Sprintf("blob committed %v", committed), func(t *testing.T) {
+			dir := t.TempDir()
+			base := openEnv(t, dir)
+			base.share("data")
+			oldData := pattern(InlineMax+100, 3) // blob-backed
+			oldWrite := time.Date(1999, 1, 2, 3, 4, 5, 0, time.UTC)
+			hidden := AttrHidden
+			_, err := base.fs.CreateFile(ctxBG, CreateFileRequest{Path: "data/f", Size: int64(len(oldData)),
+				Props: SMBProperties{Attributes: &hidden, LastWrite: &oldWrite}, Content: ContentHeaders{Type: "old/type"}, Metadata: map[string]string{"v": "old"}})
+			mustNil(t, err, "create old")
+			_, err = base.fs.PutRange(ctxBG, PutRangeRequest{Path: "data/f", Length: int64(len(oldData)), Body: bytes.NewReader(oldData)})
+			mustNil(t, err, "write old")
+			_, err = base.fs.SetProperties(ctxBG, SetPropertiesRequest{Path: "data/f", Props: SMBProperties{LastWrite: &oldWrite}})
+			mustNil(t, err, "old times")
+			old, _, err := base.fs.Stat(ctxBG, "data/f", "")
+			mustNil(t, err, "stat old")
+
+			flaky := &flakyCommit{Store: base.store, after: committed, fail: true}
+			fsys, err := New(ctxBG, Config{Table: base.table, Store: flaky, Logger: quietLogger(), SpillDir: dir})
+			mustNil(t, err, "new")
+			defer fsys.Close(ctxBG)
+			newWrite := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+			archive := AttrArchive
+			const newSize = InlineMax + 5000
+			_, err = fsys.CreateFile(ctxBG, CreateFileRequest{Path: "data/f", Size: newSize,
+				Props: SMBProperties{Attributes: &archive, LastWrite: &newWrite}, Content: ContentHeaders{Type: "new/type"}, Metadata: map[string]string{"v": "new"}})
+			if (err != nil) == committed {
+				t.Fatalf("create over the file: %v, want error %v", err, !committed)
+			}
+
+			got, _, err := base.fs.Stat(ctxBG, "data/f", "")
+			mustNil(t, err, "stat")
+			content := base.content("data/f")
+			if committed {
+				if got.Size != newSize || !bytes.Equal(content, make([]byte, newSize)) || got.Content.Type != "new/type" ||
+					got.Metadata["v"] != "new" || got.Attributes != AttrArchive || !got.LastWrite.Equal(newWrite) {
+					t.Fatalf("adopted create: size %d (zeros %v), type %q, metadata %v, attributes %v, last write %v; want the new version whole",
+						got.Size, bytes.Equal(content, make([]byte, newSize)), got.Content.Type, got.Metadata, got.Attributes, got.LastWrite)
+				}
+				return
+			}
+			if got.Size != old.Size || !bytes.Equal(content, oldData) || got.Content.Type != old.Content.Type || got.Metadata["v"] != "old" ||
+				got.Attributes != old.Attributes || !got.LastWrite.Equal(old.LastWrite) || !got.Change.Equal(old.Change) || got.Version != old.Version {
+				t.Fatalf("dropped create: %+v; want the old version whole %+v", got, old)
+			}
+		})
+	}
+}
+
+// crashImage is a blob store that, at one CommitBlocks, takes a crash
+// image of the data directory — the database as committed at that moment
+// (VACUUM INTO) and the blob files — just before (before) or just after the
+// store commits: what a process killed at that instant leaves behind.
+type crashImage struct {
+	blobstore.Store
+	t        *testing.T
+	db       *sql.DB
+	from, to string // data directories
+	before   bool
+	taken    bool
+}
+
+func (c *crashImage) CommitBlocks(ctx context.Context, key string, ids []string, cond blobstore.Conditions) (blobstore.Info, error) {
+	if c.before {
+		c.take()
+	}
+	info, err := c.Store.CommitBlocks(ctx, key, ids, cond)
+	if !c.before && err == nil {
+		c.take()
+	}
+	return info, err
+}
+
+func (c *crashImage) take() {
+	if c.taken {
+		return
+	}
+	c.taken = true
+	mustNil(c.t, os.MkdirAll(c.to, 0o755), "image dir")
+	_, err := c.db.Exec(`VACUUM INTO ?`, filepath.Join(c.to, "blobshare.db"))
+	mustNil(c.t, err, "vacuum into")
+	// The process that took the commit lock is dead in the image.
+	img, err := sql.Open("sqlite", "file:"+filepath.Join(c.to, "blobshare.db"))
+	mustNil(c.t, err, "open image")
+	_, err = img.Exec(`UPDATE ns_intents SET pid = 1, pid_start = -1`)
+	mustNil(c.t, err, "kill the intent's process")
+	mustNil(c.t, img.Close(), "close image")
+	src := filepath.Join(c.from, "blobs")
+	err = filepath.WalkDir(src, func(p string, d iofs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		dst := filepath.Join(c.to, "blobs", rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+	mustNil(c.t, err, "copy blobs")
+}
+
+// TestCrashDuringCreateIsWhollyOneVersion: a process killed during a
+// Create File over an existing file, after its blob commit or before it,
+// leaves a file that the next process (recovering the dead commit intent)
+// shows wholly as the new version or wholly as the old one.
+func TestCrashDuringCreateIsWhollyOneVersion(t *testing.T) {
+	for _, before := range []bool{false, true} {
+		t.Run(fmt.Sprintf("killed before the blob commit %v", before), func(t *testing.T) {
+			dir, image := t.TempDir(), t.TempDir()
+			e := openEnv(t, dir)
+			e.share("data")
+			oldWrite := time.Date(1999, 1, 2, 3, 4, 5, 0, time.UTC)
+			hidden := AttrHidden
+			_, err := e.fs.CreateFile(ctxBG, CreateFileRequest{Path: "data/f", Size: InlineMax + 100,
+				Props: SMBProperties{Attributes: &hidden, LastWrite: &oldWrite}, Content: ContentHeaders{Type: "old/type"}, Metadata: map[string]string{"v": "old"}})
+			mustNil(t, err, "create old")
+			oldBytes := pattern(InlineMax+100, 7) // a blob, not inline
+			_, err = e.fs.PutRange(ctxBG, PutRangeRequest{Path: "data/f", Length: int64(len(oldBytes)), Body: bytes.NewReader(oldBytes), PreserveLastWrite: true})
+			mustNil(t, err, "write old")
+			old, _, err := e.fs.Stat(ctxBG, "data/f", "")
+			mustNil(t, err, "stat old")
+			oldData := e.content("data/f")
+
+			crash := &crashImage{Store: e.store, t: t, db: e.table.DB(), from: dir, to: image, before: before}
+			fsys, err := New(ctxBG, Config{Table: e.table, Store: crash, Logger: quietLogger(), SpillDir: dir})
+			mustNil(t, err, "new")
+			newWrite := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+			archive := AttrArchive
+			const newSize = InlineMax + 5000
+			_, err = fsys.CreateFile(ctxBG, CreateFileRequest{Path: "data/f", Size: newSize,
+				Props: SMBProperties{Attributes: &archive, LastWrite: &newWrite}, Content: ContentHeaders{Type: "new/type"}, Metadata: map[string]string{"v": "new"}})
+			mustNil(t, err, "create over the file")
+			mustNil(t, fsys.Close(ctxBG), "close")
+			if !crash.taken {
+				t.Fatal("no blob commit: no crash image")
+			}
+
+			after := openEnv(t, image) // recovers the dead intent
+			got, _, err := after.fs.Stat(ctxBG, "data/f", "")
+			mustNil(t, err, "stat after the crash")
+			content := after.content("data/f")
+			if before {
+				if got.Size != old.Size || !bytes.Equal(content, oldData) || got.Content.Type != "old/type" || got.Metadata["v"] != "old" ||
+					got.Attributes != old.Attributes || !got.LastWrite.Equal(old.LastWrite) || !got.Change.Equal(old.Change) {
+					t.Fatalf("after a crash before the blob commit: %+v; want the old version whole %+v", got, old)
+				}
+				return
+			}
+			if got.Size != newSize || !bytes.Equal(content, make([]byte, newSize)) || got.Content.Type != "new/type" ||
+				got.Metadata["v"] != "new" || got.Attributes != AttrArchive || !got.LastWrite.Equal(newWrite) {
+				t.Fatalf("after a crash after the blob commit: size %d (zeros %v), type %q, metadata %v, attributes %v, last write %v; want the new version whole",
+					got.Size, bytes.Equal(content, make([]byte, newSize)), got.Content.Type, got.Metadata, got.Attributes, got.LastWrite)
+			}
+		})
+	}
 }

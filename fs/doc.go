@@ -89,12 +89,16 @@
 // Commits of one file are serialised: in-process by a mutex, across
 // processes by an intent row in ns_intents (file, pid + process start time,
 // state). The intent is written before the blob commit (with the ETag it
-// builds on and the new size) and deleted in the transaction that updates
-// the namespace after it. An intent whose process is gone is resolved by the
-// next process that meets it (and by New at startup): if the blob's ETag
-// moved past the recorded one the commit happened and the namespace adopts
-// it (new size, new version), otherwise the intent is dropped. So after a
-// crash every file is one complete version and every acknowledged write
+// builds on, the new size, and the entry's fields — attributes, times,
+// content headers, metadata — as they are and as the commit will leave
+// them) and deleted in the transaction that updates the namespace after it.
+// An intent whose process is gone is resolved by the next process that
+// meets it (and by New at startup): if the blob's ETag moved past the
+// recorded one the commit happened and the namespace adopts it whole (new
+// size, and each recorded field as the commit would have left it unless a
+// later change touched it since; new version), otherwise the intent is
+// dropped. So after a crash every file is one complete version — content,
+// size, properties, metadata, attributes and times — and every acknowledged write
 // (committed namespace) is there. The same settling runs at once when a
 // blob commit reports an error (its reply may have been lost after the
 // store committed) or the namespace update after it fails: the write is

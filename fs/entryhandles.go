@@ -142,7 +142,7 @@ func (fsys *FileSystem) openEntry(ctx context.Context, req OpenEntryRequest) (*H
 	if err != nil {
 		return nil, Attr{}, 0, pathErr("open", req.Path, err)
 	}
-	h := fsys.newHandle(lh)
+	h := fsys.newHandle(lh, req.Open.POSIX)
 	if truncate {
 		zero := int64(0)
 		if a, err = fsys.setattr(ctx, a.ID, SetattrRequest{Size: &zero, Handle: h}); err != nil {

@@ -19,7 +19,7 @@ type handleState struct {
 	id     locks.HandleID
 	file   FileID
 	access locks.Access
-	share  locks.ShareMode
+	posix  bool // OpenOptions.POSIX
 
 	mu     sync.Mutex
 	closed bool
@@ -32,11 +32,8 @@ type handleState struct {
 	locked atomic.Bool
 }
 
-func (fsys *FileSystem) newHandle(lh locks.Handle) *Handle {
-	h := &Handle{h: handleState{fsys: fsys, id: lh.ID, file: lh.File, access: lh.Access, share: lh.OpenShare}}
-	if h.h.share == 0 {
-		h.h.share = lh.Share
-	}
+func (fsys *FileSystem) newHandle(lh locks.Handle, posix bool) *Handle {
+	h := &Handle{h: handleState{fsys: fsys, id: lh.ID, file: lh.File, access: lh.Access, posix: posix}}
 	st := fsys.acquireFile(lh.File)
 	fsys.mu.Lock()
 	st.handles[h] = struct{}{}
@@ -55,7 +52,18 @@ func (h *Handle) op(op string, err error) error {
 const readAccess = locks.AccessRead | locks.AccessExecute
 const writeAccess = locks.AccessWrite | locks.AccessAppend
 
-func (h *Handle) readAt(ctx context.Context, p []byte, off int64) (int, error) {
+// checkIO checks n bytes of I/O at off through the handle against the
+// byte-range locks, as its owner's I/O (owner: the POSIX lock owner of a
+// POSIX handle's I/O, 0 unknown).
+func (h *Handle) checkIO(tx *locks.Tx, off, n int64, owner uint64, write bool) error {
+	r := locks.Range{Offset: uint64(off), Length: uint64(n)}
+	if h.h.posix {
+		return tx.CheckIOKey(h.h.id, owner, r, write)
+	}
+	return tx.CheckIO(h.h.id, r, write)
+}
+
+func (h *Handle) readAt(ctx context.Context, p []byte, off int64, owner uint64) (int, error) {
 	h.h.mu.Lock()
 	defer h.h.mu.Unlock()
 	if h.h.closed {
@@ -79,7 +87,7 @@ func (h *Handle) readAt(ctx context.Context, p []byte, off int64) (int, error) {
 	fsys := h.h.fsys
 	var c content
 	err := fsys.peek(ctx, func(tx *locks.Tx, q *q) error {
-		if err := tx.CheckIO(h.h.id, locks.Range{Offset: uint64(off), Length: uint64(len(p))}, false); err != nil {
+		if err := h.checkIO(tx, off, int64(len(p)), owner, false); err != nil {
 			return err
 		}
 		var err error
@@ -168,8 +176,8 @@ func (h *Handle) readSeq(ctx context.Context, p []byte, off int64, version uint6
 	return nil
 }
 
-func (h *Handle) writeAt(ctx context.Context, p []byte, off int64) (int, error) {
-	err := h.stageLocked(ctx, "write", off, int64(len(p)), func(s *stage) error { return s.write(ctx, p, off) })
+func (h *Handle) writeAt(ctx context.Context, p []byte, off int64, owner uint64) (int, error) {
+	err := h.stageLocked(ctx, "write", off, int64(len(p)), owner, func(s *stage) error { return s.write(ctx, p, off) })
 	if err != nil {
 		return 0, err
 	}
@@ -177,13 +185,14 @@ func (h *Handle) writeAt(ctx context.Context, p []byte, off int64) (int, error) 
 }
 
 func (h *Handle) clearAt(ctx context.Context, off, n int64) error {
-	return h.stageLocked(ctx, "clear", off, n, func(s *stage) error { return s.clearRange(ctx, off, n) })
+	return h.stageLocked(ctx, "clear", off, n, 0, func(s *stage) error { return s.clearRange(ctx, off, n) })
 }
 
 // stageLocked checks a write of n bytes at off through the handle (open,
 // write access, byte-range locks) and runs stageIt on its stage, which it
-// makes first if need be. With n == 0 it only checks.
-func (h *Handle) stageLocked(ctx context.Context, op string, off, n int64, stageIt func(s *stage) error) error {
+// makes first if need be. With n == 0 it only checks. owner is the POSIX
+// lock owner making the write (see checkIO).
+func (h *Handle) stageLocked(ctx context.Context, op string, off, n int64, owner uint64, stageIt func(s *stage) error) error {
 	h.h.mu.Lock()
 	defer h.h.mu.Unlock()
 	if h.h.closed {
@@ -200,7 +209,7 @@ func (h *Handle) stageLocked(ctx context.Context, op string, off, n int64, stage
 	}
 	fsys := h.h.fsys
 	err := fsys.peek(ctx, func(tx *locks.Tx, q *q) error {
-		return tx.CheckIO(h.h.id, locks.Range{Offset: uint64(off), Length: uint64(n)}, true)
+		return h.checkIO(tx, off, n, owner, true)
 	})
 	if err != nil {
 		return h.op(op, err)
@@ -438,12 +447,15 @@ func (h *Handle) releasePOSIXLocks(ctx context.Context, key uint64) error {
 	return h.op("unlock", h.h.fsys.update(ctx, func(tx *locks.Tx, _ *q) ([]Change, error) { return nil, tx.ReleasePOSIXLocks(h.h.id, key) }))
 }
 
-func (h *Handle) reshare(ctx context.Context, share locks.ShareMode, wait bool) error {
+func (h *Handle) flock(ctx context.Context, kind locks.LockKind, wait bool) error {
 	if err := h.checkOpen("flock"); err != nil {
 		return err
 	}
-	return h.op("flock", poll(ctx, wait, locks.ErrSharingViolation, func() error {
-		return h.h.fsys.update(ctx, func(tx *locks.Tx, _ *q) ([]Change, error) { return nil, tx.Reshare(h.h.id, share) })
+	if kind != 0 {
+		h.h.locked.Store(true) // as a byte-range lock (see handleState.locked)
+	}
+	return h.op("flock", poll(ctx, wait, locks.ErrLockNotGranted, func() error {
+		return h.h.fsys.update(ctx, func(tx *locks.Tx, _ *q) ([]Change, error) { return nil, tx.Flock(h.h.id, kind) })
 	}))
 }
 

@@ -116,8 +116,8 @@ func TestSeparateMountProcessSharesLocksWithServe(t *testing.T) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		t.Fatalf("flock: %v", err)
 	}
-	if err := uploadAt(testCtx(t), m.file("f.txt"), 0, []byte("V")); !fileerror.HasCode(err, fileerror.SharingViolation) {
-		t.Fatalf("REST write under the other process's flock: %v; want SharingViolation", err)
+	if err := uploadAt(testCtx(t), m.file("f.txt"), 0, []byte("V")); !fileerror.HasCode(err, fileerror.FileLockConflict) {
+		t.Fatalf("REST write under the other process's flock: %v; want FileLockConflict", err)
 	}
 	f.Close()
 	eventually(t, "REST write after the flock holder closed", func() error {

@@ -113,7 +113,8 @@ func eventually(t *testing.T, what string, f func() error) {
 }
 
 // 1. A process on the mount holds flock -x: the SDK's UploadRange gets
-// SharingViolation; after unlock it succeeds.
+// FileLockConflict (REST sees a flock as a whole-file byte-range lock, as
+// the Linux SMB client makes it); after unlock it succeeds.
 func TestFlockOnMountBlocksRESTWrite(t *testing.T) {
 	m := startMixed(t)
 	m.putFile(t, "locked.txt", []byte("0123456789"))
@@ -132,8 +133,8 @@ func TestFlockOnMountBlocksRESTWrite(t *testing.T) {
 	}
 
 	err := uploadAt(testCtx(t), m.file("locked.txt"), 0, []byte("new"))
-	if !fileerror.HasCode(err, fileerror.SharingViolation) {
-		t.Fatalf("UploadRange under flock -x: err = %v; want SharingViolation", err)
+	if !fileerror.HasCode(err, fileerror.FileLockConflict) {
+		t.Fatalf("UploadRange under flock -x: err = %v; want FileLockConflict", err)
 	}
 
 	stdin.Close() // flock(1) exits, unlocking and closing

@@ -94,8 +94,8 @@ type Handle struct {
 	File          FileID
 	Owner         OwnerID
 	Access        Access
-	Share         ShareMode // current share mode (flock may narrow it)
-	OpenShare     ShareMode // share mode given at open (flock LOCK_UN restores it)
+	Share         ShareMode // current share mode (nothing changes it since flock is a lock of its own, Flock)
+	OpenShare     ShareMode // share mode given at open
 	DeleteOnClose bool
 	SessionID     uint64
 	ClientName    string
@@ -195,6 +195,10 @@ type ByteLock struct {
 	Range  Range
 	Kind   LockKind
 	POSIX  bool // taken through SetPOSIXLock (POSIX replace/split semantics)
+	// Flock is a flock(2) lock (Flock): one per handle, over WholeFile. It
+	// is a whole-file byte-range lock to REST and SMB, and advisory to
+	// POSIX requesters (CheckIOKey, SetPOSIXLock), as on a local disk.
+	Flock bool
 }
 
 // RemoveFunc removes a file from the namespace in the same transaction that

@@ -37,7 +37,11 @@
 //     fcntl through FUSE) use the same conflict table against everyone
 //     else, while among one POSIX owner — (Table owner, lock key) — a new
 //     lock replaces, an unlock splits, and adjacent pieces of the same kind
-//     merge. flock(2) is a share-mode change (Reshare), not a byte lock.
+//     merge. flock(2) locks (Flock) are one per handle and conflict only
+//     with other handles' flocks, as between open file descriptions on a
+//     local disk; to REST and SMB they are whole-file byte-range locks
+//     (the Linux SMB client sends flock as one), to POSIX requesters
+//     (CheckIOKey, SetPOSIXLock) they are advisory.
 //
 // # Check order
 //
@@ -140,7 +144,7 @@
 // # Traps
 //
 //   - Handle ids are per database, not per owner: CloseHandle, Dispose,
-//     Lock, Reshare ... refuse another owner's handle with ErrHandleClosed;
+//     Lock, Flock ... refuse another owner's handle with ErrHandleClosed;
 //     only ForceClose reaches across owners.
 //   - ForceClose runs delete-on-close like a close (Azure says a
 //     force-closed delete-on-close handle "might not" delete; we do).

@@ -72,6 +72,11 @@ func update(tb testing.TB, tab *Table, fn func(tx *Tx) error) error {
 	return tab.Update(context.Background(), fn)
 }
 
+func view(tb testing.TB, tab *Table, fn func(tx *Tx) error) error {
+	tb.Helper()
+	return tab.View(context.Background(), fn)
+}
+
 func checkREST(tb testing.TB, tab *Table, req RESTRequest) error {
 	tb.Helper()
 	return tab.View(context.Background(), func(tx *Tx) error { return tx.CheckREST(req) })

@@ -135,7 +135,7 @@ func TestBadInput(t *testing.T) {
 		{"lock unknown handle", func(tx *Tx) error { return tx.Lock(unknown, Range{0, 1}, LockShared) }, ErrHandleClosed},
 		{"unlock unknown handle", func(tx *Tx) error { return tx.Unlock(unknown, Range{0, 1}) }, ErrHandleClosed},
 		{"io unknown handle", func(tx *Tx) error { return tx.CheckIO(unknown, Range{0, 1}, true) }, ErrHandleClosed},
-		{"reshare unknown handle", func(tx *Tx) error { return tx.Reshare(unknown, ShareAll) }, ErrHandleClosed},
+		{"flock unknown handle", func(tx *Tx) error { return tx.Flock(unknown, LockShared) }, ErrHandleClosed},
 		{"posix lock unknown handle", func(tx *Tx) error { return tx.SetPOSIXLock(unknown, 1, Range{0, 1}, LockShared) }, ErrHandleClosed},
 		{"posix release unknown handle", func(tx *Tx) error { return tx.ReleasePOSIXLocks(unknown, 1) }, ErrHandleClosed},
 		{"getlk unknown handle", func(tx *Tx) error { _, _, err := tx.GetPOSIXLock(unknown, 1, Range{0, 1}, LockShared); return err }, ErrHandleClosed},
@@ -148,7 +148,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown posix kind", func(tx *Tx) error { return tx.SetPOSIXLock(h.ID, 1, Range{0, 1}, -1) }, ErrInvalidParameter},
 		{"unknown REST op", func(tx *Tx) error { return tx.CheckREST(RESTRequest{File: f, Op: 99}) }, ErrInvalidParameter},
 		{"zero REST op", func(tx *Tx) error { return tx.CheckREST(RESTRequest{File: f}) }, ErrInvalidParameter},
-		{"reshare undefined bits", func(tx *Tx) error { return tx.Reshare(h.ID, 0xF0) }, ErrInvalidParameter},
+		{"unknown flock kind", func(tx *Tx) error { return tx.Flock(h.ID, 7) }, ErrInvalidParameter},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -350,39 +350,67 @@ func TestPOSIXLocks(t *testing.T) {
 	})
 }
 
-// flock through Reshare (fuse-notes §2.1): LOCK_SH → ShareRead, LOCK_EX →
-// ShareNone, LOCK_UN → OpenShare.
-func TestReshare(t *testing.T) {
-	tab := openTable(t, "", Options{})
-	reshare := func(id HandleID, s ShareMode) error {
-		return update(t, tab, func(tx *Tx) error { return tx.Reshare(id, s) })
+// TestFlock: flock(2) locks (fuse-notes §2.1) conflict with other handles'
+// flocks only — not with opens, share modes or POSIX locks — are advisory
+// to POSIX I/O, and are whole-file byte-range locks to REST and SMB.
+func TestFlock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "locks.db")
+	tab := openTable(t, path, Options{})
+	other := openTable(t, path, Options{}) // another process
+	flock := func(tab *Table, id HandleID, kind LockKind) error {
+		return update(t, tab, func(tx *Tx) error { return tx.Flock(id, kind) })
 	}
 	f := newFile()
-	a := mustOpen(t, tab, OpenRequest{File: f, Access: rd, Share: ShareAll})
-	b := mustOpen(t, tab, OpenRequest{File: f, Access: rd, Share: ShareAll})
-	must(t, reshare(a.ID, ShareRead)) // LOCK_SH
-	must(t, reshare(b.ID, ShareRead)) // LOCK_SH by another reader
-	if err := reshare(a.ID, ShareNone); !errors.Is(err, ErrSharingViolation) {
-		t.Fatalf("LOCK_EX while another reader holds: %v", err)
+	a := mustOpen(t, tab, OpenRequest{File: f, Access: rd | wr, Share: ShareAll})
+	b := mustOpen(t, other, OpenRequest{File: f, Access: rd | wr, Share: ShareAll})
+	c := mustOpen(t, tab, OpenRequest{File: f, Access: rd | wr, Share: ShareAll}) // same process, another open
+
+	must(t, flock(tab, a.ID, LockShared))   // LOCK_SH
+	must(t, flock(other, b.ID, LockShared)) // LOCK_SH by another process
+	if err := flock(tab, a.ID, LockExclusive); !errors.Is(err, ErrLockNotGranted) {
+		t.Fatalf("LOCK_EX while another handle holds LOCK_SH: %v", err)
 	}
-	if _, err := open(t, tab, OpenRequest{File: f, Access: wr, Share: ShareAll}); !errors.Is(err, ErrSharingViolation) {
-		t.Fatalf("writer while LOCK_SH held: %v", err)
+	must(t, flock(other, b.ID, 0))           // LOCK_UN
+	must(t, flock(tab, a.ID, LockExclusive)) // converts
+	for _, tc := range []struct {
+		name string
+		tab  *Table
+		id   HandleID
+		kind LockKind
+	}{{"other process shared", other, b.ID, LockShared}, {"other process exclusive", other, b.ID, LockExclusive}, {"same process, other open", tab, c.ID, LockShared}} {
+		if err := flock(tc.tab, tc.id, tc.kind); !errors.Is(err, ErrLockNotGranted) {
+			t.Errorf("%s flock while LOCK_EX held: %v, want ErrLockNotGranted", tc.name, err)
+		}
 	}
-	must(t, reshare(b.ID, b.OpenShare)) // LOCK_UN
-	// b still reads: a's LOCK_EX (share none) would deny b's Read.
-	if err := reshare(a.ID, ShareNone); !errors.Is(err, ErrSharingViolation) {
-		t.Fatalf("LOCK_EX while another handle reads: %v", err)
+	// Opens and share modes are untouched: a writer that shares nothing opens.
+	w := mustOpen(t, other, OpenRequest{File: f, Access: rd | wr, Share: ShareRead | ShareWrite})
+	mustClose(t, other, w.ID)
+	// POSIX requesters: advisory.
+	must(t, view(t, other, func(tx *Tx) error { return tx.CheckIOKey(b.ID, 9, Range{0, 10}, true) }))
+	must(t, update(t, other, func(tx *Tx) error { return tx.SetPOSIXLock(b.ID, 9, Range{0, 10}, LockExclusive) }))
+	must(t, update(t, other, func(tx *Tx) error { return tx.SetPOSIXLock(b.ID, 9, Range{0, 10}, 0) }))
+	// REST and SMB: a whole-file byte-range lock of handle a.
+	for _, op := range []Op{OpGetFile, OpPutRange} {
+		if err := view(t, other, func(tx *Tx) error { return tx.CheckREST(RESTRequest{File: f, Op: op, Range: Range{1 << 40, 1}}) }); !errors.Is(err, ErrLockConflict) {
+			t.Errorf("REST op %d under LOCK_EX: %v, want ErrLockConflict", op, err)
+		}
 	}
-	mustClose(t, tab, b.ID)
-	must(t, reshare(a.ID, ShareNone)) // LOCK_EX
-	if _, err := open(t, tab, OpenRequest{File: f, Access: rd, Share: ShareAll}); !errors.Is(err, ErrSharingViolation) {
-		t.Fatalf("reader while LOCK_EX held: %v", err)
+	if err := view(t, other, func(tx *Tx) error { return tx.CheckIO(b.ID, Range{5, 1}, false) }); !errors.Is(err, ErrLockConflict) {
+		t.Errorf("SMB read under LOCK_EX: %v, want ErrLockConflict", err)
 	}
-	if _, err := open(t, tab, OpenRequest{File: f, Access: attr, Share: ShareAll}); err != nil {
-		t.Fatalf("attribute-only open while LOCK_EX held: %v", err)
+	if err := update(t, other, func(tx *Tx) error { return tx.Lock(b.ID, Range{5, 1}, LockShared) }); !errors.Is(err, ErrLockNotGranted) {
+		t.Errorf("SMB lock under LOCK_EX: %v, want ErrLockNotGranted", err)
 	}
-	must(t, reshare(a.ID, a.OpenShare)) // LOCK_UN
-	mustOpen(t, tab, OpenRequest{File: f, Access: rd, Share: ShareAll})
+	must(t, view(t, tab, func(tx *Tx) error { return tx.CheckIO(a.ID, Range{5, 1}, true) })) // its own
+	// LOCK_SH: REST reads pass, writes do not.
+	must(t, flock(tab, a.ID, LockShared))
+	must(t, view(t, other, func(tx *Tx) error { return tx.CheckREST(RESTRequest{File: f, Op: OpGetFile, Range: WholeFile}) }))
+	if err := view(t, other, func(tx *Tx) error { return tx.CheckREST(RESTRequest{File: f, Op: OpPutRange, Range: Range{0, 1}}) }); !errors.Is(err, ErrLockConflict) {
+		t.Errorf("REST write under LOCK_SH: %v, want ErrLockConflict", err)
+	}
+	// Closing the handle drops its flock.
+	mustClose(t, tab, a.ID)
+	must(t, flock(other, b.ID, LockExclusive))
 }
 
 // List Handles / Force Close Handles building blocks.

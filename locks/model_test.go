@@ -30,6 +30,7 @@ type mLock struct {
 	handle HandleID
 	r      Range
 	excl   bool
+	flock  bool // a flock: WholeFile, one per handle
 }
 
 type mLease struct {
@@ -291,14 +292,14 @@ func (m *model) lock(h *mHandle, r Range, excl bool) string {
 			return "notgranted"
 		}
 	}
-	m.locks = append(m.locks, mLock{h.id, r, excl})
+	m.locks = append(m.locks, mLock{handle: h.id, r: r, excl: excl})
 	return "ok"
 }
 
 func (m *model) unlock(h *mHandle, r Range) string {
 	best := -1
 	for i, l := range m.locks {
-		if l.handle == h.id && l.r == r && (best < 0 || (l.excl && !m.locks[best].excl)) {
+		if l.handle == h.id && !l.flock && l.r == r && (best < 0 || (l.excl && !m.locks[best].excl)) {
 			best = i
 		}
 	}
@@ -306,6 +307,23 @@ func (m *model) unlock(h *mHandle, r Range) string {
 		return "rangenotlocked"
 	}
 	m.locks = slices.Delete(m.locks, best, best+1)
+	return "ok"
+}
+
+// flock applies a flock (kind 0: LOCK_UN): only other handles' flocks
+// refuse it.
+func (m *model) flock(h *mHandle, kind LockKind) string {
+	if kind != 0 {
+		for _, l := range m.locksOn(h.file) {
+			if l.flock && l.handle != h.id && (kind == LockExclusive || l.excl) {
+				return "notgranted"
+			}
+		}
+	}
+	m.locks = slices.DeleteFunc(m.locks, func(l mLock) bool { return l.flock && l.handle == h.id })
+	if kind != 0 {
+		m.locks = append(m.locks, mLock{handle: h.id, r: WholeFile, excl: kind == LockExclusive, flock: true})
+	}
 	return "ok"
 }
 
@@ -535,24 +553,16 @@ func runModel(t *testing.T, seed uint64, nops int) {
 			if err == nil {
 				gotX = fmt.Sprint(removed)
 			}
-		default: // reshare (flock)
+		default: // flock
 			id, c := pickHandle()
-			s := shares[rng.IntN(len(shares))]
-			desc = fmt.Sprintf("client %d reshare %d %v", c, id, s)
+			kind := LockKind(rng.IntN(3)) // 0 (LOCK_UN), shared, exclusive
+			desc = fmt.Sprintf("client %d flock %d %v", c, id, kind)
 			mh := m.handle(id)
 			want = "closed"
 			if mh != nil && mh.client%2 == c%2 {
-				want = "ok"
-				for _, o := range m.onFile(mh.file) {
-					if o != mh && mConflict(o.access, o.share, mh.access, s) {
-						want = "sharing"
-					}
-				}
-				if want == "ok" {
-					mh.share = s
-				}
+				want = m.flock(mh, kind)
 			}
-			got = class(tabOf(c).Update(ctx, func(tx *Tx) error { return tx.Reshare(id, s) }))
+			got = class(tabOf(c).Update(ctx, func(tx *Tx) error { return tx.Flock(id, kind) }))
 		}
 		tally[want]++
 		if got != want || gotX != wantX {

@@ -89,36 +89,6 @@ func decideOpen(st *fileState, req OpenRequest) error {
 	return nil
 }
 
-// decideReshare decides narrowing or widening handle id's share mode to
-// share (flock): both directions against every other handle.
-func decideReshare(st *fileState, id HandleID, share ShareMode) error {
-	if !share.Valid() {
-		return fmt.Errorf("reshare handle %d: share mode 0x%x: %w", id, uint8(share), ErrInvalidParameter)
-	}
-	var self *Handle
-	for i := range st.handles {
-		if st.handles[i].ID == id {
-			self = &st.handles[i]
-		}
-	}
-	if self == nil {
-		return fmt.Errorf("reshare handle %d: %w", id, ErrHandleClosed)
-	}
-	var blockers []HandleID
-	for _, h := range st.handles {
-		if h.ID == id {
-			continue
-		}
-		if sharingConflict(self.Access, share, h.Access, h.Share) {
-			blockers = append(blockers, h.ID)
-		}
-	}
-	if len(blockers) > 0 {
-		return &ConflictError{Err: ErrSharingViolation, File: st.file, Op: "reshare", Handles: blockers}
-	}
-	return nil
-}
-
 // restNeeds is the access a REST operation is treated as having
 // (locking.md §1.3), as share bits the handles must grant.
 func restNeeds(op Op) ShareMode {
@@ -336,18 +306,22 @@ func ownLock(l lockRec, r lockRequester) bool {
 	if r.handle == 0 {
 		return false
 	}
-	if l.POSIX && r.posix {
+	if l.POSIX && r.posix && r.key != 0 {
 		return l.owner == r.owner && l.Key == r.key
 	}
 	return l.Handle == r.handle
 }
+
+// advisory reports whether l binds r only by agreement: flocks do not
+// bind POSIX requesters (their I/O and fcntl locks), as on a local disk.
+func advisory(l lockRec, r lockRequester) bool { return l.Flock && r.posix }
 
 // ioConflicts lists the handles whose locks block a read or write of rng
 // (locking.md §3.2 read/write columns).
 func ioConflicts(locks []lockRec, r lockRequester, rng Range, write bool) []HandleID {
 	var holders []HandleID
 	for _, l := range locks {
-		if !l.Range.Overlaps(rng) {
+		if !l.Range.Overlaps(rng) || advisory(l, r) {
 			continue
 		}
 		if (l.Kind == LockExclusive && !ownLock(l, r)) || (l.Kind == LockShared && write) {
@@ -362,7 +336,7 @@ func ioConflicts(locks []lockRec, r lockRequester, rng Range, write bool) []Hand
 // own (owner, key), which the request replaces instead.
 func lockBlocker(locks []lockRec, r lockRequester, rng Range, kind LockKind) (lockRec, bool) {
 	for _, l := range locks {
-		if !l.Range.Overlaps(rng) {
+		if !l.Range.Overlaps(rng) || advisory(l, r) {
 			continue
 		}
 		if r.posix && l.POSIX && l.owner == r.owner && l.Key == r.key {
@@ -373,6 +347,19 @@ func lockBlocker(locks []lockRec, r lockRequester, rng Range, kind LockKind) (lo
 		}
 	}
 	return lockRec{}, false
+}
+
+// flockBlockers lists the other handles whose flocks refuse a flock of
+// kind through handle: any flock refuses an exclusive one, an exclusive
+// flock a shared one. Nothing else refuses a flock.
+func flockBlockers(locks []lockRec, handle HandleID, kind LockKind) []HandleID {
+	var holders []HandleID
+	for _, l := range locks {
+		if l.Flock && l.Handle != handle && (kind == LockExclusive || l.Kind == LockExclusive) {
+			holders = appendUnique(holders, l.Handle)
+		}
+	}
+	return holders
 }
 
 // validLockRange checks an SMB lock or unlock range: zero lengths are

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -23,7 +24,8 @@ func TestSchemaVersion(t *testing.T) {
 		{"unversioned without lk_meta", `CREATE TABLE lk_handles (file INTEGER, id INTEGER, PRIMARY KEY (file, id)) WITHOUT ROWID`, 0},
 		{"older", schema + `INSERT INTO lk_meta(name, value) VALUES('schema', 0)`, 0},
 		{"newer", schema + `INSERT INTO lk_meta(name, value) VALUES('schema', 99)`, 99},
-		{"current", schema + `INSERT INTO lk_meta(name, value) VALUES('schema', 1)`, -1},
+		{"version 1 (flock was a share-mode change)", schema + `INSERT INTO lk_meta(name, value) VALUES('schema', 1)`, 1},
+		{"current", schema + `INSERT INTO lk_meta(name, value) VALUES('schema', ` + strconv.Itoa(SchemaVersion) + `)`, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -55,7 +57,7 @@ func TestSchemaVersion(t *testing.T) {
 				t.Fatalf("SchemaError %+v, want found %d want %d dir %s", se, tc.found, SchemaVersion, dir)
 			}
 			msg := err.Error()
-			for _, want := range []string{dir, "incompatible blobshare version", "this build expects 1"} {
+			for _, want := range []string{dir, "incompatible blobshare version", "this build expects " + strconv.Itoa(SchemaVersion)} {
 				if !strings.Contains(msg, want) {
 					t.Errorf("message %q lacks %q", msg, want)
 				}

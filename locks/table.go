@@ -132,7 +132,7 @@ CREATE TABLE IF NOT EXISTS lk_locks (
 	off    INTEGER NOT NULL,
 	len    INTEGER NOT NULL,
 	kind   INTEGER NOT NULL,
-	posix  INTEGER NOT NULL
+	posix  INTEGER NOT NULL -- style: 0 SMB (Lock), 1 POSIX (SetPOSIXLock), 2 flock (Flock)
 );
 CREATE INDEX IF NOT EXISTS lk_locks_file ON lk_locks(file, handle);
 `
@@ -140,7 +140,10 @@ CREATE INDEX IF NOT EXISTS lk_locks_file ON lk_locks(file, handle);
 // SchemaVersion is the version of the lock tables this build creates and
 // accepts, stored in lk_meta ("schema"). Bump it with every change to
 // schema; a database with another version is refused (*SchemaError).
-const SchemaVersion = 1
+//
+// 2: lk_locks.posix is the lock's style (0 SMB, 1 POSIX, 2 flock), no
+// longer a boolean; flock(2) is a lock, no longer a share-mode change.
+const SchemaVersion = 2
 
 // EnsureSchema checks or creates one part of the shared database inside a
 // write transaction: when marker (a table of the part) exists, the version

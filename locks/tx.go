@@ -154,12 +154,13 @@ func (tx *Tx) loadLocks(file FileID) ([]lockRec, error) {
 		var (
 			l                    lockRec
 			handle, key, off, ln int64
-			kind                 int64
+			kind, style          int64
 			owner                string
 		)
-		if err := rows.Scan(&l.row, &handle, &key, &off, &ln, &kind, &l.POSIX, &owner); err != nil {
+		if err := rows.Scan(&l.row, &handle, &key, &off, &ln, &kind, &style, &owner); err != nil {
 			return nil, fmt.Errorf("locks: byte-range locks of file %d: %w", file, err)
 		}
+		l.POSIX, l.Flock = style == stylePOSIX, style == styleFlock
 		l.Handle, l.Key = HandleID(handle), uint64(key)
 		l.Range = Range{Offset: uint64(off), Length: uint64(ln)}
 		l.Kind, l.owner = LockKind(kind), OwnerID(owner)
@@ -171,10 +172,27 @@ func (tx *Tx) loadLocks(file FileID) ([]lockRec, error) {
 	return ls, nil
 }
 
+// Lock styles, stored in lk_locks.posix (a boolean before schema 2).
+const (
+	styleSMB   = 0 // Lock/Unlock
+	stylePOSIX = 1 // SetPOSIXLock
+	styleFlock = 2 // Flock
+)
+
+func lockStyle(l ByteLock) int64 {
+	switch {
+	case l.Flock:
+		return styleFlock
+	case l.POSIX:
+		return stylePOSIX
+	}
+	return styleSMB
+}
+
 func (tx *Tx) insertLock(file FileID, l ByteLock) error {
 	tx.t.noteLocks(l.Handle)
 	_, err := tx.exec(`INSERT INTO lk_locks(file, handle, lkey, off, len, kind, posix) VALUES(?, ?, ?, ?, ?, ?, ?)`,
-		int64(file), int64(l.Handle), int64(l.Key), int64(l.Range.Offset), int64(l.Range.Length), int64(l.Kind), l.POSIX)
+		int64(file), int64(l.Handle), int64(l.Key), int64(l.Range.Offset), int64(l.Range.Length), int64(l.Kind), lockStyle(l))
 	if err != nil {
 		return fmt.Errorf("locks: store lock %v on handle %d: %w", l.Range, l.Handle, err)
 	}
@@ -739,25 +757,47 @@ func (tx *Tx) UnlinkOpen(file FileID, facts Facts) (removed bool, err error) {
 	return false, tx.storeFile(file, true, st.lease)
 }
 
-// Reshare changes a handle's current share mode (flock: LOCK_SH → ShareRead,
-// LOCK_EX → ShareNone, LOCK_UN → the open-time share mode), failing with
-// ErrSharingViolation if another open handle's access would conflict with
-// the new share mode, or the handle's access with theirs.
-func (tx *Tx) Reshare(id HandleID, share ShareMode) error {
-	if err := tx.mustWrite("Reshare"); err != nil {
+// Flock applies flock(2) for a handle of this owner: kind LockShared
+// (LOCK_SH) or LockExclusive (LOCK_EX) takes or converts the handle's
+// flock, 0 (LOCK_UN) drops it. A flock conflicts only with other handles'
+// flocks on the file (an exclusive one with any, a shared one with an
+// exclusive one), as between open file descriptions on a local disk: not
+// with opens, share modes or byte-range locks. To REST and SMB it is a
+// whole-file byte-range lock held by the handle (what the Linux SMB client
+// turns flock into): REST reads and writes meet it as ErrLockConflict, SMB
+// lock requests as ErrLockNotGranted. POSIX requesters (CheckIOKey,
+// SetPOSIXLock) ignore it: flock is advisory to them. The flock goes when
+// the handle closes. Errors: ErrLockNotGranted (a *ConflictError naming the
+// holders; a dead owner's flocks are reaped first), ErrInvalidParameter,
+// ErrHandleClosed.
+func (tx *Tx) Flock(id HandleID, kind LockKind) error {
+	if err := tx.mustWrite("Flock"); err != nil {
 		return err
 	}
-	h, err := tx.ownHandle(id, "reshare")
+	if kind != 0 && !validKind(kind) {
+		return fmt.Errorf("locks: flock handle %d: kind %d: %w", id, int(kind), ErrInvalidParameter)
+	}
+	h, err := tx.ownHandle(id, "flock")
 	if err != nil {
 		return err
 	}
-	if _, err := tx.decide(h.File, false, func(st *fileState) error { return decideReshare(st, id, share) }); err != nil {
-		return err
+	if kind != 0 {
+		if _, err := tx.decide(h.File, true, func(st *fileState) error {
+			if hs := flockBlockers(st.locks, id, kind); len(hs) > 0 {
+				return &ConflictError{Err: ErrLockNotGranted, File: h.File, Op: "flock", Handles: hs}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
 	}
-	if _, err := tx.exec(`UPDATE lk_handles SET share = ? WHERE file = ? AND id = ?`, int64(share), int64(h.File), int64(id)); err != nil {
-		return fmt.Errorf("locks: reshare handle %d: %w", id, err)
+	if _, err := tx.exec(`DELETE FROM lk_locks WHERE file = ? AND handle = ? AND posix = ?`, int64(h.File), int64(id), styleFlock); err != nil {
+		return fmt.Errorf("locks: flock handle %d: %w", id, err)
 	}
-	return nil
+	if kind == 0 {
+		return nil
+	}
+	return tx.insertLock(h.File, ByteLock{Handle: id, Range: WholeFile, Kind: kind, Flock: true})
 }
 
 // CheckREST decides a FileREST call in the order of locking.md §0.2:
@@ -889,9 +929,15 @@ func (tx *Tx) CheckIO(id HandleID, r Range, write bool) error {
 	return tx.checkIO(id, lockRequester{handle: id}, r, write)
 }
 
-// CheckIOKey is CheckIO for an I/O that carries a POSIX lock owner (FUSE
-// READ/WRITE with a lock owner): POSIX locks of this owner's key on the
-// file are its own too, whichever handle took them.
+// CheckIOKey is CheckIO for an I/O of a POSIX process (the FUSE mount),
+// key being the process's POSIX lock owner (a FUSE READ or WRITE names it
+// when direct I/O). POSIX locks are per process: those of key on the file
+// are the I/O's own, whichever of the owner's handles took them, and so
+// never block it; a POSIX lock taken through this handle by another
+// process (sharing the open file description) does. Key 0 means the owner
+// is unknown (I/O from the page cache): the locks taken through this
+// handle are then its own, as for CheckIO. Flocks never block it: flock is
+// advisory between POSIX processes.
 func (tx *Tx) CheckIOKey(id HandleID, key uint64, r Range, write bool) error {
 	return tx.checkIO(id, lockRequester{handle: id, key: key, posix: true}, r, write)
 }
@@ -920,11 +966,10 @@ func (tx *Tx) ioState(id HandleID, file FileID) (owner OwnerID, ls []lockRec, ok
 		var (
 			hOwner                    string
 			row, handle, key, off, ln sql.NullInt64
-			kind                      sql.NullInt64
-			posix                     sql.NullBool
+			kind, style               sql.NullInt64
 			lOwner                    sql.NullString
 		)
-		if err := rows.Scan(&hOwner, &row, &handle, &key, &off, &ln, &kind, &posix, &lOwner); err != nil {
+		if err := rows.Scan(&hOwner, &row, &handle, &key, &off, &ln, &kind, &style, &lOwner); err != nil {
 			return "", nil, false, fmt.Errorf("locks: io handle %d: %w", id, err)
 		}
 		owner, ok = OwnerID(hOwner), true
@@ -935,7 +980,8 @@ func (tx *Tx) ioState(id HandleID, file FileID) (owner OwnerID, ls []lockRec, ok
 		l.row = row.Int64
 		l.Handle, l.Key = HandleID(handle.Int64), uint64(key.Int64)
 		l.Range = Range{Offset: uint64(off.Int64), Length: uint64(ln.Int64)}
-		l.Kind, l.POSIX, l.owner = LockKind(kind.Int64), posix.Bool, OwnerID(lOwner.String)
+		l.Kind, l.owner = LockKind(kind.Int64), OwnerID(lOwner.String)
+		l.POSIX, l.Flock = style.Int64 == stylePOSIX, style.Int64 == styleFlock
 		ls = append(ls, l)
 	}
 	if err := rows.Err(); err != nil {

@@ -339,6 +339,9 @@ func TestSetlkwInterrupted(t *testing.T) {
 	if errno := a.Setlk(ctx, 1, whole, 0); errno != 0 {
 		t.Fatalf("holder F_SETLK: %v", errno)
 	}
+	if errno := a.Setlk(ctx, 1, whole, fuse.FUSE_LK_FLOCK); errno != 0 { // only flocks refuse flocks
+		t.Fatalf("holder flock LOCK_EX|LOCK_NB: %v", errno)
+	}
 	tests := []struct {
 		name string
 		call func(ctx context.Context) syscall.Errno

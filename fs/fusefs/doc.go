@@ -12,8 +12,8 @@
 // in the kernel), 1 MiB MaxWrite, MaxBackground 64, and passthrough
 // disabled (READ and WRITE must reach the daemon: staging and lock checks
 // happen there). The kernel read-ahead window is raised to 1 MiB through
-// the mount's bdi in sysfs (FUSE INIT can only lower the kernel's 128 KiB),
-// so sequential reads arrive as 1 MiB READs.
+// the mount's bdi in sysfs (FUSE INIT can only lower the kernel's 128 KiB);
+// it serves mmap only, since files are opened in direct I/O (see Locks).
 //
 // A mount point still holding the dead mount of a blobshare process killed
 // with SIGKILL ("Transport endpoint is not connected") is detached lazily
@@ -82,11 +82,18 @@
 //
 // # Locks
 //
-// flock(2) arrives as SETLK/SETLKW with FUSE_LK_FLOCK. blobshare maps it to
-// share modes, as an SMB client would see it: LOCK_SH narrows the handle's
-// share mode to read, LOCK_EX to none, LOCK_UN restores the open-time share
-// mode (locks.Tx.Reshare). A conflict answers EWOULDBLOCK; a blocking flock
-// polls with backoff until granted or interrupted (EINTR).
+// flock(2) arrives as SETLK/SETLKW with FUSE_LK_FLOCK. It is a lock of
+// the handle (the open file description) in the lock table
+// (locks.Tx.Flock), and behaves between processes on the mount as on a
+// local disk: it conflicts only with other descriptions' flocks — never
+// with opens, reads, writes or fcntl locks — LOCK_NB answers EWOULDBLOCK,
+// a blocking flock polls with backoff until granted or interrupted
+// (EINTR), and it goes when the handle is released. REST and SMB clients
+// still see a flock-held file as held: to them it is a whole-file
+// byte-range lock (what the Linux SMB client turns flock into), so REST
+// reads and writes answer FileLockConflict (LOCK_SH: writes only) and SMB
+// lock requests STATUS_LOCK_NOT_GRANTED. Nothing of theirs refuses or
+// delays a flock, so no wait can close a cycle.
 //
 // fcntl(2) F_SETLK/F_SETLKW/F_GETLK are POSIX byte-range locks in the lock
 // table, keyed by the kernel's lock owner, so REST clients meet them as
@@ -100,6 +107,20 @@
 // process on this mount (a REST client, a session, another mount). OFD
 // locks are not supported (the kernel does not forward them to FUSE).
 //
+// Regular files are opened with FOPEN_DIRECT_IO (and DIRECT_IO_ALLOW_MMAP
+// negotiated, so shared mappings still work through the page cache). Only
+// then does the kernel send each read(2) and write(2) as the range the
+// process asked for, and with the process's POSIX lock owner: through the
+// page cache it would read whole pages and read-ahead windows, and a
+// 10-byte read at 600 of a file locked on [0,100) would fail. So a
+// byte-range lock fails exactly the I/O that overlaps it, and I/O is
+// checked with locks.Tx.CheckIOKey: POSIX locks are per process, and the
+// process's own fcntl locks never block its I/O, whichever descriptor took
+// them (I/O without a lock owner — writes of shared mappings — counts the
+// locks taken through its own handle as its own). The cost is the page
+// cache: every read reaches the daemon (no kernel read-ahead; reads come
+// at the size the application asks for).
+//
 // # Unlink and rename of open files
 //
 // Unlinking a file that others hold open makes it delete-pending in the
@@ -110,7 +131,9 @@
 //
 // # Coherence with REST
 //
-// Coherence is close-to-open, as with NFS. The core reports changes made
+// read(2) and write(2) bypass the page cache (direct I/O, see Locks): they
+// see every committed change at once. For mmap, coherence is close-to-open,
+// as with NFS. The core reports changes made
 // outside this mount (REST, sessions in this process) through its change
 // hook; the binding only invalidates the file's attributes
 // (NotifyContent with offset -1), which the kernel serves without taking

@@ -26,12 +26,15 @@ type fileHandle struct {
 
 var _ = (gofs.FileReader)((*fileHandle)(nil))
 
-// Read reads through the handle (its own unflushed writes included).
+// Read reads through the handle (its own unflushed writes included),
+// checked as the reading process's I/O (its POSIX lock owner comes with
+// direct I/O).
 func (fh *fileHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	fh.n.flushWriters(ctx, fh)
+	owner := fh.n.st.raw.ioOwner(ctx)
 	total := 0
 	for total < len(dest) {
-		n, err := fh.h.ReadAt(nc(ctx), dest[total:], off+int64(total))
+		n, err := fh.h.ReadAtOwner(nc(ctx), dest[total:], off+int64(total), owner)
 		total += n
 		if errors.Is(err, io.EOF) {
 			break
@@ -57,7 +60,7 @@ func (fh *fileHandle) Write(ctx context.Context, data []byte, off int64) (uint32
 	// land in the order they were made, not in the order of the handles'
 	// flushes.
 	fh.n.flushWriters(ctx, fh)
-	n, err := fh.h.WriteAt(nc(ctx), data, off)
+	n, err := fh.h.WriteAtOwner(nc(ctx), data, off, fh.n.st.raw.ioOwner(ctx))
 	if err != nil {
 		return uint32(n), toErrno(opOther, err)
 	}
@@ -242,20 +245,14 @@ func (fh *fileHandle) Setlkw(ctx context.Context, owner uint64, lk *fuse.FileLoc
 
 func (fh *fileHandle) setLock(ctx context.Context, owner uint64, lk *fuse.FileLock, flags uint32, wait bool) syscall.Errno {
 	if flags&fuse.FUSE_LK_FLOCK != 0 {
-		// flock(2) → share mode of this handle (doc.go).
-		var share locks.ShareMode
-		switch lk.Typ {
-		case syscall.F_RDLCK:
-			share = locks.ShareRead
-		case syscall.F_WRLCK:
-			share = locks.ShareNone
-		case syscall.F_UNLCK:
-			share = fh.h.OpenShare()
-		default:
-			return syscall.EINVAL
+		// flock(2): a lock of this handle (open file description) that
+		// only other flocks refuse (locks.Tx.Flock).
+		_, kind, errno := posixRange(lk)
+		if errno != 0 {
+			return errno
 		}
-		wait = wait && lk.Typ != syscall.F_UNLCK
-		err := fh.h.Reshare(waitCtx(ctx, wait), share, wait)
+		wait = wait && kind != 0
+		err := fh.h.Flock(waitCtx(ctx, wait), kind, wait)
 		if wait && err != nil && ctx.Err() != nil {
 			return syscall.EINTR
 		}

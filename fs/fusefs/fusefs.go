@@ -210,7 +210,7 @@ func (st *mountState) openOptions(flags uint32) fs.OpenOptions {
 	default:
 		access = locks.AccessRead | locks.AccessWrite
 	}
-	return fs.OpenOptions{Access: access, Share: st.shareMode, ClientName: st.client}
+	return fs.OpenOptions{Access: access, Share: st.shareMode, ClientName: st.client, POSIX: true}
 }
 
 // releaseTimeout bounds the work of a RELEASE (commit + close), which no

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -431,122 +429,6 @@ func TestSessionAndMountHandles(t *testing.T) {
 	} else {
 		h.Close(ctx)
 	}
-}
-
-// TestFlockBetweenProcesses uses flock(1) as the other process. flock maps
-// to share modes (doc.go): LOCK_EX means "share nothing", so it conflicts
-// with any other open handle, and while it is held other opens fail
-// (EBUSY); LOCK_SH means "share read only".
-func TestFlockBetweenProcesses(t *testing.T) {
-	flockBin, err := exec.LookPath("flock")
-	if err != nil {
-		skipOrFail(t, "flock(1) not installed: %v", err)
-	}
-	tfs, share := mountShare(t)
-	p := filepath.Join(share, "lockme")
-	if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	waitNoHandles := func() {
-		waitFor(t, "handles released", func() bool {
-			hs, err := tfs.fsys.ListHandles(ctx, "share/lockme", false)
-			return err == nil && len(hs) == 0
-		})
-	}
-	waitNoHandles()
-	// other runs flock(1) -n once: nil, EWOULDBLOCK (exit 75) or EBUSY
-	// (it could not even open the file).
-	other := func(mode string) error {
-		out, err := exec.Command(flockBin, mode, "-n", "-E", "75", p, "true").CombinedOutput()
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-			return nil
-		case errors.As(err, &ee) && ee.ExitCode() == 75:
-			return syscall.EWOULDBLOCK
-		case strings.Contains(strings.ToLower(string(out)), syscall.EBUSY.Error()):
-			return syscall.EBUSY
-		}
-		return errors.New(strings.TrimSpace(string(out)) + ": " + err.Error())
-	}
-	lockMine := func(how int) (*os.File, error) {
-		f, err := os.OpenFile(p, os.O_RDONLY, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f, flockRetry(int(f.Fd()), how|syscall.LOCK_NB)
-	}
-
-	t.Run("LOCK_EX held: other opens fail", func(t *testing.T) {
-		f, err := lockMine(syscall.LOCK_EX)
-		if err != nil {
-			t.Fatalf("LOCK_EX: %v", err)
-		}
-		for _, mode := range []string{"-s", "-x"} {
-			if got := other(mode); !errors.Is(got, syscall.EBUSY) {
-				t.Errorf("other flock %s: %v, want EBUSY at open", mode, got)
-			}
-		}
-		// LOCK_UN restores the open-time share mode: others may open and
-		// share-lock again (LOCK_EX would still meet this open handle).
-		if err := flockRetry(int(f.Fd()), syscall.LOCK_UN); err != nil {
-			t.Fatal(err)
-		}
-		if got := other("-s"); got != nil {
-			t.Errorf("other flock -s after LOCK_UN: %v", got)
-		}
-		if got := other("-x"); !errors.Is(got, syscall.EWOULDBLOCK) {
-			t.Errorf("other flock -x while this handle is open: %v, want EWOULDBLOCK", got)
-		}
-		f.Close()
-		waitNoHandles()
-		if got := other("-x"); got != nil {
-			t.Errorf("other flock -x after close: %v", got)
-		}
-	})
-	t.Run("LOCK_SH held: shared ok, exclusive refused", func(t *testing.T) {
-		waitNoHandles()
-		f, err := lockMine(syscall.LOCK_SH)
-		if err != nil {
-			t.Fatalf("LOCK_SH: %v", err)
-		}
-		defer f.Close()
-		if got := other("-s"); got != nil {
-			t.Errorf("other flock -s: %v", got)
-		}
-		if got := other("-x"); !errors.Is(got, syscall.EWOULDBLOCK) {
-			t.Errorf("other flock -x: %v, want EWOULDBLOCK", got)
-		}
-	})
-	t.Run("other holds LOCK_SH: my LOCK_EX is EWOULDBLOCK", func(t *testing.T) {
-		waitNoHandles()
-		cmd := exec.Command(flockBin, "-s", p, "-c", "echo locked; exec sleep 60")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			_ = cmd.Wait()
-		}()
-		line := make([]byte, 7)
-		if _, err := io.ReadFull(stdout, line); err != nil || string(line) != "locked\n" {
-			t.Fatalf("flock -s holder: %q %v", line, err)
-		}
-		f, err := lockMine(syscall.LOCK_EX)
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			t.Errorf("my LOCK_EX while other holds LOCK_SH: %v, want EWOULDBLOCK", err)
-		}
-		if err := flockRetry(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
-			t.Errorf("my LOCK_SH while other holds LOCK_SH: %v", err)
-		}
-		f.Close()
-	})
 }
 
 // flockRetry retries on EINTR (the Go runtime's SIGURG interrupts FUSE

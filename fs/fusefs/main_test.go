@@ -2,6 +2,7 @@ package fusefs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/blobshare/blobshare/blobstore/local"
 	"github.com/blobshare/blobshare/fs"
@@ -47,8 +50,9 @@ func runHelper(t *testing.T, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// helperMain: setlk|setlkw|getlk PATH r|w START LEN. Prints ok / EAGAIN / the
-// F_GETLK answer ("F_UNLCK" or "F_WRLCK start end").
+// helperMain: setlk|setlkw|getlk|read|write PATH r|w START LEN. Prints ok /
+// EAGAIN / the F_GETLK answer ("F_UNLCK" or "F_WRLCK start end"); read and
+// write (pread/pwrite of LEN bytes at START) print ok or the errno's name.
 func helperMain(args []string) int {
 	op, path, typ := args[0], args[1], args[2]
 	start, err1 := strconv.ParseInt(args[3], 10, 64)
@@ -96,6 +100,23 @@ func helperMain(args []string) int {
 			fmt.Printf("F_WRLCK %d %d\n", lk.Start, lk.Start+lk.Len-1)
 		default:
 			fmt.Printf("F_RDLCK %d %d\n", lk.Start, lk.Start+lk.Len-1)
+		}
+	case "read", "write":
+		buf := make([]byte, n)
+		var err error
+		if op == "read" {
+			_, err = f.ReadAt(buf, start)
+		} else {
+			_, err = f.WriteAt(buf, start)
+		}
+		var errno syscall.Errno
+		switch {
+		case err == nil:
+			fmt.Println("ok")
+		case errors.As(err, &errno):
+			fmt.Println(unix.ErrnoName(errno))
+		default:
+			fmt.Println("error:", err)
 		}
 	default:
 		fmt.Println("unknown op", op)

@@ -189,6 +189,9 @@ func mountNode(ctx context.Context, dir string, root gofs.InodeEmbedder, cfg mou
 		// backing fd; switching it off also keeps the loopback baseline
 		// of the benchmarks on the same FUSE data path.
 		DisabledCapabilities: fuse.CAP_PASSTHROUGH,
+		// Files are opened with FOPEN_DIRECT_IO (node.Open); shared
+		// mappings of them still go through the page cache.
+		ExtraCapabilities: fuse.CAP_DIRECT_IO_ALLOW_MMAP,
 	}
 	raw := cfg.raw
 	if raw == nil {

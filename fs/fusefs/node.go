@@ -354,7 +354,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	child.mu.Lock()
 	child.cachedVer, child.cacheUnsure = a.Version, false
 	child.mu.Unlock()
-	return ino, fh, 0, 0
+	return ino, fh, fuse.FOPEN_DIRECT_IO, 0
 }
 
 var _ = (gofs.NodeOpener)((*node)(nil))
@@ -372,10 +372,14 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 		return nil, 0, toErrno(opOther, err)
 	}
 	fh := n.addHandle(h)
-	// Keep the page cache only if the file is unchanged since the kernel
+	// Direct I/O: every read(2) and write(2) reaches the daemon as the
+	// range the process asked for, with its lock owner, so byte-range
+	// locks fail exactly the I/O that overlaps them and a process's own
+	// fcntl locks never block it (doc.go, Locks). The page cache serves
+	// only mmap: keep it only if the file is unchanged since the kernel
 	// cached it; otherwise drop pages and attributes now, so this open
 	// sees what REST or another process wrote.
-	var fuseFlags uint32
+	fuseFlags := uint32(fuse.FOPEN_DIRECT_IO)
 	if a, err := h.Attr(nc(ctx)); err == nil {
 		n.mu.Lock()
 		keep := !n.cacheUnsure && n.cachedVer == a.Version

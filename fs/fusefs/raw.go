@@ -21,11 +21,12 @@ type rawFS struct {
 	reqs sync.Map // <-chan struct{} → rawReq
 }
 
-// rawReq is the part of a FLUSH or RELEASE request the node API loses.
+// rawReq is the part of a FLUSH, RELEASE, READ or WRITE request the node
+// API loses.
 type rawReq struct {
-	lockOwner    uint64
+	lockOwner    uint64 // 0 when a READ or WRITE names none (page-cache I/O)
 	releaseFlags uint32 // fuse.ReleaseFlags: FUSE_RELEASE_FLOCK_UNLOCK
-	flush        bool   // the request is a FLUSH (else a RELEASE)
+	flush        bool   // the request is a FLUSH
 }
 
 // Flush records the lock owner for the duration of the request.
@@ -42,6 +43,43 @@ func (r *rawFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
 	r.RawFileSystem.Release(cancel, in)
 }
 
+// Read records the lock owner a direct-I/O READ carries (POSIX locks are
+// per process: its own locks never block its reads).
+func (r *rawFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
+	defer r.noteIOOwner(cancel, in.ReadFlags&fuse.READ_LOCKOWNER != 0, in.LockOwner)()
+	return r.RawFileSystem.Read(cancel, in, buf)
+}
+
+// Writev records the lock owner a direct-I/O WRITE carries. (The server
+// calls Writev for every WRITE, and Write only if Writev says ENOSYS.)
+func (r *rawFS) Writev(cancel <-chan struct{}, in *fuse.WriteIn, data [][]byte) (uint32, fuse.Status) {
+	defer r.noteIOOwner(cancel, in.WriteFlags&fuse.WRITE_LOCKOWNER != 0, in.LockOwner)()
+	return r.RawFileSystem.Writev(cancel, in, data)
+}
+
+// Write is Writev's fallback, with the same bookkeeping.
+func (r *rawFS) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (uint32, fuse.Status) {
+	defer r.noteIOOwner(cancel, in.WriteFlags&fuse.WRITE_LOCKOWNER != 0, in.LockOwner)()
+	return r.RawFileSystem.Write(cancel, in, data)
+}
+
+// noteIOOwner records, when the request names one (has), the lock owner
+// of the READ or WRITE under cancel; the returned func forgets it.
+func (r *rawFS) noteIOOwner(cancel <-chan struct{}, has bool, owner uint64) func() {
+	if !has {
+		return func() {}
+	}
+	r.reqs.Store(cancel, rawReq{lockOwner: owner})
+	return func() { r.reqs.Delete(cancel) }
+}
+
+// ioOwner is the lock owner of the READ or WRITE served under ctx, 0 when
+// it names none.
+func (r *rawFS) ioOwner(ctx context.Context) uint64 {
+	req, _ := r.request(ctx)
+	return req.lockOwner
+}
+
 // Lookup turns the alias marker (aliasTTL: a name found under another
 // case) into a true zero entry timeout, which go-fuse's bridge would
 // replace with the default and which the kernel would round up to a jiffy
@@ -54,7 +92,7 @@ func (r *rawFS) Lookup(cancel <-chan struct{}, header *fuse.InHeader, name strin
 	return st
 }
 
-// request returns the raw fields of the FLUSH or RELEASE being served under
+// request returns the raw fields of the FLUSH, RELEASE, READ or WRITE being served under
 // ctx (the context the bridge passed to the node method), ok=false if ctx
 // does not belong to one.
 func (r *rawFS) request(ctx context.Context) (rawReq, bool) {

@@ -41,6 +41,7 @@ type crashRig struct {
 	shared     *slotFile   // even slots by the mount, odd slots by REST
 	restWhole  *wholeFile
 	mountWhole *wholeFile
+	recreated  *wholeFile // replaced in place by REST Create File, properties and all
 
 	mu      sync.Mutex
 	deleted []string // names whose delete was acknowledged
@@ -101,6 +102,7 @@ func TestCrashMatrix(t *testing.T) {
 		shared:     newSlotFile(5, "x0", 128<<10, 16, 16*128<<10),
 		restWhole:  &wholeFile{id: 6, name: "rw0"},
 		mountWhole: &wholeFile{id: 7, name: "mw0"},
+		recreated:  &wholeFile{id: 8, name: "cr0"},
 		passed:     map[string]int{},
 		failed:     map[string]int{},
 	}
@@ -190,6 +192,9 @@ func (r *crashRig) setup(ctx context.Context, s *server) {
 	if _, err := r.fileClient(s, "locked").Create(ctx, 8192, nil); err != nil {
 		t.Fatalf("create locked: %v", err)
 	}
+	if err := r.createRecreated(ctx, r.fileClient(s, r.recreated.name), 0); err != nil {
+		t.Fatalf("create %s: %v", r.recreated.name, err)
+	}
 }
 
 // worker is one client loop; it returns the error that stopped it.
@@ -219,6 +224,7 @@ func (r *crashRig) round(ctx context.Context, s *server, k int, delay time.Durat
 		r.mountSlotWriter(mdir, r.shared, 0, even, false, r.rng(k, 30)),
 		r.restSlotWriter(s, r.shared, 1, odd, false, r.rng(k, 31)),
 		r.restRenamer(s, k),
+		r.restRecreator(s),
 		r.mountRenamer(mdir, k),
 		r.deleter(s, mdir, k),
 		r.locker(mdir),
@@ -387,6 +393,99 @@ func (r *crashRig) restRenamer(s *server, k int) worker {
 		}
 		return nil
 	}
+}
+
+// Version v of cr0, as each Create File over it sets it: zeros of
+// recreatedLen(v) bytes (past the inline size: a blob commit) with the
+// properties of v.
+func recreatedLen(v uint32) int64 { return 70_000 + int64(v%5)*30_000 }
+
+func recreatedLastWrite(v uint32) time.Time {
+	return time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(v) * time.Second)
+}
+
+func (r *crashRig) createRecreated(ctx context.Context, fc *file.Client, v uint32) error {
+	_, err := fc.Create(ctx, recreatedLen(v), &file.CreateOptions{
+		HTTPHeaders:   &file.HTTPHeaders{ContentType: to.Ptr(fmt.Sprintf("application/x-version-%d", v))},
+		Metadata:      map[string]*string{"version": to.Ptr(fmt.Sprint(v))},
+		SMBProperties: &file.SMBProperties{LastWriteTime: to.Ptr(recreatedLastWrite(v)), Attributes: &file.NTFSFileAttributes{Hidden: v%2 == 1, Archive: v%2 == 0}},
+	})
+	return err
+}
+
+// restRecreator replaces cr0 in place with REST Create File over it, each
+// version with its own size, content type, metadata, attributes and
+// last-write time: after a crash the file must be one version whole.
+func (r *crashRig) restRecreator(s *server) worker {
+	f := r.recreated
+	fc := r.fileClient(s, f.name)
+	return func(ctx context.Context, stop *atomic.Bool) error {
+		for !stop.Load() {
+			v := f.begin()
+			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			err := r.createRecreated(cctx, fc, v)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("%s version %d: %w", f.name, v, err)
+			}
+			f.ack()
+		}
+		return nil
+	}
+}
+
+// checkRecreated checks that cr0 is wholly one version, the acknowledged
+// one or the one in flight: content, size, content type, metadata,
+// attributes and last-write time all of the same version.
+func (r *crashRig) checkRecreated(ctx context.Context, s *server) error {
+	f := r.recreated
+	fc := r.fileClient(s, f.name)
+	p, err := fc.GetProperties(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.name, err)
+	}
+	var v uint32
+	if _, err := fmt.Sscanf(deref(p.ContentType), "application/x-version-%d", &v); err != nil {
+		return fmt.Errorf("%s: content type %q", f.name, deref(p.ContentType))
+	}
+	var mismatches []string
+	if got := deref(p.Metadata["Version"]) + deref(p.Metadata["version"]); got != fmt.Sprint(v) {
+		mismatches = append(mismatches, fmt.Sprintf("metadata version %q", got))
+	}
+	if p.ContentLength == nil || *p.ContentLength != recreatedLen(v) {
+		mismatches = append(mismatches, fmt.Sprintf("size %v (version %d has %d)", deref(p.ContentLength), v, recreatedLen(v)))
+	}
+	if p.FileLastWriteTime == nil || !p.FileLastWriteTime.Equal(recreatedLastWrite(v)) {
+		mismatches = append(mismatches, fmt.Sprintf("last write time %v", p.FileLastWriteTime))
+	}
+	if attrs := deref(p.FileAttributes); strings.Contains(attrs, "Hidden") != (v%2 == 1) {
+		mismatches = append(mismatches, fmt.Sprintf("attributes %q", attrs))
+	}
+	b, _, err := download(ctx, fc)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.name, err)
+	}
+	if int64(len(b)) != recreatedLen(v) || !bytes.Equal(b, make([]byte, len(b))) {
+		mismatches = append(mismatches, fmt.Sprintf("content of %d bytes, not %d zeros", len(b), recreatedLen(v)))
+	}
+	if len(mismatches) > 0 {
+		return fmt.Errorf("%s: content type of version %d but %s", f.name, v, strings.Join(mismatches, ", "))
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if v != f.acked && v != f.inflight {
+		return fmt.Errorf("%s: holds version %d; acknowledged %d, in flight %d", f.name, v, f.acked, f.inflight)
+	}
+	f.acked, f.inflight = v, 0
+	return nil
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
 
 // mountRenamer replaces mw0 the way editors save: write a temporary file,
@@ -560,6 +659,7 @@ func (r *crashRig) verify(ctx context.Context, s *server, k int) {
 		}
 		r.check("whole-file-version", wrapf(err, "after kill %d", k))
 	}
+	r.check("recreated-file-whole", wrapf(r.checkRecreated(ctx, s), "after kill %d", k))
 
 	r.mu.Lock()
 	deleted := append([]string(nil), r.deleted...)
