@@ -34,6 +34,7 @@ const (
 	fileAllInformation                   = 18
 	fileAllocationInformation            = 19
 	fileEndOfFileInformation             = 20
+	fileAlternateNameInformation         = 21
 	fileStreamInformation                = 22
 	fileNetworkOpenInformation           = 34
 	fileAttributeTagInformation          = 35
@@ -182,6 +183,11 @@ func (c *conn) fileInfo(o *open, a fs.Attr, class byte) ([]byte, bool, ntstatus.
 		b := make([]byte, 8)
 		le.PutUint32(b, wireAttrs(a))
 		return b, false, ntstatus.Success
+	case fileAlternateNameInformation:
+		// No 8.3 short names are generated. NOT_SUPPORTED (not
+		// OBJECT_NAME_NOT_FOUND) is the answer clients skip quietly:
+		// smbclient's allinfo stops at any other error.
+		return nil, false, ntstatus.NotSupported
 	case fileStreamInformation:
 		if a.Kind.IsDir() {
 			return []byte{}, true, ntstatus.Success
