@@ -52,7 +52,6 @@ func (c *conn) smb1Negotiate(msg []byte) ([]byte, error) {
 		return nil, fmt.Errorf("smb: SMB1 client offers no SMB2 dialect: %w", errDisconnect)
 	}
 	// The SMB1 request used message id 0.
-	c.used[0] = struct{}{}
 	c.seqLo = 1
 	body := c.negotiateBody(c.dialect, nil)
 	hdr := header{Command: cmdNegotiate, Flags: flagResponse, Credits: c.grantCredits(1)}
