@@ -354,7 +354,7 @@ func (c *conn) dispatch(ctx context.Context, req *request, resp *response) (ntst
 	case cmdSessionSetup:
 		return c.sessionSetup(ctx, req, resp)
 	case cmdEcho:
-		if len(req.msg) < headerSize+4 {
+		if _, err := body(req.msg, 4); err != nil {
 			return ntstatus.InvalidParameter, nil, nil
 		}
 		if s := c.sessions[h.SessionID]; s != nil && s.valid {
