@@ -9,8 +9,14 @@ FUZZTIME  ?= 5s
 # Fuzz targets of the REST parsers; go test -fuzz takes one target at a time.
 REST_FUZZ := FuzzParseRange FuzzParsePath FuzzSharedKey FuzzParseAttributes \
              FuzzParseSMBTime FuzzParseMetadata FuzzDecodeXMLBody
+# Fuzz targets of the SMB server: package:target.
+SMB_FUZZ  := smb:FuzzHeader smb:FuzzFrame smb:FuzzMatchPattern smb/ntlm:FuzzUnwrap smb/ntlm:FuzzNTLM
 
-.PHONY: test deps debs npm vet unit fuzz bench build
+# Debian packages the tests drive: rsync (the mount's timestamp tests),
+# smbclient and impacket (real SMB clients).
+DEB_PKGS  := rsync smbclient python3-impacket
+
+.PHONY: test deps npm debs vet unit fuzz bench build
 
 test: deps vet
 	$(GOTEST) ./...
@@ -24,18 +30,25 @@ fuzz:
 		$(GO) test ./rest -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) > $$log 2>&1 \
 			|| { cat $$log; exit 1; }; \
 		echo "fuzz $$f ($(FUZZTIME)): $$(tail -n 1 $$log)"; \
+	done; \
+	for pf in $(SMB_FUZZ); do \
+		p=$${pf%%:*}; f=$${pf#*:}; \
+		$(GO) test ./$$p -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) > $$log 2>&1 \
+			|| { cat $$log; exit 1; }; \
+		echo "fuzz $$p $$f ($(FUZZTIME)): $$(tail -n 1 $$log)"; \
 	done
 
 deps: npm debs
 	$(GO) mod download
 
-# Debian packages the tests run (rsync: the mount's timestamp tests);
-# installed only when missing, so a second run costs nothing.
-DEBS := rsync
-
+# debs installs the Debian packages of DEB_PKGS that are missing (quick
+# and quiet when all are there).
 debs:
-	@missing=; for p in $(DEBS); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then echo "apt-get install$$missing"; apt-get update -qq && apt-get install -y -qq $$missing; fi
+	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing $$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
 
 # Azurite (blob backend tests) and the Azure Files JS SDK (REST smoke test).
 npm: $(NPM_DIR)/node_modules/.installed
@@ -45,7 +58,7 @@ $(NPM_DIR)/node_modules/.installed: $(NPM_DIR)/package.json $(NPM_DIR)/package-l
 	touch $@
 
 vet:
-	@out=$$(gofmt -l cmd locks blobstore fs rest storagehttp integration bench 2>/dev/null); \
+	@out=$$(gofmt -l $$($(GO) list -f '{{.Dir}}' ./...)); \
 	if [ -n "$$out" ]; then echo "gofmt: these files need formatting:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 

@@ -39,6 +39,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "share-mode", Value: "read,write,delete", Usage: "share mode given to FUSE opens (read,write,delete or none)"},
 			&cli.StringFlag{Name: "blob-backend", Usage: "where file content lives: file://DIR (default file://DATA/blobs) or azure://ACCOUNT/CONTAINER?endpoint=URL"},
 			&cli.BoolFlag{Name: "debug", Usage: "log at debug level"},
+			smbFlag(),
 		},
 		Action: runServe,
 	}
@@ -129,11 +130,21 @@ func runServe(c *cli.Context) error {
 		}
 	}
 
+	smbEP, err := startSMB(c.String("smb"), dd.FS, c.String("account"), c.String("key"), logger)
+	if err != nil {
+		srv.Close()
+		if mounted != nil {
+			mounted.Unmount()
+		}
+		return err
+	}
+	defer smbEP.stop()
+
 	restURL := fmt.Sprintf("http://%s/%s", ln.Addr(), c.String("account"))
 	if mounted != nil {
-		logger.Info("blobshare serving", "rest", restURL, "mount", mounted.Dir(), "data", dd.Path)
+		logger.Info("blobshare serving", "rest", restURL, "mount", mounted.Dir(), "smb", smbEP.addr(), "data", dd.Path)
 	} else {
-		logger.Info("blobshare serving", "rest", restURL, "mount", "none", "data", dd.Path)
+		logger.Info("blobshare serving", "rest", restURL, "mount", "none", "smb", smbEP.addr(), "data", dd.Path)
 	}
 
 	select {
@@ -152,6 +163,9 @@ func runServe(c *cli.Context) error {
 	var errs []error
 	if err := srv.Shutdown(shutCtx); err != nil {
 		errs = append(errs, fmt.Errorf("REST shutdown: %w", err))
+	}
+	if err := smbEP.stop(); err != nil {
+		errs = append(errs, err)
 	}
 	if mounted != nil {
 		if err := mounted.Unmount(); err != nil {

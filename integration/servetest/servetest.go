@@ -44,17 +44,22 @@ type Server struct {
 	Mount   string // --mount, "" without
 	RESTURL string // http://127.0.0.1:PORT/devstoreaccount1
 	Addr    string // 127.0.0.1:PORT
+	SMBAddr string // 127.0.0.1:PORT of the SMB endpoint, "" when --smb off
 	Stderr  *Buffer
 	Done    chan struct{}
 	WaitErr error
 }
 
-var servingLine = regexp.MustCompile(`msg="blobshare serving" rest=(\S+) mount=(\S+)`)
+var (
+	servingLine = regexp.MustCompile(`msg="blobshare serving" rest=(\S+) mount=(\S+)`)
+	smbKey      = regexp.MustCompile(` smb=(\S+)`)
+)
 
 // Start starts bin (a blobshare binary) as `serve --data data --addr
-// 127.0.0.1:0` plus extra flags and waits up to 60 s for its serving line.
+// 127.0.0.1:0 --smb 127.0.0.1:0` plus extra flags (a later --smb wins) and
+// waits up to 60 s for its serving line.
 func Start(bin, data string, extra ...string) (*Server, error) {
-	args := append([]string{"serve", "--data", data, "--addr", "127.0.0.1:0"}, extra...)
+	args := append([]string{"serve", "--data", data, "--addr", "127.0.0.1:0", "--smb", "127.0.0.1:0"}, extra...)
 	s := &Server{Data: data, Stderr: &Buffer{}, Done: make(chan struct{})}
 	s.Cmd = exec.Command(bin, args...)
 	pr, pw := io.Pipe()
@@ -73,7 +78,11 @@ func Start(bin, data string, extra ...string) (*Server, error) {
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
 			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m
+				smb := ""
+				if sm := smbKey.FindStringSubmatch(sc.Text()); sm != nil && sm[1] != "off" {
+					smb = sm[1]
+				}
+				found <- append(m, smb)
 				break
 			}
 		}
@@ -86,6 +95,7 @@ func Start(bin, data string, extra ...string) (*Server, error) {
 			s.Mount = m[2]
 		}
 		s.Addr = strings.SplitN(strings.TrimPrefix(s.RESTURL, "http://"), "/", 2)[0]
+		s.SMBAddr = m[3]
 		return s, nil
 	case <-s.Done:
 		return nil, fmt.Errorf("serve exited before serving: %v\n%s", s.WaitErr, s.Stderr)

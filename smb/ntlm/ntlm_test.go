@@ -2,10 +2,6 @@ package ntlm
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/md5"
-	"crypto/rc4"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"testing"
@@ -20,56 +16,7 @@ func TestNTOWFv2Vector(t *testing.T) {
 	}
 }
 
-// clientAuthenticate builds an AUTHENTICATE message as a client does from
-// a CHALLENGE (MS-NLMP 3.3.2), with key exchange.
-func clientAuthenticate(t *testing.T, ch []byte, user, domain, password string, exported []byte) []byte {
-	t.Helper()
-	serverChallenge := ch[24:32]
-	infoLen := int(binary.LittleEndian.Uint16(ch[40:]))
-	infoOff := int(binary.LittleEndian.Uint32(ch[44:]))
-	info := ch[infoOff : infoOff+infoLen]
-	temp := []byte{1, 1, 0, 0, 0, 0, 0, 0}
-	temp = binary.LittleEndian.AppendUint64(temp, 0)
-	temp = append(temp, []byte("clientch")...)
-	temp = append(temp, 0, 0, 0, 0)
-	temp = append(temp, info...)
-	temp = append(temp, 0, 0, 0, 0)
-	key := NTOWFv2(password, user, domain)
-	mac := hmac.New(md5.New, key)
-	mac.Write(serverChallenge)
-	mac.Write(temp)
-	proof := mac.Sum(nil)
-	nt := append(append([]byte{}, proof...), temp...)
-	mac = hmac.New(md5.New, key)
-	mac.Write(proof)
-	base := mac.Sum(nil)
-	enc := make([]byte, 16)
-	c, _ := rc4.NewCipher(base)
-	c.XORKeyStream(enc, exported)
-
-	payload := [][]byte{make([]byte, 24), nt, utf16le(domain), utf16le(user), utf16le("WS"), enc}
-	m := make([]byte, 88)
-	copy(m, signature)
-	binary.LittleEndian.PutUint32(m[8:], 3)
-	off := len(m)
-	for i, p := range payload {
-		putFields(m[12+8*i:], len(p), off)
-		off += len(p)
-	}
-	binary.LittleEndian.PutUint32(m[60:], FlagUnicode|FlagNTLM|FlagExtendedSecurity|FlagKeyExchange|FlagSign|Flag128)
-	for _, p := range payload {
-		m = append(m, p...)
-	}
-	return m
-}
-
-func negotiateMsg() []byte {
-	m := make([]byte, 32)
-	copy(m, signature)
-	binary.LittleEndian.PutUint32(m[8:], 1)
-	binary.LittleEndian.PutUint32(m[12:], FlagUnicode|FlagNTLM|FlagExtendedSecurity|FlagKeyExchange|FlagSign|Flag128)
-	return m
-}
+func negotiateMsg() []byte { return Client{}.Negotiate() }
 
 func TestAuthenticate(t *testing.T) {
 	accounts := func(user string) (string, bool) {
@@ -78,7 +25,6 @@ func TestAuthenticate(t *testing.T) {
 		}
 		return "", false
 	}
-	exported := bytes.Repeat([]byte{0x5a}, 16)
 	tests := []struct {
 		name, user, domain, password string
 		wantErr                      error
@@ -93,11 +39,15 @@ func TestAuthenticate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var sc [8]byte
 			copy(sc[:], "serverch")
-			ch, err := NewChallenge(negotiateMsg(), sc, time.Unix(1700000000, 0), Names{Computer: "BLOBSHARE", Domain: "WORKGROUP"})
+			client := Client{User: tt.user, Domain: tt.domain, Password: tt.password, Workstation: "WS"}
+			ch, err := NewChallenge(client.Negotiate(), sc, time.Unix(1700000000, 0), Names{Computer: "BLOBSHARE", Domain: "WORKGROUP"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			msg := clientAuthenticate(t, ch.Message, tt.user, tt.domain, tt.password, exported)
+			msg, exported, err := client.Authenticate(ch.Message, time.Unix(1700000000, 0))
+			if err != nil {
+				t.Fatal(err)
+			}
 			if tt.user == "" {
 				for i := 2; i < 6; i++ { // empty NT response and user
 					putFields(msg[12+8*(i-1):], 0, 88)

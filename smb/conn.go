@@ -1,0 +1,425 @@
+package smb
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"time"
+
+	"github.com/blobshare/blobshare/ntstatus"
+)
+
+// Limits of one connection.
+const (
+	// maxIO is MaxReadSize, MaxWriteSize and MaxTransactSize offered to
+	// clients that negotiate large MTU (2.1 and later).
+	maxIO = 8 << 20
+	// maxFrame is the largest NetBIOS frame accepted: a WRITE of maxIO
+	// plus its header and a compound's small companions. Larger frames
+	// close the connection before any of it is read.
+	maxFrame = maxIO + 64<<10
+	// maxCredits bounds the message ids granted and not yet used.
+	maxCredits = 8192
+	// smallIO is the I/O limit without large MTU (2.0.2).
+	smallIO = 64 << 10
+)
+
+// errDisconnect asks the connection loop to drop the connection: the
+// protocol says to, or the client broke framing so badly nothing can be
+// answered.
+var errDisconnect = errors.New("smb: drop connection")
+
+// conn is one client connection; requests are served in order on its
+// goroutine.
+type conn struct {
+	srv    *Server
+	nc     net.Conn
+	log    *slog.Logger
+	remote string
+
+	negotiated      bool
+	dialect         uint16
+	clientGUID      [16]byte
+	clientCaps      uint32
+	clientSecMode   uint16
+	clientDialects  []uint16
+	preauth         [64]byte // connection preauth integrity hash (3.1.1)
+	signingRequired bool
+	maxIO           uint32
+
+	// Credits: the message ids granted are [seqLo, seqHi); used holds
+	// those above seqLo already consumed.
+	seqLo, seqHi uint64
+	used         map[uint64]struct{}
+
+	sessions map[uint64]*session
+	nextFile uint64
+	rbuf     []byte
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	c := &conn{srv: s, nc: nc, remote: nc.RemoteAddr().String(), seqHi: 1,
+		used: map[uint64]struct{}{}, sessions: map[uint64]*session{}}
+	c.log = s.log.With("smb_client", c.remote)
+	c.signingRequired = !s.cfg.SigningOptional
+	return c
+}
+
+func (c *conn) serve(ctx context.Context) {
+	defer c.close()
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("smb: panic serving connection", "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	br := bufio.NewReaderSize(c.nc, 64<<10)
+	bw := bufio.NewWriterSize(c.nc, 64<<10)
+	for {
+		msg, err := c.readFrame(br)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				c.log.Debug("smb: connection closed", "err", err)
+			}
+			return
+		}
+		out, err := c.handleFrame(ctx, msg)
+		if err != nil {
+			c.log.Debug("smb: dropping connection", "err", err)
+			return
+		}
+		if out == nil {
+			continue
+		}
+		var hdr [4]byte
+		binary.BigEndian.PutUint32(hdr[:], uint32(len(out))) // len(out) < 2^24: hdr[0] stays 0
+		if _, err := bw.Write(hdr[:]); err != nil {
+			return
+		}
+		if _, err := bw.Write(out); err != nil {
+			return
+		}
+		if err := bw.Flush(); err != nil {
+			return
+		}
+	}
+}
+
+// readFrame reads one NetBIOS session message (RFC 1002 framing as SMB2
+// over TCP uses it: a zero byte, then a 24-bit length).
+func (c *conn) readFrame(r *bufio.Reader) ([]byte, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, err
+	}
+	if hdr[0] != 0 {
+		return nil, fmt.Errorf("smb: NetBIOS message type %#x: %w", hdr[0], errDisconnect)
+	}
+	n := int(hdr[1])<<16 | int(hdr[2])<<8 | int(hdr[3])
+	if n > maxFrame {
+		return nil, fmt.Errorf("smb: frame of %d bytes over the %d limit: %w", n, maxFrame, errDisconnect)
+	}
+	if cap(c.rbuf) < n {
+		c.rbuf = make([]byte, n)
+	}
+	msg := c.rbuf[:n]
+	if _, err := io.ReadFull(r, msg); err != nil {
+		return nil, err
+	}
+	return msg, nil
+}
+
+// close ends every session: their opens are closed (committing writes and
+// running delete-on-close) before the goroutine ends.
+func (c *conn) close() {
+	c.nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for id, s := range c.sessions {
+		s.closeAll(ctx, c.log)
+		delete(c.sessions, id)
+	}
+}
+
+// response is one message of a reply frame.
+type response struct {
+	hdr  header
+	body []byte
+	sess *session // signs the response when set and signing applies
+	sign bool
+	// onSent sees the response as sent (signed, before padding), for the
+	// preauth integrity hash.
+	onSent func(msg []byte)
+}
+
+// related is what a related request in a compound inherits.
+type related struct {
+	sessionID uint64
+	treeID    uint32
+	file      fileID
+	status    ntstatus.Status
+	any       bool
+}
+
+// handleFrame serves one frame: an SMB1 NEGOTIATE, or one SMB2 message or
+// a compound chain. It returns the reply frame (nil for none).
+func (c *conn) handleFrame(ctx context.Context, msg []byte) ([]byte, error) {
+	if len(msg) >= 4 && [4]byte(msg[:4]) == protoSMB1 {
+		if c.negotiated || c.dialect == dialectWildcard {
+			return nil, fmt.Errorf("smb: SMB1 message after negotiation: %w", errDisconnect)
+		}
+		return c.smb1Negotiate(msg)
+	}
+	var resps []*response
+	var rel related
+	for off := 0; ; {
+		m := msg[off:]
+		h, err := decodeHeader(m)
+		if err != nil {
+			return nil, fmt.Errorf("smb: bad header: %w", errDisconnect)
+		}
+		end := len(m)
+		if h.NextCommand != 0 {
+			if h.NextCommand < headerSize || int(h.NextCommand) > len(m) || h.NextCommand%8 != 0 {
+				return nil, fmt.Errorf("smb: bad NextCommand %d: %w", h.NextCommand, errDisconnect)
+			}
+			end = int(h.NextCommand)
+		}
+		r, err := c.handleMessage(ctx, h, m[:end], &rel, off == 0)
+		if err != nil {
+			return nil, err
+		}
+		if r != nil {
+			resps = append(resps, r)
+		}
+		if h.NextCommand == 0 {
+			break
+		}
+		off += int(h.NextCommand)
+	}
+	if len(resps) == 0 {
+		return nil, nil
+	}
+	var out []byte
+	for i, r := range resps {
+		start := len(out)
+		out = append(out, make([]byte, headerSize)...)
+		out = append(out, r.body...)
+		if i < len(resps)-1 {
+			out = appendPad(out)
+			r.hdr.NextCommand = uint32(len(out) - start)
+		}
+		if r.sign && r.sess != nil && r.sess.signer != nil {
+			r.hdr.Flags |= flagSigned
+		}
+		r.hdr.encode(out[start:])
+		if r.hdr.Flags&flagSigned != 0 {
+			sig := signatureOf(r.sess.signer, out[start:])
+			copy(out[start+48:start+64], sig[:])
+		}
+		if r.onSent != nil {
+			r.onSent(out[start:])
+		}
+	}
+	return out, nil
+}
+
+// consumeCredits checks the request's message ids against the granted
+// window (MS-SMB2 3.3.5.2.3) and marks them used.
+func (c *conn) consumeCredits(h header) error {
+	charge := uint64(h.CreditCharge)
+	if charge == 0 || c.dialect == dialect202 {
+		charge = 1
+	}
+	if h.MessageID < c.seqLo || h.MessageID+charge > c.seqHi || h.MessageID+charge < h.MessageID {
+		return fmt.Errorf("smb: message id %d (charge %d) outside [%d, %d): %w", h.MessageID, charge, c.seqLo, c.seqHi, errDisconnect)
+	}
+	for id := h.MessageID; id < h.MessageID+charge; id++ {
+		if _, dup := c.used[id]; dup {
+			return fmt.Errorf("smb: message id %d reused: %w", id, errDisconnect)
+		}
+	}
+	for id := h.MessageID; id < h.MessageID+charge; id++ {
+		c.used[id] = struct{}{}
+	}
+	for {
+		if _, ok := c.used[c.seqLo]; !ok {
+			break
+		}
+		delete(c.used, c.seqLo)
+		c.seqLo++
+	}
+	return nil
+}
+
+// grantCredits grants up to the requested credits, keeping the window
+// within maxCredits and never leaving the client without one.
+func (c *conn) grantCredits(requested uint16) uint16 {
+	g := uint64(requested)
+	window := c.seqHi - c.seqLo
+	if window+g > maxCredits {
+		g = maxCredits - min(window, maxCredits)
+	}
+	if g == 0 && window-uint64(len(c.used)) == 0 {
+		g = 1
+	}
+	c.seqHi += g
+	return uint16(g)
+}
+
+// request is one SMB2 request being served.
+type request struct {
+	hdr  header
+	msg  []byte // the whole message, header included
+	sess *session
+	tree *tree
+	rel  *related
+	// onSent, set by a handler, is passed on to the response.
+	onSent func(msg []byte)
+}
+
+// handleMessage serves one SMB2 request of a frame.
+func (c *conn) handleMessage(ctx context.Context, h header, msg []byte, rel *related, first bool) (*response, error) {
+	if h.Flags&flagResponse != 0 {
+		return nil, fmt.Errorf("smb: response sent to the server: %w", errDisconnect)
+	}
+	if h.Command == cmdCancel {
+		return nil, nil // nothing is ever pending: no reply (MS-SMB2 3.3.5.16)
+	}
+	if err := c.consumeCredits(h); err != nil {
+		return nil, err
+	}
+	if !c.negotiated && h.Command != cmdNegotiate {
+		return nil, fmt.Errorf("smb: command %#x before NEGOTIATE: %w", h.Command, errDisconnect)
+	}
+	resp := &response{hdr: header{
+		Command: h.Command, Flags: flagResponse, MessageID: h.MessageID,
+		CreditCharge: h.CreditCharge, TreeID: h.TreeID, SessionID: h.SessionID,
+	}}
+	if h.Flags&flagRelated != 0 {
+		resp.hdr.Flags |= flagRelated
+		if first || !rel.any {
+			resp.hdr.Credits = c.grantCredits(h.Credits)
+			return c.fail(resp, ntstatus.InvalidParameter), nil
+		}
+		h.SessionID, h.TreeID = rel.sessionID, rel.treeID
+		resp.hdr.SessionID, resp.hdr.TreeID = h.SessionID, h.TreeID
+	} else {
+		*rel = related{}
+	}
+	req := &request{hdr: h, msg: msg, rel: rel}
+	status, out, err := c.dispatch(ctx, req, resp)
+	if err != nil {
+		return nil, err
+	}
+	resp.hdr.Credits = c.grantCredits(h.Credits)
+	if req.sess != nil && h.Command != cmdSessionSetup {
+		resp.sess = req.sess
+		resp.sign = h.Flags&flagSigned != 0 || req.sess.signingRequired
+	}
+	rel.any, rel.sessionID, rel.treeID = true, resp.hdr.SessionID, resp.hdr.TreeID
+	if status.IsError() && h.Command == cmdCreate {
+		rel.status = status
+	}
+	resp.hdr.Status = uint32(status)
+	withData := status == ntstatus.Success || status == ntstatus.BufferOverflow ||
+		(h.Command == cmdSessionSetup && status == ntstatus.MoreProcessingRequired)
+	if !withData && out == nil {
+		return c.fail(resp, status), nil
+	}
+	resp.body = out
+	resp.onSent = req.onSent
+	return resp, nil
+}
+
+// fail turns resp into an error response (MS-SMB2 2.2.2).
+func (c *conn) fail(resp *response, status ntstatus.Status) *response {
+	resp.hdr.Status = uint32(status)
+	resp.body = []byte{9, 0, 0, 0, 0, 0, 0, 0, 0}
+	return resp
+}
+
+// dispatch checks the session, signature and tree a command needs and runs
+// its handler.
+func (c *conn) dispatch(ctx context.Context, req *request, resp *response) (ntstatus.Status, []byte, error) {
+	h := req.hdr
+	switch h.Command {
+	case cmdNegotiate:
+		return c.negotiate(req)
+	case cmdSessionSetup:
+		return c.sessionSetup(ctx, req, resp)
+	case cmdEcho:
+		if _, err := body(req.msg, 4); err != nil {
+			return ntstatus.InvalidParameter, nil, nil
+		}
+		if s := c.sessions[h.SessionID]; s != nil && s.valid {
+			req.sess = s
+		}
+		return ntstatus.Success, []byte{4, 0, 0, 0}, nil
+	}
+	s := c.sessions[h.SessionID]
+	if s == nil || !s.valid {
+		return ntstatus.UserSessionDeleted, nil, nil
+	}
+	if s.signer != nil {
+		if h.Flags&flagSigned != 0 {
+			if signatureOf(s.signer, req.msg) != h.Signature {
+				c.log.Warn("smb: bad message signature", "command", h.Command)
+				return ntstatus.AccessDenied, nil, nil
+			}
+		} else if s.signingRequired {
+			return ntstatus.AccessDenied, nil, nil
+		}
+	}
+	req.sess = s
+	switch h.Command {
+	case cmdLogoff:
+		return c.logoff(ctx, req)
+	case cmdTreeConnect:
+		return c.treeConnect(ctx, req, resp)
+	}
+	t := s.trees[h.TreeID]
+	if t == nil {
+		return ntstatus.NetworkNameDeleted, nil, nil
+	}
+	req.tree = t
+	if req.rel != nil && req.rel.status.IsError() && h.Flags&flagRelated != 0 {
+		return req.rel.status, nil, nil
+	}
+	switch h.Command {
+	case cmdTreeDisconnect:
+		return c.treeDisconnect(ctx, req)
+	case cmdCreate:
+		return c.create(ctx, req)
+	case cmdClose:
+		return c.closeFile(ctx, req)
+	case cmdFlush:
+		return c.flush(ctx, req)
+	case cmdRead:
+		return c.read(ctx, req)
+	case cmdWrite:
+		return c.write(ctx, req)
+	case cmdLock:
+		return c.lock(ctx, req)
+	case cmdIoctl:
+		return c.ioctl(ctx, req)
+	case cmdQueryDirectory:
+		return c.queryDirectory(ctx, req)
+	case cmdQueryInfo:
+		return c.queryInfo(ctx, req)
+	case cmdSetInfo:
+		return c.setInfo(ctx, req)
+	case cmdChangeNotify:
+		return ntstatus.NotSupported, nil, nil
+	case cmdOplockBreak:
+		// No oplock or lease is ever granted, so there is nothing to
+		// acknowledge (MS-SMB2 3.3.5.22).
+		return ntstatus.InvalidDeviceState, nil, nil
+	}
+	return ntstatus.NotSupported, nil, nil
+}

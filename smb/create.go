@@ -1,0 +1,305 @@
+package smb
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/blobshare/blobshare/fs"
+	"github.com/blobshare/blobshare/locks"
+	"github.com/blobshare/blobshare/ntstatus"
+)
+
+// open is one SMB open: an fs handle on a file or directory of a tree.
+type open struct {
+	id     fileID
+	tree   *tree
+	h      *fs.Handle
+	path   string // share-relative, '/'-separated ("" for the share root)
+	isDir  bool
+	access locks.Mask // granted access, generic bits mapped
+	// Directory enumeration state (QUERY_DIRECTORY).
+	listing  []fs.Attr
+	listPos  int
+	pattern  string
+	listDone bool
+}
+
+// CreateOptions bits (MS-SMB2 2.2.13).
+const (
+	optDirectoryFile    uint32 = 0x00000001
+	optNonDirectoryFile uint32 = 0x00000040
+	optDeleteOnClose    uint32 = 0x00001000
+	optOpenByFileID     uint32 = 0x00002000
+	optReserveOpfilter  uint32 = 0x00100000
+)
+
+// Create actions.
+const (
+	actionSuperseded  uint32 = 0
+	actionOpened      uint32 = 1
+	actionCreated     uint32 = 2
+	actionOverwritten uint32 = 3
+)
+
+// invalidAccessBits are DesiredAccess bits no request may set (MS-SMB2
+// 3.3.5.9).
+const invalidAccessBits = 0x0CE0FE00
+
+var dispositions = [...]fs.Disposition{
+	0: fs.DispositionSupersede,
+	1: fs.DispositionOpen,
+	2: fs.DispositionCreate,
+	3: fs.DispositionOpenIf,
+	4: fs.DispositionOverwrite,
+	5: fs.DispositionOverwriteIf,
+}
+
+// sharePath turns a CREATE name ("dir\file", relative to the share) into
+// the share-relative path fs takes ("dir/file"). Names that could leave the
+// share or that name a stream are refused: a leading separator, "." and
+// ".." components, empty components, ':' (streams) and wildcards.
+func sharePath(name string) (string, ntstatus.Status) {
+	if name == "" {
+		return "", ntstatus.Success
+	}
+	if strings.HasPrefix(name, `\`) || strings.HasPrefix(name, "/") {
+		return "", ntstatus.InvalidParameter
+	}
+	name = strings.TrimSuffix(name, `\`)
+	parts := strings.Split(name, `\`)
+	for _, p := range parts {
+		switch {
+		case p == "" || p == "." || p == "..":
+			return "", ntstatus.ObjectNameInvalid
+		case strings.ContainsAny(p, ":"):
+			return "", ntstatus.ObjectNameInvalid
+		case strings.ContainsAny(p, "*?<>\"|/\x00"):
+			return "", ntstatus.ObjectNameInvalid
+		}
+	}
+	return strings.Join(parts, "/"), ntstatus.Success
+}
+
+// create serves CREATE (MS-SMB2 3.3.5.9): a locks open with the mapped
+// access mask and share access, through fs.OpenEntry.
+func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byte, error) {
+	b, err := body(req.msg, 57)
+	if err != nil {
+		return ntstatus.InvalidParameter, nil, nil
+	}
+	impersonation := le.Uint32(b[4:])
+	desired := locks.Mask(le.Uint32(b[24:]))
+	attrs := fs.Attributes(le.Uint32(b[28:]))
+	shareAccess := le.Uint32(b[32:])
+	disposition := le.Uint32(b[36:])
+	options := le.Uint32(b[40:])
+	rawName, err := buffer(req.msg, uint32(le.Uint16(b[44:])), uint32(le.Uint16(b[46:])))
+	if err != nil {
+		return ntstatus.InvalidParameter, nil, nil
+	}
+	if _, err := buffer(req.msg, le.Uint32(b[48:]), le.Uint32(b[52:])); err != nil {
+		return ntstatus.InvalidParameter, nil, nil
+	}
+	name, err := fromUTF16(rawName)
+	if err != nil {
+		return ntstatus.ObjectNameInvalid, nil, nil
+	}
+	switch {
+	case impersonation > 3:
+		return ntstatus.BadImpersonationLevel, nil, nil
+	case disposition >= uint32(len(dispositions)):
+		return ntstatus.InvalidParameter, nil, nil
+	case shareAccess&^7 != 0:
+		return ntstatus.InvalidParameter, nil, nil
+	case options&optDirectoryFile != 0 && options&optNonDirectoryFile != 0:
+		return ntstatus.InvalidParameter, nil, nil
+	case options&optReserveOpfilter != 0:
+		return ntstatus.NotSupported, nil, nil
+	case options&optOpenByFileID != 0:
+		return ntstatus.NotSupported, nil, nil
+	case uint32(desired)&invalidAccessBits != 0:
+		return ntstatus.AccessDenied, nil, nil
+	case desired&locks.MaskSystemSecurity != 0:
+		return ntstatus.PrivilegeNotHeld, nil, nil
+	}
+	if req.tree.ipc {
+		return ntstatus.ObjectNameNotFound, nil, nil // no named pipes
+	}
+	rel, st := sharePath(name)
+	if st != ntstatus.Success {
+		return st, nil, nil
+	}
+	kind := fs.OpenAnyKind
+	switch {
+	case options&optDirectoryFile != 0:
+		kind = fs.OpenDirectoryKind
+	case options&optNonDirectoryFile != 0:
+		kind = fs.OpenFileKind
+	}
+	if kind == fs.OpenDirectoryKind && (disposition == 0 || disposition == 4 || disposition == 5) {
+		return ntstatus.InvalidParameter, nil, nil
+	}
+	granted := desired.MapGeneric(false)
+	if options&optDeleteOnClose != 0 && granted&locks.MaskDelete == 0 {
+		return ntstatus.InvalidParameter, nil, nil
+	}
+	var share locks.ShareMode
+	if shareAccess&1 != 0 {
+		share |= locks.ShareRead
+	}
+	if shareAccess&2 != 0 {
+		share |= locks.ShareWrite
+	}
+	if shareAccess&4 != 0 {
+		share |= locks.ShareDelete
+	}
+	full := req.tree.share
+	if rel != "" {
+		full += "/" + rel
+	}
+	oreq := fs.OpenEntryRequest{
+		OpenPathRequest: fs.OpenPathRequest{
+			Path:        full,
+			Disposition: dispositions[disposition],
+			Attributes:  attrs & (fs.AttrReadOnly | fs.AttrHidden | fs.AttrSystem | fs.AttrArchive | fs.AttrTemporary | fs.AttrNotContentIndexed | fs.AttrOffline),
+			Open: fs.OpenOptions{
+				Access: granted.Access(), Share: share, DeleteOnClose: options&optDeleteOnClose != 0,
+				SessionID: req.sess.id, ClientName: req.sess.user, ClientIP: c.remote,
+			},
+		},
+		Kind: kind,
+	}
+	h, a, action, err := c.srv.cfg.FS.OpenEntry(ctx, oreq)
+	if err != nil && desired&locks.MaskMaximumAllowed != 0 && errors.Is(err, locks.ErrReadOnly) {
+		// MAXIMUM_ALLOWED on a ReadOnly file grants everything but
+		// writing data (MS-FSA 2.1.5.1.2.1).
+		granted = desired.MapGeneric(true)
+		oreq.Open.Access = granted.Access()
+		h, a, action, err = c.srv.cfg.FS.OpenEntry(ctx, oreq)
+	}
+	if err != nil {
+		return createStatus(err, rel), nil, nil
+	}
+	s := req.sess
+	if len(s.opens) >= 16384 {
+		_ = h.Close(ctx)
+		return ntstatus.TooManyOpenedFiles, nil, nil
+	}
+	c.nextFile++
+	o := &open{id: fileID{Persistent: c.nextFile, Volatile: c.nextFile ^ uint64(s.id)<<20}, tree: req.tree, h: h,
+		path: rel, isDir: a.Kind.IsDir(), access: granted}
+	s.opens[o.id.Volatile] = o
+	req.rel.file = o.id
+
+	out := make([]byte, 88, 96)
+	le.PutUint16(out, 89)
+	var act uint32
+	switch action {
+	case fs.ActionCreated:
+		act = actionCreated
+	case fs.ActionOverwritten:
+		act = actionOverwritten
+	case fs.ActionSuperseded:
+		act = actionSuperseded
+	default:
+		act = actionOpened
+	}
+	le.PutUint32(out[4:], act)
+	putTimes(out[8:], a)
+	le.PutUint64(out[40:], allocation(a))
+	le.PutUint64(out[48:], uint64(a.Size))
+	le.PutUint32(out[56:], wireAttrs(a))
+	o.id.put(out[64:])
+	return ntstatus.Success, append(out, 0, 0, 0, 0, 0, 0, 0, 0), nil
+}
+
+// createStatus maps an OpenEntry error, naming a missing directory on the
+// way as a path (not a name) that is not found.
+func createStatus(err error, rel string) ntstatus.Status {
+	if errors.Is(err, fs.ErrShareNotFound) {
+		return ntstatus.NetworkNameDeleted
+	}
+	if errors.Is(err, fs.ErrNotDir) && !errors.Is(err, locks.ErrSharingViolation) {
+		return ntstatus.NotADirectory
+	}
+	return ntstatus.FromError(err)
+}
+
+// putTimes writes creation, last access, last write and change times.
+func putTimes(b []byte, a fs.Attr) {
+	le.PutUint64(b, filetime(a.Created))
+	le.PutUint64(b[8:], filetime(a.LastWrite)) // no access times are kept
+	le.PutUint64(b[16:], filetime(a.LastWrite))
+	le.PutUint64(b[24:], filetime(a.Change))
+}
+
+// allocation is the allocation size reported for a: the size rounded up
+// to 4 KiB clusters.
+func allocation(a fs.Attr) uint64 {
+	if a.Kind.IsDir() {
+		return 0
+	}
+	return (uint64(a.Size) + 4095) &^ 4095
+}
+
+// wireAttrs are a's attributes as FILE_ATTRIBUTE_* on the wire:
+// FILE_ATTRIBUTE_NORMAL when there are none.
+func wireAttrs(a fs.Attr) uint32 {
+	v := uint32(a.Attributes)
+	if a.Kind.IsDir() {
+		v |= uint32(fs.AttrDirectory)
+	}
+	if v == 0 {
+		v = 0x80
+	}
+	return v
+}
+
+// lookupOpen finds the open a request names, resolving a compound's
+// related file id.
+func (c *conn) lookupOpen(req *request, b []byte) (*open, ntstatus.Status) {
+	id := getFileID(b)
+	if id == relatedFileID && req.hdr.Flags&flagRelated != 0 {
+		id = req.rel.file
+	}
+	o := req.sess.opens[id.Volatile]
+	if o == nil || o.id != id || o.tree != req.tree {
+		return nil, ntstatus.FileClosed
+	}
+	return o, ntstatus.Success
+}
+
+// closeFile serves CLOSE, with post-query attributes on request.
+func (c *conn) closeFile(ctx context.Context, req *request) (ntstatus.Status, []byte, error) {
+	b, err := body(req.msg, 24)
+	if err != nil {
+		return ntstatus.InvalidParameter, nil, nil
+	}
+	o, st := c.lookupOpen(req, b[8:])
+	if o == nil {
+		return st, nil, nil
+	}
+	flags := le.Uint16(b[2:])
+	out := make([]byte, 60)
+	le.PutUint16(out, 60)
+	var a fs.Attr
+	if flags&1 != 0 {
+		if err := o.h.Flush(ctx); err != nil && !o.isDir {
+			return ntstatus.FromError(err), nil, nil
+		}
+		a, _ = o.h.Attr(ctx)
+	}
+	delete(req.sess.opens, o.id.Volatile)
+	if err := o.h.Close(ctx); err != nil {
+		return ntstatus.FromError(err), nil, nil
+	}
+	if flags&1 != 0 && a.ID != 0 {
+		le.PutUint16(out[2:], 1)
+		putTimes(out[8:], a)
+		le.PutUint64(out[40:], allocation(a))
+		le.PutUint64(out[48:], uint64(a.Size))
+		le.PutUint32(out[56:], wireAttrs(a))
+	}
+	return ntstatus.Success, out, nil
+}

@@ -1,0 +1,42 @@
+// Package smb is blobshare's SMB2/3 front end: a server that real SMB
+// clients (smbclient, Windows, Linux cifs, go-smb2) connect to, over the
+// same fs and lock table as FileREST and the FUSE mount. It is a thin
+// protocol layer: every sharing, delete-pending and byte-range decision is
+// made by package locks through fs, and every outcome becomes an NT status
+// through package ntstatus.
+//
+// # Connection
+//
+// Messages arrive in NetBIOS session framing (a zero byte and a 24-bit
+// length); a frame over maxFrame closes the connection before it is read.
+// A connection serves its requests in order on one goroutine: one frame in,
+// one frame out (compound chains answered as chains). Credits follow
+// MS-SMB2 3.3.5.2.3: a request whose message ids lie outside the granted
+// window, or reuse one, closes the connection; the window is bounded by
+// maxCredits. Nothing is ever pending, so CANCEL has nothing to cancel and
+// blocking locks fail at once (STATUS_LOCK_NOT_GRANTED).
+//
+// # Negotiation and authentication
+//
+// Dialects 2.0.2, 2.1, 3.0, 3.0.2 and 3.1.1 (with the SHA-512 preauth
+// integrity hash); the SMB1 multi-protocol NEGOTIATE is answered with SMB2.
+// SESSION_SETUP runs NTLMv2 (package smb/ntlm), inside SPNEGO or raw: the
+// user is the account name in any domain, the password the account key as
+// typed; anonymous and guest logons fail with STATUS_LOGON_FAILURE.
+// Signing is required by default: HMAC-SHA256 for 2.x, AES-CMAC for 3.x
+// with keys derived per MS-SMB2 3.1.4.2. Encryption is not offered.
+//
+// # Shares, opens and paths
+//
+// Every file share is an SMB share of the same name; IPC$ connects (for
+// clients that probe it) but has no pipes. CREATE maps DesiredAccess
+// (GENERIC_* and MAXIMUM_ALLOWED through locks.Mask) and ShareAccess onto
+// fs.OpenEntry, which opens files and directories alike. Names are checked
+// before they reach fs: a leading separator, "." or ".." components,
+// stream names (':') and wildcards are refused, so no request can name
+// anything outside its share. Opens belong to a session and a tree; a file
+// id of another session or tree is STATUS_FILE_CLOSED.
+//
+// Oplocks and leases are always granted NONE; CHANGE_NOTIFY answers
+// STATUS_NOT_SUPPORTED; the security descriptor is fixed.
+package smb

@@ -1,0 +1,296 @@
+package smb
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/blobshare/blobshare/locks"
+	"github.com/blobshare/blobshare/ntstatus"
+)
+
+// creditsFor is the CreditCharge a payload of n bytes needs (MS-SMB2
+// 3.1.5.2).
+func creditsFor(n uint32) uint16 {
+	if n == 0 {
+		return 1
+	}
+	return uint16((n-1)/65536 + 1)
+}
+
+// checkCharge refuses a large request that did not pay for its size.
+func (c *conn) checkCharge(req *request, n uint32) bool {
+	if c.dialect == dialect202 {
+		return n <= smallIO
+	}
+	charge := req.hdr.CreditCharge
+	if charge == 0 {
+		charge = 1
+	}
+	return charge >= creditsFor(n)
+}
+
+// read serves READ into one response buffer (at most maxIO bytes).
+func (c *conn) read(ctx context.Context, req *request) (ntstatus.Status, []byte, error) {
+	b, err := body(req.msg, 49)
+	if err != nil {
+		return ntstatus.InvalidParameter, nil, nil
+	}
+	length := le.Uint32(b[4:])
+	offset := le.Uint64(b[8:])
+	minCount := le.Uint32(b[32:])
+	o, st := c.lookupOpen(req, b[16:])
+	if o == nil {
+		return st, nil, nil
+	}
+	switch {
+	case o.isDir:
+		return ntstatus.InvalidDeviceRequest, nil, nil
+	case o.access&(locks.MaskReadData|locks.MaskExecute) == 0:
+		return ntstatus.AccessDenied, nil, nil
+	case length > c.maxIO || !c.checkCharge(req, length):
+		return ntstatus.InvalidParameter, nil, nil
+	case offset > 1<<62:
+		return ntstatus.InvalidParameter, nil, nil
+	}
+	out := make([]byte, 16+int(length))
+	n, err := o.h.ReadAt(ctx, out[16:], int64(offset))
+	if err != nil && !errors.Is(err, io.EOF) {
+		return ntstatus.FromError(err), nil, nil
+	}
+	if (n == 0 && length > 0) || uint32(n) < minCount {
+		return ntstatus.EndOfFile, nil, nil
+	}
+	le.PutUint16(out, 17)
+	out[2] = headerSize + 16
+	le.PutUint32(out[4:], uint32(n))
+	return ntstatus.Success, out[:16+n], nil
+}
+
+// write serves WRITE.
+func (c *conn) write(ctx context.Context, req *request) (ntstatus.Status, []byte, error) {
+	b, err := body(req.msg, 49)
+	if err != nil {
+		return ntstatus.InvalidParameter, nil, nil
+	}
+	length := le.Uint32(b[4:])
+	offset := le.Uint64(b[8:])
+	data, err := buffer(req.msg, uint32(le.Uint16(b[2:])), length)
+	if err != nil {
+		return ntstatus.InvalidParameter, nil, nil
+	}
+	o, st := c.lookupOpen(req, b[16:])
+	if o == nil {
+		return st, nil, nil
+	}
+	switch {
+	case o.isDir:
+		return ntstatus.InvalidDeviceRequest, nil, nil
+	case o.access&(locks.MaskWriteData|locks.MaskAppendData) == 0:
+		return ntstatus.AccessDenied, nil, nil
+	case length > c.maxIO || !c.checkCharge(req, length):
+		return ntstatus.InvalidParameter, nil, nil
+	}
+	if offset == ^uint64(0) && o.access&locks.MaskAppendData != 0 {
+		// FILE_WRITE_TO_END_OF_FILE
+		size, err := o.h.Size(ctx)
+		if err != nil {
+			return ntstatus.FromError(err), nil, nil
+		}
+		offset = uint64(size)
+	}
+	if offset > 1<<62 || offset+uint64(length) > 1<<62 {
+		return ntstatus.InvalidParameter, nil, nil
+	}
+	n, err := o.h.WriteAt(ctx, data, int64(offset))
+	if err != nil {
+		return ntstatus.FromError(err), nil, nil
+	}
+	out := make([]byte, 16)
+	le.PutUint16(out, 17)
+	le.PutUint32(out[4:], uint32(n))
+	return ntstatus.Success, out, nil
+}
+
+// flush serves FLUSH: the handle's writes are committed.
+func (c *conn) flush(ctx context.Context, req *request) (ntstatus.Status, []byte, error) {
+	b, err := body(req.msg, 24)
+	if err != nil {
+		return ntstatus.InvalidParameter, nil, nil
+	}
+	o, st := c.lookupOpen(req, b[8:])
+	if o == nil {
+		return st, nil, nil
+	}
+	if !o.isDir {
+		if o.access&(locks.MaskWriteData|locks.MaskAppendData) == 0 {
+			return ntstatus.AccessDenied, nil, nil
+		}
+		if err := o.h.Flush(ctx); err != nil {
+			return ntstatus.FromError(err), nil, nil
+		}
+	}
+	return ntstatus.Success, []byte{4, 0, 0, 0}, nil
+}
+
+// LOCK element flags (MS-SMB2 2.2.26.1).
+const (
+	lockShared          uint32 = 0x01
+	lockExclusive       uint32 = 0x02
+	lockUnlock          uint32 = 0x04
+	lockFailImmediately uint32 = 0x10
+)
+
+// lock serves LOCK: every element through the lock table, in order. A
+// request whose elements all lock takes them all or none (an element that
+// fails undoes the ones before it); unlocks are applied one by one.
+// Blocking locks (no FAIL_IMMEDIATELY) are not waited for: they fail at
+// once like failing-immediately ones.
+func (c *conn) lock(ctx context.Context, req *request) (ntstatus.Status, []byte, error) {
+	b, err := body(req.msg, 48)
+	if err != nil {
+		return ntstatus.InvalidParameter, nil, nil
+	}
+	count := int(le.Uint16(b[2:]))
+	if count == 0 || len(b) < 24+24*count {
+		return ntstatus.InvalidParameter, nil, nil
+	}
+	o, st := c.lookupOpen(req, b[8:])
+	if o == nil {
+		return st, nil, nil
+	}
+	if o.isDir {
+		return ntstatus.InvalidParameter, nil, nil
+	}
+	type element struct {
+		r     locks.Range
+		flags uint32
+	}
+	els := make([]element, count)
+	unlocking := false
+	for i := range els {
+		e := b[24+24*i:]
+		els[i] = element{locks.Range{Offset: le.Uint64(e), Length: le.Uint64(e[8:])}, le.Uint32(e[16:])}
+		f := els[i].flags &^ lockFailImmediately
+		switch f {
+		case lockShared, lockExclusive:
+			if i > 0 && unlocking {
+				return ntstatus.InvalidParameter, nil, nil
+			}
+		case lockUnlock:
+			if els[i].flags&lockFailImmediately != 0 || (i > 0 && !unlocking) {
+				return ntstatus.InvalidParameter, nil, nil
+			}
+			unlocking = true
+		default:
+			return ntstatus.InvalidParameter, nil, nil
+		}
+		if !els[i].r.Valid() {
+			return ntstatus.InvalidLockRange, nil, nil
+		}
+	}
+	if unlocking {
+		for _, e := range els {
+			if err := o.h.Unlock(ctx, e.r); err != nil {
+				return ntstatus.FromError(err), nil, nil
+			}
+		}
+		return ntstatus.Success, []byte{4, 0, 0, 0}, nil
+	}
+	for i, e := range els {
+		kind := locks.LockShared
+		if e.flags&lockExclusive != 0 {
+			kind = locks.LockExclusive
+		}
+		if err := o.h.Lock(ctx, e.r, kind); err != nil {
+			for _, done := range els[:i] {
+				_ = o.h.Unlock(ctx, done.r)
+			}
+			st := ntstatus.FromError(err)
+			if st == ntstatus.FileLockConflict {
+				st = ntstatus.LockNotGranted
+			}
+			return st, nil, nil
+		}
+	}
+	return ntstatus.Success, []byte{4, 0, 0, 0}, nil
+}
+
+// FSCTL codes.
+const (
+	fsctlValidateNegotiateInfo uint32 = 0x00140204
+	fsctlDFSGetReferrals       uint32 = 0x00060194
+	fsctlDFSGetReferralsEx     uint32 = 0x000601B0
+	ioctlIsFSCTL               uint32 = 0x00000001
+)
+
+// ioctl serves IOCTL: FSCTL_VALIDATE_NEGOTIATE_INFO; DFS referrals are
+// STATUS_NOT_FOUND... no DFS here (STATUS_FS_DRIVER_REQUIRED, as a server
+// without DFS answers); everything else STATUS_NOT_SUPPORTED.
+func (c *conn) ioctl(ctx context.Context, req *request) (ntstatus.Status, []byte, error) {
+	b, err := body(req.msg, 57)
+	if err != nil {
+		return ntstatus.InvalidParameter, nil, nil
+	}
+	code := le.Uint32(b[4:])
+	in, err := buffer(req.msg, le.Uint32(b[24:]), le.Uint32(b[28:]))
+	if err != nil {
+		return ntstatus.InvalidParameter, nil, nil
+	}
+	maxOut := le.Uint32(b[44:])
+	if le.Uint32(b[48:])&ioctlIsFSCTL == 0 {
+		return ntstatus.NotSupported, nil, nil
+	}
+	switch code {
+	case fsctlDFSGetReferrals, fsctlDFSGetReferralsEx:
+		return ntstatus.FSDriverRequired, nil, nil
+	case fsctlValidateNegotiateInfo:
+	default:
+		return ntstatus.NotSupported, nil, nil
+	}
+	// MS-SMB2 3.3.5.15.12: any mismatch with what NEGOTIATE saw drops the
+	// connection.
+	if c.dialect == dialect311 {
+		return 0, nil, errDisconnect
+	}
+	if len(in) < 24 || maxOut < 24 {
+		return 0, nil, errDisconnect
+	}
+	n := int(le.Uint16(in[22:]))
+	if len(in) < 24+2*n || n != len(c.clientDialects) {
+		return 0, nil, errDisconnect
+	}
+	if le.Uint32(in) != c.clientCaps || [16]byte(in[4:20]) != c.clientGUID || le.Uint16(in[20:]) != c.clientSecMode {
+		return 0, nil, errDisconnect
+	}
+	for i := 0; i < n; i++ {
+		if le.Uint16(in[24+2*i:]) != c.clientDialects[i] {
+			return 0, nil, errDisconnect
+		}
+	}
+	resp := make([]byte, 24)
+	var caps uint32
+	if c.dialect != dialect202 {
+		caps = capLargeMTU
+	}
+	le.PutUint32(resp, caps)
+	copy(resp[4:20], c.srv.guid[:])
+	mode := secSigningEnabled
+	if c.signingRequired {
+		mode |= secSigningRequired
+	}
+	le.PutUint16(resp[20:], mode)
+	le.PutUint16(resp[22:], c.dialect)
+	return ntstatus.Success, ioctlBody(code, b[8:24], resp), nil
+}
+
+func ioctlBody(code uint32, rawFileID []byte, data []byte) []byte {
+	out := make([]byte, 48, 48+len(data))
+	le.PutUint16(out, 49)
+	le.PutUint32(out[4:], code)
+	copy(out[8:24], rawFileID)
+	le.PutUint32(out[24:], headerSize+48)
+	le.PutUint32(out[32:], headerSize+48)
+	le.PutUint32(out[36:], uint32(len(data)))
+	return append(out, data...)
+}

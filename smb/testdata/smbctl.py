@@ -1,0 +1,90 @@
+#!/usr/bin/python3
+"""smbctl: a line-driven SMB2 client over impacket, for blobshare's tests.
+
+One command a line on stdin, one answer line on stdout ("ok [value]" or
+"err STATUS_NAME"), flushed after each, so a Go test can drive a real SMB
+client with full control of access masks, share access, create options and
+byte-range locks:
+
+  connect HOST PORT USER PASSWORD SHARE
+  open ID PATH ACCESS SHARE DISPOSITION OPTIONS   (numbers in hex)
+  close ID
+  read ID OFFSET LENGTH                           -> ok HEXDATA
+  write ID OFFSET HEXDATA
+  lock ID OFFSET LENGTH FLAGS                      (SMB2_LOCK_FLAG_* in hex)
+  dispose ID 0|1                                   (FileDispositionInformation)
+"""
+import sys
+
+from impacket import nt_errors, smb3, smbconnection
+from impacket.smb3structs import SMB2_LOCK_ELEMENT, SMB2_0_INFO_FILE
+from impacket.smbconnection import SMBConnection
+
+FILE_DISPOSITION_INFORMATION = 13
+
+
+class _Latin1:
+    """impacket 0.10's SMB3.lock joins str() of its elements (a Python 2
+    leftover); this element's str() is its bytes as latin-1, which the
+    packet encoder turns back into the same bytes."""
+
+    def __init__(self, b):
+        self.b = b
+
+    def __str__(self):
+        return self.b.decode("latin-1")
+
+
+def status_name(e):
+    code = e.getErrorCode() if hasattr(e, "getErrorCode") else e.get_error_code()
+    name = nt_errors.ERROR_MESSAGES.get(code, ("0x%08X" % code,))[0]
+    return name
+
+
+def main():
+    conn = tree = None
+    files = {}
+    for line in sys.stdin:
+        f = line.split()
+        if not f:
+            continue
+        try:
+            cmd = f[0]
+            out = "ok"
+            if cmd == "connect":
+                host, port, user, password, share = f[1:6]
+                conn = SMBConnection(host, host, sess_port=int(port))
+                conn.login(user, password, "")
+                tree = conn.connectTree(share)
+            elif cmd == "open":
+                fid, path = f[1], f[2]
+                access, share, disp, opts = (int(x, 16) for x in f[3:7])
+                files[fid] = conn.getSMBServer().create(tree, path, access, share, opts, disp, 0)
+            elif cmd == "close":
+                conn.closeFile(tree, files.pop(f[1]))
+            elif cmd == "read":
+                data = conn.getSMBServer().read(tree, files[f[1]], int(f[2]), int(f[3]))
+                out = "ok " + data.hex()
+            elif cmd == "write":
+                data = bytes.fromhex(f[3])
+                conn.getSMBServer().write(tree, files[f[1]], data, int(f[2]), len(data))
+            elif cmd == "lock":
+                el = SMB2_LOCK_ELEMENT()
+                el["Offset"], el["Length"], el["Flags"] = int(f[2]), int(f[3]), int(f[4], 16)
+                conn.getSMBServer().lock(tree, files[f[1]], [_Latin1(el.getData())])
+            elif cmd == "dispose":
+                conn.getSMBServer().setInfo(tree, files[f[1]], bytes([int(f[2])]),
+                                            SMB2_0_INFO_FILE, FILE_DISPOSITION_INFORMATION)
+            else:
+                out = "err unknown command"
+        except Exception as e:
+            if isinstance(e, (smbconnection.SessionError, smb3.SessionError)):
+                print("err " + status_name(e), flush=True)
+                continue
+            # A client-side failure: report it, keep going.
+            out = "err %s: %s" % (type(e).__name__, str(e).replace("\n", " "))
+        print(out, flush=True)
+
+
+if __name__ == "__main__":
+    main()
