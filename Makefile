@@ -37,7 +37,7 @@ $(NPM_DIR)/node_modules/.installed: $(NPM_DIR)/package.json $(NPM_DIR)/package-l
 	touch $@
 
 vet:
-	@out=$$(gofmt -l cmd locks blobstore fs rest storagehttp integration bench 2>/dev/null); \
+	@out=$$(gofmt -l cmd locks blobstore fs rest storagehttp queue msgqueue integration bench 2>/dev/null); \
 	if [ -n "$$out" ]; then echo "gofmt: these files need formatting:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 

@@ -43,18 +43,25 @@ type Server struct {
 	Data    string // --data
 	Mount   string // --mount, "" without
 	RESTURL string // http://127.0.0.1:PORT/devstoreaccount1
+	// QueueURL is the Queue service, http://127.0.0.1:PORT/devstoreaccount1
+	// ("off" if extra turned it off).
+	QueueURL string
 	Addr    string // 127.0.0.1:PORT
 	Stderr  *Buffer
 	Done    chan struct{}
 	WaitErr error
 }
 
-var servingLine = regexp.MustCompile(`msg="blobshare serving" rest=(\S+) mount=(\S+)`)
+var (
+	servingLine = regexp.MustCompile(`msg="blobshare serving" rest=(\S+) mount=(\S+)`)
+	queueKey    = regexp.MustCompile(` queue=(\S+)`)
+)
 
 // Start starts bin (a blobshare binary) as `serve --data data --addr
-// 127.0.0.1:0` plus extra flags and waits up to 60 s for its serving line.
+// 127.0.0.1:0 --queue-addr 127.0.0.1:0` plus extra flags (which may
+// override those) and waits up to 60 s for its serving line.
 func Start(bin, data string, extra ...string) (*Server, error) {
-	args := append([]string{"serve", "--data", data, "--addr", "127.0.0.1:0"}, extra...)
+	args := append([]string{"serve", "--data", data, "--addr", "127.0.0.1:0", "--queue-addr", "127.0.0.1:0"}, extra...)
 	s := &Server{Data: data, Stderr: &Buffer{}, Done: make(chan struct{})}
 	s.Cmd = exec.Command(bin, args...)
 	pr, pw := io.Pipe()
@@ -73,6 +80,9 @@ func Start(bin, data string, extra ...string) (*Server, error) {
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
 			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
+				if q := queueKey.FindStringSubmatch(sc.Text()); q != nil {
+					m = append(m, q[1])
+				}
 				found <- m
 				break
 			}
@@ -82,6 +92,9 @@ func Start(bin, data string, extra ...string) (*Server, error) {
 	select {
 	case m := <-found:
 		s.RESTURL = m[1]
+		if len(m) > 3 {
+			s.QueueURL = m[3]
+		}
 		if m[2] != "none" {
 			s.Mount = m[2]
 		}
