@@ -58,7 +58,11 @@ $(NPM_DIR)/node_modules/.installed: $(NPM_DIR)/package.json $(NPM_DIR)/package-l
 	touch $@
 
 vet:
+<<<<<<< HEAD
 	@out=$$(gofmt -l $$($(GO) list -f '{{.Dir}}' ./...)); \
+=======
+	@out=$$(gofmt -l cmd locks blobstore fs rest storagehttp queue msgqueue integration bench 2>/dev/null); \
+>>>>>>> queue
 	if [ -n "$$out" ]; then echo "gofmt: these files need formatting:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 

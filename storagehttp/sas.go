@@ -50,8 +50,14 @@ func (a SAS) Authenticate(r *http.Request, now time.Time) (Verdict, Grant, error
 			return Fail, Grant{}, NewError(http.StatusForbidden, CodeAuthorizationServiceMismatch,
 				"This request is not authorized to perform this operation using this service.")
 		}
-		sts = strings.Join([]string{a.Signer.Account, q.Get("sp"), q.Get("ss"), q.Get("srt"), q.Get("st"), q.Get("se"),
-			q.Get("sip"), q.Get("spr"), sv, q.Get("ses"), ""}, "\n")
+		fields := []string{a.Signer.Account, q.Get("sp"), q.Get("ss"), q.Get("srt"), q.Get("st"), q.Get("se"),
+			q.Get("sip"), q.Get("spr"), sv}
+		// Version 2020-12-06 added the encryption scope; both forms
+		// end with a newline.
+		if sv >= "2020-12-06" {
+			fields = append(fields, q.Get("ses"))
+		}
+		sts = strings.Join(append(fields, ""), "\n")
 		g = SASGrant{Account: true, Permissions: q.Get("sp"), ResourceTypes: q.Get("srt")}
 	case a.ServiceStringToSign != nil:
 		s, res, err := a.ServiceStringToSign(a.Signer.Account, r, q)

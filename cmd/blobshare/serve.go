@@ -38,6 +38,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "mount", Usage: "also mount the account over FUSE at this directory (each share is a top-level directory)"},
 			&cli.StringFlag{Name: "share-mode", Value: "read,write,delete", Usage: "share mode given to FUSE opens (read,write,delete or none)"},
 			&cli.StringFlag{Name: "blob-backend", Usage: "where file content lives: file://DIR (default file://DATA/blobs) or azure://ACCOUNT/CONTAINER?endpoint=URL"},
+			queueAddrFlag(),
 			&cli.BoolFlag{Name: "debug", Usage: "log at debug level"},
 			smbFlag(),
 		},
@@ -98,6 +99,10 @@ func runServe(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	queueEP, err := startQueue(ctx, c, dd.Path, logger)
+	if err != nil {
+		return err
+	}
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 30 * time.Second,
@@ -126,7 +131,7 @@ func runServe(c *cli.Context) error {
 		mounted, err = fusefs.Mount(ctx, mountDir, dd.FS, fusefs.Options{ShareMode: shareMode, Logger: logger})
 		if err != nil {
 			srv.Close()
-			return err
+			return errors.Join(err, queueEP.shutdown(context.Background()))
 		}
 	}
 
@@ -136,15 +141,15 @@ func runServe(c *cli.Context) error {
 		if mounted != nil {
 			mounted.Unmount()
 		}
-		return err
+		return errors.Join(err, queueEP.shutdown(context.Background()))
 	}
 	defer smbEP.stop()
 
 	restURL := fmt.Sprintf("http://%s/%s", ln.Addr(), c.String("account"))
 	if mounted != nil {
-		logger.Info("blobshare serving", "rest", restURL, "mount", mounted.Dir(), "smb", smbEP.addr(), "data", dd.Path)
+		logger.Info("blobshare serving", "rest", restURL, "mount", mounted.Dir(), "smb", smbEP.addr(), "queue", queueEP.url, "data", dd.Path)
 	} else {
-		logger.Info("blobshare serving", "rest", restURL, "mount", "none", "smb", smbEP.addr(), "data", dd.Path)
+		logger.Info("blobshare serving", "rest", restURL, "mount", "none", "smb", smbEP.addr(), "queue", queueEP.url, "data", dd.Path)
 	}
 
 	select {
@@ -154,7 +159,13 @@ func runServe(c *cli.Context) error {
 		if mounted != nil {
 			mounted.Unmount()
 		}
-		return fmt.Errorf("REST server: %w", err)
+		return errors.Join(fmt.Errorf("REST server: %w", err), queueEP.shutdown(context.Background()))
+	case err := <-queueEP.failed():
+		if mounted != nil {
+			mounted.Unmount()
+		}
+		srv.Close()
+		return fmt.Errorf("queue server: %w", err)
 	}
 
 	logger.Info("blobshare stopping")
@@ -165,6 +176,9 @@ func runServe(c *cli.Context) error {
 		errs = append(errs, fmt.Errorf("REST shutdown: %w", err))
 	}
 	if err := smbEP.stop(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := queueEP.shutdown(shutCtx); err != nil {
 		errs = append(errs, err)
 	}
 	if mounted != nil {

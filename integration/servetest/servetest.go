@@ -43,23 +43,27 @@ type Server struct {
 	Data    string // --data
 	Mount   string // --mount, "" without
 	RESTURL string // http://127.0.0.1:PORT/devstoreaccount1
-	Addr    string // 127.0.0.1:PORT
-	SMBAddr string // 127.0.0.1:PORT of the SMB endpoint, "" when --smb off
-	Stderr  *Buffer
-	Done    chan struct{}
-	WaitErr error
+	// QueueURL is the Queue service, http://127.0.0.1:PORT/devstoreaccount1
+	// ("off" if extra turned it off).
+	QueueURL string
+	Addr     string // 127.0.0.1:PORT
+	SMBAddr  string // 127.0.0.1:PORT of the SMB endpoint, "" when --smb off
+	Stderr   *Buffer
+	Done     chan struct{}
+	WaitErr  error
 }
 
 var (
 	servingLine = regexp.MustCompile(`msg="blobshare serving" rest=(\S+) mount=(\S+)`)
-	smbKey      = regexp.MustCompile(` smb=(\S+)`)
+	servingKey  = regexp.MustCompile(` (smb|queue)=(\S+)`)
 )
 
 // Start starts bin (a blobshare binary) as `serve --data data --addr
-// 127.0.0.1:0 --smb 127.0.0.1:0` plus extra flags (a later --smb wins) and
-// waits up to 60 s for its serving line.
+// 127.0.0.1:0 --smb 127.0.0.1:0 --queue-addr 127.0.0.1:0` plus extra flags
+// (which may override those: a later flag wins) and waits up to 60 s for
+// its serving line.
 func Start(bin, data string, extra ...string) (*Server, error) {
-	args := append([]string{"serve", "--data", data, "--addr", "127.0.0.1:0", "--smb", "127.0.0.1:0"}, extra...)
+	args := append([]string{"serve", "--data", data, "--addr", "127.0.0.1:0", "--smb", "127.0.0.1:0", "--queue-addr", "127.0.0.1:0"}, extra...)
 	s := &Server{Data: data, Stderr: &Buffer{}, Done: make(chan struct{})}
 	s.Cmd = exec.Command(bin, args...)
 	pr, pw := io.Pipe()
@@ -78,11 +82,14 @@ func Start(bin, data string, extra ...string) (*Server, error) {
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
 			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
-				smb := ""
-				if sm := smbKey.FindStringSubmatch(sc.Text()); sm != nil && sm[1] != "off" {
-					smb = sm[1]
+				keys := map[string]string{}
+				for _, k := range servingKey.FindAllStringSubmatch(sc.Text(), -1) {
+					keys[k[1]] = k[2]
 				}
-				found <- append(m, smb)
+				if keys["smb"] == "off" {
+					keys["smb"] = ""
+				}
+				found <- append(m, keys["smb"], keys["queue"])
 				break
 			}
 		}
@@ -95,7 +102,7 @@ func Start(bin, data string, extra ...string) (*Server, error) {
 			s.Mount = m[2]
 		}
 		s.Addr = strings.SplitN(strings.TrimPrefix(s.RESTURL, "http://"), "/", 2)[0]
-		s.SMBAddr = m[3]
+		s.SMBAddr, s.QueueURL = m[3], m[4]
 		return s, nil
 	case <-s.Done:
 		return nil, fmt.Errorf("serve exited before serving: %v\n%s", s.WaitErr, s.Stderr)

@@ -1,0 +1,48 @@
+package queue
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/blobshare/blobshare/storagehttp"
+)
+
+// authenticators is the Queue service's chain: SharedKey and SharedKey
+// Lite with the Blob/Queue strings-to-sign, account SAS with 'q' in ss,
+// and queue service SAS.
+func authenticators(sg storagehttp.Signer) []storagehttp.Authenticator {
+	return []storagehttp.Authenticator{
+		storagehttp.SharedKey{Signer: sg, StringToSign: storagehttp.StringToSign, LiteStringToSign: storagehttp.LiteStringToSign},
+		storagehttp.SAS{Signer: sg, Service: 'q', ServiceStringToSign: queueServiceSAS},
+	}
+}
+
+// queueServiceSAS is the queue service-SAS string-to-sign (version
+// 2015-04-05 and later): sp, st, se, "/queue/<account>/<queue>", si, sip,
+// spr, sv. The grant's Resource is the queue named by the URL, which the
+// signature covers.
+func queueServiceSAS(account string, r *http.Request, q url.Values) (sts, resource string, err error) {
+	p, perr := parsePath(r.URL.EscapedPath())
+	if perr != nil || p.queue == "" {
+		return "", "", storagehttp.AuthFailed("A queue SAS must address a queue.")
+	}
+	sts = strings.Join([]string{q.Get("sp"), q.Get("st"), q.Get("se"), "/queue/" + account + "/" + p.queue,
+		q.Get("si"), q.Get("sip"), q.Get("spr"), q.Get("sv")}, "\n")
+	return sts, p.queue, nil
+}
+
+// checkSAS checks a SAS grant against the chosen operation: an account
+// SAS by its resource type and permission, a service SAS by the
+// operation's service-SAS permission (operations on the queue itself
+// other than reading its metadata need the account).
+func checkSAS(g *storagehttp.SASGrant, rt *route) error {
+	if g.Account {
+		return g.CheckScope(rt.perm, rt.rtype)
+	}
+	if rt.sasPerm == 0 {
+		return storagehttp.NewError(http.StatusForbidden, storagehttp.CodeAuthorizationPermissionMismatch,
+			"This request is not authorized to perform this operation using this permission.")
+	}
+	return g.CheckScope(rt.sasPerm, rt.rtype)
+}
