@@ -16,11 +16,19 @@ SMB_FUZZ  := smb:FuzzHeader smb:FuzzFrame smb:FuzzMatchPattern smb/ntlm:FuzzUnwr
 # smbclient and impacket (real SMB clients).
 DEB_PKGS  := rsync smbclient python3-impacket
 
-.PHONY: test deps npm debs vet unit fuzz bench build
+# The packages whose goroutines share state; their tests also run under the
+# race detector (about 40 s on a 2-core machine).
+RACE_PKGS := ./locks ./fs
+
+.PHONY: test deps npm node debs vet unit race fuzz bench build
 
 test: deps vet
 	$(GOTEST) ./...
+	$(MAKE) race
 	$(MAKE) fuzz
+
+race:
+	$(GO) test -count=1 -race -timeout 10m $(RACE_PKGS)
 
 # fuzz runs each fuzz target briefly (FUZZTIME each); seed corpora live in
 # testdata/fuzz and also run in plain go test.
@@ -50,19 +58,27 @@ debs:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-# Azurite (blob backend tests) and the Azure Files JS SDK (REST smoke test).
-npm: $(NPM_DIR)/node_modules/.installed
+# Azurite (blob backend tests) and the Azure Files JS SDK (REST smoke test),
+# pinned to versions whose engines accept Node 20. An EBADENGINE warning
+# from npm ci means a pin drifted: it fails the install.
+NODE_MAJOR_MIN := 20
+
+npm: node $(NPM_DIR)/node_modules/.installed
+
+node:
+	@v=$$(node --version 2>/dev/null | sed 's/^v\([0-9]*\).*/\1/'); \
+	if [ -z "$$v" ] || [ "$$v" -lt $(NODE_MAJOR_MIN) ]; then \
+		echo "make: Node $(NODE_MAJOR_MIN) or newer is needed (found: $$(node --version 2>/dev/null || echo none))"; exit 1; fi
 
 $(NPM_DIR)/node_modules/.installed: $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
-	cd $(NPM_DIR) && npm ci --no-audit --no-fund
+	@log=$$(mktemp); trap 'rm -f $$log' EXIT; \
+	(cd $(NPM_DIR) && npm ci --no-audit --no-fund) > $$log 2>&1 || { cat $$log; exit 1; }; \
+	cat $$log; \
+	if grep -q EBADENGINE $$log; then echo "make: npm ci warned about engines (above): pin versions that support this Node"; exit 1; fi
 	touch $@
 
 vet:
-<<<<<<< HEAD
 	@out=$$(gofmt -l $$($(GO) list -f '{{.Dir}}' ./...)); \
-=======
-	@out=$$(gofmt -l cmd locks blobstore fs rest storagehttp queue msgqueue integration bench 2>/dev/null); \
->>>>>>> queue
 	if [ -n "$$out" ]; then echo "gofmt: these files need formatting:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -129,7 +128,7 @@ func RemoveFile(ctx context.Context, tx *locks.Conn, file locks.FileID) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil // already gone
 	}
-	if err != nil && strings.Contains(err.Error(), "no such table") {
+	if errors.Is(err, locks.ErrNoTable) {
 		return nil // the namespace was never created: nothing to remove
 	}
 	if err != nil {
@@ -287,6 +286,7 @@ func (fsys *FileSystem) close(ctx context.Context) error {
 	}
 	fsys.closed = true
 	fsys.mu.Unlock()
+	fsys.stopReleaseTimer()
 	fsys.settleReleases(ctx)
 	fsys.mu.Lock()
 	hs := make([]*Handle, 0, len(fsys.handles))

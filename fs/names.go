@@ -4,63 +4,87 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// Name limits of Azure Files (filerest.md §2.1).
+// Name limits of Azure Files (filerest.md §2.1). Lengths count characters
+// as Windows and Azure do: UTF-16 code units, so a character outside the
+// Basic Multilingual Plane (an emoji) counts twice.
 const (
 	MaxComponentLen = 255
 	MaxPathLen      = 2048
 	MaxDepth        = 250
+
+	MinShareNameLen = 3
+	MaxShareNameLen = 63
 )
 
-// reservedDOS are the device names Azure Files refuses as names (with or
-// without an extension).
+// reservedDOS are the device names Azure Files refuses as whole names, in
+// any case ("nul" is NUL). With an extension they are ordinary names
+// ("CON.txt"): Azure's naming rules list the bare names only.
 var reservedDOS = [...]string{
 	"CON", "PRN", "AUX", "NUL", "CLOCK$",
 	"COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8", "COM9",
 	"LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
 }
 
+// forbiddenChars may not appear in a directory or file name: SMB and
+// Windows give them meaning (':' names an alternate data stream, '\'
+// separates, the rest are wildcards, quoting or redirection).
+const forbiddenChars = `"\/:|<>*?`
+
+// nameLen is the length of s in UTF-16 code units.
+func nameLen(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
 // ValidateName checks one directory or file name component against the
 // Azure Files rules: non-empty, not "." or "..", valid UTF-8, at most 255
-// characters, none of `" \ / : | < > * ?` nor control characters, not a
-// reserved DOS device name. Errors wrap ErrInvalidName (ErrNameTooLong for
-// length).
+// characters (UTF-16 code units), none of `" \ / : | < > * ?`, no control
+// character (U+0000–U+001F, U+007F), no private-use code point (U+E000–
+// U+F8FF: NTFS takes them, Azure does not), and not a reserved DOS device
+// name (CON, NUL, COM1, ... in any case). Errors wrap ErrInvalidName
+// (ErrNameTooLong, which also matches ErrInvalidName, for length).
 func ValidateName(name string) error {
 	switch {
 	case name == "":
 		return fmt.Errorf("%w: empty name", ErrInvalidName)
 	case name == "." || name == "..":
-		return fmt.Errorf("%w: %q", ErrInvalidName, name)
+		return fmt.Errorf("%w: %q is not a name", ErrInvalidName, name)
 	case !utf8.ValidString(name):
-		return fmt.Errorf("%w: not UTF-8", ErrInvalidName)
-	case utf8.RuneCountInString(name) > MaxComponentLen:
-		return fmt.Errorf("%w: %d characters", nameTooLong{}, utf8.RuneCountInString(name))
+		return fmt.Errorf("%w: %q is not UTF-8", ErrInvalidName, name)
+	case nameLen(name) > MaxComponentLen:
+		return fmt.Errorf("%w: a name of %d characters (at most %d)", nameTooLong{}, nameLen(name), MaxComponentLen)
 	}
 	for _, r := range name {
-		if r < 0x20 || r == 0x7f || strings.ContainsRune(`"\/:|<>*?`, r) {
+		switch {
+		case r < 0x20 || r == 0x7f:
+			return fmt.Errorf("%w: %q contains the control character %U", ErrInvalidName, name, r)
+		case strings.ContainsRune(forbiddenChars, r):
 			return fmt.Errorf("%w: %q contains %q", ErrInvalidName, name, r)
+		case r >= 0xE000 && r <= 0xF8FF:
+			return fmt.Errorf("%w: %q contains the private-use code point %U", ErrInvalidName, name, r)
 		}
 	}
-	base := strings.ToUpper(name)
-	if i := strings.IndexByte(base, '.'); i >= 0 {
-		base = base[:i]
-	}
-	base = strings.TrimRight(base, " ")
 	for _, d := range reservedDOS {
-		if base == d {
-			return fmt.Errorf("%w: %q is a reserved name", ErrInvalidName, name)
+		if strings.EqualFold(name, d) {
+			return fmt.Errorf("%w: %q is a reserved device name", ErrInvalidName, name)
 		}
 	}
 	return nil
 }
 
 // ValidateShareName checks a share name: 3–63 characters, lowercase letters,
-// digits and single hyphens, starting and ending with a letter or digit.
+// digits and single hyphens, starting and ending with a letter or digit (a
+// DNS label, like a Blob container's name).
 func ValidateShareName(name string) error {
-	if len(name) < 3 || len(name) > 63 {
-		return fmt.Errorf("%w: share name %q must have 3-63 characters", ErrInvalidName, name)
+	if len(name) < MinShareNameLen || len(name) > MaxShareNameLen {
+		return fmt.Errorf("%w: share name %q must have %d-%d characters", ErrInvalidName, name, MinShareNameLen, MaxShareNameLen)
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
@@ -77,6 +101,26 @@ func ValidateShareName(name string) error {
 	return nil
 }
 
+// ValidatePath checks the components of a path below a share: at most
+// MaxDepth of them, at most MaxPathLen characters joined with '/', each a
+// valid name (ValidateName).
+func ValidatePath(parts []string) error {
+	if len(parts) > MaxDepth {
+		return fmt.Errorf("%w: %d levels deep (at most %d)", ErrInvalidName, len(parts), MaxDepth)
+	}
+	total := max(len(parts)-1, 0) // the slashes
+	for _, c := range parts {
+		if err := ValidateName(c); err != nil {
+			return err
+		}
+		total += nameLen(c)
+	}
+	if total > MaxPathLen {
+		return fmt.Errorf("%w: a path of %d characters (at most %d)", nameTooLong{}, total, MaxPathLen)
+	}
+	return nil
+}
+
 // FoldName is the case-insensitive key of a name: two names are the same
 // name in a directory exactly when their keys are equal. It upper-cases
 // rune by rune (simple case mapping, like NTFS's upcase table).
@@ -85,14 +129,14 @@ func FoldName(name string) string {
 }
 
 // SplitPath splits "share/dir/file" into the share and the components
-// below it, validating every part. Empty components (doubled or trailing
-// slashes) and a leading slash are refused.
+// below it, validating every part (ValidateShareName, ValidatePath). Empty
+// components (doubled or trailing slashes) and a leading slash are refused.
 func SplitPath(p string) (share string, parts []string, err error) {
 	if p == "" {
 		return "", nil, fmt.Errorf("%w: empty path", ErrInvalidName)
 	}
-	if utf8.RuneCountInString(p) > MaxPathLen+64 {
-		return "", nil, fmt.Errorf("%w: path of %d characters", nameTooLong{}, utf8.RuneCountInString(p))
+	if len(p) > 4*(MaxPathLen+MaxShareNameLen+1) { // no valid path has more bytes: don't split a huge one
+		return "", nil, fmt.Errorf("%w: a path of %d bytes", nameTooLong{}, len(p))
 	}
 	all := strings.Split(p, "/")
 	share = all[0]
@@ -100,16 +144,8 @@ func SplitPath(p string) (share string, parts []string, err error) {
 		return "", nil, err
 	}
 	parts = all[1:]
-	if len(parts) > MaxDepth {
-		return "", nil, fmt.Errorf("%w: %d levels deep", ErrInvalidName, len(parts))
-	}
-	if rest := strings.Join(parts, "/"); utf8.RuneCountInString(rest) > MaxPathLen {
-		return "", nil, fmt.Errorf("%w: path of %d characters", nameTooLong{}, utf8.RuneCountInString(rest))
-	}
-	for _, c := range parts {
-		if err := ValidateName(c); err != nil {
-			return "", nil, err
-		}
+	if err := ValidatePath(parts); err != nil {
+		return "", nil, err
 	}
 	return share, parts, nil
 }
@@ -130,9 +166,13 @@ var attrNames = [...]struct {
 	{AttrNoScrubData, "NoScrubData"},
 }
 
-// String renders the attributes as Azure does: pipe-separated keywords,
-// "None" for the empty set.
-func (a Attributes) String() string {
+// String renders the attributes as keywords separated by '|', "None" for
+// the empty set.
+func (a Attributes) String() string { return a.Format("|") }
+
+// Format renders the attributes as keywords in their canonical order
+// separated by sep (FileREST answers with " | "), "None" for the empty set.
+func (a Attributes) Format(sep string) string {
 	var parts []string
 	for _, n := range attrNames {
 		if a&n.a != 0 {
@@ -142,31 +182,46 @@ func (a Attributes) String() string {
 	if len(parts) == 0 {
 		return "None"
 	}
-	return strings.Join(parts, "|")
+	return strings.Join(parts, sep)
 }
 
-// ParseAttributes parses keywords separated by '|' or ',' (case-insensitive,
-// spaces trimmed); "None" alone is the empty set. Unknown keywords wrap
-// ErrInvalidArg.
-func ParseAttributes(s string) (Attributes, error) {
+// ParseAttributes parses attribute keywords separated by any of the runes
+// in seps (FileREST: "|"; blobshare session: ",|"). Keywords are
+// case-insensitive with spaces around them trimmed; "None" adds nothing.
+// An empty list, an empty keyword ("ReadOnly||Hidden") or an unknown one
+// wraps ErrInvalidArg.
+func ParseAttributes(s, seps string) (Attributes, error) {
 	var a Attributes
-	fields := strings.FieldsFunc(s, func(r rune) bool { return r == '|' || r == ',' })
-	if len(fields) == 0 {
-		return 0, fmt.Errorf("%w: empty attribute list", ErrInvalidArg)
-	}
-next:
-	for _, f := range fields {
+	for _, f := range splitAny(s, seps) {
 		f = strings.TrimSpace(f)
 		if strings.EqualFold(f, "None") {
 			continue
 		}
+		found := false
 		for _, n := range attrNames {
-			if strings.EqualFold(f, n.name) {
+			if f != "" && strings.EqualFold(f, n.name) {
 				a |= n.a
-				continue next
+				found = true
+				break
 			}
 		}
-		return 0, fmt.Errorf("%w: unknown attribute %q", ErrInvalidArg, f)
+		if !found {
+			return 0, fmt.Errorf("%w: attributes %q: unknown keyword %q", ErrInvalidArg, s, f)
+		}
 	}
 	return a, nil
+}
+
+// splitAny splits s at every rune of seps, keeping empty fields.
+func splitAny(s, seps string) []string {
+	var out []string
+	for {
+		i := strings.IndexAny(s, seps)
+		if i < 0 {
+			return append(out, s)
+		}
+		out = append(out, s[:i])
+		_, w := utf8.DecodeRuneInString(s[i:])
+		s = s[i+w:]
+	}
 }

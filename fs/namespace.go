@@ -243,7 +243,7 @@ func (q *q) exec(query string, args ...any) (sql.Result, error) {
 	return q.tx.ExecContext(q.ctx, query, args...)
 }
 
-func (q *q) queryRow(query string, args ...any) *sql.Row {
+func (q *q) queryRow(query string, args ...any) *locks.Row {
 	return q.tx.QueryRowContext(q.ctx, query, args...)
 }
 

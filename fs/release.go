@@ -20,12 +20,18 @@ const releaseDelay = time.Millisecond
 // next write transaction of this FileSystem — a FUSE RELEASE is followed at
 // once by the next file's CREATE, so the close costs no commit of its own —
 // or run on their own after releaseDelay.
+//
+// The timer is the FileSystem's goroutine: close stops it and waits for a
+// run already started (pending counts an armed timer or a running
+// callback), so nothing touches the lock table after Close returns.
 type releases struct {
-	mu    sync.Mutex
-	queue []release
-	timer *time.Timer  // settles the queue after releaseDelay; nil until first used
-	armed bool         // timer is set
-	n     atomic.Int32 // len(queue), read without mu
+	mu      sync.Mutex
+	queue   []release
+	timer   *time.Timer    // settles the queue after releaseDelay; nil until first used
+	armed   bool           // timer is set
+	stopped bool           // FileSystem.close has begun: no more timers
+	pending sync.WaitGroup // one per armed timer, until its callback returns or it is stopped
+	n       atomic.Int32   // len(queue), read without mu
 }
 
 type release struct {
@@ -44,25 +50,49 @@ type closed struct {
 
 // queueRelease queues the lock-table close of h (already flushed and
 // marked closed).
+// After close has begun the queue is settled at once, on the caller's
+// goroutine, as no timer may start any more.
 func (fsys *FileSystem) queueRelease(h *Handle, done func(error)) {
 	rs := &fsys.rel
 	rs.mu.Lock()
-	defer rs.mu.Unlock()
 	rs.queue = append(rs.queue, release{h: h, done: done})
 	rs.n.Add(1)
-	switch {
-	case rs.armed:
-	case rs.timer == nil:
+	if rs.stopped {
+		rs.mu.Unlock()
+		fsys.settleReleases(context.Background())
+		return
+	}
+	defer rs.mu.Unlock()
+	if rs.armed {
+		return
+	}
+	rs.pending.Add(1)
+	if rs.timer == nil {
 		rs.timer = time.AfterFunc(releaseDelay, func() {
+			defer rs.pending.Done()
 			rs.mu.Lock()
 			rs.armed = false
 			rs.mu.Unlock()
 			fsys.settleReleases(context.Background())
 		})
-	default:
+	} else {
 		rs.timer.Reset(releaseDelay)
 	}
 	rs.armed = true
+}
+
+// stopReleaseTimer stops the timer for good and waits for a callback
+// already running; the queue is left for close to settle.
+func (fsys *FileSystem) stopReleaseTimer() {
+	rs := &fsys.rel
+	rs.mu.Lock()
+	rs.stopped = true
+	if rs.armed && rs.timer.Stop() {
+		rs.armed = false
+		rs.pending.Done()
+	}
+	rs.mu.Unlock()
+	rs.pending.Wait()
 }
 
 // takeReleases empties the queue (and stops its timer: when a write takes
@@ -79,6 +109,7 @@ func (fsys *FileSystem) takeReleases() []release {
 	rs.n.Store(0)
 	if rs.armed && rs.timer.Stop() {
 		rs.armed = false
+		rs.pending.Done() // its callback will not run
 	}
 	return q
 }

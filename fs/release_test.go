@@ -167,3 +167,52 @@ func TestReleaseAtClose(t *testing.T) {
 	mustNil(t, e.fs.Close(context.Background()), "close the file system")
 	awaitRelease(t, ch)
 }
+
+// TestCloseStopsReleaseTimer: Close settles a pending release itself and
+// stops the release timer, waiting for it, so nothing runs on the lock
+// table after Close returns (the table is closed right after).
+func TestCloseStopsReleaseTimer(t *testing.T) {
+	for i := range 50 {
+		e := newEnv(t)
+		e.share("rel")
+		h := e.mustOpen("rel/f", rw, locks.ShareNone, DispositionCreate)
+		done, ch := releaseOutcome()
+		mustNil(t, h.Release(ctxBG, done), "release")
+		fsys := e.fs
+		mustNil(t, fsys.Close(ctxBG), "close")
+		select {
+		case err := <-ch:
+			mustNil(t, err, "release close")
+		default:
+			t.Fatalf("round %d: Close returned before closing the released handle", i)
+		}
+		fsys.rel.mu.Lock()
+		armed, stopped := fsys.rel.armed, fsys.rel.stopped
+		fsys.rel.mu.Unlock()
+		if armed || !stopped {
+			t.Fatalf("round %d: after Close the timer is armed=%v stopped=%v", i, armed, stopped)
+		}
+		e.fs = nil
+		mustNil(t, e.table.Close(ctxBG), "table close")
+	}
+}
+
+// TestReleaseAfterTimerStopped: once Close has stopped the timer, a
+// release is settled on the releasing goroutine, not left queued.
+func TestReleaseAfterTimerStopped(t *testing.T) {
+	e := newEnv(t)
+	e.share("rel")
+	h := e.mustOpen("rel/f", rw, locks.ShareNone, DispositionCreate)
+	e.fs.stopReleaseTimer()
+	done, ch := releaseOutcome()
+	mustNil(t, h.Release(ctxBG, done), "release")
+	select {
+	case err := <-ch:
+		mustNil(t, err, "release close")
+	default:
+		t.Fatal("a release after the timer stopped was left queued")
+	}
+	if n := tableHandles(t, e, h.File()); n != 0 {
+		t.Fatalf("%d handles left in the table", n)
+	}
+}

@@ -60,36 +60,51 @@ func (c *Conn) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 func (c *Conn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	s, err := c.stmt(ctx, query)
 	if err != nil {
-		return nil, err
+		return nil, classify(err)
 	}
 	if s == nil {
-		return c.c.ExecContext(ctx, query, args...)
+		res, err := c.c.ExecContext(ctx, query, args...)
+		return res, classify(err)
 	}
-	return s.ExecContext(ctx, args...)
+	res, err := s.ExecContext(ctx, args...)
+	return res, classify(err)
 }
 
 // QueryContext runs a query; the caller closes the rows.
 func (c *Conn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	s, err := c.stmt(ctx, query)
 	if err != nil {
-		return nil, err
+		return nil, classify(err)
 	}
 	if s == nil {
-		return c.c.QueryContext(ctx, query, args...)
+		rows, err := c.c.QueryContext(ctx, query, args...)
+		return rows, classify(err)
 	}
-	return s.QueryContext(ctx, args...)
+	rows, err := s.QueryContext(ctx, args...)
+	return rows, classify(err)
 }
 
 // QueryRowContext runs a query expected to return at most one row.
-func (c *Conn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+func (c *Conn) QueryRowContext(ctx context.Context, query string, args ...any) *Row {
 	s, err := c.stmt(ctx, query)
 	if err != nil || s == nil {
 		// Unprepared: a query that failed to prepare fails here again,
-		// and the *sql.Row carries that error to Scan.
-		return c.c.QueryRowContext(ctx, query, args...)
+		// and the row carries that error to Scan.
+		return &Row{c.c.QueryRowContext(ctx, query, args...)}
 	}
-	return s.QueryRowContext(ctx, args...)
+	return &Row{s.QueryRowContext(ctx, args...)}
 }
+
+// Row is the result of QueryRowContext: database/sql's Row whose errors
+// are classified (ErrBusy, ErrNoTable, ...). No row is sql.ErrNoRows, as
+// with database/sql.
+type Row struct{ r *sql.Row }
+
+// Scan copies the row's columns into dest (see sql.Row.Scan).
+func (r *Row) Scan(dest ...any) error { return classify(r.r.Scan(dest...)) }
+
+// Err is the query's error, if any, without scanning.
+func (r *Row) Err() error { return classify(r.r.Err()) }
 
 // close closes the statements and gives the connection back to
 // database/sql; discard makes database/sql close it instead (its state,

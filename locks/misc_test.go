@@ -773,6 +773,8 @@ func TestViewsShareReaderConnections(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			errs <- tab.View(ctx, func(tx *Tx) error {
+				// Holding the connection a while is the point: more
+				// Views than connections must queue for one.
 				time.Sleep(time.Millisecond)
 				hs, err := tx.Handles(1)
 				if err == nil && len(hs) != 1 {

@@ -15,8 +15,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
 
 // Table is the lock table of one process (one owner) over a SQLite database
@@ -361,15 +360,8 @@ func (t *Table) handleFile(id HandleID) (FileID, bool) {
 	return f, ok
 }
 
-// isBusy reports SQLITE_BUSY / SQLITE_LOCKED (any extended code).
-func isBusy(err error) bool {
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		c := se.Code() & 0xff
-		return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
-	}
-	return false
-}
+// isBusy reports a busy or locked database (ErrBusy).
+func isBusy(err error) bool { return errors.Is(classify(err), ErrBusy) }
 
 // Update runs fn in one write transaction (BEGIN IMMEDIATE), retrying with
 // backoff while the database is busy. fn may run more than once; it must not
@@ -455,6 +447,7 @@ func (t *Table) try(ctx context.Context, kind txKind, fn func(tx *Tx) error) ([]
 		}
 	}
 	t.end(c, kind, discard)
+	ferr = classify(ferr)
 	if ferr != nil {
 		for _, id := range tx.opened {
 			t.forgetHandle(id)
@@ -522,9 +515,7 @@ func (t *Table) end(c *Conn, kind txKind, discard bool) {
 
 // noTransaction reports SQLite's answer to a ROLLBACK with no transaction
 // open (a failed statement or COMMIT may already have ended it).
-func noTransaction(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "no transaction is active")
-}
+func noTransaction(err error) bool { return errors.Is(classify(err), ErrNoTransaction) }
 
 // needReapError makes View reap dead owners and run fn again; err is fn's
 // own outcome (nil if fn succeeded).

@@ -13,13 +13,8 @@ import (
 	"time"
 
 	"github.com/blobshare/blobshare/fs"
+	"github.com/blobshare/blobshare/locks"
 )
-
-// sqliteErr behaves like the SQLite driver's error (Code method).
-type sqliteErr struct{ code int }
-
-func (e sqliteErr) Error() string { return fmt.Sprintf("sqlite error %d", e.code) }
-func (e sqliteErr) Code() int     { return e.code }
 
 // TestToErrorStorageFull: out of space, however wrapped, is 403
 // ShareSizeLimitReached; other storage failures stay 500.
@@ -36,9 +31,8 @@ func TestToErrorStorageFull(t *testing.T) {
 	}{
 		{"ENOSPC", wrap(syscall.ENOSPC), http.StatusForbidden, CodeShareSizeLimitReached},
 		{"EDQUOT", wrap(syscall.EDQUOT), http.StatusForbidden, CodeShareSizeLimitReached},
-		{"SQLITE_FULL", fmt.Errorf("commit s/f: %w", sqliteErr{13}), http.StatusForbidden, CodeShareSizeLimitReached},
-		{"SQLITE_FULL extended", fmt.Errorf("commit: %w", sqliteErr{13 | 3<<8}), http.StatusForbidden, CodeShareSizeLimitReached},
-		{"SQLITE_IOERR", fmt.Errorf("commit: %w", sqliteErr{10}), http.StatusInternalServerError, CodeInternalError},
+		{"database full", fmt.Errorf("commit s/f: %w", locks.ErrStorageFull), http.StatusForbidden, CodeShareSizeLimitReached},
+		{"database busy", fmt.Errorf("commit: %w", locks.ErrBusy), http.StatusInternalServerError, CodeInternalError},
 		{"EIO", wrap(syscall.EIO), http.StatusInternalServerError, CodeInternalError},
 		{"EROFS", wrap(syscall.EROFS), http.StatusInternalServerError, CodeInternalError},
 		{"body read deadline", fmt.Errorf("read request body: %w", os.ErrDeadlineExceeded), http.StatusBadRequest, CodeInvalidInput},

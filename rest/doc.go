@@ -134,7 +134,7 @@
 // remainder cannot block on a stalled client.
 //
 // Storage full: ENOSPC or EDQUOT anywhere in the error chain (the blob
-// store's or the database's file system), or SQLite's SQLITE_FULL, is 403
+// store's or the database's file system), or a full database (locks.ErrStorageFull), is 403
 // ShareSizeLimitReached ("The specified share is full."), which the SDKs
 // do not retry, logged at Warn with the path. Other I/O failures (EIO,
 // EROFS) stay 500 InternalError, logged at Error with the path.

@@ -91,17 +91,6 @@ var spaceErrors = []storagehttp.Mapping{
 
 const msgShareFull = "The specified share is full."
 
-// sqliteFull is SQLITE_FULL, the database's "disk is full" (the primary
-// result code; extended codes keep it in the low byte).
-const sqliteFull = 13
-
-// codedError is what the SQLite driver's errors implement; matched by
-// behaviour so rest does not import the driver.
-type codedError interface {
-	error
-	Code() int
-}
-
 // isSpaceError reports whether err means the storage below is full.
 func isSpaceError(err error) bool {
 	for _, m := range spaceErrors {
@@ -109,8 +98,7 @@ func isSpaceError(err error) bool {
 			return true
 		}
 	}
-	var ce codedError
-	return errors.As(err, &ce) && ce.Code()&0xff == sqliteFull
+	return errors.Is(err, locks.ErrStorageFull) // the database's disk, classified by locks
 }
 
 var leaseMessages = map[locks.LeaseCode]string{

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/blobshare/blobshare/fs"
 )
 
 // Fuzz targets. Their seed corpora (testdata/fuzz/<name>) run as part of
@@ -57,7 +59,7 @@ func FuzzParsePath(f *testing.F) {
 			t.Fatalf("parsePath(%q) accepted %+v", escaped, p)
 		}
 		for _, part := range p.Parts {
-			if part == "." || part == ".." || strings.ContainsAny(part, "/\\\x00") || validName(part) != nil {
+			if part == "." || part == ".." || strings.ContainsAny(part, "/\\\x00") || fs.ValidateName(part) != nil {
 				t.Fatalf("parsePath(%q) accepted component %q", escaped, part)
 			}
 		}

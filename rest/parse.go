@@ -2,14 +2,13 @@ package rest
 
 import (
 	"encoding/base64"
-	"github.com/blobshare/blobshare/fs"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/storagehttp"
 )
 
@@ -17,9 +16,6 @@ import (
 const (
 	maxPutRange       = 4 << 20 // Put Range update, Create File body
 	maxFileSize       = 4 << 40 // 4 TiB
-	maxComponent      = 255
-	maxPathLen        = 2048
-	maxDepth          = 250
 	maxListResults    = 5000
 	maxCopySourceLen  = 2048
 	maxInlinePerm     = 8 << 10
@@ -28,8 +24,6 @@ const (
 	maxSmallBody      = 64 << 10 // JSON/XML request bodies
 	defaultShareQuota = 5120
 	maxShareQuotaGiB  = 102400
-	minShareNameLen   = 3
-	maxShareNameLen   = 63
 	accountNameMaxLen = 24
 	accountNameMinLen = 3
 )
@@ -145,7 +139,9 @@ func parsePath(escaped string, allowTrailingDot bool) (resourcePath, error) {
 	if rest == "" {
 		return p, nil
 	}
-	if len(rest) > maxPathLen*3 {
+	// No valid path has more than 9 escaped bytes per character (a BMP
+	// character is three UTF-8 bytes, each %XX): refuse before decoding.
+	if len(rest) > fs.MaxPathLen*9 {
 		return resourcePath{}, errBadPath("the path is too long")
 	}
 	// The SDKs escape "/" inside a path they were given ("dir%2Ffile"),
@@ -155,7 +151,6 @@ func parsePath(escaped string, allowTrailingDot bool) (resourcePath, error) {
 		return resourcePath{}, errBadPath("bad percent-encoding")
 	}
 	decoded = strings.TrimSuffix(decoded, "/") // one trailing slash is tolerated
-	total := 0
 	for _, name := range strings.Split(decoded, "/") {
 		if name == "" {
 			return resourcePath{}, errBadPath("empty path component")
@@ -166,17 +161,11 @@ func parsePath(escaped string, allowTrailingDot bool) (resourcePath, error) {
 				name = trimmed
 			}
 		}
-		if err := validName(name); err != nil {
-			return resourcePath{}, err
-		}
 		p.Parts = append(p.Parts, name)
-		total += len(name) + 1
 	}
-	if total-1 > maxPathLen {
-		return resourcePath{}, errBadPath("the path is longer than 2048 characters")
-	}
-	if len(p.Parts) > maxDepth {
-		return resourcePath{}, errBadPath("the path is deeper than 250 levels")
+	// The name rules are the file system's (fs.ValidatePath).
+	if err := fs.ValidatePath(p.Parts); err != nil {
+		return resourcePath{}, errBadPath(err.Error())
 	}
 	return p, nil
 }
@@ -205,54 +194,16 @@ func validAccount(a string) error {
 	return nil
 }
 
-// validShareName: 3–63 of lowercase letters, digits and single hyphens,
-// starting and ending with a letter or digit.
+// validShareName checks a share name by the file system's rule
+// (fs.ValidateShareName): a bad length or a bad character is 400
+// InvalidResourceName, with Azure's message for each.
 func validShareName(s string) error {
-	bad := storagehttp.NewError(http.StatusBadRequest, CodeInvalidResourceName,
-		"The specified resource name contains invalid characters.")
-	if len(s) < minShareNameLen || len(s) > maxShareNameLen {
-		bad.Message = "The specified resource name length is not within the permissible limits."
-		return bad
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case c == '-':
-			if i == 0 || i == len(s)-1 || s[i-1] == '-' {
-				return bad
-			}
-		default:
-			return bad
+	if err := fs.ValidateShareName(s); err != nil {
+		msg := "The specified resource name contains invalid characters."
+		if len(s) < fs.MinShareNameLen || len(s) > fs.MaxShareNameLen {
+			msg = "The specified resource name length is not within the permissible limits."
 		}
-	}
-	return nil
-}
-
-var reservedNames = map[string]bool{
-	"CON": true, "PRN": true, "AUX": true, "NUL": true, "CLOCK$": true,
-	"COM1": true, "COM2": true, "COM3": true, "COM4": true, "COM5": true, "COM6": true, "COM7": true, "COM8": true, "COM9": true,
-	"LPT1": true, "LPT2": true, "LPT3": true, "LPT4": true, "LPT5": true, "LPT6": true, "LPT7": true, "LPT8": true, "LPT9": true,
-}
-
-// validName checks one directory or file name (filerest.md §2.1).
-func validName(n string) error {
-	switch {
-	case n == "":
-		return errBadPath("empty name")
-	case n == "." || n == "..":
-		return errBadPath("the names . and .. are not allowed")
-	case len(n) > maxComponent:
-		return errBadPath("a path component is longer than 255 characters")
-	case !utf8.ValidString(n):
-		return errBadPath("the name is not valid UTF-8")
-	case reservedNames[strings.ToUpper(n)]:
-		return errBadPath("reserved device name")
-	}
-	for _, c := range n {
-		if c < 0x20 || c == 0x7f || strings.ContainsRune(`"\/:|<>*?`, c) {
-			return errBadPath("the name contains a forbidden character")
-		}
+		return storagehttp.NewError(http.StatusBadRequest, CodeInvalidResourceName, msg, Detail{Name: "Reason", Value: err.Error()})
 	}
 	return nil
 }
@@ -283,59 +234,20 @@ func parseSMBTime(h http.Header, name string, keywords ...string) (smbTime, bool
 	return smbTime{Time: t.UTC()}, true, nil
 }
 
-// attributeBits names the SMB attributes in their canonical order.
-var attributeBits = []struct {
-	name string
-	bit  fs.Attributes
-}{
-	{"ReadOnly", fs.AttrReadOnly}, {"Hidden", fs.AttrHidden}, {"System", fs.AttrSystem},
-	{"None", fs.AttrNone}, {"Directory", fs.AttrDirectory}, {"Archive", fs.AttrArchive},
-	{"Temporary", fs.AttrTemporary}, {"Offline", fs.AttrOffline},
-	{"NotContentIndexed", fs.AttrNotContentIndexed}, {"NoScrubData", fs.AttrNoScrubData},
-}
-
-// parseAttributes parses a pipe-separated attribute list (names matched
-// case-insensitively, spaces trimmed). "None" stands alone: combined with
-// any other attribute, like unknown or empty tokens, it is 400
+// parseAttributes parses an x-ms-file-*attributes value: keywords
+// separated by '|' (fs.ParseAttributes). A bad list → 400
 // InvalidHeaderValue naming the header.
 func parseAttributes(name, v string) (fs.Attributes, error) {
-	var out fs.Attributes
-	toks := strings.Split(v, "|")
-	for _, tok := range toks {
-		if len(toks) > 1 && strings.EqualFold(strings.TrimSpace(tok), "None") {
-			return 0, storagehttp.InvalidHeader(name, v)
-		}
+	a, err := fs.ParseAttributes(v, "|")
+	if err != nil {
+		return 0, storagehttp.InvalidHeader(name, v)
 	}
-	for _, tok := range toks {
-		tok = strings.TrimSpace(tok)
-		found := false
-		for _, a := range attributeBits {
-			if tok != "" && strings.EqualFold(tok, a.name) {
-				out |= a.bit
-				found = true
-			}
-		}
-		if !found {
-			return 0, storagehttp.InvalidHeader(name, v)
-		}
-	}
-	return out, nil
+	return a, nil
 }
 
 // formatAttributes renders an attribute set the way the service does
-// ("Archive | ReadOnly"); the empty set is "None".
-func formatAttributes(a fs.Attributes) string {
-	var names []string
-	for _, ab := range attributeBits {
-		if ab.bit != 0 && a&ab.bit != 0 {
-			names = append(names, ab.name)
-		}
-	}
-	if len(names) == 0 {
-		return "None"
-	}
-	return strings.Join(names, " | ")
-}
+// ("ReadOnly | Archive"); the empty set is "None".
+func formatAttributes(a fs.Attributes) string { return a.Format(" | ") }
 
 // parseMD5 decodes a base64 Content-MD5 value of exactly 16 bytes.
 func parseMD5(name, v string) ([]byte, error) {

@@ -74,6 +74,14 @@ func TestParsePath(t *testing.T) {
 		{"/devstoreaccount1/share/a//b", false, "", "", CodeInvalidPathName},
 		{"/devstoreaccount1/share/CON", false, "", "", CodeInvalidPathName},
 		{"/devstoreaccount1/share/lpt1", false, "", "", CodeInvalidPathName},
+		{"/devstoreaccount1/share/nul", false, "", "", CodeInvalidPathName},
+		{"/devstoreaccount1/share/a:b", false, "", "", CodeInvalidPathName},
+		// The same rules as the mount's and the session's (fs.ValidateName):
+		// CON with an extension is a name; length counts characters.
+		{"/devstoreaccount1/share/CON.txt", false, "share", "CON.txt", ""},
+		{"/devstoreaccount1/share/CON.", false, "", "", CodeInvalidPathName}, // trailing dots go: CON
+		{"/devstoreaccount1/share/" + strings.Repeat("%C3%A9", 255), false, "share", strings.Repeat("é", 255), ""},
+		{"/devstoreaccount1/share/" + strings.Repeat("%C3%A9", 256), false, "", "", CodeInvalidPathName},
 		{"/devstoreaccount1/share/a%3Fb", false, "", "", CodeInvalidPathName},
 		{"/devstoreaccount1/share/%ff", false, "", "", CodeInvalidPathName},
 		{"/devstoreaccount1/share/%zz", false, "", "", CodeInvalidPathName},

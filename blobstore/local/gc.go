@@ -28,7 +28,7 @@ func (s *Store) CollectGarbage(ctx context.Context, olderThan time.Duration) (bl
 	if err != nil {
 		return rep, fmt.Errorf("collect garbage in %s: %w", s.dir, err)
 	}
-	cutoff := time.Now().Add(-olderThan)
+	cutoff := s.now().Add(-olderThan) // the injected clock (WithClock): tests age files without sleeping
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue

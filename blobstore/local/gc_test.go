@@ -173,3 +173,25 @@ func TestCollectGarbageWhileBusy(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectGarbageUsesClock: the age cutoff comes from the store's
+// clock (WithClock), so a staged block just written counts as old once
+// the clock has moved past olderThan — no test has to wait for it.
+func TestCollectGarbageUsesClock(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	s, err := New(t.TempDir(), WithClock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.StageBlock(ctx, "k", "b", strings.NewReader("staged")); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := s.CollectGarbage(ctx, time.Hour); err != nil || rep.StagedBlocks != 0 {
+		t.Fatalf("a young staged block was collected: %+v, %v", rep, err)
+	}
+	now = now.Add(2 * time.Hour)
+	if rep, err := s.CollectGarbage(ctx, time.Hour); err != nil || rep.StagedBlocks != 1 {
+		t.Fatalf("two hours later by the store's clock: %+v, %v; want the staged block collected", rep, err)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -16,16 +17,25 @@ func Main(args []string) error {
 
 func newApp() *cli.App {
 	app := &cli.App{
-		Name:            "blobshare",
-		Usage:           "an Azure Files–compatible share: FileREST and a FUSE mount, SMB-style locks across both",
-		HideHelpCommand: true,
+		Name:  "blobshare",
+		Usage: "an Azure Files–compatible share: FileREST and a FUSE mount, SMB-style locks across both",
 		Commands: []*cli.Command{
 			serveCommand(),
 			mountCommand(),
 			sessionCommand(),
+			statusCommand(),
 			versionCommand(),
 		},
+		// --version as well as the version command. (App.Version stays
+		// empty: urfave/cli would print it through a package-level
+		// printer in its own format.)
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "version", Aliases: []string{"v"}, Usage: "print the version"},
+		},
 		Action: func(c *cli.Context) error {
+			if c.Bool("version") {
+				return runVersion(c)
+			}
 			if c.Args().Present() {
 				return fmt.Errorf("unknown command %q (try --help)", c.Args().First())
 			}
@@ -46,4 +56,18 @@ func usageError(c *cli.Context, err error, _ bool) error {
 		return fmt.Errorf("%s: %w (try --help)", c.Command.Name, err)
 	}
 	return fmt.Errorf("%w (try --help)", err)
+}
+
+// flagsAfterArgument refuses flags written after a positional argument:
+// urfave/cli stops parsing flags at the first argument, so in `mount DIR
+// --data X` the --data would be silently taken as a second argument.
+func flagsAfterArgument(c *cli.Context) error {
+	args := c.Args().Slice()
+	for _, a := range args[min(1, len(args)):] {
+		if strings.HasPrefix(a, "-") && a != "-" {
+			return fmt.Errorf("flag %s after %s: flags come first (blobshare %s [flags] %s)",
+				a, args[0], c.Command.Name, strings.TrimSpace(strings.SplitN(c.Command.ArgsUsage, " ", 2)[0]))
+		}
+	}
+	return nil
 }

@@ -24,6 +24,9 @@ type dataDir struct {
 	Table *locks.Table
 	Store blobstore.Store
 	FS    *fs.FileSystem
+	// Now is the clock of the directory's time-dependent work (the
+	// garbage collection's age cutoff); time.Now.
+	Now func() time.Time
 }
 
 // dataDirOptions says how to open a data directory.
@@ -31,30 +34,30 @@ type dataDirOptions struct {
 	Path        string       // --data
 	BlobBackend string       // --blob-backend; "" means file://<data>/blobs
 	Logger      *slog.Logger // nil means slog.Default()
+	// Create makes a missing directory (serve). Without it a missing
+	// directory, or one holding no database, is an error: a mount or a
+	// session over a mistyped --data would otherwise work on a new, empty
+	// data directory and see none of the files or locks it was meant for.
+	Create bool
 }
 
-// openDataDir creates the directory if missing, opens the blob store and the
-// database (reaping dead owners' handles and finishing the deletes they held
-// up), then the file service (resolving interrupted commits).
+// dbName is the database file inside a data directory.
+const dbName = "blobshare.db"
+
+// openDataDir opens (with Create, creating if missing) the directory, the
+// blob store and the database (reaping dead owners' handles and finishing
+// the deletes they held up), then the file service (resolving interrupted
+// commits).
 func openDataDir(ctx context.Context, o dataDirOptions) (*dataDir, error) {
-	if o.Path == "" {
-		return nil, errors.New("--data must name a directory")
-	}
-	dir, err := filepath.Abs(o.Path)
+	dir, err := dataDirPath(o.Path, o.Create)
 	if err != nil {
-		return nil, fmt.Errorf("data directory %s: %w", o.Path, err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("data directory: %w", err)
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("data directory %s is not a directory", dir)
+		return nil, err
 	}
 	store, err := openBlobStore(ctx, o.BlobBackend, dir)
 	if err != nil {
 		return nil, err
 	}
-	table, err := locks.Open(ctx, filepath.Join(dir, "blobshare.db"), locks.Options{Remove: fs.RemoveFile})
+	table, err := locks.Open(ctx, filepath.Join(dir, dbName), locks.Options{Remove: fs.RemoveFile, Logger: o.Logger})
 	if err != nil {
 		return nil, dataDirError(dir, err)
 	}
@@ -68,7 +71,42 @@ func openDataDir(ctx context.Context, o dataDirOptions) (*dataDir, error) {
 		table.Close(ctx)
 		return nil, dataDirError(dir, err)
 	}
-	return &dataDir{Path: dir, Table: table, Store: store, FS: fsys}, nil
+	return &dataDir{Path: dir, Table: table, Store: store, FS: fsys, Now: time.Now}, nil
+}
+
+// dataDirPath checks --data and returns it as an absolute path. With
+// create a missing directory is made; without, the directory and its
+// database must exist.
+func dataDirPath(path string, create bool) (string, error) {
+	if path == "" {
+		return "", errors.New("--data must name a directory")
+	}
+	dir, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("data directory %s: %w", path, err)
+	}
+	if create {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", fmt.Errorf("data directory: %w", err)
+		}
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", fmt.Errorf("data directory %s does not exist (blobshare serve --data %s creates it)", dir, path)
+	case err != nil:
+		return "", fmt.Errorf("data directory: %w", err)
+	case !fi.IsDir():
+		return "", fmt.Errorf("data directory %s is not a directory", dir)
+	}
+	if !create {
+		if _, err := os.Stat(filepath.Join(dir, dbName)); errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("data directory %s holds no blobshare database (%s): not a data directory", dir, dbName)
+		} else if err != nil {
+			return "", fmt.Errorf("data directory: %w", err)
+		}
+	}
+	return dir, nil
 }
 
 // dataDirError names the data directory unless err already does (a
@@ -118,7 +156,7 @@ func (d *dataDir) collectGarbage(ctx context.Context, started time.Time, logger 
 	}
 	olderThan := gcSafeAge
 	if len(others) == 0 {
-		olderThan = time.Since(started)
+		olderThan = d.Now().Sub(started)
 	}
 	report, err := blobstore.CollectGarbage(ctx, d.Store, olderThan)
 	if err != nil {

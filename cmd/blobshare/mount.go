@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/fs/fusefs"
 	"github.com/blobshare/blobshare/locks"
 )
@@ -19,7 +19,7 @@ func mountCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "mount",
 		Usage:     "mount one share (or, without --share, every share) over FUSE",
-		ArgsUsage: "MOUNTPOINT",
+		ArgsUsage: "MOUNTPOINT (flags come first: blobshare mount --data DIR MOUNTPOINT)",
 		Description: "Mounts the shares kept in --data at MOUNTPOINT as a separate process; a running\n" +
 			"`blobshare serve` on the same --data sees the same files and locks. Unmounts cleanly\n" +
 			"on SIGINT or SIGTERM.",
@@ -35,6 +35,9 @@ func mountCommand() *cli.Command {
 
 // runMount mounts until the context ends or a signal arrives.
 func runMount(c *cli.Context) error {
+	if err := flagsAfterArgument(c); err != nil {
+		return fmt.Errorf("mount: %w", err)
+	}
 	if c.NArg() != 1 {
 		return fmt.Errorf("mount: expected one MOUNTPOINT, got %d arguments", c.NArg())
 	}
@@ -55,11 +58,7 @@ func runMount(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("mount: --share-mode: %w", err)
 	}
-	level := slog.LevelInfo
-	if c.Bool("debug") {
-		level = slog.LevelDebug
-	}
-	logger := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level}))
+	logger := newLogger(c.App.ErrWriter, logLevel(c.Bool("debug")))
 
 	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -76,12 +75,16 @@ func runMount(c *cli.Context) error {
 		}
 	}()
 	fsys := d.FS
+	share := c.String("share")
 	m, err := fusefs.Mount(ctx, mountpoint, fsys, fusefs.Options{
-		Share:     c.String("share"),
+		Share:     share,
 		ShareMode: shareMode,
 		Logger:    logger,
 		Debug:     c.Bool("debug"),
 	})
+	if share != "" && (errors.Is(err, fs.ErrNotFound) || errors.Is(err, fs.ErrShareNotFound) || errors.Is(err, fs.ErrInvalidName)) {
+		return fmt.Errorf("mount: --share %s: no such share in %s", share, d.Path)
+	}
 	if err != nil {
 		return fmt.Errorf("mount: %w", err)
 	}

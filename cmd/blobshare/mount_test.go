@@ -17,7 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/blobshare/blobshare/fs"
-	"github.com/blobshare/blobshare/integration/servetest"
 	"github.com/blobshare/blobshare/locks"
 )
 
@@ -67,32 +66,21 @@ func TestMountServesAndUnmounts(t *testing.T) {
 		f.Close()
 	}
 	data, mnt := t.TempDir(), t.TempDir()
+	newDataDir(t, data) // mount refuses a directory serve never made
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	app := newApp()
-	var errOut servetest.Buffer
-	app.ErrWriter = &errOut
-	done := make(chan error, 1)
-	go func() { done <- app.RunContext(ctx, []string{"blobshare", "mount", "--data", data, mnt}) }()
-
 	// Wait for the log line, not merely for the mount to appear: only
 	// then has go-fuse answered its first POLL with ENOSYS. Opening a file
 	// on a mount served by this very process before that deadlocks: the
 	// opening thread holds the Go runtime's epoll mutex while the kernel
 	// waits for the POLL answer, and the server's goroutines need that
 	// mutex to open files of their own.
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(errOut.String(), "blobshare mounted") {
-		select {
-		case err := <-done:
-			t.Fatalf("mount exited early: %v\n%s", err, errOut.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("mount did not appear\n%s", errOut.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	errOut := newLineSignal(`msg="blobshare mounted"`)
+	app.ErrWriter = errOut
+	done := make(chan error, 1)
+	go func() { done <- app.RunContext(ctx, []string{"blobshare", "mount", "--data", data, mnt}) }()
+	errOut.wait(t, done)
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(mnt, &st); err != nil || st.Type != fuseSuperMagic {
 		t.Fatalf("logged as mounted, but %s is not a FUSE mount (type %#x, %v)", mnt, st.Type, err)
@@ -151,7 +139,7 @@ func TestMountAcrossProcesses(t *testing.T) {
 	}
 	ctx := context.Background()
 	data, mnt := t.TempDir(), t.TempDir()
-	d, err := openDataDir(ctx, dataDirOptions{Path: data})
+	d, err := openDataDir(ctx, dataDirOptions{Path: data, Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,8 +150,8 @@ func TestMountAcrossProcesses(t *testing.T) {
 
 	cmd := exec.Command(os.Args[0], "-test.run=^TestMountHelperProcess$")
 	cmd.Env = append(os.Environ(), "BLOBSHARE_MOUNT_HELPER_ARGS="+strings.Join([]string{"mount", "--data", data, "--share", "docs", mnt}, "\x1f"))
-	var errOut bytes.Buffer
-	cmd.Stderr = &errOut
+	errOut := newLineSignal(`msg="blobshare mounted"`)
+	cmd.Stderr = errOut
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -174,21 +162,9 @@ func TestMountAcrossProcesses(t *testing.T) {
 		<-exited
 		_ = syscall.Unmount(mnt, unix.MNT_DETACH)
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var st syscall.Statfs_t
-		if err := syscall.Statfs(mnt, &st); err == nil && st.Type == fuseSuperMagic {
-			break
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("mount process exited early: %v\n%s", err, errOut.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("mount did not appear\n%s", errOut.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	errOut.wait(t, exited)
+	if err := syscall.Statfs(mnt, new(syscall.Statfs_t)); err != nil {
+		t.Fatalf("logged as mounted, but statfs %s: %v", mnt, err)
 	}
 
 	// Written through the other process's mount, read here.

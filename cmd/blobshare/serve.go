@@ -39,7 +39,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "share-mode", Value: "read,write,delete", Usage: "share mode given to FUSE opens (read,write,delete or none)"},
 			&cli.StringFlag{Name: "blob-backend", Usage: "where file content lives: file://DIR (default file://DATA/blobs) or azure://ACCOUNT/CONTAINER?endpoint=URL"},
 			queueAddrFlag(),
-			&cli.BoolFlag{Name: "debug", Usage: "log at debug level"},
+			&cli.BoolFlag{Name: "debug", Usage: "log at debug level, including every failed request with its status and error code"},
 			smbFlag(),
 		},
 		Action: runServe,
@@ -50,7 +50,7 @@ func runServe(c *cli.Context) error {
 	if c.Args().Present() {
 		return fmt.Errorf("serve takes no arguments (got %q)", c.Args().First())
 	}
-	logger := newLogger(c.Bool("debug"))
+	logger := newLogger(c.App.ErrWriter, logLevel(c.Bool("debug")))
 	shareMode, err := locks.ParseShareMode(c.String("share-mode"))
 	if err != nil {
 		return fmt.Errorf("--share-mode: %w", err)
@@ -74,8 +74,8 @@ func runServe(c *cli.Context) error {
 	}
 	defer ln.Close()
 
-	started := time.Now()
-	dd, err := openDataDir(ctx, dataDirOptions{Path: c.String("data"), BlobBackend: c.String("blob-backend"), Logger: logger})
+	started := time.Now() // before the directory opens: everything staged earlier is an orphan
+	dd, err := openDataDir(ctx, dataDirOptions{Path: c.String("data"), BlobBackend: c.String("blob-backend"), Logger: logger, Create: true})
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func runServe(c *cli.Context) error {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           logFailedRequests(handler, logger, slog.LevelDebug),
 		ReadHeaderTimeout: 30 * time.Second,
 		// A request body (at most 4 MiB: a Put Range) must arrive within
 		// ReadTimeout, so a stalled client cannot pin server memory; idle
@@ -187,13 +187,4 @@ func runServe(c *cli.Context) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// newLogger logs text to standard error, the stream a service manager keeps.
-func newLogger(debug bool) *slog.Logger {
-	level := slog.LevelInfo
-	if debug {
-		level = slog.LevelDebug
-	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 }

@@ -39,7 +39,9 @@ func runSession(c *cli.Context) error {
 	if c.NArg() != 0 {
 		return fmt.Errorf("session: unexpected arguments %q", c.Args().Slice())
 	}
-	logger := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// Warnings only: standard error tells why a line was refused, and
+	// stays quiet otherwise.
+	logger := newLogger(c.App.ErrWriter, slog.LevelWarn)
 	ctx := c.Context
 	dd, err := openDataDir(ctx, dataDirOptions{Path: c.String("data"), BlobBackend: c.String("blob-backend"), Logger: logger})
 	if err != nil {
@@ -68,12 +70,14 @@ func runSession(c *cli.Context) error {
 type session struct {
 	fs      *fs.FileSystem
 	log     *slog.Logger
+	client  string // the ClientName of its opens: "session:<host>"
 	handles map[string]*fs.Handle
 	order   []string // ids in open order, to close in that order
 }
 
 func newSession(fsys *fs.FileSystem, log *slog.Logger) *session {
-	return &session{fs: fsys, log: log, handles: make(map[string]*fs.Handle)}
+	host, _ := os.Hostname()
+	return &session{fs: fsys, log: log, client: locks.ClientName(locks.ProtocolSession, host), handles: make(map[string]*fs.Handle)}
 }
 
 // serve answers every line of in on out, one flushed line each, until EOF
@@ -114,6 +118,9 @@ func badLine(format string, args ...any) error {
 // exec runs one command line and returns its answer.
 func (s *session) exec(ctx context.Context, line string) (answer string, quit bool) {
 	f := strings.Fields(line)
+	if len(f) == 0 { // serve skips blank lines; exec alone must not index f[0]
+		return "err " + ntStatus(badLine("empty line")), false
+	}
 	var res string
 	var err error
 	switch f[0] {
@@ -144,7 +151,12 @@ func (s *session) exec(ctx context.Context, line string) (answer string, quit bo
 	}
 	if err != nil {
 		status := ntStatus(err)
-		if status == "STATUS_UNSUCCESSFUL" {
+		switch {
+		case errors.Is(err, errBadLine):
+			// The answer says only INVALID_PARAMETER; a script's author
+			// needs to know which word was wrong.
+			s.log.Warn("session: cannot parse line", "line", line, "err", err)
+		case status == "STATUS_UNSUCCESSFUL":
 			s.log.Warn("session: command failed", "line", line, "err", err)
 		}
 		return "err " + status, false
@@ -168,22 +180,6 @@ func ntStatus(err error) string {
 	return ntstatus.FromError(err).String()
 }
 
-var accessWords = map[string]locks.Access{
-	"read":            locks.AccessRead,
-	"write":           locks.AccessWrite,
-	"append":          locks.AccessAppend,
-	"execute":         locks.AccessExecute,
-	"delete":          locks.AccessDelete,
-	"read_attributes": locks.AccessReadAttributes,
-}
-
-var shareWords = map[string]locks.ShareMode{
-	"read":   locks.ShareRead,
-	"write":  locks.ShareWrite,
-	"delete": locks.ShareDelete,
-	"none":   locks.ShareNone,
-}
-
 var dispositions = map[string]fs.Disposition{
 	"open":         fs.DispositionOpen,
 	"create":       fs.DispositionCreate,
@@ -191,31 +187,6 @@ var dispositions = map[string]fs.Disposition{
 	"overwrite":    fs.DispositionOverwrite,
 	"overwrite_if": fs.DispositionOverwriteIf,
 	"supersede":    fs.DispositionSupersede,
-}
-
-func parseAccess(v string) (locks.Access, error) {
-	var a locks.Access
-	for _, w := range strings.Split(v, ",") {
-		bit, ok := accessWords[w]
-		if !ok {
-			return 0, badLine("access %q", w)
-		}
-		a |= bit
-	}
-	return a, nil
-}
-
-func parseShare(v string) (locks.ShareMode, error) {
-	var m locks.ShareMode
-	words := strings.Split(v, ",")
-	for _, w := range words {
-		bit, ok := shareWords[w]
-		if !ok || (w == "none" && len(words) > 1) {
-			return 0, badLine("share %q", v)
-		}
-		m |= bit
-	}
-	return m, nil
 }
 
 // open ID PATH access=LIST share=LIST [disposition=D] [delete_on_close]
@@ -229,7 +200,7 @@ func (s *session) open(ctx context.Context, args []string) (string, error) {
 	}
 	req := fs.OpenPathRequest{Path: path, Disposition: fs.DispositionOpen}
 	req.Open.SessionID = uint64(os.Getpid())
-	req.Open.ClientName = "blobshare-session"
+	req.Open.ClientName = s.client
 	req.Open.ClientIP = "127.0.0.1"
 	var haveAccess, haveShare bool
 	for _, a := range args[2:] {
@@ -237,10 +208,14 @@ func (s *session) open(ctx context.Context, args []string) (string, error) {
 		var err error
 		switch {
 		case k == "access" && hasValue && !haveAccess:
-			req.Open.Access, err = parseAccess(v)
+			if req.Open.Access, err = locks.ParseAccess(v); err != nil {
+				err = badLine("%v", err)
+			}
 			haveAccess = true
 		case k == "share" && hasValue && !haveShare:
-			req.Open.Share, err = parseShare(v)
+			if req.Open.Share, err = locks.ParseShareMode(v); err != nil {
+				err = badLine("%v", err)
+			}
 			haveShare = true
 		case k == "disposition" && hasValue:
 			d, ok := dispositions[v]
@@ -378,7 +353,7 @@ func (s *session) attrs(ctx context.Context, args []string) error {
 	if len(args) != 2 {
 		return badLine("attrs PATH LIST")
 	}
-	a, err := fs.ParseAttributes(args[1])
+	a, err := fs.ParseAttributes(args[1], ",|")
 	if err != nil {
 		return badLine("attributes %q", args[1])
 	}

@@ -137,10 +137,23 @@ func (p *sessionProc) wait() error {
 	return nil
 }
 
+// newDataDir makes an empty data directory at data, as serve's first start
+// does.
+func newDataDir(t *testing.T, data string) {
+	t.Helper()
+	dd, err := openDataDir(context.Background(), dataDirOptions{Path: data, Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dd.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // seed opens the data directory in this process to create shares and files.
 func seed(t *testing.T, data string) *dataDir {
 	t.Helper()
-	dd, err := openDataDir(context.Background(), dataDirOptions{Path: data})
+	dd, err := openDataDir(context.Background(), dataDirOptions{Path: data, Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,8 +389,8 @@ func requireFUSE(t *testing.T) {
 func startMount(t *testing.T, data, mnt string) {
 	t.Helper()
 	cmd := exec.Command(blobshareBinary(t), "mount", "--data", data, mnt)
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
+	errb := newLineSignal(`msg="blobshare mounted"`)
+	cmd.Stderr = errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -392,22 +405,7 @@ func startMount(t *testing.T, data, mnt string) {
 			_ = syscall.Unmount(mnt, syscall.MNT_DETACH)
 		}
 	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var st syscall.Statfs_t
-		if err := syscall.Statfs(mnt, &st); err == nil && st.Type == 0x65735546 { // go-fuse's statfs type
-			return
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("mount exited early: %v\n%s", err, errb.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("mount did not appear\n%s", errb.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	errb.wait(t, exited)
 }
 
 // TestSessionVersusMount: a session handle blocks an open through a mount

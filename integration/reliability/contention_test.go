@@ -131,7 +131,14 @@ func TestContention(t *testing.T) {
 		// Ask both servers for their goroutines before failing.
 		a.Cmd.Process.Signal(syscall.SIGQUIT)
 		b.Cmd.Process.Signal(syscall.SIGQUIT)
-		time.Sleep(time.Second)
+		// SIGQUIT makes a Go process print every goroutine and exit:
+		// wait for both to have done so.
+		for _, s := range []*server{a, b} {
+			select {
+			case <-s.Done:
+			case <-time.After(10 * time.Second):
+			}
+		}
 		t.Fatalf("DEADLOCK: clients not done %v after start\nserver A:\n%s\nserver B:\n%s", deadline, lastLines(a.Stderr.String(), 120), lastLines(b.Stderr.String(), 120))
 	}
 

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -80,7 +81,7 @@ func TestHostileInput(t *testing.T) {
 	if err := os.WriteFile(canary, []byte(secret), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := startServe(t, data)
+	s := startServe(t, data, "--debug") // --debug logs each failed request: the truncated upload's end
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	svc := serviceClient(t, s.RESTURL, 3)
@@ -225,8 +226,14 @@ func TestHostileInput(t *testing.T) {
 		c.Write(bytes.Repeat([]byte{'T'}, 500))
 		c.Close()
 	})
-	// Let the server finish with the aborted uploads before comparing.
-	time.Sleep(500 * time.Millisecond)
+	// The server is done with the truncated upload when it logs it as a
+	// failed request (serve --debug): compare only then.
+	truncatedDone := regexp.MustCompile(`msg="request failed" method=PUT path=` + regexp.QuoteMeta(fpath) + ` status=4\d\d`)
+	for deadline := time.Now().Add(30 * time.Second); !truncatedDone.MatchString(s.Stderr.String()); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("serve never logged the truncated upload as failed:\n%s", lastLines(s.Stderr.String(), 40))
+		}
+	}
 	got, _, err := download(ctx, fc)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/blobshare/blobshare/fs"
+	"github.com/blobshare/blobshare/locks"
+)
+
+func statusCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "status",
+		Usage: "list every open handle and lease on --data: who holds which file, how, and whether they are alive",
+		Description: "Reads the lock table of --data without joining it, so a killed process's handles show\n" +
+			"(as killed) until the next blobshare process that opens the directory cleans them up.\n" +
+			"Lists the handles of the mount, of sessions and of SMB clients, their byte-range locks,\n" +
+			"delete-pending state and the file's lease, and the files leased over REST.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "data", Value: "./blobshare-data", Usage: "directory of the SQLite database"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON document instead of tables"},
+		},
+		Action: runStatus,
+	}
+}
+
+func runStatus(c *cli.Context) error {
+	if c.Args().Present() {
+		return fmt.Errorf("status: unexpected arguments %q (flags come first)", c.Args().Slice())
+	}
+	dir, err := dataDirPath(c.String("data"), false)
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	st, err := fs.ReadStatus(c.Context, filepath.Join(dir, dbName))
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	report := newStatusReport(st, processCommand)
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		return enc.Encode(report)
+	}
+	return report.writeText(c.App.Writer)
+}
+
+// statusReport is what status prints; its JSON form is the --json output.
+type statusReport struct {
+	Handles []handleReport `json:"handles"`
+	Leases  []leaseReport  `json:"leases"`
+}
+
+type ownerReport struct {
+	ID      string `json:"id"`
+	PID     int    `json:"pid,omitempty"`
+	Command string `json:"command,omitempty"` // the owner process's command line, while it runs
+	Alive   bool   `json:"alive"`
+}
+
+type lockReport struct {
+	Offset uint64 `json:"offset"`
+	Length uint64 `json:"length"`
+	Kind   string `json:"kind"`           // shared or exclusive
+	POSIX  bool   `json:"posix"`          // an fcntl lock through the mount
+	Owner  uint64 `json:"owner,omitzero"` // the POSIX lock owner
+}
+
+type handleReport struct {
+	ID            uint64       `json:"id"`
+	Share         string       `json:"share"`
+	Path          string       `json:"path"`
+	Unlinked      bool         `json:"unlinked,omitempty"`
+	Access        string       `json:"access"`
+	ShareMode     string       `json:"share_mode"`
+	OpenShareMode string       `json:"open_share_mode"` // differs from share_mode while a flock narrows it
+	Protocol      string       `json:"protocol"`        // fuse, session, smb ("" when unknown)
+	Client        string       `json:"client"`
+	ClientIP      string       `json:"client_ip,omitempty"`
+	Owner         ownerReport  `json:"owner"`
+	OpenTime      time.Time    `json:"open_time"`
+	DeleteOnClose bool         `json:"delete_on_close"`
+	DeletePending bool         `json:"delete_pending"`
+	LeaseState    string       `json:"lease_state"`
+	LeaseID       string       `json:"lease_id,omitempty"`
+	Locks         []lockReport `json:"locks"`
+}
+
+type leaseReport struct {
+	File          uint64 `json:"file"`
+	Share         string `json:"share"`
+	Path          string `json:"path"`
+	State         string `json:"state"`
+	ID            string `json:"id"`
+	DeletePending bool   `json:"delete_pending"`
+}
+
+// newStatusReport turns the file system's status into the report; command
+// finds a live process's command line (processCommand; tests pass their own).
+func newStatusReport(st fs.Status, command func(pid int) string) statusReport {
+	r := statusReport{Handles: []handleReport{}, Leases: []leaseReport{}}
+	for _, h := range st.Handles {
+		proto, client := h.Protocol()
+		hr := handleReport{
+			ID: uint64(h.ID), Share: h.ShareName, Path: h.Path, Unlinked: h.Unlinked,
+			Access: h.Access.String(), ShareMode: h.Share.String(), OpenShareMode: h.OpenShare.String(),
+			Protocol: string(proto), Client: client, ClientIP: h.ClientIP,
+			Owner:         ownerReport{ID: string(h.OwnerState.ID), PID: h.OwnerState.PID, Alive: h.OwnerState.Alive},
+			OpenTime:      h.OpenTime.UTC(),
+			DeleteOnClose: h.DeleteOnClose, DeletePending: h.DeletePending,
+			LeaseState: h.Lease.State.String(), LeaseID: h.Lease.ID,
+			Locks: []lockReport{},
+		}
+		if hr.Owner.Alive && hr.Owner.PID > 0 {
+			hr.Owner.Command = command(hr.Owner.PID)
+		}
+		for _, l := range h.Locks {
+			lr := lockReport{Offset: l.Range.Offset, Length: l.Range.Length, Kind: l.Kind.String(), POSIX: l.POSIX}
+			if l.POSIX {
+				lr.Owner = l.Key
+			}
+			hr.Locks = append(hr.Locks, lr)
+		}
+		r.Handles = append(r.Handles, hr)
+	}
+	for _, l := range st.Leases {
+		r.Leases = append(r.Leases, leaseReport{File: uint64(l.File), Share: l.ShareName, Path: l.Path,
+			State: l.Lease.State.String(), ID: l.Lease.ID, DeletePending: l.DeletePending})
+	}
+	return r
+}
+
+// processCommand is the command line of a running process, "" if it
+// cannot be read.
+func processCommand(pid int) string {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
+}
+
+// writeText prints the report as two tables, handles then leases.
+func (r statusReport) writeText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if len(r.Handles) == 0 {
+		fmt.Fprintln(tw, "No open handles.")
+	} else {
+		fmt.Fprintln(tw, "HANDLE\tSHARE\tPATH\tACCESS\tSHARE MODE\tPROTOCOL\tCLIENT\tOWNER\tLOCKS\tLEASE\tDELETE PENDING")
+		for _, h := range r.Handles {
+			path := h.Path
+			if path == "" {
+				path = "/"
+			}
+			if h.Unlinked {
+				path += " (unlinked)"
+			}
+			client := h.Client
+			if h.ClientIP != "" {
+				client += " " + h.ClientIP
+			}
+			proto := cmp.Or(h.Protocol, "-")
+			mode := h.ShareMode
+			if h.OpenShareMode != h.ShareMode {
+				mode += " (opened " + h.OpenShareMode + ")"
+			}
+			lease := h.LeaseState
+			if h.LeaseID != "" {
+				lease += " " + h.LeaseID
+			}
+			pending := "no"
+			switch {
+			case h.DeletePending:
+				pending = "yes"
+			case h.DeleteOnClose:
+				pending = "on close"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.ID, h.Share, path,
+				cmp.Or(h.Access, "-"), mode, proto, cmp.Or(client, "-"), h.Owner.text(), locksText(h.Locks), lease, pending)
+		}
+	}
+	if len(r.Leases) > 0 {
+		fmt.Fprintln(tw)
+		fmt.Fprintln(tw, "LEASED FILE\tSHARE\tPATH\tSTATE\tLEASE ID\tDELETE PENDING")
+		for _, l := range r.Leases {
+			pending := "no"
+			if l.DeletePending {
+				pending = "yes"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", l.File, l.Share, cmp.Or(l.Path, "/"), l.State, l.ID, pending)
+		}
+	}
+	return tw.Flush()
+}
+
+// text is "pid 1234 alive (blobshare session --data d)" or "pid 1234
+// KILLED": a killed owner's handles stay until a process reaps them.
+func (o ownerReport) text() string {
+	pid := "pid ?"
+	if o.PID > 0 {
+		pid = "pid " + strconv.Itoa(o.PID)
+	}
+	if !o.Alive {
+		return pid + " KILLED (its handles go when a blobshare process next opens the data directory)"
+	}
+	if o.Command != "" {
+		return pid + " (" + o.Command + ")"
+	}
+	return pid
+}
+
+func locksText(ls []lockReport) string {
+	if len(ls) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(ls))
+	for i, l := range ls {
+		// Bytes first-last, inclusive: the last byte of a lock to the
+		// end of the largest file is 2^64-1, and first+length overflows.
+		r := locks.Range{Offset: l.Offset, Length: l.Length}
+		span := fmt.Sprintf("%d-%d", r.Offset, r.Last())
+		if r.Length == 0 {
+			span = fmt.Sprintf("%d+0", r.Offset)
+		}
+		parts[i] = l.Kind + " " + span
+		if l.POSIX {
+			parts[i] += " (fcntl)"
+		}
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/lease"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
+
+	"github.com/blobshare/blobshare/fs"
+	"github.com/blobshare/blobshare/integration/servetest"
+	"github.com/blobshare/blobshare/rest"
+)
+
+// runStatusJSON runs the real binary's `status --json` and decodes it.
+func runStatusJSON(t *testing.T, data string) statusReport {
+	t.Helper()
+	out, err := exec.Command(blobshareBinary(t), "status", "--data", data, "--json").Output()
+	if err != nil {
+		t.Fatalf("status --json: %v", err)
+	}
+	var r statusReport
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("status --json printed %q: %v", out, err)
+	}
+	return r
+}
+
+func findHandle(r statusReport, path string) (handleReport, bool) {
+	for _, h := range r.Handles {
+		if h.Path == path {
+			return h, true
+		}
+	}
+	return handleReport{}, false
+}
+
+// TestStatusShowsEveryHolder: real processes hold files — a session with a
+// byte-range lock, a second session that is then SIGKILLed, a program
+// holding a file open on the mount of a running serve, and a lease taken
+// over REST by the Go SDK — and `blobshare status` (the real binary, a
+// process of its own) lists each with its share, path, access, share mode,
+// protocol, owner process, locks, lease and delete-pending state; the
+// killed session's handle shows as killed and is not cleaned up by looking.
+func TestStatusShowsEveryHolder(t *testing.T) {
+	requireFUSE(t)
+	ctx := context.Background()
+	data := t.TempDir()
+	dd := seed(t, data)
+	for _, p := range []string{"share/dir/doomed", "share/leased.txt", "share/mounted.txt"} {
+		if _, err := dd.FS.CreateFile(ctx, fs.CreateFileRequest{Path: p, Size: 16}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := dd.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	mnt := t.TempDir()
+	srv, err := servetest.Start(blobshareBinary(t), data, "--mount", mnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Stop(); err != nil {
+			t.Errorf("stop serve: %v", err)
+		}
+	})
+
+	// A lease over REST, with the official SDK.
+	conn := "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + rest.DevKey +
+		";FileEndpoint=" + srv.RESTURL + ";"
+	svc, err := service.NewClientFromConnectionString(conn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc, err := lease.NewFileClient(svc.NewShareClient("share").NewRootDirectoryClient().NewFileClient("leased.txt"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acq, err := lc.Acquire(ctx, nil)
+	if err != nil {
+		t.Fatalf("acquire lease: %v", err)
+	}
+	leaseID := *acq.LeaseID
+
+	// A session holding two handles, one with a byte-range lock, one on
+	// the leased file (read opens work under a lease).
+	live := startSession(t, data)
+	live.expect("open a share/dir/file access=read,write share=read", "ok ")
+	live.expect("lock a 0 10 exclusive", "ok")
+	live.expect("open l share/leased.txt access=read share=read,write,delete", "ok ")
+
+	// A session that marks a file delete-pending and is killed.
+	doomed := startSession(t, data)
+	doomed.expect("open d share/dir/doomed access=read,delete share=read,delete", "ok ")
+	doomed.expect("dispose d true", "ok")
+	if err := doomed.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	doomed.cmd.Wait()
+
+	// A file held open on the mount by this process.
+	f, err := os.Open(filepath.Join(srv.Mount, "share", "mounted.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+
+	r := runStatusJSON(t, data)
+
+	h, ok := findHandle(r, "dir/file")
+	switch {
+	case !ok:
+		t.Fatalf("no handle on dir/file in %+v", r.Handles)
+	case h.Share != "share" || h.Access != "read,write" || h.ShareMode != "read" || h.Protocol != "session":
+		t.Errorf("session handle: %+v", h)
+	case h.Owner.PID != live.cmd.Process.Pid || !h.Owner.Alive || !strings.Contains(h.Owner.Command, "session"):
+		t.Errorf("session handle's owner: %+v, want pid %d alive running session", h.Owner, live.cmd.Process.Pid)
+	case len(h.Locks) != 1 || h.Locks[0].Offset != 0 || h.Locks[0].Length != 10 || h.Locks[0].Kind != "exclusive":
+		t.Errorf("session handle's locks: %+v", h.Locks)
+	case h.DeletePending || h.LeaseState != "available":
+		t.Errorf("session handle's file state: %+v", h)
+	}
+
+	if h, ok := findHandle(r, "leased.txt"); !ok || h.LeaseState != "leased" || h.LeaseID != leaseID {
+		t.Errorf("handle on the leased file: %+v (found %v), want lease %s", h, ok, leaseID)
+	}
+	if len(r.Leases) != 1 || r.Leases[0].Path != "leased.txt" || r.Leases[0].Share != "share" ||
+		r.Leases[0].State != "leased" || r.Leases[0].ID != leaseID {
+		t.Errorf("leases: %+v, want share/leased.txt leased with %s", r.Leases, leaseID)
+	}
+
+	if h, ok := findHandle(r, "dir/doomed"); !ok {
+		t.Errorf("the killed session's handle is missing: %+v", r.Handles)
+	} else if h.Owner.Alive || h.Owner.PID != doomed.cmd.Process.Pid || !h.DeletePending || h.Access != "read,delete" {
+		t.Errorf("killed session's handle: %+v, want owner pid %d dead, delete pending", h, doomed.cmd.Process.Pid)
+	}
+
+	if h, ok := findHandle(r, "mounted.txt"); !ok {
+		t.Errorf("the mount's handle is missing: %+v", r.Handles)
+	} else if h.Protocol != "fuse" || h.Owner.PID != srv.Pid() || !h.Owner.Alive || h.Access != "read" {
+		t.Errorf("mount handle: %+v, want protocol fuse owned by serve (pid %d)", h, srv.Pid())
+	}
+
+	// The text form says the same, one line per handle, and names the
+	// killed owner as such.
+	out, err := exec.Command(blobshareBinary(t), "status", "--data", data).Output()
+	if err != nil {
+		t.Fatalf("status: %v", err)
+	}
+	text := string(out)
+	for _, want := range []string{
+		"pid " + strconv.Itoa(doomed.cmd.Process.Pid) + " KILLED",
+		"exclusive 0-9",
+		"leased " + leaseID,
+		"LEASED FILE",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("status text lacks %q:\n%s", want, text)
+		}
+	}
+	// Looking reaped nothing: the killed handle is still there.
+	if _, ok := findHandle(runStatusJSON(t, data), "dir/doomed"); !ok {
+		t.Error("status reaped the killed session's handle")
+	}
+	live.expect("quit", "ok")
+	if err := live.wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStatusUsageErrors: a missing data directory, or one without a
+// database, is one line, and nothing is created.
+func TestStatusUsageErrors(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope")
+	for name, tt := range map[string]struct {
+		args []string
+		want string
+	}{
+		"missing --data":    {[]string{"status", "--data", missing}, "does not exist"},
+		"empty directory":   {[]string{"status", "--data", t.TempDir()}, "holds no blobshare database"},
+		"stray argument":    {[]string{"status", "--data", t.TempDir(), "x"}, "unexpected arguments"},
+		"flag after a word": {[]string{"status", "x", "--json"}, "unexpected arguments"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := runApp(t, tt.args...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("err = %v, want one line containing %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("status created %s (%v)", missing, err)
+	}
+}
