@@ -187,14 +187,19 @@ func (a Attributes) Format(sep string) string {
 
 // ParseAttributes parses attribute keywords separated by any of the runes
 // in seps (FileREST: "|"; blobshare session: ",|"). Keywords are
-// case-insensitive with spaces around them trimmed; "None" adds nothing.
-// An empty list, an empty keyword ("ReadOnly||Hidden") or an unknown one
-// wraps ErrInvalidArg.
+// case-insensitive with spaces around them trimmed. "None" is the empty
+// set and stands alone: Azure refuses it combined with another keyword.
+// An empty list, an empty keyword ("ReadOnly||Hidden"), an unknown one or
+// "None" in a list wraps ErrInvalidArg.
 func ParseAttributes(s, seps string) (Attributes, error) {
+	fields := splitAny(s, seps)
 	var a Attributes
-	for _, f := range splitAny(s, seps) {
+	for _, f := range fields {
 		f = strings.TrimSpace(f)
 		if strings.EqualFold(f, "None") {
+			if len(fields) > 1 {
+				return 0, fmt.Errorf("%w: attributes %q: None stands alone", ErrInvalidArg, s)
+			}
 			continue
 		}
 		found := false

@@ -133,7 +133,7 @@ func TestValidateShareName(t *testing.T) {
 
 // TestAttributes: one list of keywords serves FileREST ('|', rendered
 // " | ") and the session (',' too); keywords are case-insensitive, None is
-// the empty set, empty and unknown keywords are refused.
+// the empty set and stands alone, empty and unknown keywords are refused.
 func TestAttributes(t *testing.T) {
 	tests := []struct {
 		in, seps string
@@ -157,6 +157,7 @@ func TestAttributes(t *testing.T) {
 	for _, bad := range []struct{ in, seps string }{
 		{"", "|"}, {"Bogus", "|"}, {"ReadOnly|Nope", "|"}, {"ReadOnly||Hidden", "|"}, {"ReadOnly|", "|"},
 		{"ReadOnly,Hidden", "|"}, // FileREST takes '|' only
+		{"None|ReadOnly", "|"}, {"readonly | none", "|"}, {"None,Hidden", ",|"},
 	} {
 		if _, err := ParseAttributes(bad.in, bad.seps); !errors.Is(err, ErrInvalidArg) {
 			t.Errorf("ParseAttributes(%q, %q) = %v, want ErrInvalidArg", bad.in, bad.seps, err)

@@ -123,6 +123,8 @@ func TestParseAttributes(t *testing.T) {
 		{"ReadOnly||Hidden", 0, CodeInvalidHeaderValue},
 		{"Bogus", 0, CodeInvalidHeaderValue},
 		{"", 0, CodeInvalidHeaderValue},
+		{"None|ReadOnly", 0, CodeInvalidHeaderValue},
+		{"ReadOnly | none", 0, CodeInvalidHeaderValue},
 	}
 	for _, tt := range tests {
 		got, err := parseAttributes("x-ms-file-attributes", tt.in)
