@@ -315,7 +315,7 @@ func (q *q) insert(e entry) (entry, error) {
 		ids.next, int64(e.parent), e.name, e.key, e.kind, e.size, e.attrs, e.created, e.write, e.change, e.modified, int64(e.version),
 		props, e.quota)
 	if err != nil {
-		if isUniqueViolation(err) && !strings.Contains(err.Error(), "ns_entries.id") {
+		if errors.Is(err, locks.ErrUniqueViolation) { // the (parent, key) index: the name is taken
 			return entry{}, ErrExist
 		}
 		return entry{}, fmt.Errorf("insert %q as file %d: %w", e.name, ids.next, err)
@@ -361,10 +361,6 @@ func (q *q) fileIDs() (*idRange, error) {
 	return q.ids, nil
 }
 
-func isUniqueViolation(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
-}
-
 // saveCols are the mutable columns save writes, in saveArgs' order. The
 // version is not among them: every update counts it up in SQL (version =
 // version + 1), so it moves past whatever the row holds, read in this
@@ -394,7 +390,7 @@ func (q *q) updateEntry(e *entry, set string, args ...any) error {
 		return nil
 	case errors.Is(err, sql.ErrNoRows):
 		return nil
-	case isUniqueViolation(err):
+	case errors.Is(err, locks.ErrUniqueViolation):
 		return ErrExist
 	default:
 		return fmt.Errorf("update %d: %w", e.id, err)

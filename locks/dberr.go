@@ -29,6 +29,12 @@ var (
 	// ErrNoTransaction: COMMIT or ROLLBACK with no transaction open (a
 	// failed statement may already have ended it).
 	ErrNoTransaction = errors.New("no transaction is active")
+	// ErrUniqueViolation: an insert or update would give a UNIQUE index
+	// two equal keys (SQLITE_CONSTRAINT_UNIQUE): a name taken, in fs.
+	ErrUniqueViolation = errors.New("unique constraint violated")
+	// ErrPrimaryKeyViolation: a row with that primary key exists
+	// (SQLITE_CONSTRAINT_PRIMARYKEY).
+	ErrPrimaryKeyViolation = errors.New("primary key constraint violated")
 )
 
 // dbError is a driver error with the sentinel classify gave it. Both stay
@@ -60,6 +66,13 @@ func classify(err error) error {
 	}
 	var kind error
 	switch se.Code() & 0xff { // the primary result code; extended codes add high bits
+	case sqlite3.SQLITE_CONSTRAINT:
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE:
+			kind = ErrUniqueViolation
+		case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			kind = ErrPrimaryKeyViolation
+		}
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 		kind = ErrBusy
 	case sqlite3.SQLITE_FULL:

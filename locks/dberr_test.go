@@ -20,6 +20,10 @@ func TestClassify(t *testing.T) {
 	db.SetMaxOpenConns(4)
 	_, err = db.Exec(`CREATE TABLE t(x BLOB)`)
 	must(t, err)
+	_, err = db.Exec(`CREATE TABLE u(id INTEGER PRIMARY KEY, k TEXT); CREATE UNIQUE INDEX u_k ON u(k); INSERT INTO u VALUES(1, 'a')`)
+	must(t, err)
+	_, uniqueErr := db.Exec(`INSERT INTO u VALUES(2, 'a')`)
+	_, pkErr := db.Exec(`INSERT INTO u VALUES(1, 'b')`)
 
 	holder, err := db.Conn(ctx)
 	must(t, err)
@@ -49,6 +53,8 @@ func TestClassify(t *testing.T) {
 		{"no transaction", noTxErr, ErrNoTransaction},
 		{"no such table", noTableErr, ErrNoTable},
 		{"full", fullErr, ErrStorageFull},
+		{"unique index", uniqueErr, ErrUniqueViolation},
+		{"primary key", pkErr, ErrPrimaryKeyViolation},
 		{"syntax", syntaxErr, nil},
 		{"no rows", sql.ErrNoRows, nil},
 	} {
@@ -57,7 +63,7 @@ func TestClassify(t *testing.T) {
 				t.Fatal("the driver returned no error")
 			}
 			got := classify(fmt.Errorf("statement: %w", tt.err))
-			sentinels := []error{ErrBusy, ErrNoTransaction, ErrNoTable, ErrStorageFull}
+			sentinels := []error{ErrBusy, ErrNoTransaction, ErrNoTable, ErrStorageFull, ErrUniqueViolation, ErrPrimaryKeyViolation}
 			for _, s := range sentinels {
 				if errors.Is(got, s) != (s == tt.want) {
 					t.Errorf("classify(%v): errors.Is(%v) = %v", tt.err, s, !(s == tt.want))
