@@ -166,13 +166,13 @@ func ReadSnapshot(ctx context.Context, c *Conn, path string) (Snapshot, error) {
 		return fail("byte-range locks", err)
 	}
 	for rows.Next() {
-		var handle, key, off, ln, kind int64
-		var posix bool
-		if err := rows.Scan(&handle, &key, &off, &ln, &kind, &posix); err != nil {
+		var handle, key, off, ln, kind, style int64
+		if err := rows.Scan(&handle, &key, &off, &ln, &kind, &style); err != nil {
 			rows.Close()
 			return fail("byte-range locks", err)
 		}
-		l := ByteLock{Handle: HandleID(handle), Key: uint64(key), Range: Range{Offset: uint64(off), Length: uint64(ln)}, Kind: LockKind(kind), POSIX: posix}
+		l := ByteLock{Handle: HandleID(handle), Key: uint64(key), Range: Range{Offset: uint64(off), Length: uint64(ln)}, Kind: LockKind(kind),
+			POSIX: style == stylePOSIX, Flock: style == styleFlock}
 		snap.Locks[l.Handle] = append(snap.Locks[l.Handle], l)
 	}
 	if err := rows.Close(); err != nil {

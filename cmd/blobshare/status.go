@@ -74,6 +74,7 @@ type lockReport struct {
 	Length uint64 `json:"length"`
 	Kind   string `json:"kind"`           // shared or exclusive
 	POSIX  bool   `json:"posix"`          // an fcntl lock through the mount
+	Flock  bool   `json:"flock"`          // a flock through the mount: whole file, to REST and SMB
 	Owner  uint64 `json:"owner,omitzero"` // the POSIX lock owner
 }
 
@@ -84,8 +85,7 @@ type handleReport struct {
 	Unlinked      bool         `json:"unlinked,omitempty"`
 	Access        string       `json:"access"`
 	ShareMode     string       `json:"share_mode"`
-	OpenShareMode string       `json:"open_share_mode"` // differs from share_mode while a flock narrows it
-	Protocol      string       `json:"protocol"`        // fuse, session, smb ("" when unknown)
+	Protocol      string       `json:"protocol"` // fuse, session, smb ("" when unknown)
 	Client        string       `json:"client"`
 	ClientIP      string       `json:"client_ip,omitempty"`
 	Owner         ownerReport  `json:"owner"`
@@ -114,7 +114,7 @@ func newStatusReport(st fs.Status, command func(pid int) string) statusReport {
 		proto, client := h.Protocol()
 		hr := handleReport{
 			ID: uint64(h.ID), Share: h.ShareName, Path: h.Path, Unlinked: h.Unlinked,
-			Access: h.Access.String(), ShareMode: h.Share.String(), OpenShareMode: h.OpenShare.String(),
+			Access: h.Access.String(), ShareMode: h.Share.String(),
 			Protocol: string(proto), Client: client, ClientIP: h.ClientIP,
 			Owner:         ownerReport{ID: string(h.OwnerState.ID), PID: h.OwnerState.PID, Alive: h.OwnerState.Alive},
 			OpenTime:      h.OpenTime.UTC(),
@@ -126,7 +126,7 @@ func newStatusReport(st fs.Status, command func(pid int) string) statusReport {
 			hr.Owner.Command = command(hr.Owner.PID)
 		}
 		for _, l := range h.Locks {
-			lr := lockReport{Offset: l.Range.Offset, Length: l.Range.Length, Kind: l.Kind.String(), POSIX: l.POSIX}
+			lr := lockReport{Offset: l.Range.Offset, Length: l.Range.Length, Kind: l.Kind.String(), POSIX: l.POSIX, Flock: l.Flock}
 			if l.POSIX {
 				lr.Owner = l.Key
 			}
@@ -172,9 +172,6 @@ func (r statusReport) writeText(w io.Writer) error {
 			}
 			proto := cmp.Or(h.Protocol, "-")
 			mode := h.ShareMode
-			if h.OpenShareMode != h.ShareMode {
-				mode += " (opened " + h.OpenShareMode + ")"
-			}
 			lease := h.LeaseState
 			if h.LeaseID != "" {
 				lease += " " + h.LeaseID
@@ -234,8 +231,11 @@ func locksText(ls []lockReport) string {
 			span = fmt.Sprintf("%d+0", r.Offset)
 		}
 		parts[i] = l.Kind + " " + span
-		if l.POSIX {
+		switch {
+		case l.POSIX:
 			parts[i] += " (fcntl)"
+		case l.Flock:
+			parts[i] += " (flock)"
 		}
 	}
 	return strings.Join(parts, " ")

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/lease"
@@ -106,12 +107,15 @@ func TestStatusShowsEveryHolder(t *testing.T) {
 	}
 	doomed.cmd.Wait()
 
-	// A file held open on the mount by this process.
+	// A file held open on the mount by this process, under flock.
 	f, err := os.Open(filepath.Join(srv.Mount, "share", "mounted.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
+		t.Fatalf("flock: %v", err)
+	}
 
 	r := runStatusJSON(t, data)
 
@@ -147,6 +151,8 @@ func TestStatusShowsEveryHolder(t *testing.T) {
 		t.Errorf("the mount's handle is missing: %+v", r.Handles)
 	} else if h.Protocol != "fuse" || h.Owner.PID != srv.Pid() || !h.Owner.Alive || h.Access != "read" {
 		t.Errorf("mount handle: %+v, want protocol fuse owned by serve (pid %d)", h, srv.Pid())
+	} else if len(h.Locks) != 1 || !h.Locks[0].Flock || h.Locks[0].POSIX || h.Locks[0].Kind != "shared" || h.Locks[0].Offset != 0 {
+		t.Errorf("mount handle's flock: %+v, want one shared whole-file flock", h.Locks)
 	}
 
 	// The text form says the same, one line per handle, and names the
@@ -161,6 +167,7 @@ func TestStatusShowsEveryHolder(t *testing.T) {
 		"exclusive 0-9",
 		"leased " + leaseID,
 		"LEASED FILE",
+		"(flock)",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("status text lacks %q:\n%s", want, text)
