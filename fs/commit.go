@@ -144,7 +144,7 @@ func (fsys *FileSystem) commit(ctx context.Context, file FileID, op commitOp) (e
 				return nil, &deadIntent{row}
 			}
 			_, err = q.exec(`INSERT INTO ns_intents(file, pid, pid_start, token, state, created) VALUES(?,?,?,?,?,?)`,
-				int64(file), fsys.pid, fsys.pidStart, token, intentLocked, time.Now().UnixNano())
+				int64(file), fsys.pid, fsys.pidStart, token, intentLocked, fsys.now().UnixNano())
 			return nil, err
 		})
 		var dead *deadIntent
@@ -656,7 +656,7 @@ func (fsys *FileSystem) resolve(ctx context.Context, row intentRow) (bool, error
 		e, err := q.get(row.file)
 		if errors.Is(err, ErrNotFound) {
 			// Removed meanwhile: the committed blob is an orphan.
-			_, err := q.exec(`INSERT OR IGNORE INTO ns_gc(key, since) VALUES(?, ?)`, blobKey(row.file), time.Now().UnixNano())
+			_, err := q.exec(`INSERT OR IGNORE INTO ns_gc(key, since) VALUES(?, ?)`, blobKey(row.file), q.now.UnixNano())
 			return nil, err
 		}
 		if err != nil {
