@@ -5,7 +5,9 @@ package fusefs
 // absolute numbers on a shared 2-vCPU machine are noise): back to back for
 // the sequential write, taking turns every eighth of the file for the
 // sequential read and every 250 files for the small files, whose client
-// runs in a process of its own (see smallFilesChild).
+// runs in a process of its own (see smallFilesChild) and, in
+// BenchmarkSmallFilesInProcess, in the benchmark's. Each small-file phase
+// (create, stat, readdir, rename, unlink) reports its own ratio.
 //
 //	go test ./fs/fusefs -run '^$' -bench . -benchtime 1x               # small sizes
 //	BLOBSHARE_BENCH_FULL=1 go test ./fs/fusefs -run '^$' -bench . -benchtime 1x -timeout 30m
@@ -129,14 +131,18 @@ func seqReadPair(paths [2]string, size int64) (spent [2]time.Duration, err error
 	return spent, nil
 }
 
-// smallFilePhases are the phases of the small-files workload: 4 KiB files
-// created (open O_CREAT|O_EXCL, write, close), then each stat'ed, then each
-// unlinked.
+// smallFilePhases are the phases of the small-files workload, each run over
+// every file before the next starts: 4 KiB files created (open
+// O_CREAT|O_EXCL, write, close), each stat'ed, the directory listed with
+// every entry's attributes (ls -l: getdents, then lstat of each name; one
+// listing per smallFileChunk files, so its cost per file is comparable),
+// each renamed, and each unlinked.
 var smallFilePhases = [...]struct {
 	name string
-	op   func(p string, data []byte) error
+	op   func(dir string, i int, data []byte) error
 }{
-	{"create+write+close", func(p string, data []byte) error {
+	{"create+write+close", func(dir string, i int, data []byte) error {
+		p := smallFileName(dir, "f", i)
 		fd, err := syscall.Open(p, syscall.O_CREAT|syscall.O_EXCL|syscall.O_WRONLY, 0o644)
 		if err != nil {
 			return fmt.Errorf("create %s: %w", p, err)
@@ -150,7 +156,8 @@ var smallFilePhases = [...]struct {
 		}
 		return nil
 	}},
-	{"stat", func(p string, data []byte) error {
+	{"stat", func(dir string, i int, data []byte) error {
+		p := smallFileName(dir, "f", i)
 		var st syscall.Stat_t
 		if err := syscall.Stat(p, &st); err != nil {
 			return fmt.Errorf("stat %s: %w", p, err)
@@ -160,12 +167,44 @@ var smallFilePhases = [...]struct {
 		}
 		return nil
 	}},
-	{"unlink", func(p string, data []byte) error {
+	{"readdir+lstat", func(dir string, i int, data []byte) error {
+		if i%smallFileChunk != 0 {
+			return nil
+		}
+		f, err := os.Open(dir)
+		if err != nil {
+			return err
+		}
+		names, err := f.Readdirnames(-1)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("list %s: %w", dir, err)
+		}
+		for _, n := range names {
+			var st syscall.Stat_t
+			if err := syscall.Lstat(filepath.Join(dir, n), &st); err != nil {
+				return fmt.Errorf("lstat %s: %w", n, err)
+			}
+		}
+		return nil
+	}},
+	{"rename", func(dir string, i int, data []byte) error {
+		if err := syscall.Rename(smallFileName(dir, "f", i), smallFileName(dir, "g", i)); err != nil {
+			return fmt.Errorf("rename %d in %s: %w", i, dir, err)
+		}
+		return nil
+	}},
+	{"unlink", func(dir string, i int, data []byte) error {
+		p := smallFileName(dir, "g", i)
 		if err := syscall.Unlink(p); err != nil {
 			return fmt.Errorf("unlink %s: %w", p, err)
 		}
 		return nil
 	}},
+}
+
+func smallFileName(dir, prefix string, i int) string {
+	return filepath.Join(dir, prefix+strconv.Itoa(100000+i))
 }
 
 // smallFileChunk is how many files one target works on before the other
@@ -188,7 +227,7 @@ func smallFiles(dirs [2]string, n int) (spent [2][len(smallFilePhases)]time.Dura
 				k := (j + turn) % len(dirs)
 				start := time.Now()
 				for i := lo; i < hi; i++ {
-					if err := phase.op(filepath.Join(dirs[k], fmt.Sprintf("f%05d", i)), data); err != nil {
+					if err := phase.op(dirs[k], i, data); err != nil {
 						return spent, err
 					}
 				}
@@ -307,7 +346,16 @@ func smallFilesMain() int {
 	return 0
 }
 
-func BenchmarkSmallFiles(b *testing.B) {
+// BenchmarkSmallFiles runs the small-files client in a child process, as
+// cp, tar or rm would be (see smallFilesChild).
+func BenchmarkSmallFiles(b *testing.B) { benchSmallFilesWith(b, smallFilesChild) }
+
+// BenchmarkSmallFilesInProcess runs the same client in the benchmark's
+// own process, beside the server, as a Go program that embeds blobshare
+// or a test that calls os.Create on the mount would.
+func BenchmarkSmallFilesInProcess(b *testing.B) { benchSmallFilesWith(b, smallFiles) }
+
+func benchSmallFilesWith(b *testing.B, client func(dirs [2]string, n int) ([2][len(smallFilePhases)]time.Duration, error)) {
 	n := benchSmallFiles()
 	targets := benchTargets(b)
 	dirs := [2]string{targets[0].dir, targets[1].dir}
@@ -315,7 +363,7 @@ func BenchmarkSmallFiles(b *testing.B) {
 	var phases [2][len(smallFilePhases)]time.Duration
 	b.ResetTimer()
 	for range b.N {
-		spent, err := smallFilesChild(dirs, n)
+		spent, err := client(dirs, n)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -326,10 +374,10 @@ func BenchmarkSmallFiles(b *testing.B) {
 			}
 		}
 	}
-	for k, t := range targets {
-		for ph, phase := range smallFilePhases {
-			b.Logf("%s %s: %.1f µs/file", t.name, phase.name, float64(phases[k][ph].Microseconds())/float64(n*b.N))
-		}
+	for ph, phase := range smallFilePhases {
+		per := func(k int) float64 { return float64(phases[k][ph].Microseconds()) / float64(n*b.N) }
+		b.Logf("%s: loopback %.1f µs/file, blobshare %.1f µs/file, ratio %.2f", phase.name, per(0), per(1), per(0)/per(1))
+		b.ReportMetric(per(0)/per(1), "ratio-"+strings.ReplaceAll(phase.name, "+", "-"))
 	}
 	reportRates(b, "files/s", float64(n*b.N), total)
 }
