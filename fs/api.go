@@ -195,16 +195,11 @@ func (fsys *FileSystem) GetAttr(ctx context.Context, id FileID) (Attr, error) {
 	return fsys.getAttr(ctx, id)
 }
 
-// DirEntry is one entry of ReadDir.
-type DirEntry struct {
-	ID   FileID
-	Name string
-	Kind Kind
-}
-
 // ReadDir lists a directory (or the root: the shares) in case-insensitive
-// name order, leaving out unlinked-but-open files.
-func (fsys *FileSystem) ReadDir(ctx context.Context, dir FileID) ([]DirEntry, error) {
+// name order, leaving out unlinked-but-open files, each entry with the
+// attributes Lookup would report (Attr.Path is left empty): one query
+// answers a whole READDIRPLUS, where a lookup per entry cost a query each.
+func (fsys *FileSystem) ReadDir(ctx context.Context, dir FileID) ([]Attr, error) {
 	return fsys.readDir(ctx, dir)
 }
 

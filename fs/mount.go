@@ -60,8 +60,8 @@ func (fsys *FileSystem) getAttr(ctx context.Context, id FileID) (Attr, error) {
 	return a, fileErr("getattr", id, err)
 }
 
-func (fsys *FileSystem) readDir(ctx context.Context, dir FileID) ([]DirEntry, error) {
-	var out []DirEntry
+func (fsys *FileSystem) readDir(ctx context.Context, dir FileID) ([]Attr, error) {
+	var out []Attr
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
 		de, err := q.get(dir)
 		if err != nil {
@@ -70,20 +70,18 @@ func (fsys *FileSystem) readDir(ctx context.Context, dir FileID) ([]DirEntry, er
 		if !de.kind.IsDir() {
 			return ErrNotDir
 		}
-		rows, err := q.query(`SELECT id, name, kind FROM ns_entries WHERE parent = ? AND unlinked = 0 ORDER BY key`, int64(dir))
+		rows, err := q.query(`SELECT `+entryCols+` FROM ns_entries WHERE parent = ? AND unlinked = 0 ORDER BY key`, int64(dir))
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		out = out[:0]
 		for rows.Next() {
-			var d DirEntry
-			var id int64
-			if err := rows.Scan(&id, &d.Name, &d.Kind); err != nil {
+			e, err := scanEntry(rows)
+			if err != nil {
 				return err
 			}
-			d.ID = FileID(id)
-			out = append(out, d)
+			out = append(out, e.attr(""))
 		}
 		return rows.Err()
 	})

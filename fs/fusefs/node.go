@@ -229,6 +229,12 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 	if err != nil {
 		return nil, toErrno(opOther, err)
 	}
+	return n.childEntry(ctx, a, name, out), 0
+}
+
+// childEntry fills out for the child a found under name (by Lookup, or by
+// the listing of a READDIRPLUS) and returns its inode.
+func (n *node) childEntry(ctx context.Context, a fs.Attr, name string, out *fuse.EntryOut) *gofs.Inode {
 	// A lookup of an open file (a revalidation after the entry timeout)
 	// must report the size our handles see, like Getattr: the kernel
 	// applies the entry's attributes to the inode.
@@ -243,36 +249,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 		}
 	}
 	n.st.entry(a, name, out)
-	return n.newChild(ctx, a), 0
-}
-
-var _ = (gofs.NodeReaddirer)((*node)(nil))
-
-// Readdir lists the directory (the root: the shares).
-func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
-	ents, err := n.st.fsys.ReadDir(nc(ctx), n.id)
-	if err != nil {
-		return nil, toErrno(opOther, err)
-	}
-	// "." and ".." lead the listing, as on a local disk or a Linux SMB
-	// mount (ls -a shows them); go-fuse does not add them itself.
-	self := n.StableAttr().Ino
-	up := self // the mount's root: its parent lies outside the mount
-	if _, parent := n.Parent(); parent != nil {
-		up = parent.StableAttr().Ino
-	}
-	out := make([]fuse.DirEntry, 0, 2+len(ents))
-	out = append(out,
-		fuse.DirEntry{Name: ".", Mode: syscall.S_IFDIR, Ino: self},
-		fuse.DirEntry{Name: "..", Mode: syscall.S_IFDIR, Ino: up})
-	for _, e := range ents {
-		mode := uint32(syscall.S_IFREG)
-		if e.Kind.IsDir() {
-			mode = syscall.S_IFDIR
-		}
-		out = append(out, fuse.DirEntry{Name: e.Name, Mode: mode, Ino: uint64(e.ID)})
-	}
-	return gofs.NewListDirStream(out), 0
+	return n.newChild(ctx, a)
 }
 
 var _ = (gofs.NodeMkdirer)((*node)(nil))
