@@ -186,11 +186,12 @@ func (s *Service) ListQueues(ctx context.Context, o ListOptions) ([]QueueInfo, s
 type PutOptions struct {
 	// VisibilityTimeout hides the new message for this long (0…7 days).
 	VisibilityTimeout time.Duration
-	// TTL is the message's time to live: 0 means DefaultMessageTTL, a
-	// negative value means it never expires; otherwise at least a second,
-	// and more than VisibilityTimeout.
+	// TTL is the message's time to live: -1 s (messagettl=-1) means it
+	// never expires; otherwise at least a second, and more than
+	// VisibilityTimeout. Any other value (0, -2 s) is a ParamError.
 	TTL time.Duration
-	// TTLSet says TTL was given (a given 0 is a ParamError).
+	// TTLSet says TTL was given; without it the TTL is
+	// DefaultMessageTTL.
 	TTLSet bool
 }
 
@@ -210,7 +211,7 @@ func (s *Service) Put(ctx context.Context, queue, text string, o PutOptions) (Me
 	switch {
 	case !o.TTLSet:
 		m.Expires = now.Add(DefaultMessageTTL)
-	case o.TTL < 0:
+	case o.TTL == -time.Second:
 		m.Expires = NeverExpires
 	case o.TTL < time.Second:
 		return Message{}, &ParamError{Param: "messagettl", Value: int64(o.TTL / time.Second),
