@@ -2,6 +2,7 @@ package queue
 
 import (
 	"encoding/xml"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -11,10 +12,14 @@ import (
 	"github.com/blobshare/blobshare/storagehttp"
 )
 
-// intParam reads an optional integer query parameter; absent → ok
+// intParam reads an optional 32-bit integer query parameter; absent → ok
 // false; not an integer → 400 InvalidQueryParameterValue. Bounds are
 // msgqueue's to check.
 func intParam(q url.Values, name string) (v int64, ok bool, err error) {
+	return intParamBits(q, name, 32)
+}
+
+func intParamBits(q url.Values, name string, bits int) (v int64, ok bool, err error) {
 	s, present := q[name]
 	if !present {
 		return 0, false, nil
@@ -23,7 +28,7 @@ func intParam(q url.Values, name string) (v int64, ok bool, err error) {
 	if len(s) > 0 {
 		raw = s[0]
 	}
-	v, perr := strconv.ParseInt(raw, 10, 32)
+	v, perr := strconv.ParseInt(raw, 10, bits)
 	if perr != nil {
 		return 0, false, storagehttp.InvalidQuery(name, raw, "not an integer")
 	}
@@ -48,9 +53,11 @@ type messageXML struct {
 // parseMessageBody decodes <QueueMessage><MessageText>…</MessageText>
 // </QueueMessage>. The text is kept as sent: Azure does not require
 // base64 (that is a client convention). A body that is not one
-// well-formed QueueMessage document, or has no MessageText, is 400
-// InvalidXmlDocument; required false accepts an empty body (nil text:
-// Update Message without new content).
+// well-formed QueueMessage document is 400 InvalidXmlDocument, and so
+// is one without MessageText when required (Put Message). Update Message
+// (required false) takes an empty body or a QueueMessage without
+// MessageText as "keep the text" (nil), as Azurite does: its body is
+// optional.
 func parseMessageBody(r *http.Request, required bool) (*string, error) {
 	if !required && r.ContentLength == 0 {
 		return nil, nil
@@ -59,7 +66,7 @@ func parseMessageBody(r *http.Request, required bool) (*string, error) {
 	if err := storagehttp.DecodeXMLBody(r, &m, maxMessageBody); err != nil {
 		return nil, err
 	}
-	if m.MessageText == nil {
+	if m.MessageText == nil && required {
 		return nil, storagehttp.NewError(http.StatusBadRequest, storagehttp.CodeInvalidXMLDocument,
 			"XML specified is not syntactically valid.", storagehttp.Detail{Name: "Reason", Value: "no MessageText element"})
 	}
@@ -73,8 +80,18 @@ func putOptions(q url.Values) (msgqueue.PutOptions, error) {
 	if o.VisibilityTimeout, _, err = secondsParam(q, "visibilitytimeout", 0); err != nil {
 		return o, err
 	}
-	if o.TTL, o.TTLSet, err = secondsParam(q, "messagettl", 0); err != nil {
+	// messagettl "can be any positive number" (Put Message, version
+	// 2017-07-29 and later), so it is read as 64 bits; a TTL beyond what a
+	// time.Duration holds (about 292 years) is kept at that maximum.
+	ttl, ok, err := intParamBits(q, "messagettl", 64)
+	if err != nil || !ok {
 		return o, err
+	}
+	o.TTLSet = true
+	if ttl > int64(math.MaxInt64/time.Second) {
+		o.TTL = math.MaxInt64
+	} else {
+		o.TTL = time.Duration(ttl) * time.Second
 	}
 	return o, nil
 }
