@@ -60,11 +60,15 @@
 //     RequestBodyTooLarge when the same request also has a body over the
 //     limit (which fault a request with two is answered for is not
 //     documented).
-//   - A Put/Update body that is not exactly one <QueueMessage> document:
-//     Azurite takes a MessageText under any root element and ignores what
-//     follows the document; blobshare answers 400 InvalidXmlDocument, as
-//     Put Message documents the body as "<QueueMessage>
-//     <MessageText>message-content</MessageText></QueueMessage>".
+//   - A Put/Update body that is not exactly one <QueueMessage> document
+//     in UTF-8: Azurite takes a MessageText under any root element,
+//     ignores what follows the document and turns bytes that are not
+//     UTF-8 into U+FFFD; blobshare answers 400 InvalidXmlDocument, as Put
+//     Message documents the body as "<QueueMessage>
+//     <MessageText>message-content</MessageText></QueueMessage>" and says
+//     "A message must be in a format that can be included in an XML
+//     request with UTF-8 encoding". An element inside MessageText is 400
+//     on both (blobshare: InvalidXmlDocument; Azurite: no code).
 //
 // Not compared: List Queues markers after queues were created or deleted
 // ("The marker value is opaque to the client"; blobshare's is the next

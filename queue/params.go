@@ -2,10 +2,12 @@ package queue
 
 import (
 	"encoding/xml"
+	"fmt"
 	"math"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/blobshare/blobshare/msgqueue"
@@ -46,8 +48,32 @@ func secondsParam(q url.Values, name string, def time.Duration) (time.Duration, 
 
 // messageXML is the body of Put Message and Update Message.
 type messageXML struct {
-	XMLName     xml.Name `xml:"QueueMessage"`
-	MessageText *string  `xml:"MessageText"`
+	XMLName     xml.Name  `xml:"QueueMessage"`
+	MessageText *textOnly `xml:"MessageText"`
+}
+
+// textOnly is an element holding only character data: MessageText is a
+// string, so an element inside it makes the document invalid rather than
+// being dropped silently.
+type textOnly string
+
+func (t *textOnly) UnmarshalXML(d *xml.Decoder, _ xml.StartElement) error {
+	var b strings.Builder
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return err
+		}
+		switch tok := tok.(type) {
+		case xml.CharData:
+			b.Write(tok)
+		case xml.StartElement:
+			return fmt.Errorf("element <%s> inside MessageText", tok.Name.Local)
+		case xml.EndElement:
+			*t = textOnly(b.String())
+			return nil
+		}
+	}
 }
 
 // parseMessageBody decodes <QueueMessage><MessageText>…</MessageText>
@@ -70,7 +96,11 @@ func parseMessageBody(r *http.Request, required bool) (*string, error) {
 		return nil, storagehttp.NewError(http.StatusBadRequest, storagehttp.CodeInvalidXMLDocument,
 			"XML specified is not syntactically valid.", storagehttp.Detail{Name: "Reason", Value: "no MessageText element"})
 	}
-	return m.MessageText, nil
+	if m.MessageText == nil {
+		return nil, nil
+	}
+	text := string(*m.MessageText)
+	return &text, nil
 }
 
 // putOptions reads Put Message's visibilitytimeout and messagettl.
