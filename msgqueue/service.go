@@ -260,8 +260,7 @@ func (s *Service) Get(ctx context.Context, queue string, n int, visibility time.
 	if err := inRange("visibilitytimeout", visibility, time.Second, MaxVisibilityTimeout); err != nil {
 		return nil, err
 	}
-	now := s.Now()
-	return s.store.Claim(ctx, queue, now, n, now.Add(visibility), newReceipt())
+	return s.store.Claim(ctx, queue, s.Now, n, visibility, newReceipt())
 }
 
 // Peek returns up to n (1…32) visible messages without changing them.
@@ -282,7 +281,7 @@ func (s *Service) Delete(ctx context.Context, queue, id, receipt string) error {
 	if err := ValidName(queue); err != nil {
 		return err
 	}
-	return s.store.Delete(ctx, queue, id, receipt, s.Now())
+	return s.store.Delete(ctx, queue, id, receipt, s.Now)
 }
 
 // Update makes the message visible again after visibility (0…7 days) and,
@@ -299,8 +298,7 @@ func (s *Service) Update(ctx context.Context, queue, id, receipt string, visibil
 	if err := inRange("visibilitytimeout", visibility, 0, MaxVisibilityTimeout); err != nil {
 		return Message{}, err
 	}
-	now := s.Now()
-	return s.store.Update(ctx, queue, id, receipt, now, newReceipt(), now.Add(visibility), text)
+	return s.store.Update(ctx, queue, id, receipt, s.Now, newReceipt(), visibility, text)
 }
 
 // Clear removes every message of the queue.

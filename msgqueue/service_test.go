@@ -528,3 +528,55 @@ func TestClearAndDeleteWhilePolling(t *testing.T) {
 		t.Fatalf("recreated queue has %d messages", n)
 	}
 }
+
+// racingStore runs before at the start of each Claim: what another
+// gateway commits while a get waits for the store.
+type racingStore struct {
+	msgqueue.Store
+	before func()
+}
+
+func (r *racingStore) Claim(ctx context.Context, queue string, now func() time.Time, n int, vis time.Duration, prefix string) ([]msgqueue.Message, error) {
+	if r.before != nil {
+		r.before()
+	}
+	return r.Store.Claim(ctx, queue, now, n, vis, prefix)
+}
+
+// TestGetSeesPutCommittedWhileItWaited: a get that began before a put
+// but reached the store after it sees the message. Reading the clock
+// before waiting for the store would make the put's next-visible time
+// later than the get's "now", and the get would answer an empty queue
+// although the message was there, visible, and nobody else could take it
+// (found by BenchmarkQueueCycles: 16 workers that each put then get
+// sometimes got nothing).
+func TestGetSeesPutCommittedWhileItWaited(t *testing.T) {
+	ctx := context.Background()
+	c := newClock()
+	store, err := sqlstore.Open(ctx, filepath.Join(t.TempDir(), sqlstore.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	racing := &racingStore{Store: store}
+	svc := msgqueue.New(racing, c.Now)
+	other := msgqueue.New(store, c.Now) // another gateway on the same database
+	if _, err := svc.CreateQueue(ctx, qn, nil); err != nil {
+		t.Fatal(err)
+	}
+	var put msgqueue.Message
+	racing.before = func() {
+		racing.before = nil
+		c.Advance(time.Millisecond)
+		if put, err = other.Put(ctx, qn, "committed meanwhile", msgqueue.PutOptions{}); err != nil {
+			t.Error(err)
+		}
+	}
+	got, err := svc.Get(ctx, qn, 1, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].ID != put.ID {
+		t.Fatalf("get answered %+v; the message put while it waited (visible at %v) was there", got, put.NextVisible)
+	}
+}

@@ -314,32 +314,37 @@ func scanMessage(r scanner, seq *int64) (msgqueue.Message, error) {
 
 // Claim implements msgqueue.Store: one UPDATE whose outer WHERE repeats
 // the visibility condition, so a row another claimer took between the
-// subquery and the update is not taken twice.
-func (s *Store) Claim(ctx context.Context, queue string, now time.Time, n int, visibleUntil time.Time, receiptPrefix string) ([]msgqueue.Message, error) {
-	rows, err := s.writer.QueryContext(ctx, `UPDATE mq_messages
-		SET next_visible = ?1, receipt = ?2 || '.' || seq, dequeue_count = dequeue_count + 1
-		WHERE seq IN (SELECT seq FROM mq_messages WHERE queue = ?3 AND next_visible <= ?4 AND expires > ?4
-		              ORDER BY next_visible, seq LIMIT ?5)
-		  AND next_visible <= ?4 AND expires > ?4
-		RETURNING `+messageColumns+`, seq`,
-		ms(visibleUntil), receiptPrefix, queue, ms(now), n)
-	if err != nil {
-		return nil, s.wrap("get messages of", queue, err)
-	}
+// subquery and the update is not taken twice. The clock is read holding
+// the writer connection (see msgqueue.Store).
+func (s *Store) Claim(ctx context.Context, queue string, now func() time.Time, n int, visibility time.Duration, receiptPrefix string) ([]msgqueue.Message, error) {
 	type claimed struct {
 		m   msgqueue.Message
 		seq int64
 	}
 	var got []claimed
-	for rows.Next() {
-		var c claimed
-		if c.m, err = scanMessage(rows, &c.seq); err != nil {
-			rows.Close()
-			return nil, s.wrap("get messages of", queue, err)
+	err := s.withWriter(ctx, func(conn *sql.Conn) error {
+		t := now()
+		rows, err := conn.QueryContext(ctx, `UPDATE mq_messages
+			SET next_visible = ?1, receipt = ?2 || '.' || seq, dequeue_count = dequeue_count + 1
+			WHERE seq IN (SELECT seq FROM mq_messages WHERE queue = ?3 AND next_visible <= ?4 AND expires > ?4
+			              ORDER BY next_visible, seq LIMIT ?5)
+			  AND next_visible <= ?4 AND expires > ?4
+			RETURNING `+messageColumns+`, seq`,
+			ms(t.Add(visibility)), receiptPrefix, queue, ms(t), n)
+		if err != nil {
+			return err
 		}
-		got = append(got, c)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		for rows.Next() {
+			var c claimed
+			if c.m, err = scanMessage(rows, &c.seq); err != nil {
+				rows.Close()
+				return err
+			}
+			got = append(got, c)
+		}
+		return errors.Join(rows.Err(), rows.Close())
+	})
+	if err != nil {
 		return nil, s.wrap("get messages of", queue, err)
 	}
 	if len(got) == 0 {
@@ -354,6 +359,17 @@ func (s *Store) Claim(ctx context.Context, queue string, now time.Time, n int, v
 		out[i] = c.m
 	}
 	return out, nil
+}
+
+// withWriter runs f on the writer connection, held for f's duration (the
+// pool has one, so this also orders f among every other write).
+func (s *Store) withWriter(ctx context.Context, f func(conn *sql.Conn) error) error {
+	conn, err := s.writer.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return f(conn)
 }
 
 // Peek implements msgqueue.Store.
@@ -384,13 +400,21 @@ func (s *Store) Peek(ctx context.Context, queue string, now time.Time, n int) ([
 }
 
 // Delete implements msgqueue.Store: keyed by the pop receipt.
-func (s *Store) Delete(ctx context.Context, queue, id, receipt string, now time.Time) error {
-	res, err := s.writer.ExecContext(ctx, `DELETE FROM mq_messages WHERE queue = ? AND id = ? AND receipt = ? AND expires > ?`,
-		queue, id, receipt, ms(now))
+func (s *Store) Delete(ctx context.Context, queue, id, receipt string, now func() time.Time) error {
+	var n int64
+	err := s.withWriter(ctx, func(conn *sql.Conn) error {
+		res, err := conn.ExecContext(ctx, `DELETE FROM mq_messages WHERE queue = ? AND id = ? AND receipt = ? AND expires > ?`,
+			queue, id, receipt, ms(now()))
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
 	if err != nil {
 		return s.wrap("delete message "+id+" of", queue, err)
 	}
-	if n, _ := res.RowsAffected(); n == 1 {
+	if n == 1 {
 		return nil
 	}
 	return s.missing(ctx, queue, id)
@@ -405,16 +429,21 @@ func (s *Store) missing(ctx context.Context, queue, id string) error {
 }
 
 // Update implements msgqueue.Store: keyed by the pop receipt.
-func (s *Store) Update(ctx context.Context, queue, id, receipt string, now time.Time, newReceipt string, nextVisible time.Time, text *string) (msgqueue.Message, error) {
+func (s *Store) Update(ctx context.Context, queue, id, receipt string, now func() time.Time, newReceipt string, visibility time.Duration, text *string) (msgqueue.Message, error) {
 	var body sql.NullString
 	if text != nil {
 		body = sql.NullString{String: *text, Valid: true}
 	}
-	row := s.writer.QueryRowContext(ctx, `UPDATE mq_messages SET receipt = ?1, next_visible = ?2, body = COALESCE(?3, body)
-		WHERE queue = ?4 AND id = ?5 AND receipt = ?6 AND expires > ?7
-		RETURNING `+messageColumns,
-		newReceipt, ms(nextVisible), body, queue, id, receipt, ms(now))
-	m, err := scanMessage(row, nil)
+	var m msgqueue.Message
+	err := s.withWriter(ctx, func(conn *sql.Conn) error {
+		t := now()
+		var err error
+		m, err = scanMessage(conn.QueryRowContext(ctx, `UPDATE mq_messages SET receipt = ?1, next_visible = ?2, body = COALESCE(?3, body)
+			WHERE queue = ?4 AND id = ?5 AND receipt = ?6 AND expires > ?7
+			RETURNING `+messageColumns,
+			newReceipt, ms(t.Add(visibility)), body, queue, id, receipt, ms(t)), nil)
+		return err
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return m, s.missing(ctx, queue, id)
 	}
