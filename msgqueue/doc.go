@@ -54,8 +54,8 @@
 //     Queue error codes, but no operation page documents when it is
 //     answered. Azurite answers it whenever the message exists with
 //     another receipt (LokiQueueMetadataStore.deleteMessage and
-//     updateMessage); that is where blobshare and Azurite differ, and the
-//     differential test and the README list it.
+//     updateMessage); that is where blobshare and Azurite differ, and
+//     queue's doc (its differential test against Azurite) lists it.
 //
 // A worker therefore treats 404 on Delete as "someone else owns this
 // message now", the way the Azure SDK documentation tells it to.

@@ -580,3 +580,52 @@ func TestGetSeesPutCommittedWhileItWaited(t *testing.T) {
 		t.Fatalf("get answered %+v; the message put while it waited (visible at %v) was there", got, put.NextVisible)
 	}
 }
+
+// TestReopenKeepsVisibility: the store survives a close and reopen with
+// every message, receipt and next-visible time: a message got before
+// stays hidden until exactly its time, and its receipt still deletes it;
+// an untouched one is still there.
+func TestReopenKeepsVisibility(t *testing.T) {
+	ctx := context.Background()
+	c := newClock()
+	path := filepath.Join(t.TempDir(), sqlstore.FileName)
+	store, err := sqlstore.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := msgqueue.New(store, c.Now)
+	if _, err := svc.CreateQueue(ctx, qn, nil); err != nil {
+		t.Fatal(err)
+	}
+	put(t, svc, "taken", msgqueue.PutOptions{})
+	untouched := put(t, svc, "untouched", msgqueue.PutOptions{VisibilityTimeout: time.Hour})
+	g := get(t, svc, 1, 10*time.Second)[0]
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	store, err = sqlstore.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	svc = msgqueue.New(store, c.Now)
+	if n := count(t, svc); n != 2 {
+		t.Fatalf("count after reopening: %d", n)
+	}
+	c.Advance(10*time.Second - time.Millisecond)
+	if p := peek(t, svc, 32); len(p) != 0 {
+		t.Fatalf("visible before its time after reopening: %+v", p)
+	}
+	c.Advance(time.Millisecond)
+	if p := peek(t, svc, 32); len(p) != 1 || p[0].ID != g.ID || p[0].DequeueCount != 1 {
+		t.Fatalf("not visible at its time after reopening: %+v", p)
+	}
+	if err := svc.Delete(ctx, qn, g.ID, g.PopReceipt); err != nil {
+		t.Fatalf("receipt from before the reopen: %v", err)
+	}
+	c.Advance(time.Hour)
+	if p := peek(t, svc, 32); len(p) != 1 || p[0].ID != untouched.ID {
+		t.Fatalf("untouched message after reopening: %+v", p)
+	}
+}
