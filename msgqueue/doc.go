@@ -71,5 +71,10 @@
 // Service holds no per-message state; every decision about a message is
 // a conditional statement in the Store (see Store's doc), so several
 // Services — in one process or several gateways on one database — can
-// serve the same queues.
+// serve the same queues without taking a message twice or honouring a
+// stale receipt. Get, Delete and Update hand the Store the clock rather
+// than a time, so that a get reads "now" only when its statement runs:
+// otherwise a get that waited behind a put could miss that message
+// (TestGetSeesPutCommittedWhileItWaited). sqlstore guarantees that order
+// within one process.
 package msgqueue

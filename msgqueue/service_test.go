@@ -184,8 +184,7 @@ func TestTTL(t *testing.T) {
 		}
 	}
 
-	// Ten years on only the -1 message is left, and Sweep (run by a put)
-	// removes the rest for good.
+	// Ten years on only the -1 message is left.
 	c.Advance(10 * 365 * 24 * time.Hour)
 	p := peek(t, svc, 32)
 	if len(p) != 1 || p[0].ID != forever.ID || count(t, svc) != 1 {
