@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -29,10 +31,23 @@ import (
 // A difference is a failure unless it is one of knownDifferences, each
 // written down in queue/doc.go with Azure's documentation's words.
 
+// diffSeeds sequences of diffOps requests; BLOBSHARE_DIFF_SEEDS=n runs
+// n sequences instead (for a longer hunt).
 const (
 	diffSeeds = 12
 	diffOps   = 150
 )
+
+func diffSeedCount(t *testing.T) uint64 {
+	if v := os.Getenv("BLOBSHARE_DIFF_SEEDS"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 32)
+		if err != nil || n == 0 {
+			t.Fatalf("BLOBSHARE_DIFF_SEEDS=%q: want a positive count", v)
+		}
+		return n
+	}
+	return diffSeeds
+}
 
 // knownDifference is a documented divergence: blobshare's answer, then
 // Azurite's, for the same request.
@@ -409,7 +424,8 @@ func TestDifferentialAzurite(t *testing.T) {
 	ours := newEnv(t, nil)
 	known := map[string]int{}
 	compared, cut := 0, 0
-	for seed := range uint64(diffSeeds) {
+	seeds := diffSeedCount(t)
+	for seed := range seeds {
 		g := &diffGen{rng: rand.New(rand.NewPCG(seed, 1)), prefix: fmt.Sprintf("s%d-", seed), handleQueue: map[int]string{}}
 		for _, n := range []string{"alpha", "beta", "gamma-1"} {
 			g.queues = append(g.queues, g.prefix+n)
@@ -454,7 +470,7 @@ func TestDifferentialAzurite(t *testing.T) {
 		}
 	}
 	t.Logf("%d requests compared on each side (%d of %d sequences cut short by a documented difference that changed one side only); documented differences seen: %v",
-		compared, cut, diffSeeds, known)
+		compared, cut, seeds, known)
 }
 
 // whyKnown returns the reason if the pair of answers is a
