@@ -14,9 +14,11 @@ import (
 )
 
 // Contention parameters. Times are on the injected clock: a worker whose
-// get answers nothing advances it by clockStep, so invisible messages
-// come back exactly when every visible one is taken — messages held by
-// slow workers reappear under other workers while they are still held.
+// get answers nothing advances it by clockStep, and so does every
+// tickEvery-th get in the run, so invisible messages come back both while
+// the queue is busy and when every visible one is taken — messages held
+// by slow workers reappear under other workers while they are still
+// held.
 const (
 	contentionWorkers  = 16
 	contentionMessages = 2000
@@ -24,6 +26,7 @@ const (
 	contentionVis      = 3 * time.Second // get visibility timeout
 	contentionUpdVis   = 2 * time.Second // update visibility timeout
 	clockStep          = time.Second
+	tickEvery          = 32
 	killedWorkers      = 3 // workers 0…2 die holding a batch
 	stallingWorkers    = 4 // workers 3…6 stall past their timeout now and then
 )
@@ -156,7 +159,7 @@ func TestContention(t *testing.T) {
 		t.Fatalf("puts: %d acknowledged, errors %v", len(l.msgs), l.errs)
 	}
 
-	var deleted, staleProbes, lostRaces, stalls atomic.Int64
+	var deleted, staleProbes, lostRaces, stalls, gets atomic.Int64
 	done := make(chan struct{})
 	var closeDone sync.Once
 	noteDeleted := func() {
@@ -242,8 +245,10 @@ func TestContention(t *testing.T) {
 					l.failf("worker %d get: %v", w, err)
 					return
 				}
-				if len(resp.Messages) == 0 {
+				if len(resp.Messages) == 0 || gets.Add(1)%tickEvery == 0 {
 					clk.Advance(clockStep)
+				}
+				if len(resp.Messages) == 0 {
 					continue
 				}
 				for _, m := range resp.Messages {
@@ -254,7 +259,7 @@ func TestContention(t *testing.T) {
 				if batch == killAfter {
 					return // dies holding the batch: it must come back to others
 				}
-				if stalling && rng.IntN(5) == 0 {
+				if stalling && rng.IntN(3) == 0 {
 					// Stall until the batch's timeout has passed (the other
 					// workers' empty gets move the clock), then carry on
 					// with the old receipts: each works only if nobody got
