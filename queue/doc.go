@@ -31,8 +31,12 @@
 // (numofmessages 1…32, visibilitytimeout, maxresults) with Minimum- and
 // MaximumAllowed, InvalidQueryParameterValue for a non-integer or a
 // visibility timeout not before the TTL, InvalidXmlDocument for a body
-// that is not one well-formed <QueueMessage> with <MessageText>, and 413
-// RequestBodyTooLarge (MaxLimit 65536) for a longer text.
+// that is not one well-formed UTF-8 <QueueMessage> whose <MessageText>
+// holds only text (Put also needs the MessageText; Update without one, or
+// without a body, keeps the text), and 413 RequestBodyTooLarge (MaxLimit
+// 65536) for a longer text. TestHostileInput and the fuzz targets
+// FuzzMessageBody and FuzzQueueRequest hold the handler to these answers
+// (never a 5xx).
 //
 // # Differences from Azurite (TestDifferentialAzurite)
 //
