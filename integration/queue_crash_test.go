@@ -59,13 +59,15 @@ func TestQueueSurvivesSIGKILL(t *testing.T) {
 	taken := map[string]string{}         // id → receipt of every get answered before the kill
 	takenUntil := map[string]time.Time{} // id → its next-visible time
 	inflightGets := 0                    // gets that got no answer
-	var wg sync.WaitGroup
+	var wg, putWG sync.WaitGroup
 	killNow := make(chan struct{})
 	var once sync.Once
 	for p := range putters {
 		wg.Add(1)
+		putWG.Add(1)
 		go func() {
 			defer wg.Done()
+			defer putWG.Done()
 			for i := 0; ; i++ {
 				text := fmt.Sprintf("p%d-%d", p, i)
 				mu.Lock()
@@ -104,7 +106,15 @@ func TestQueueSurvivesSIGKILL(t *testing.T) {
 			}
 		}()
 	}
-	<-killNow
+	puttersGone := make(chan struct{})
+	go func() { putWG.Wait(); close(puttersGone) }()
+	select {
+	case <-killNow:
+	case <-puttersGone:
+		first.Kill()
+		wg.Wait()
+		t.Fatalf("every putter failed before %d puts were acknowledged:\n%s", killAfter, first.Stderr)
+	}
 	if _, err := first.Kill(); err != nil {
 		t.Fatal(err)
 	}
