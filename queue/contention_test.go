@@ -266,7 +266,7 @@ func TestContention(t *testing.T) {
 					// the message in between.
 					stalls.Add(1)
 					last := *resp.Messages[0].TimeNextVisible
-					if !clk.waitUntil(last.Add(clockStep), done) {
+					if !clk.waitUntil(ctx, last.Add(clockStep), done) {
 						return
 					}
 				}

@@ -51,8 +51,9 @@ func (c *fakeClock) Advance(d time.Duration) {
 }
 
 // waitUntil returns true once the clock reads at or after t, false if
-// stop closes first. It waits on Advance events, not on real time.
-func (c *fakeClock) waitUntil(t time.Time, stop <-chan struct{}) bool {
+// stop closes or ctx ends first. It waits on Advance events, not on real
+// time.
+func (c *fakeClock) waitUntil(ctx context.Context, t time.Time, stop <-chan struct{}) bool {
 	for {
 		c.mu.Lock()
 		now, changed := c.t, c.changed
@@ -63,6 +64,8 @@ func (c *fakeClock) waitUntil(t time.Time, stop <-chan struct{}) bool {
 		select {
 		case <-changed:
 		case <-stop:
+			return false
+		case <-ctx.Done():
 			return false
 		}
 	}
