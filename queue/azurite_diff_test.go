@@ -401,9 +401,34 @@ func (g *diffGen) next() diffOp {
 				s.receipts[h] = append(s.receipts[h], r.Header.Get("x-ms-popreceipt"))
 				return "updated"
 			}}
-	case n < 97: // Clear Messages
+	case n < 96: // Clear Messages
 		name := g.queueName()
 		return diffOp{desc: "clear " + name, method: "DELETE", path: fixed("/" + name + "/messages"), query: fixed("")}
+	case n < 98: // Get / Set Service Properties
+		if g.rng.IntN(2) == 0 {
+			return diffOp{desc: "get service properties", method: "GET", path: fixed("/"), query: fixed("restype=service&comp=properties"),
+				after: func(t *testing.T, s *diffSide, r rawResponse) string {
+					var p struct {
+						HourEnabled string   `xml:"HourMetrics>Enabled"`
+						HourDays    string   `xml:"HourMetrics>RetentionPolicy>Days"`
+						Origins     []string `xml:"Cors>CorsRule>AllowedOrigins"`
+					}
+					if err := xmlUnmarshal(r.Body, &p); err != nil {
+						t.Fatalf("%s service properties: %v: %q", s.name, err, r.Body)
+					}
+					return fmt.Sprintf("%+v", p)
+				}}
+		}
+		days := g.pick("3", "7")
+		origin := g.pick("*", "http://example.com")
+		body := `<?xml version="1.0" encoding="utf-8"?><StorageServiceProperties>` +
+			`<HourMetrics><Version>1.0</Version><Enabled>true</Enabled><IncludeAPIs>true</IncludeAPIs><RetentionPolicy><Enabled>true</Enabled><Days>` + days + `</Days></RetentionPolicy></HourMetrics>` +
+			`<Cors><CorsRule><AllowedOrigins>` + origin + `</AllowedOrigins><AllowedMethods>GET</AllowedMethods><MaxAgeInSeconds>60</MaxAgeInSeconds><ExposedHeaders>*</ExposedHeaders><AllowedHeaders>*</AllowedHeaders></CorsRule></Cors>` +
+			`</StorageServiceProperties>`
+		if g.rng.IntN(6) == 0 {
+			body = "<StorageServiceProperties>"
+		}
+		return diffOp{desc: "set service properties " + days + " " + origin, method: "PUT", path: fixed("/"), query: fixed("restype=service&comp=properties"), body: []byte(body)}
 	default: // requests no operation matches
 		name := g.queues[0]
 		switch g.rng.IntN(3) {
