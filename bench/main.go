@@ -47,6 +47,7 @@ var suites = []suite{
 	{"./fs/fusefs", "SmallFilesInProcess", "1x", "the same with the client in the benchmark's process (aim ≥ 0.8 each)"},
 	{"./rest", "^BenchmarkTransfer$", "1x", "REST upload/download with the Go SDK vs Azurite's Blob API with azblob (aim ≥ 2×)"},
 	{"./rest", "^BenchmarkGetFileProperties$", "2000x", "Get File Properties latency under 16 concurrent clients"},
+	{"./queue", "^BenchmarkQueueCycles$", "3000x", "Queue put+get+delete cycles/s from 16 workers vs Azurite's Queue service, 3 alternating rounds (aim ≥ 5×, p99 below Azurite's)"},
 }
 
 // result is one benchmark line.

@@ -54,8 +54,8 @@
 //     Queue error codes, but no operation page documents when it is
 //     answered. Azurite answers it whenever the message exists with
 //     another receipt (LokiQueueMetadataStore.deleteMessage and
-//     updateMessage); that is where blobshare and Azurite differ, and the
-//     differential test and the README list it.
+//     updateMessage); that is where blobshare and Azurite differ, and
+//     queue's doc (its differential test against Azurite) lists it.
 //
 // A worker therefore treats 404 on Delete as "someone else owns this
 // message now", the way the Azure SDK documentation tells it to.
@@ -71,5 +71,10 @@
 // Service holds no per-message state; every decision about a message is
 // a conditional statement in the Store (see Store's doc), so several
 // Services — in one process or several gateways on one database — can
-// serve the same queues.
+// serve the same queues without taking a message twice or honouring a
+// stale receipt. Get, Delete and Update hand the Store the clock rather
+// than a time, so that a get reads "now" only when its statement runs:
+// otherwise a get that waited behind a put could miss that message
+// (TestGetSeesPutCommittedWhileItWaited). sqlstore guarantees that order
+// within one process.
 package msgqueue

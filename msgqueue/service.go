@@ -186,11 +186,12 @@ func (s *Service) ListQueues(ctx context.Context, o ListOptions) ([]QueueInfo, s
 type PutOptions struct {
 	// VisibilityTimeout hides the new message for this long (0…7 days).
 	VisibilityTimeout time.Duration
-	// TTL is the message's time to live: 0 means DefaultMessageTTL, a
-	// negative value means it never expires; otherwise at least a second,
-	// and more than VisibilityTimeout.
+	// TTL is the message's time to live: -1 s (messagettl=-1) means it
+	// never expires; otherwise at least a second, and more than
+	// VisibilityTimeout. Any other value (0, -2 s) is a ParamError.
 	TTL time.Duration
-	// TTLSet says TTL was given (a given 0 is a ParamError).
+	// TTLSet says TTL was given; without it the TTL is
+	// DefaultMessageTTL.
 	TTLSet bool
 }
 
@@ -210,7 +211,7 @@ func (s *Service) Put(ctx context.Context, queue, text string, o PutOptions) (Me
 	switch {
 	case !o.TTLSet:
 		m.Expires = now.Add(DefaultMessageTTL)
-	case o.TTL < 0:
+	case o.TTL == -time.Second:
 		m.Expires = NeverExpires
 	case o.TTL < time.Second:
 		return Message{}, &ParamError{Param: "messagettl", Value: int64(o.TTL / time.Second),
@@ -259,8 +260,7 @@ func (s *Service) Get(ctx context.Context, queue string, n int, visibility time.
 	if err := inRange("visibilitytimeout", visibility, time.Second, MaxVisibilityTimeout); err != nil {
 		return nil, err
 	}
-	now := s.Now()
-	return s.store.Claim(ctx, queue, now, n, now.Add(visibility), newReceipt())
+	return s.store.Claim(ctx, queue, s.Now, n, visibility, newReceipt())
 }
 
 // Peek returns up to n (1…32) visible messages without changing them.
@@ -281,7 +281,7 @@ func (s *Service) Delete(ctx context.Context, queue, id, receipt string) error {
 	if err := ValidName(queue); err != nil {
 		return err
 	}
-	return s.store.Delete(ctx, queue, id, receipt, s.Now())
+	return s.store.Delete(ctx, queue, id, receipt, s.Now)
 }
 
 // Update makes the message visible again after visibility (0…7 days) and,
@@ -298,8 +298,7 @@ func (s *Service) Update(ctx context.Context, queue, id, receipt string, visibil
 	if err := inRange("visibilitytimeout", visibility, 0, MaxVisibilityTimeout); err != nil {
 		return Message{}, err
 	}
-	now := s.Now()
-	return s.store.Update(ctx, queue, id, receipt, now, newReceipt(), now.Add(visibility), text)
+	return s.store.Update(ctx, queue, id, receipt, s.Now, newReceipt(), visibility, text)
 }
 
 // Clear removes every message of the queue.

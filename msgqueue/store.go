@@ -12,6 +12,12 @@ import (
 // rows, never by a lock held around read-then-write. Times are kept with
 // millisecond precision.
 //
+// Claim, Delete and Update take the clock, not a time: they read it when
+// their statement is about to run, in the store's commit order. A time
+// read before waiting for the store would be older than a put committed
+// meanwhile, and a get that began before that put but ran after it would
+// not see the message although nothing else could take it.
+//
 // Missing queues are ErrQueueNotFound and missing or stale messages
 // ErrMessageNotFound, wrapped with the queue or message id.
 type Store interface {
@@ -34,21 +40,22 @@ type Store interface {
 	// Insert adds m to the queue, atomically with the check that the
 	// queue exists.
 	Insert(ctx context.Context, queue string, m Message) error
-	// Claim hides up to n messages visible and unexpired at now until
-	// visibleUntil, increments their dequeue counts and gives each the
-	// pop receipt receiptPrefix + its store-unique suffix; a message
+	// Claim hides up to n messages visible and unexpired at now() until
+	// now() + visibility, increments their dequeue counts and gives each
+	// the pop receipt receiptPrefix + its store-unique suffix; a message
 	// another caller claimed first is skipped. Oldest next-visible first.
-	Claim(ctx context.Context, queue string, now time.Time, n int, visibleUntil time.Time, receiptPrefix string) ([]Message, error)
+	Claim(ctx context.Context, queue string, now func() time.Time, n int, visibility time.Duration, receiptPrefix string) ([]Message, error)
 	// Peek returns up to n messages visible and unexpired at now,
 	// unchanged, oldest next-visible first.
 	Peek(ctx context.Context, queue string, now time.Time, n int) ([]Message, error)
 	// Delete removes the message if receipt is its current pop receipt
-	// and it has not expired at now.
-	Delete(ctx context.Context, queue, id, receipt string, now time.Time) error
-	// Update gives the message newReceipt and nextVisible (and text, if
-	// not nil) if receipt is its current pop receipt and it has not
-	// expired at now; it returns the message as updated.
-	Update(ctx context.Context, queue, id, receipt string, now time.Time, newReceipt string, nextVisible time.Time, text *string) (Message, error)
+	// and it has not expired at now().
+	Delete(ctx context.Context, queue, id, receipt string, now func() time.Time) error
+	// Update gives the message newReceipt and the next-visible time now()
+	// + visibility (and text, if not nil) if receipt is its current pop
+	// receipt and it has not expired at now(); it returns the message as
+	// updated.
+	Update(ctx context.Context, queue, id, receipt string, now func() time.Time, newReceipt string, visibility time.Duration, text *string) (Message, error)
 	// Clear removes every message of the queue.
 	Clear(ctx context.Context, queue string) error
 	// Sweep removes messages expired at now, from every queue.

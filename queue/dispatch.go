@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/blobshare/blobshare/msgqueue"
 	"github.com/blobshare/blobshare/storagehttp"
 )
 
@@ -133,6 +134,14 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	// /<account>/ but tolerate the other).
 	if q.Get("comp") == "list" || q.Get("restype") == "service" {
 		p.scope, p.queue = scopeService, ""
+	}
+	// The queue name is checked before anything else of the request, as
+	// Azurite does (a bad name with bad parameters is a name error).
+	if p.queue != "" {
+		if err := msgqueue.ValidName(p.queue); err != nil {
+			s.fail(w, r, err)
+			return
+		}
 	}
 	rt, err := s.match(r.Method, q, p.scope)
 	if err != nil {

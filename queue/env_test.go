@@ -24,10 +24,16 @@ type env struct {
 	Svc     *msgqueue.Service
 }
 
-// fakeClock is a settable clock for the service's message times.
+// fakeClock is a settable clock for the service's message times; time
+// moves only when a test advances it.
 type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
+	mu      sync.Mutex
+	t       time.Time
+	changed chan struct{} // closed (and replaced) by every Advance
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), changed: make(chan struct{})}
 }
 
 func (c *fakeClock) Now() time.Time {
@@ -39,7 +45,30 @@ func (c *fakeClock) Now() time.Time {
 func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.t = c.t.Add(d)
+	close(c.changed)
+	c.changed = make(chan struct{})
 	c.mu.Unlock()
+}
+
+// waitUntil returns true once the clock reads at or after t, false if
+// stop closes or ctx ends first. It waits on Advance events, not on real
+// time.
+func (c *fakeClock) waitUntil(ctx context.Context, t time.Time, stop <-chan struct{}) bool {
+	for {
+		c.mu.Lock()
+		now, changed := c.t, c.changed
+		c.mu.Unlock()
+		if !now.Before(t) {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-stop:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 // newEnv starts a server; now nil means the real clock.

@@ -3,8 +3,10 @@ package queue_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -322,4 +324,100 @@ func join(s []string) string {
 		out += v
 	}
 	return out
+}
+
+// TestSDKMessageLimits: through the SDK, the 64 KiB text limit (exactly
+// 64 KiB is kept whole, one byte more is 413 RequestBodyTooLarge), Get
+// and Peek of 1…32 messages, a put's visibility timeout in its answer,
+// and an update to empty text. Update without content is not something
+// azqueue can send (its UpdateMessage always sends a MessageText):
+// TestUpdateWithoutContent sends it raw.
+func TestSDKMessageLimits(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	svc := e.service(t)
+	if _, err := svc.CreateQueue(ctx, "limits", nil); err != nil {
+		t.Fatal(err)
+	}
+	q := svc.NewQueueClient("limits")
+
+	full := strings.Repeat("é", 32<<10) // 64 KiB of UTF-8
+	if _, err := q.EnqueueMessage(ctx, full, nil); err != nil {
+		t.Fatalf("put 64 KiB: %v", err)
+	}
+	if _, err := q.EnqueueMessage(ctx, full+"x", nil); code(err) != "RequestBodyTooLarge" {
+		t.Fatalf("put 64 KiB + 1: %v", err)
+	}
+	got, err := q.DequeueMessage(ctx, nil)
+	if err != nil || len(got.Messages) != 1 || *got.Messages[0].MessageText != full {
+		t.Fatalf("get the 64 KiB message: %v", err)
+	}
+	if _, err := q.UpdateMessage(ctx, *got.Messages[0].MessageID, *got.Messages[0].PopReceipt, full+"x", nil); code(err) != "RequestBodyTooLarge" {
+		t.Fatalf("update to 64 KiB + 1: %v", err)
+	}
+	up, err := q.UpdateMessage(ctx, *got.Messages[0].MessageID, *got.Messages[0].PopReceipt, "", &azqueue.UpdateMessageOptions{VisibilityTimeout: to.Ptr(int32(0))})
+	if err != nil {
+		t.Fatalf("update to empty text: %v", err)
+	}
+	if p, err := q.PeekMessage(ctx, nil); err != nil || len(p.Messages) != 1 || *p.Messages[0].MessageText != "" {
+		t.Fatalf("peek after the update to empty text: %v", err)
+	}
+	if _, err := q.DeleteMessage(ctx, *got.Messages[0].MessageID, *up.PopReceipt, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	hidden, err := q.EnqueueMessage(ctx, "hidden", &azqueue.EnqueueMessageOptions{VisibilityTimeout: to.Ptr(int32(3600))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := hidden.Messages[0].TimeNextVisible.Sub(*hidden.Messages[0].InsertionTime); d != time.Hour {
+		t.Fatalf("put with visibilitytimeout 3600: next visible %v after insertion", d)
+	}
+	for i := range 40 {
+		if _, err := q.EnqueueMessage(ctx, fmt.Sprintf("m%02d", i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := q.PeekMessages(ctx, &azqueue.PeekMessagesOptions{NumberOfMessages: to.Ptr(int32(32))})
+	if err != nil || len(p.Messages) != 32 || *p.Messages[0].MessageText != "m00" {
+		t.Fatalf("peek 32 of 40: %v", err)
+	}
+	g, err := q.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{NumberOfMessages: to.Ptr(int32(32))})
+	if err != nil || len(g.Messages) != 32 || *g.Messages[31].MessageText != "m31" {
+		t.Fatalf("get 32 of 40: %v", err)
+	}
+	g, err = q.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{NumberOfMessages: to.Ptr(int32(32))})
+	if err != nil || len(g.Messages) != 8 {
+		t.Fatalf("get 32 of the 8 left: %v %d", err, len(g.Messages))
+	}
+	if _, err := q.DequeueMessages(ctx, &azqueue.DequeueMessagesOptions{NumberOfMessages: to.Ptr(int32(0))}); code(err) != "OutOfRangeQueryParameterValue" {
+		t.Fatalf("numofmessages 0: %v", err)
+	}
+	if _, err := q.PeekMessages(ctx, &azqueue.PeekMessagesOptions{NumberOfMessages: to.Ptr(int32(33))}); code(err) != "OutOfRangeQueryParameterValue" {
+		t.Fatalf("peek numofmessages 33: %v", err)
+	}
+}
+
+// TestUpdateWithoutContent: Update Message with no body (the SDK cannot
+// send one) changes the visibility and the receipt and keeps the text.
+func TestUpdateWithoutContent(t *testing.T) {
+	e := newEnv(t, nil)
+	c := newRawClient(t, e.URL)
+	c.do(t, "PUT", "/nobody", "", nil, nil)
+	put := parseMessages(t, c.do(t, "POST", "/nobody/messages", "", nil, messageBody("keep me")).Body)[0]
+	r := c.do(t, "PUT", "/nobody/messages/"+put.MessageID, q("popreceipt", put.PopReceipt, "visibilitytimeout", "3600"), nil, nil)
+	if r.Status != 204 || r.Header.Get("x-ms-popreceipt") == "" || r.Header.Get("x-ms-popreceipt") == put.PopReceipt || r.Header.Get("x-ms-time-next-visible") == "" {
+		t.Fatalf("update without a body: %d %s %v", r.Status, r.Code, r.Header)
+	}
+	if p := parseMessages(t, c.do(t, "GET", "/nobody/messages", q("peekonly", "true"), nil, nil).Body); len(p) != 0 {
+		t.Fatalf("peek after hiding it for an hour: %v", p)
+	}
+	receipt := r.Header.Get("x-ms-popreceipt")
+	r = c.do(t, "PUT", "/nobody/messages/"+put.MessageID, q("popreceipt", receipt, "visibilitytimeout", "0"), nil, nil)
+	if r.Status != 204 {
+		t.Fatalf("second update: %d %s", r.Status, r.Code)
+	}
+	if p := parseMessages(t, c.do(t, "GET", "/nobody/messages", q("peekonly", "true"), nil, nil).Body); len(p) != 1 || p[0].MessageText != "keep me" {
+		t.Fatalf("peek after updates without content: %v", p)
+	}
 }

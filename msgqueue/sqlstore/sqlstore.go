@@ -10,6 +10,13 @@
 // statements under READ COMMITTED (Claim's subquery then wants FOR UPDATE
 // SKIP LOCKED, an optimisation, not a condition of correctness).
 //
+// The statements that put, take, delete and update messages are
+// prepared once and run under one mutex that also covers the clock read
+// of the last three, so a get reads a time no older than any put
+// committed before it (msgqueue.Store's doc). That ordering holds within
+// one process; gateways in several processes on one database would need
+// the time read inside the database's own write lock.
+//
 // Writes go through one connection (SQLite has one writer anyway; this
 // avoids busy-waiting between the process's own writers); reads use a
 // small pool of reader connections (WAL lets them run beside the writer).
@@ -25,6 +32,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
@@ -72,7 +80,30 @@ type Store struct {
 	path   string
 	writer *sql.DB // one connection
 	reader *sql.DB // read-only pool
+
+	// messageMu orders the statements that put, take, delete and update
+	// messages, and the clock reads of the last three (msgqueue.Store's
+	// doc says why). They are prepared once: parsing them was half of a
+	// get's cost.
+	messageMu                                  sync.Mutex
+	insertStmt, claimStmt, deleteStmt, updStmt *sql.Stmt
 }
+
+// The prepared message statements.
+const (
+	insertSQL = `INSERT INTO mq_messages(queue, id, body, inserted, expires, next_visible, dequeue_count, receipt)
+		SELECT ?1, ?2, ?3, ?4, ?5, ?6, 0, ?7 WHERE EXISTS (SELECT 1 FROM mq_queues WHERE name = ?1)`
+	claimSQL = `UPDATE mq_messages
+		SET next_visible = ?1, receipt = ?2 || '.' || seq, dequeue_count = dequeue_count + 1
+		WHERE seq IN (SELECT seq FROM mq_messages WHERE queue = ?3 AND next_visible <= ?4 AND expires > ?4
+		              ORDER BY next_visible, seq LIMIT ?5)
+		  AND next_visible <= ?4 AND expires > ?4
+		RETURNING ` + messageColumns + `, seq`
+	deleteSQL = `DELETE FROM mq_messages WHERE queue = ? AND id = ? AND receipt = ? AND expires > ?`
+	updateSQL = `UPDATE mq_messages SET receipt = ?1, next_visible = ?2, body = COALESCE(?3, body)
+		WHERE queue = ?4 AND id = ?5 AND receipt = ?6 AND expires > ?7
+		RETURNING ` + messageColumns
+)
 
 var _ msgqueue.Store = (*Store)(nil)
 
@@ -106,12 +137,35 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	r.SetMaxOpenConns(maxReaders)
 	r.SetMaxIdleConns(maxReaders)
 	r.SetConnMaxIdleTime(0)
-	return &Store{path: path, writer: w, reader: r}, nil
+	st := &Store{path: path, writer: w, reader: r}
+	for _, p := range []struct {
+		dst **sql.Stmt
+		sql string
+	}{{&st.insertStmt, insertSQL}, {&st.claimStmt, claimSQL}, {&st.deleteStmt, deleteSQL}, {&st.updStmt, updateSQL}} {
+		if *p.dst, err = w.PrepareContext(ctx, p.sql); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("sqlstore: prepare statements on %s: %w", path, err)
+		}
+	}
+	return st, nil
 }
 
 // Close closes the database.
 func (s *Store) Close() error {
-	return errors.Join(s.reader.Close(), s.writer.Close())
+	var errs []error
+	for _, st := range []*sql.Stmt{s.insertStmt, s.claimStmt, s.deleteStmt, s.updStmt} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	return errors.Join(append(errs, s.reader.Close(), s.writer.Close())...)
+}
+
+// messageWrite runs f holding messageMu.
+func (s *Store) messageWrite(f func() error) error {
+	s.messageMu.Lock()
+	defer s.messageMu.Unlock()
+	return f()
 }
 
 func ms(t time.Time) int64     { return t.UnixMilli() }
@@ -282,9 +336,11 @@ func (s *Store) ListQueues(ctx context.Context, prefix, from string, limit int) 
 // Insert implements msgqueue.Store: one statement that inserts only while
 // the queue exists.
 func (s *Store) Insert(ctx context.Context, queue string, m msgqueue.Message) error {
-	res, err := s.writer.ExecContext(ctx, `INSERT INTO mq_messages(queue, id, body, inserted, expires, next_visible, dequeue_count, receipt)
-		SELECT ?1, ?2, ?3, ?4, ?5, ?6, 0, ?7 WHERE EXISTS (SELECT 1 FROM mq_queues WHERE name = ?1)`,
-		queue, m.ID, m.Text, ms(m.Inserted), ms(m.Expires), ms(m.NextVisible), m.PopReceipt)
+	var res sql.Result
+	err := s.messageWrite(func() (err error) {
+		res, err = s.insertStmt.ExecContext(ctx, queue, m.ID, m.Text, ms(m.Inserted), ms(m.Expires), ms(m.NextVisible), m.PopReceipt)
+		return err
+	})
 	if err != nil {
 		return s.wrap("put message in", queue, err)
 	}
@@ -314,32 +370,31 @@ func scanMessage(r scanner, seq *int64) (msgqueue.Message, error) {
 
 // Claim implements msgqueue.Store: one UPDATE whose outer WHERE repeats
 // the visibility condition, so a row another claimer took between the
-// subquery and the update is not taken twice.
-func (s *Store) Claim(ctx context.Context, queue string, now time.Time, n int, visibleUntil time.Time, receiptPrefix string) ([]msgqueue.Message, error) {
-	rows, err := s.writer.QueryContext(ctx, `UPDATE mq_messages
-		SET next_visible = ?1, receipt = ?2 || '.' || seq, dequeue_count = dequeue_count + 1
-		WHERE seq IN (SELECT seq FROM mq_messages WHERE queue = ?3 AND next_visible <= ?4 AND expires > ?4
-		              ORDER BY next_visible, seq LIMIT ?5)
-		  AND next_visible <= ?4 AND expires > ?4
-		RETURNING `+messageColumns+`, seq`,
-		ms(visibleUntil), receiptPrefix, queue, ms(now), n)
-	if err != nil {
-		return nil, s.wrap("get messages of", queue, err)
-	}
+// subquery and the update is not taken twice. The clock is read holding
+// messageMu (see msgqueue.Store).
+func (s *Store) Claim(ctx context.Context, queue string, now func() time.Time, n int, visibility time.Duration, receiptPrefix string) ([]msgqueue.Message, error) {
 	type claimed struct {
 		m   msgqueue.Message
 		seq int64
 	}
 	var got []claimed
-	for rows.Next() {
-		var c claimed
-		if c.m, err = scanMessage(rows, &c.seq); err != nil {
-			rows.Close()
-			return nil, s.wrap("get messages of", queue, err)
+	err := s.messageWrite(func() error {
+		t := now()
+		rows, err := s.claimStmt.QueryContext(ctx, ms(t.Add(visibility)), receiptPrefix, queue, ms(t), n)
+		if err != nil {
+			return err
 		}
-		got = append(got, c)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		for rows.Next() {
+			var c claimed
+			if c.m, err = scanMessage(rows, &c.seq); err != nil {
+				rows.Close()
+				return err
+			}
+			got = append(got, c)
+		}
+		return errors.Join(rows.Err(), rows.Close())
+	})
+	if err != nil {
 		return nil, s.wrap("get messages of", queue, err)
 	}
 	if len(got) == 0 {
@@ -384,13 +439,20 @@ func (s *Store) Peek(ctx context.Context, queue string, now time.Time, n int) ([
 }
 
 // Delete implements msgqueue.Store: keyed by the pop receipt.
-func (s *Store) Delete(ctx context.Context, queue, id, receipt string, now time.Time) error {
-	res, err := s.writer.ExecContext(ctx, `DELETE FROM mq_messages WHERE queue = ? AND id = ? AND receipt = ? AND expires > ?`,
-		queue, id, receipt, ms(now))
+func (s *Store) Delete(ctx context.Context, queue, id, receipt string, now func() time.Time) error {
+	var n int64
+	err := s.messageWrite(func() error {
+		res, err := s.deleteStmt.ExecContext(ctx, queue, id, receipt, ms(now()))
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
 	if err != nil {
 		return s.wrap("delete message "+id+" of", queue, err)
 	}
-	if n, _ := res.RowsAffected(); n == 1 {
+	if n == 1 {
 		return nil
 	}
 	return s.missing(ctx, queue, id)
@@ -405,16 +467,17 @@ func (s *Store) missing(ctx context.Context, queue, id string) error {
 }
 
 // Update implements msgqueue.Store: keyed by the pop receipt.
-func (s *Store) Update(ctx context.Context, queue, id, receipt string, now time.Time, newReceipt string, nextVisible time.Time, text *string) (msgqueue.Message, error) {
+func (s *Store) Update(ctx context.Context, queue, id, receipt string, now func() time.Time, newReceipt string, visibility time.Duration, text *string) (msgqueue.Message, error) {
 	var body sql.NullString
 	if text != nil {
 		body = sql.NullString{String: *text, Valid: true}
 	}
-	row := s.writer.QueryRowContext(ctx, `UPDATE mq_messages SET receipt = ?1, next_visible = ?2, body = COALESCE(?3, body)
-		WHERE queue = ?4 AND id = ?5 AND receipt = ?6 AND expires > ?7
-		RETURNING `+messageColumns,
-		newReceipt, ms(nextVisible), body, queue, id, receipt, ms(now))
-	m, err := scanMessage(row, nil)
+	var m msgqueue.Message
+	err := s.messageWrite(func() (err error) {
+		t := now()
+		m, err = scanMessage(s.updStmt.QueryRowContext(ctx, newReceipt, ms(t.Add(visibility)), body, queue, id, receipt, ms(t)), nil)
+		return err
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return m, s.missing(ctx, queue, id)
 	}

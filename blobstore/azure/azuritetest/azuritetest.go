@@ -26,9 +26,9 @@ const (
 // test failure instead of a skip.
 const RequireAllEnv = "BLOBSHARE_REQUIRE_ALL"
 
-// Server is a running Azurite blob service.
+// Server is a running Azurite blob or queue service.
 type Server struct {
-	// Endpoint is the blob service URL, path-style:
+	// Endpoint is the service URL, path-style:
 	// http://127.0.0.1:<port>/devstoreaccount1.
 	Endpoint string
 	// Port is the TCP port it listens on.
@@ -41,11 +41,35 @@ type Server struct {
 	Dir string
 }
 
+// service is one of Azurite's services: its binary under
+// node_modules/.bin, its listen flags and its connection-string key.
+type service struct {
+	binary, hostFlag, portFlag, endpointKey string
+}
+
+var (
+	blobService  = service{"azurite-blob", "--blobHost", "--blobPort", "BlobEndpoint"}
+	queueService = service{"azurite-queue", "--queueHost", "--queuePort", "QueueEndpoint"}
+)
+
 // Start starts Azurite blob for the test and returns it. It skips (or
 // fails under BLOBSHARE_REQUIRE_ALL=1) when Azurite cannot be found.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	bin, err := Binary()
+	return startService(t, blobService)
+}
+
+// StartQueue starts Azurite's Queue service for the test, as Start does
+// the blob service; Endpoint and ConnectionString address the queue
+// service.
+func StartQueue(t testing.TB) *Server {
+	t.Helper()
+	return startService(t, queueService)
+}
+
+func startService(t testing.TB, svc service) *Server {
+	t.Helper()
+	bin, err := binary(svc.binary)
 	if err != nil {
 		missing(t, err)
 		return nil
@@ -56,7 +80,7 @@ func Start(t testing.TB) *Server {
 	}
 	var lastErr error
 	for range 3 { // the free port may be taken between probe and listen
-		s, err := start(t, bin)
+		s, err := start(t, bin, svc)
 		if err == nil {
 			return s
 		}
@@ -75,12 +99,17 @@ func missing(t testing.TB, err error) {
 }
 
 // Binary returns the path of azurite-blob under the module root.
-func Binary() (string, error) {
+func Binary() (string, error) { return binary(blobService.binary) }
+
+// QueueBinary returns the path of azurite-queue under the module root.
+func QueueBinary() (string, error) { return binary(queueService.binary) }
+
+func binary(name string) (string, error) {
 	root, err := ModuleRoot()
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(root, "integration", "js", "node_modules", ".bin", "azurite-blob")
+	bin := filepath.Join(root, "integration", "js", "node_modules", ".bin", name)
 	if _, err := os.Stat(bin); err != nil {
 		return "", fmt.Errorf("azurite not installed: %w", err)
 	}
@@ -136,14 +165,14 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-func start(t testing.TB, bin string) (*Server, error) {
+func start(t testing.TB, bin string, svc service) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
 	dir := t.TempDir()
 	cmd := exec.Command(bin,
-		"--blobHost", "127.0.0.1", "--blobPort", strconv.Itoa(port),
+		svc.hostFlag, "127.0.0.1", svc.portFlag, strconv.Itoa(port),
 		"--location", dir, "--skipApiVersionCheck", "--silent", "--loose",
 		"--disableTelemetry")
 	out := &lockedBuffer{}
@@ -172,7 +201,7 @@ func start(t testing.TB, bin string) (*Server, error) {
 		Key:      Key,
 		Dir:      dir,
 	}
-	s.ConnectionString = fmt.Sprintf("DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;BlobEndpoint=%s;", Account, Key, s.Endpoint)
+	s.ConnectionString = fmt.Sprintf("DefaultEndpointsProtocol=http;AccountName=%s;AccountKey=%s;%s=%s;", Account, Key, svc.endpointKey, s.Endpoint)
 	client := &http.Client{Timeout: time.Second}
 	deadline := time.Now().Add(60 * time.Second)
 	for {

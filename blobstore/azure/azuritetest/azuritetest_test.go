@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -36,6 +37,23 @@ func TestStopsOnCleanup(t *testing.T) {
 	if err == nil {
 		resp.Body.Close()
 		t.Fatalf("azurite still answers on %s after its test ended", endpoint)
+	}
+}
+
+// TestStartQueueAnswers: StartQueue's endpoint is Azurite's Queue
+// service (an anonymous listing is refused by it, not by a blob server).
+func TestStartQueueAnswers(t *testing.T) {
+	s := StartQueue(t)
+	resp, err := http.Get(s.Endpoint + "?comp=list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("GET %s?comp=list: %s, want 403 from Azurite", s.Endpoint, resp.Status)
+	}
+	if !strings.Contains(s.ConnectionString, "QueueEndpoint="+s.Endpoint) {
+		t.Fatalf("connection string %q does not name the queue endpoint", s.ConnectionString)
 	}
 }
 

@@ -1,4 +1,5 @@
-// Package azuritetest starts a real Azurite blob emulator for tests.
+// Package azuritetest starts a real Azurite blob emulator (Start) or
+// Azurite's Queue service (StartQueue) for tests.
 //
 // Start runs integration/js/node_modules/.bin/azurite-blob (installed by
 // `make npm`; the module root is found by walking up from the working
