@@ -11,7 +11,7 @@ REST_FUZZ := FuzzParseRange FuzzParsePath FuzzSharedKey FuzzParseAttributes \
              FuzzParseSMBTime FuzzParseMetadata FuzzDecodeXMLBody
 # Fuzz targets of the other packages (the SMB server, the Queue service):
 # package:target.
-SMB_FUZZ  := smb:FuzzHeader smb:FuzzFrame smb:FuzzMatchPattern smb/ntlm:FuzzUnwrap smb/ntlm:FuzzNTLM \
+PKG_FUZZ  := smb:FuzzHeader smb:FuzzFrame smb:FuzzMatchPattern smb/ntlm:FuzzUnwrap smb/ntlm:FuzzNTLM \
              queue:FuzzMessageBody queue:FuzzQueueRequest
 
 # Debian packages the tests drive: rsync (the mount's timestamp tests),
@@ -41,7 +41,7 @@ fuzz:
 			|| { cat $$log; exit 1; }; \
 		echo "fuzz $$f ($(FUZZTIME)): $$(tail -n 1 $$log)"; \
 	done; \
-	for pf in $(SMB_FUZZ); do \
+	for pf in $(PKG_FUZZ); do \
 		p=$${pf%%:*}; f=$${pf#*:}; \
 		$(GO) test ./$$p -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) > $$log 2>&1 \
 			|| { cat $$log; exit 1; }; \
