@@ -106,6 +106,9 @@ type Attr struct {
 	// Shares only.
 	QuotaGiB   int
 	AccessTier string // x-ms-access-tier; "" means the default, TransactionOptimized
+	// ShareLease is the share's lease at the time of the call (GetShare,
+	// ListShares and the share operations fill it).
+	ShareLease ShareLeaseInfo
 
 	// DeletePending is true for a file unlinked through the mount while
 	// open, or marked by a disposition (only reported where looked up).
@@ -512,7 +515,13 @@ func (fsys *FileSystem) CreateShare(ctx context.Context, req ShareRequest) (Attr
 
 // GetShare returns a share's properties (Kind KindShare). ErrShareNotFound.
 func (fsys *FileSystem) GetShare(ctx context.Context, name string) (Attr, error) {
-	return fsys.getShare(ctx, name)
+	return fsys.getShare(ctx, name, "")
+}
+
+// GetShareLeased is GetShare for a request that carries a lease id: it
+// must name the share's active lease (*locks.LeaseError otherwise).
+func (fsys *FileSystem) GetShareLeased(ctx context.Context, name, leaseID string) (Attr, error) {
+	return fsys.getShare(ctx, name, leaseID)
 }
 
 // SetShareQuota changes a share's quota (GiB, > 0).
@@ -525,6 +534,8 @@ func (fsys *FileSystem) SetShareQuota(ctx context.Context, name string, quotaGiB
 type ShareProperties struct {
 	QuotaGiB   *int
 	AccessTier *string
+	// LeaseID, when not empty, must name the share's active lease.
+	LeaseID string
 }
 
 // SetShareProperties changes a share's quota (GiB, > 0) and access tier.
@@ -532,15 +543,29 @@ func (fsys *FileSystem) SetShareProperties(ctx context.Context, name string, p S
 	return fsys.setShareProperties(ctx, name, p)
 }
 
-// SetShareMetadata replaces a share's metadata.
-func (fsys *FileSystem) SetShareMetadata(ctx context.Context, name string, md map[string]string) (Attr, error) {
-	return fsys.setShareMetadata(ctx, name, md)
+// SetShareMetadata replaces a share's metadata. leaseID, when not
+// empty, must name the share's active lease (*locks.LeaseError).
+func (fsys *FileSystem) SetShareMetadata(ctx context.Context, name, leaseID string, md map[string]string) (Attr, error) {
+	return fsys.setShareMetadata(ctx, name, leaseID, md)
 }
 
 // DeleteShare deletes a share and everything in it; handles open below it
 // are force-closed. ErrShareNotFound.
 func (fsys *FileSystem) DeleteShare(ctx context.Context, name string) error {
-	return fsys.deleteShare(ctx, name)
+	return fsys.deleteShare(ctx, DeleteShareRequest{Name: name})
+}
+
+// DeleteShareRequest deletes a share.
+type DeleteShareRequest struct {
+	Name string
+	// LeaseID is required while the share's lease is active, and must
+	// name it (*locks.LeaseError: LeaseIdMissing, mismatch).
+	LeaseID string
+}
+
+// RemoveShare is DeleteShare with the request's conditions.
+func (fsys *FileSystem) RemoveShare(ctx context.Context, req DeleteShareRequest) error {
+	return fsys.deleteShare(ctx, req)
 }
 
 // ListRequest pages through a listing. Marker is the NextMarker of the

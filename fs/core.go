@@ -60,7 +60,8 @@ type fileState struct {
 // released.)
 //
 // 4: ns_intents.new_state, so that recovery adopts a commit whole.
-const SchemaVersion = 4
+// 5: ns_share_state (share leases, stored access policies, permissions).
+const SchemaVersion = 5
 
 // schema is the namespace's part of the shared database. Names are
 // case-insensitive through key (FoldName); the unique index covers only
@@ -104,6 +105,13 @@ CREATE TABLE IF NOT EXISTS ns_intents (
 	new_state TEXT    NOT NULL DEFAULT '', -- the entry's fields before and after the commit (commitState, JSON)
 	created   INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS ns_share_state (
+	share INTEGER NOT NULL,
+	kind  TEXT    NOT NULL, -- lease, acl, perm (sharestate.go)
+	name  TEXT    NOT NULL,
+	value TEXT    NOT NULL, -- JSON
+	PRIMARY KEY (share, kind, name)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS ns_gc (
 	key   TEXT PRIMARY KEY,
 	since INTEGER NOT NULL

@@ -95,6 +95,10 @@ func (s *Server) routeTable() []route {
 		{name: "GetShareMetadata", method: "HEAD", restype: "share", comp: "metadata", scopes: sh, perm: 'r', rtype: 'c', h: s.getShareProperties},
 		{name: "SetShareMetadata", method: "PUT", restype: "share", comp: "metadata", scopes: sh, perm: 'w', rtype: 'c', h: s.setShareMetadata},
 		{name: "GetShareStats", method: "GET", restype: "share", comp: "stats", scopes: sh, perm: 'r', rtype: 'c', h: s.getShareStats},
+		{name: "LeaseShare", method: "PUT", restype: "share", comp: "lease", header: "x-ms-lease-action", values: []string{"acquire", "renew", "change", "release", "break"}, scopes: sh, perm: 'w', rtype: 'c', h: s.leaseShare},
+		{name: "GetShareACL", method: "GET", restype: "share", comp: "acl", scopes: sh, perm: 'r', rtype: 'c', h: s.getShareACL},
+		{name: "GetShareACL", method: "HEAD", restype: "share", comp: "acl", scopes: sh, perm: 'r', rtype: 'c', h: s.getShareACL},
+		{name: "SetShareACL", method: "PUT", restype: "share", comp: "acl", scopes: sh, perm: 'w', rtype: 'c', h: s.setShareACL},
 		{name: "DeleteShare", method: "DELETE", restype: "share", scopes: sh, perm: 'd', rtype: 'c', h: s.deleteShare},
 
 		{name: "CreateDirectory", method: "PUT", restype: "directory", scopes: pth, perm: 'c', rtype: 'c', h: s.createDirectory},

@@ -24,5 +24,6 @@ var fsErrors = []storagehttp.Mapping{
 	{Target: fs.ErrInvalidRange, Status: http.StatusRequestedRangeNotSatisfiable, Code: CodeInvalidRange, Message: "The range specified is invalid for the current size of the resource."},
 	{Target: fs.ErrCrossShare, Status: http.StatusBadRequest, Code: CodeInvalidInput, Message: "The source and the destination must be in the same share."},
 	{Target: fs.ErrNotSupported, Status: http.StatusBadRequest, Code: "UnsupportedOperation", Message: "The operation is not supported."},
+	{Target: fs.ErrPermissionKeyNotFound, Status: http.StatusBadRequest, Code: "FileInvalidPermissionKey", Message: "The specified file permission key does not exist in the share."},
 	{Target: fs.ErrInvalidArg, Status: http.StatusBadRequest, Code: CodeInvalidInput, Message: "One of the request inputs is not valid."},
 }

@@ -242,6 +242,15 @@ func parseAttributes(name, v string) (fs.Attributes, error) {
 	if err != nil {
 		return 0, storagehttp.InvalidHeader(name, v)
 	}
+	// "None" stands alone: combined with any other keyword Azure answers
+	// 400 (fs.ParseAttributes, shared with the CLI, skips it).
+	if fields := strings.Split(v, "|"); len(fields) > 1 {
+		for _, f := range fields {
+			if strings.EqualFold(strings.TrimSpace(f), "None") {
+				return 0, storagehttp.InvalidHeader(name, v)
+			}
+		}
+	}
 	return a, nil
 }
 

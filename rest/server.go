@@ -115,8 +115,8 @@ func New(cfg Config) (*Server, error) {
 	var chain []storagehttp.Authenticator
 	if !cfg.DisableAuth {
 		sg := storagehttp.Signer{Account: s.account, Key: raw}
-		chain = authenticators(sg)
-		sas := fileSAS(sg)
+		chain = s.authenticators(sg)
+		sas := s.fileSAS(sg)
 		s.sas = &sas
 	}
 	s.handler = s.withRequestID(s.withLimits(s.withRecover(

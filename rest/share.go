@@ -88,8 +88,12 @@ func (s *Server) listShares(w http.ResponseWriter, c *call) error {
 	for _, a := range res.Shares {
 		sx := shareXML{Name: a.Name, Properties: sharePropsXML{
 			LastModified: a.Modified.UTC().Format(http.TimeFormat), Etag: a.ETag, Quota: a.QuotaGiB,
-			AccessTier: accessTier(a), EnabledProtocols: "SMB", LeaseStatus: "unlocked", LeaseState: "available",
+			AccessTier: accessTier(a), EnabledProtocols: "SMB",
 		}}
+		lh := http.Header{}
+		setShareLease(lh, a.ShareLease)
+		sx.Properties.LeaseStatus, sx.Properties.LeaseState = lh.Get("x-ms-lease-status"), lh.Get("x-ms-lease-state")
+		sx.Properties.LeaseDuration = lh.Get("x-ms-lease-duration")
 		if inc["metadata"] {
 			sx.Metadata = storagehttp.NewMetadataXML(nonNil(a.Metadata))
 		}
@@ -147,7 +151,11 @@ func (s *Server) createShare(w http.ResponseWriter, c *call) error {
 }
 
 func (s *Server) getShareProperties(w http.ResponseWriter, c *call) error {
-	a, err := s.fs.GetShare(c.r.Context(), c.path.Share)
+	lease, err := leaseHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	a, err := s.fs.GetShareLeased(c.r.Context(), c.path.Share, lease)
 	if err != nil {
 		return err
 	}
@@ -158,8 +166,7 @@ func (s *Server) getShareProperties(w http.ResponseWriter, c *call) error {
 		h.Set("x-ms-share-quota", strconv.Itoa(a.QuotaGiB))
 		h.Set("x-ms-access-tier", accessTier(a))
 		h.Set("x-ms-enabled-protocols", "SMB")
-		h.Set("x-ms-lease-status", "unlocked")
-		h.Set("x-ms-lease-state", "available")
+		setShareLease(h, a.ShareLease)
 	}
 	w.WriteHeader(http.StatusOK)
 	return nil
@@ -171,6 +178,9 @@ func (s *Server) setShareProperties(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	var p fs.ShareProperties
+	if p.LeaseID, err = leaseHeader(c.r.Header, "x-ms-lease-id"); err != nil {
+		return err
+	}
 	if ok {
 		p.QuotaGiB = &quota
 	}
@@ -195,7 +205,11 @@ func (s *Server) setShareMetadata(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	a, err := s.fs.SetShareMetadata(c.r.Context(), c.path.Share, md)
+	lease, err := leaseHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	a, err := s.fs.SetShareMetadata(c.r.Context(), c.path.Share, lease, md)
 	if err != nil {
 		return err
 	}
@@ -253,7 +267,11 @@ func (s *Server) deleteShare(w http.ResponseWriter, c *call) error {
 	if v := c.r.Header.Get("x-ms-delete-snapshots"); v != "" && !strings.EqualFold(v, "include") && !strings.EqualFold(v, "include-leased") {
 		return storagehttp.InvalidHeader("x-ms-delete-snapshots", v)
 	}
-	if err := s.fs.DeleteShare(c.r.Context(), c.path.Share); err != nil {
+	lease, err := leaseHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	if err := s.fs.RemoveShare(c.r.Context(), fs.DeleteShareRequest{Name: c.path.Share, LeaseID: lease}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)

@@ -68,6 +68,7 @@ type sharePropsXML struct {
 	EnabledProtocols string `xml:"EnabledProtocols"`
 	LeaseStatus      string `xml:"LeaseStatus"`
 	LeaseState       string `xml:"LeaseState"`
+	LeaseDuration    string `xml:"LeaseDuration,omitempty"`
 }
 
 type listFilesXML struct {
