@@ -598,6 +598,9 @@ type SMBProperties struct {
 	Created    *time.Time
 	LastWrite  *time.Time
 	Change     *time.Time
+	// PermissionKey is the entry's new permission key (one CreatePermission
+	// returned, or DefaultPermissionKey); the caller checks it exists.
+	PermissionKey *string
 }
 
 // CreateDirectoryRequest creates a directory by path.

@@ -28,6 +28,12 @@ func (e *entry) applyProps(p SMBProperties) {
 	if p.Change != nil {
 		e.change = ticks(*p.Change)
 	}
+	if p.PermissionKey != nil {
+		e.permKey = *p.PermissionKey
+		if e.permKey == defaultPermissionKey {
+			e.permKey = ""
+		}
+	}
 }
 
 // checkedFile resolves path to a file and asks locks about op.

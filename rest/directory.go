@@ -18,6 +18,9 @@ func (s *Server) createDirectory(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
+	if props.PermissionKey, err = s.permissionKey(c); err != nil {
+		return err
+	}
 	a, err := s.fs.CreateDirectory(c.r.Context(), fs.CreateDirectoryRequest{Path: c.fsPath(), Props: props, Metadata: md})
 	if err != nil {
 		return err
@@ -56,6 +59,9 @@ func (s *Server) getDirectoryProperties(w http.ResponseWriter, c *call) error {
 func (s *Server) setDirectoryProperties(w http.ResponseWriter, c *call) error {
 	props, err := parseSMBProps(c.r.Header, storagehttp.InfoFrom(c.r.Context()).Start, false)
 	if err != nil {
+		return err
+	}
+	if props.PermissionKey, err = s.permissionKey(c); err != nil {
 		return err
 	}
 	if _, err := s.statDir(c); err != nil {

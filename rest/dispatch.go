@@ -99,6 +99,8 @@ func (s *Server) routeTable() []route {
 		{name: "GetShareACL", method: "GET", restype: "share", comp: "acl", scopes: sh, perm: 'r', rtype: 'c', h: s.getShareACL},
 		{name: "GetShareACL", method: "HEAD", restype: "share", comp: "acl", scopes: sh, perm: 'r', rtype: 'c', h: s.getShareACL},
 		{name: "SetShareACL", method: "PUT", restype: "share", comp: "acl", scopes: sh, perm: 'w', rtype: 'c', h: s.setShareACL},
+		{name: "CreatePermission", method: "PUT", restype: "share", comp: "filepermission", scopes: sh, perm: 'c', rtype: 'c', h: s.createPermission},
+		{name: "GetPermission", method: "GET", restype: "share", comp: "filepermission", scopes: sh, perm: 'r', rtype: 'c', h: s.getPermission},
 		{name: "DeleteShare", method: "DELETE", restype: "share", scopes: sh, perm: 'd', rtype: 'c', h: s.deleteShare},
 
 		{name: "CreateDirectory", method: "PUT", restype: "directory", scopes: pth, perm: 'c', rtype: 'c', h: s.createDirectory},

@@ -36,6 +36,9 @@ func (s *Server) createFile(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
+	if props.PermissionKey, err = s.permissionKey(c); err != nil {
+		return err
+	}
 	content, _, err := parseContent(h)
 	if err != nil {
 		return err
@@ -391,6 +394,9 @@ func (s *Server) setFileProperties(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
+	if props.PermissionKey, err = s.permissionKey(c); err != nil {
+		return err
+	}
 	req := fs.SetPropertiesRequest{Path: c.fsPath(), Props: props, LeaseID: lease}
 	size, resize, err := parseSizeHeader(h, "x-ms-content-length", maxFileSize)
 	if err != nil {
@@ -554,6 +560,9 @@ func (s *Server) rename(w http.ResponseWriter, c *call) error {
 	}
 	props, err := parseSMBProps(h, storagehttp.InfoFrom(c.r.Context()).Start, false)
 	if err != nil {
+		return err
+	}
+	if props.PermissionKey, err = s.permissionKey(c); err != nil {
 		return err
 	}
 	md, err := storagehttp.ParseMetadata(h)
