@@ -109,6 +109,9 @@ type Attr struct {
 	// ShareLease is the share's lease at the time of the call (GetShare,
 	// ListShares and the share operations fill it).
 	ShareLease ShareLeaseInfo
+	// Snapshot is the share snapshot (x-ms-snapshot) the entry was read
+	// from; "" for the live share.
+	Snapshot string
 
 	// DeletePending is true for a file unlinked through the mount while
 	// open, or marked by a disposition (only reported where looked up).
@@ -561,6 +564,9 @@ type DeleteShareRequest struct {
 	// LeaseID is required while the share's lease is active, and must
 	// name it (*locks.LeaseError: LeaseIdMissing, mismatch).
 	LeaseID string
+	// IncludeSnapshots deletes the share's snapshots too; without it a
+	// share with snapshots is ErrShareHasSnapshots.
+	IncludeSnapshots bool
 }
 
 // RemoveShare is DeleteShare with the request's conditions.

@@ -60,7 +60,8 @@ type fileState struct {
 // released.)
 //
 // 4: ns_intents.new_state, so that recovery adopts a commit whole.
-// 5: ns_share_state (share leases, stored access policies, permissions).
+// 5: ns_share_state (share leases, stored access policies, permissions),
+// ns_snapshots and ns_snap_entries (share snapshots).
 const SchemaVersion = 5
 
 // schema is the namespace's part of the shared database. Names are
@@ -112,6 +113,36 @@ CREATE TABLE IF NOT EXISTS ns_share_state (
 	value TEXT    NOT NULL, -- JSON
 	PRIMARY KEY (share, kind, name)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ns_snapshots (
+	share INTEGER NOT NULL,
+	name  TEXT    NOT NULL, -- x-ms-snapshot (UTC, 7 fractional digits)
+	ready INTEGER NOT NULL DEFAULT 0, -- 1 once its content is cloned and checked (snapshots.go)
+	PRIMARY KEY (share, name)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ns_snap_entries ( -- ns_entries rows of the share's tree as a snapshot took them
+	share      INTEGER NOT NULL,
+	snapshot   TEXT    NOT NULL,
+	id         INTEGER NOT NULL,
+	parent     INTEGER NOT NULL,
+	name       TEXT    NOT NULL,
+	key        TEXT    NOT NULL,
+	kind       INTEGER NOT NULL,
+	unlinked   INTEGER NOT NULL,
+	size       INTEGER NOT NULL,
+	attrs      INTEGER NOT NULL,
+	t_created  INTEGER NOT NULL,
+	t_write    INTEGER NOT NULL,
+	t_change   INTEGER NOT NULL,
+	t_modified INTEGER NOT NULL,
+	version    INTEGER NOT NULL,
+	props      TEXT    NOT NULL,
+	quota      INTEGER NOT NULL,
+	blob       INTEGER NOT NULL, -- 1: the content is the blob snapKey names
+	inline     BLOB,
+	ranges     TEXT    NOT NULL,
+	PRIMARY KEY (share, snapshot, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS ns_snap_names ON ns_snap_entries(share, snapshot, parent, key);
 CREATE TABLE IF NOT EXISTS ns_gc (
 	key   TEXT PRIMARY KEY,
 	since INTEGER NOT NULL

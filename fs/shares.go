@@ -130,6 +130,9 @@ func (fsys *FileSystem) deleteShare(ctx context.Context, req DeleteShareRequest)
 		if err := q.checkShareLease(e, req.LeaseID, true); err != nil {
 			return nil, err
 		}
+		if err := q.dropSnapshots(e.id, req.IncludeSnapshots); err != nil {
+			return nil, err
+		}
 		if err := q.dropState(e.id); err != nil {
 			return nil, err
 		}

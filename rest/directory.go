@@ -33,7 +33,13 @@ func (s *Server) createDirectory(w http.ResponseWriter, c *call) error {
 
 // statDir stats a directory (or share root); a file there is ErrNotDir.
 func (s *Server) statDir(c *call) (fs.Attr, error) {
-	a, _, err := s.fs.Stat(c.r.Context(), c.fsPath(), "")
+	var a fs.Attr
+	var err error
+	if snap := c.q.Get("sharesnapshot"); snap != "" {
+		a, err = s.fs.SnapshotStat(c.r.Context(), snap, c.fsPath())
+	} else {
+		a, _, err = s.fs.Stat(c.r.Context(), c.fsPath(), "")
+	}
 	if err != nil {
 		return a, err
 	}
@@ -115,7 +121,12 @@ func (s *Server) listDirectory(w http.ResponseWriter, c *call) error {
 	if _, err := parseBoolHeader(c.r.Header, "x-ms-file-extended-info"); err != nil {
 		return err
 	}
-	res, err := s.fs.ListDirectory(c.r.Context(), c.fsPath(), req)
+	var res fs.ListResult
+	if snap := c.q.Get("sharesnapshot"); snap != "" {
+		res, err = s.fs.SnapshotList(c.r.Context(), snap, c.fsPath(), req)
+	} else {
+		res, err = s.fs.ListDirectory(c.r.Context(), c.fsPath(), req)
+	}
 	if err != nil {
 		return err
 	}

@@ -293,7 +293,13 @@ func (s *Server) getFileProperties(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	a, l, err := s.fs.Stat(c.r.Context(), c.fsPath(), lease)
+	var a fs.Attr
+	var l locks.LeaseInfo
+	if snap := c.q.Get("sharesnapshot"); snap != "" {
+		a, err = s.fs.SnapshotStat(c.r.Context(), snap, c.fsPath())
+	} else {
+		a, l, err = s.fs.Stat(c.r.Context(), c.fsPath(), lease)
+	}
 	if err != nil {
 		return err
 	}
@@ -344,7 +350,12 @@ func (s *Server) getFile(w http.ResponseWriter, c *call) error {
 	if wantMD5 && (!ranged || rg.end < 0 || rg.length() > maxPutRange) {
 		return storagehttp.InvalidHeader("x-ms-range-get-content-md5", h.Get("x-ms-range-get-content-md5"))
 	}
-	fr, err := s.fs.GetFile(c.r.Context(), req)
+	var fr *fs.FileReader
+	if snap := c.q.Get("sharesnapshot"); snap != "" {
+		fr, err = s.fs.SnapshotGetFile(c.r.Context(), snap, req)
+	} else {
+		fr, err = s.fs.GetFile(c.r.Context(), req)
+	}
 	if errors.Is(err, fs.ErrIsDir) {
 		return errNotAFile(c)
 	}

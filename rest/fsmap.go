@@ -11,6 +11,8 @@ import (
 // fsErrors maps the namespace's sentinels (fs/errors.go) to Azure answers
 // (filerest.md §7). toError tries lockErrors first, then these, in order.
 var fsErrors = []storagehttp.Mapping{
+	{Target: fs.ErrSnapshotNotFound, Status: http.StatusNotFound, Code: "ShareSnapshotNotFound", Message: "The specified share snapshot does not exist."},
+	{Target: fs.ErrShareHasSnapshots, Status: http.StatusConflict, Code: "ShareHasSnapshots", Message: "The share has snapshots and the operation requires no snapshots."},
 	{Target: fs.ErrShareNotFound, Status: http.StatusNotFound, Code: CodeShareNotFound, Message: "The specified share does not exist."},
 	{Target: fs.ErrParentNotFound, Status: http.StatusNotFound, Code: CodeParentNotFound, Message: "The specified parent path does not exist."},
 	{Target: fs.ErrNotFound, Status: http.StatusNotFound, Code: CodeResourceNotFound, Message: "The specified resource does not exist."},

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"encoding/xml"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -65,8 +66,9 @@ func (s *Server) listShares(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	// blobshare has no share snapshots or soft delete: "snapshots" and
-	// "deleted" are accepted and simply list nothing extra.
+	// blobshare has no soft delete: "deleted" is accepted and lists
+	// nothing extra. With "snapshots" each share's snapshots come before
+	// it, oldest first.
 	inc, err := includeSet(c, "metadata", "snapshots", "deleted")
 	if err != nil {
 		return err
@@ -85,21 +87,36 @@ func (s *Server) listShares(w http.ResponseWriter, c *call) error {
 	if _, ok := c.q["maxresults"]; ok {
 		out.MaxResults = &req.MaxResults
 	}
-	for _, a := range res.Shares {
-		sx := shareXML{Name: a.Name, Properties: sharePropsXML{
-			LastModified: a.Modified.UTC().Format(http.TimeFormat), Etag: a.ETag, Quota: a.QuotaGiB,
-			AccessTier: accessTier(a), EnabledProtocols: "SMB",
-		}}
-		lh := http.Header{}
-		setShareLease(lh, a.ShareLease)
-		sx.Properties.LeaseStatus, sx.Properties.LeaseState = lh.Get("x-ms-lease-status"), lh.Get("x-ms-lease-state")
-		sx.Properties.LeaseDuration = lh.Get("x-ms-lease-duration")
-		if inc["metadata"] {
-			sx.Metadata = storagehttp.NewMetadataXML(nonNil(a.Metadata))
+	for _, base := range res.Shares {
+		all := []fs.Attr{base}
+		if inc["snapshots"] {
+			snaps, err := s.fs.ShareSnapshots(c.r.Context(), base.Name)
+			if err != nil && !errors.Is(err, fs.ErrShareNotFound) {
+				return err
+			}
+			all = append(snaps, base)
 		}
-		out.Shares = append(out.Shares, sx)
+		for _, a := range all {
+			out.Shares = append(out.Shares, s.shareEntry(a, inc["metadata"]))
+		}
 	}
 	return storagehttp.WriteXML(w, http.StatusOK, out)
+}
+
+// shareEntry is one share (or share snapshot) of List Shares.
+func (s *Server) shareEntry(a fs.Attr, withMetadata bool) shareXML {
+	sx := shareXML{Snapshot: a.Snapshot, Name: a.Name, Properties: sharePropsXML{
+		LastModified: a.Modified.UTC().Format(http.TimeFormat), Etag: a.ETag, Quota: a.QuotaGiB,
+		AccessTier: accessTier(a), EnabledProtocols: "SMB",
+	}}
+	lh := http.Header{}
+	setShareLease(lh, a.ShareLease)
+	sx.Properties.LeaseStatus, sx.Properties.LeaseState = lh.Get("x-ms-lease-status"), lh.Get("x-ms-lease-state")
+	sx.Properties.LeaseDuration = lh.Get("x-ms-lease-duration")
+	if withMetadata {
+		sx.Metadata = storagehttp.NewMetadataXML(nonNil(a.Metadata))
+	}
+	return sx
 }
 
 func nonNil(m map[string]string) map[string]string {
@@ -155,7 +172,12 @@ func (s *Server) getShareProperties(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	a, err := s.fs.GetShareLeased(c.r.Context(), c.path.Share, lease)
+	var a fs.Attr
+	if snap := c.q.Get("sharesnapshot"); snap != "" {
+		a, err = s.fs.SnapshotStat(c.r.Context(), snap, c.path.Share)
+	} else {
+		a, err = s.fs.GetShareLeased(c.r.Context(), c.path.Share, lease)
+	}
 	if err != nil {
 		return err
 	}
@@ -264,16 +286,48 @@ func accessTier(a fs.Attr) string {
 }
 
 func (s *Server) deleteShare(w http.ResponseWriter, c *call) error {
-	if v := c.r.Header.Get("x-ms-delete-snapshots"); v != "" && !strings.EqualFold(v, "include") && !strings.EqualFold(v, "include-leased") {
+	v := c.r.Header.Get("x-ms-delete-snapshots")
+	if v != "" && !strings.EqualFold(v, "include") && !strings.EqualFold(v, "include-leased") {
 		return storagehttp.InvalidHeader("x-ms-delete-snapshots", v)
 	}
 	lease, err := leaseHeader(c.r.Header, "x-ms-lease-id")
 	if err != nil {
 		return err
 	}
-	if err := s.fs.RemoveShare(c.r.Context(), fs.DeleteShareRequest{Name: c.path.Share, LeaseID: lease}); err != nil {
+	if snap := c.q.Get("sharesnapshot"); snap != "" {
+		if v != "" { // deleting one snapshot deletes no others
+			return storagehttp.InvalidHeader("x-ms-delete-snapshots", v)
+		}
+		if err := s.fs.DeleteShareSnapshot(c.r.Context(), c.path.Share, snap); err != nil {
+			return err
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return nil
+	}
+	if err := s.fs.RemoveShare(c.r.Context(), fs.DeleteShareRequest{Name: c.path.Share, LeaseID: lease, IncludeSnapshots: v != ""}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+// createShareSnapshot answers Snapshot Share (PUT ?restype=share&comp=snapshot):
+// 201 with x-ms-snapshot; x-ms-meta-* replace the share's metadata in the
+// snapshot.
+func (s *Server) createShareSnapshot(w http.ResponseWriter, c *call) error {
+	md, err := storagehttp.ParseMetadata(c.r.Header)
+	if err != nil {
+		return err
+	}
+	if len(md) == 0 {
+		md = nil
+	}
+	name, a, err := s.fs.CreateShareSnapshot(c.r.Context(), c.path.Share, md)
+	if err != nil {
+		return err
+	}
+	setCommon(w.Header(), a)
+	w.Header().Set("x-ms-snapshot", name)
+	w.WriteHeader(http.StatusCreated)
 	return nil
 }

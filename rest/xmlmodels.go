@@ -56,6 +56,7 @@ type listSharesXML struct {
 
 type shareXML struct {
 	Name       string                   `xml:"Name"`
+	Snapshot   string                   `xml:"Snapshot,omitempty"`
 	Properties sharePropsXML            `xml:"Properties"`
 	Metadata   *storagehttp.MetadataXML `xml:"Metadata"`
 }
