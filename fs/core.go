@@ -61,7 +61,7 @@ type fileState struct {
 //
 // 4: ns_intents.new_state, so that recovery adopts a commit whole.
 // 5: ns_share_state (share leases, stored access policies, permissions),
-// ns_snapshots and ns_snap_entries (share snapshots).
+// ns_snapshots, ns_snap_entries and ns_snap_pending (share snapshots).
 const SchemaVersion = 5
 
 // schema is the namespace's part of the shared database. Names are
@@ -143,6 +143,15 @@ CREATE TABLE IF NOT EXISTS ns_snap_entries ( -- ns_entries rows of the share's t
 	PRIMARY KEY (share, snapshot, id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS ns_snap_names ON ns_snap_entries(share, snapshot, parent, key);
+CREATE TABLE IF NOT EXISTS ns_snap_pending ( -- clones a snapshot still needs (copy on write, snapshots.go)
+	share    INTEGER NOT NULL,
+	snapshot TEXT    NOT NULL,
+	file     INTEGER NOT NULL,
+	src      TEXT    NOT NULL, -- the file's blob key
+	dst      TEXT    NOT NULL, -- the snapshot's key for it
+	PRIMARY KEY (share, snapshot, file)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS ns_snap_pending_file ON ns_snap_pending(file);
 CREATE TABLE IF NOT EXISTS ns_gc (
 	key   TEXT PRIMARY KEY,
 	since INTEGER NOT NULL

@@ -23,16 +23,25 @@ import (
 // every key's manifest; fs's collector removes only keys queued in ns_gc,
 // and a snapshot's keys are queued only when the snapshot is deleted).
 //
-// Point in time: the rows are those of the first transaction; the clones
-// are made after it (no blob I/O inside a transaction), so a second
-// transaction checks that no blob-backed file changed in between (same
-// version, no commit intent). If one did, the snapshot is dropped and
-// taken again; after snapshotAttempts lost races it fails with
-// locks.ErrSharingViolation (the share is too busy).
+// Point in time, without copying: the rows are those of the snapshot's
+// first transaction, which also records, for every blob-backed file, a
+// pending clone (ns_snap_pending: the file's key and the snapshot's).
+// Clones are made after that transaction (no blob I/O inside one), by the
+// snapshot, or — copy on write — by a commit that is about to replace the
+// file's blob: a commit reads the pending clones of its file in the
+// transaction that records its intent as committing, and clones the
+// version it builds on before committing the new one (commitLocked). Who
+// comes second finds the clone there. A commit already committing when
+// the snapshot's first transaction runs may have replaced the blob
+// already; the snapshot then waits (short backoff) until no such commit
+// is in flight and starts over. The blob collector leaves a key with
+// pending clones alone, so a file deleted meanwhile keeps its content
+// until the snapshot has it. The second transaction drops the pending
+// clones and makes the snapshot visible (ready).
 //
-// A snapshot is visible once that check marked it ready. A process that
-// dies between the two leaves an invisible unready snapshot, removed with
-// its share.
+// A process that dies between the two leaves an invisible unready
+// snapshot (and its pending clones, which commits of those files keep
+// trying cheaply); both go with the share.
 
 // ErrSnapshotNotFound: the share has no such snapshot (404
 // ShareSnapshotNotFound).
@@ -48,10 +57,12 @@ type blobCloner interface {
 	CloneBlob(ctx context.Context, src, dst string, cond blobstore.Conditions) (blobstore.Info, error)
 }
 
-const snapshotAttempts = 5
+// snapshotAttempts bounds the waits for in-flight commits.
+const snapshotAttempts = 200
 
-// errSnapshotRaced: a file changed while its content was being cloned.
-var errSnapshotRaced = errors.New("a file changed while the snapshot was taken")
+// errSnapshotBusy: a commit was replacing a file's blob when the snapshot
+// was taken.
+var errSnapshotBusy = errors.New("a commit is in flight")
 
 // snapshotLayout is the x-ms-snapshot form (UTC, 7 fractional digits).
 const snapshotLayout = "2006-01-02T15:04:05.0000000Z"
@@ -83,9 +94,14 @@ type snapFile struct {
 // store that cannot clone blobs, when the share has blob-backed files),
 // locks.ErrSharingViolation (lost races).
 func (fsys *FileSystem) CreateShareSnapshot(ctx context.Context, share string, md map[string]string) (string, Attr, error) {
+	backoff := time.Millisecond
 	for range snapshotAttempts {
 		name, a, err := fsys.snapshotOnce(ctx, share, md)
-		if errors.Is(err, errSnapshotRaced) {
+		if errors.Is(err, errSnapshotBusy) {
+			if err := sleepCtx(ctx, backoff); err != nil {
+				return "", Attr{}, pathErr("snapshot share", share, err)
+			}
+			backoff = min(2*backoff, 20*time.Millisecond)
 			continue
 		}
 		return name, a, pathErr("snapshot share", share, err)
@@ -143,21 +159,40 @@ func (fsys *FileSystem) snapshotOnce(ctx context.Context, share string, md map[s
 		}
 		a = root.attr(root.name)
 		a.Snapshot = name
+		var busy int
+		if err := q.queryRow(`SELECT count(*) FROM ns_intents WHERE state = ? AND file IN
+			(SELECT id FROM ns_snap_entries WHERE share = ? AND snapshot = ? AND kind = ? AND blob = 1)`,
+			intentCommitting, int64(sh.id), name, KindFile).Scan(&busy); err != nil {
+			return nil, err
+		}
+		if busy > 0 {
+			return nil, errSnapshotBusy // rolls the rows back
+		}
 		files = files[:0]
 		rows, err := q.query(`SELECT id, version FROM ns_snap_entries WHERE share = ? AND snapshot = ? AND kind = ? AND blob = 1`,
 			int64(sh.id), name, KindFile)
 		if err != nil {
 			return nil, err
 		}
-		defer rows.Close()
 		for rows.Next() {
 			var id, v int64
 			if err := rows.Scan(&id, &v); err != nil {
+				rows.Close()
 				return nil, err
 			}
 			files = append(files, snapFile{FileID(id), uint64(v)})
 		}
-		return nil, rows.Err()
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			if _, err := q.exec(`INSERT INTO ns_snap_pending(share, snapshot, file, src, dst) VALUES (?, ?, ?, ?, ?)`,
+				int64(sh.id), name, int64(f.id), blobKey(f.id), snapKey(sh.id, name, f.id)); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
 	})
 	if err != nil {
 		return "", Attr{}, err
@@ -172,9 +207,11 @@ func (fsys *FileSystem) snapshotOnce(ctx context.Context, share string, md map[s
 		f := files[i]
 		_, err := cl.CloneBlob(ctx, blobKey(f.id), snapKey(shID, name, f.id), blobstore.Conditions{})
 		switch {
+		case err == nil, errors.Is(err, blobstore.ErrPreconditionFailed):
+			// Cloned, or a commit cloned it first (copy on write).
 		case errors.Is(err, blobstore.ErrNotFound):
-			missing = append(missing, f.id) // deleted since (the check below retries) or never had a blob
-		case err != nil:
+			missing = append(missing, f.id) // a blob-backed file without a blob reads as zeros
+		default:
 			cloneErr = err
 		}
 	}
@@ -182,20 +219,8 @@ func (fsys *FileSystem) snapshotOnce(ctx context.Context, share string, md map[s
 		if cloneErr != nil {
 			return nil, q.dropSnapshot(shID, name)
 		}
-		for _, f := range files {
-			var v int64
-			var intent bool
-			err := q.queryRow(`SELECT version, EXISTS(SELECT 1 FROM ns_intents WHERE file = ?1) FROM ns_entries WHERE id = ?1`,
-				int64(f.id)).Scan(&v, &intent)
-			if errors.Is(err, sql.ErrNoRows) || err == nil && (uint64(v) != f.version || intent) {
-				if err := q.dropSnapshot(shID, name); err != nil {
-					return nil, err
-				}
-				return nil, errSnapshotRaced
-			}
-			if err != nil {
-				return nil, err
-			}
+		if _, err := q.exec(`DELETE FROM ns_snap_pending WHERE share = ? AND snapshot = ?`, int64(shID), name); err != nil {
+			return nil, err
 		}
 		for _, id := range missing {
 			if _, err := q.exec(`UPDATE ns_snap_entries SET blob = 0 WHERE share = ? AND snapshot = ? AND id = ?`, int64(shID), name, int64(id)); err != nil {
@@ -243,6 +268,9 @@ func (q *q) dropSnapshot(share FileID, name string) error {
 		if _, err := q.exec(`INSERT OR IGNORE INTO ns_gc(key, since) VALUES(?, ?)`, snapKey(share, name, id), time.Now().UnixNano()); err != nil {
 			return err
 		}
+	}
+	if _, err := q.exec(`DELETE FROM ns_snap_pending WHERE share = ? AND snapshot = ?`, int64(share), name); err != nil {
+		return err
 	}
 	if _, err := q.exec(`DELETE FROM ns_snap_entries WHERE share = ? AND snapshot = ?`, int64(share), name); err != nil {
 		return err
@@ -523,6 +551,43 @@ func (q *q) dropSnapshots(share FileID, include bool) error {
 	for _, n := range names {
 		if err := q.dropSnapshot(share, n); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// pendingClones are the snapshot keys still waiting for file's current
+// content (read by a commit in the transaction that marks its intent
+// committing).
+func (q *q) pendingClones(file FileID) ([]string, error) {
+	rows, err := q.query(`SELECT dst FROM ns_snap_pending WHERE file = ?`, int64(file))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var d string
+		if err := rows.Scan(&d); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// cloneBeforeCommit is the copy on write of a commit: the version etag of
+// key, which the commit is about to replace, is cloned to every pending
+// snapshot key first. A clone already there (the snapshot's own) is fine.
+func (fsys *FileSystem) cloneBeforeCommit(ctx context.Context, key, etag string, dsts []string) error {
+	cl, ok := fsys.store.(blobCloner)
+	if !ok || etag == "" {
+		return nil
+	}
+	for _, d := range dsts {
+		_, err := cl.CloneBlob(ctx, key, d, blobstore.Conditions{IfMatch: etag})
+		if err != nil && !errors.Is(err, blobstore.ErrPreconditionFailed) && !errors.Is(err, blobstore.ErrNotFound) {
+			return fmt.Errorf("keep %s for a snapshot: %w", key, err)
 		}
 	}
 	return nil

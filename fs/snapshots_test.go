@@ -2,12 +2,17 @@ package fs
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/blobshare/blobshare/blobstore"
+	"github.com/blobshare/blobshare/blobstore/local"
+	"github.com/blobshare/blobshare/locks"
 )
 
 func (e *env) snapContent(snap, path string) ([]byte, error) {
@@ -123,4 +128,117 @@ func TestSnapshotPointInTimeUnderWrites(t *testing.T) {
 			t.Fatalf("snapshot %s mixes versions", s)
 		}
 	}
+}
+
+// gatedStore holds the first CloneBlob to dst until release is closed,
+// and tells started when it got there.
+type gatedStore struct {
+	*local.Store
+	dst     string
+	started chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (g *gatedStore) CloneBlob(ctx context.Context, src, dst string, cond blobstore.Conditions) (blobstore.Info, error) {
+	if g.dst == "*" && strings.HasPrefix(dst, "s") || dst == g.dst {
+		first := false
+		g.once.Do(func() { first = true })
+		if first {
+			close(g.started)
+			<-g.release
+		}
+	}
+	return g.Store.CloneBlob(ctx, src, dst, cond)
+}
+
+// A commit that replaces a file's blob after the snapshot's first
+// transaction and before the snapshot cloned it clones the old version
+// first (copy on write): the snapshot still reads what the file held.
+func TestSnapshotCopyOnWrite(t *testing.T) {
+	e, g := newGatedEnv(t)
+	e.share("data")
+	old := bytes.Repeat([]byte{'o'}, BlockSize+10)
+	e.putFile("data/f", old)
+	type result struct {
+		name string
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		name, _, err := e.fs.CreateShareSnapshot(ctxBG, "data", nil)
+		done <- result{name, err}
+	}()
+	<-g.started // the snapshot's first transaction is done, its clone waits
+	newer := bytes.Clone(old)
+	copy(newer, "NEW")
+	_, err := e.fs.PutRange(ctxBG, PutRangeRequest{Path: "data/f", Offset: 0, Length: 3, Body: strings.NewReader("NEW")})
+	mustNil(t, err, "overwrite while the snapshot waits")
+	close(g.release)
+	r := <-done
+	mustNil(t, r.err, "snapshot")
+	got, err := e.snapContent(r.name, "data/f")
+	if err != nil || !bytes.Equal(got, old) {
+		t.Fatalf("snapshot after a commit raced its clone: %d bytes, first %q, %v", len(got), got[:1], err)
+	}
+	if got := e.content("data/f"); !bytes.Equal(got, newer) {
+		t.Fatal("live file lost the write")
+	}
+}
+
+// A file deleted (and its blob collected) after the snapshot's first
+// transaction and before its clone keeps its content for the snapshot:
+// the collector leaves keys with pending clones alone.
+func TestSnapshotOfFileDeletedMeanwhile(t *testing.T) {
+	e, g := newGatedEnv(t)
+	e.share("data")
+	old := bytes.Repeat([]byte{'d'}, BlockSize+10)
+	e.putFile("data/f", old)
+	type result struct {
+		name string
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		name, _, err := e.fs.CreateShareSnapshot(ctxBG, "data", nil)
+		done <- result{name, err}
+	}()
+	<-g.started
+	mustNil(t, e.fs.DeleteFile(ctxBG, "data/f", ""), "delete while the snapshot waits")
+	e.fs.collect(ctxBG)
+	if _, err := e.store.CollectGarbage(ctxBG, 0); err != nil {
+		t.Fatal(err)
+	}
+	close(g.release)
+	r := <-done
+	mustNil(t, r.err, "snapshot")
+	got, err := e.snapContent(r.name, "data/f")
+	if err != nil || !bytes.Equal(got, old) {
+		t.Fatalf("snapshot of a file deleted meanwhile: %d bytes, %v", len(got), err)
+	}
+	// Once the snapshot has it, the deleted file's blob goes.
+	e.fs.collect(ctxBG)
+	n := 0
+	if _, err := e.store.List(ctxBG, "f", "", 0, func(blobstore.Info) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("the deleted file's blob stayed after the snapshot completed")
+	}
+}
+
+// newGatedEnv is an env whose store holds the snapshot's first clone.
+func newGatedEnv(t *testing.T) (*env, *gatedStore) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	table, err := locks.Open(ctx, filepath.Join(dir, "blobshare.db"), locks.Options{Remove: RemoveFile})
+	mustNil(t, err, "locks.Open")
+	store, err := local.New(filepath.Join(dir, "blobs"), local.WithLogger(quietLogger()))
+	mustNil(t, err, "local.New")
+	g := &gatedStore{Store: store, dst: "*", started: make(chan struct{}), release: make(chan struct{})}
+	fsys, err := New(ctx, Config{Table: table, Store: g, Logger: quietLogger(), SpillDir: dir})
+	mustNil(t, err, "fs.New")
+	e := &env{t: t, dir: dir, table: table, fs: fsys, store: store}
+	t.Cleanup(e.close)
+	return e, g
 }

@@ -70,9 +70,6 @@ func (s *Server) createPermission(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return errInvalidPermission(err.Error())
 	}
-	if err := noSnapshot(c, "create permission"); err != nil {
-		return err
-	}
 	key, err := s.fs.CreatePermission(c.r.Context(), c.path.Share, sddl)
 	if err != nil {
 		return err

@@ -92,9 +92,6 @@ func (s *Server) setShareACL(w http.ResponseWriter, c *call) error {
 		}
 		ids = append(ids, id)
 	}
-	if err := noSnapshot(c, "acl"); err != nil {
-		return err
-	}
 	a, err := s.fs.SetShareACL(c.r.Context(), c.path.Share, lease, ids)
 	if err != nil {
 		return err

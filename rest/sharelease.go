@@ -65,9 +65,6 @@ func (s *Server) leaseShare(w http.ResponseWriter, c *call) error {
 	if req.LeaseID == "" && (req.Action == locks.TimedRenew || req.Action == locks.TimedChange || req.Action == locks.TimedRelease) {
 		return storagehttp.MissingHeader("x-ms-lease-id")
 	}
-	if err := noSnapshot(c, "lease"); err != nil {
-		return err
-	}
 	res, a, err := s.fs.LeaseShare(c.r.Context(), c.path.Share, req)
 	if err != nil {
 		return err
@@ -101,13 +98,4 @@ func setShareLease(h http.Header, a fs.ShareLeaseInfo) {
 			h.Set("x-ms-lease-duration", "fixed")
 		}
 	}
-}
-
-// noSnapshot refuses sharesnapshot= on an operation that cannot address
-// a share snapshot.
-func noSnapshot(c *call, op string) error {
-	if v := c.q.Get("sharesnapshot"); v != "" {
-		return storagehttp.InvalidQuery("sharesnapshot", v, op+" does not apply to a share snapshot")
-	}
-	return nil
 }
