@@ -717,6 +717,10 @@ type PutRangeFromRequest struct {
 	SourcePath   string
 	SourceOffset int64
 	LeaseID      string
+	// Verify, when set, wraps the source range's stream as fs reads it
+	// (exactly Length bytes); a read error from it fails the call before
+	// anything is committed.
+	Verify func(io.Reader) io.Reader
 }
 
 // PutRangeFrom copies Length bytes from SourcePath (checked as

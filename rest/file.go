@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	"encoding/base64"
 	"errors"
+	"hash/crc64"
 	"io"
 	"net/http"
 	"net/url"
@@ -79,7 +80,7 @@ func (s *Server) createFile(w http.ResponseWriter, c *call) error {
 	out := w.Header()
 	if bodyLen > 0 {
 		var sum []byte
-		a, sum, err = s.putBody(w, c.r, fs.PutRangeRequest{
+		a, sum, _, err = s.putBody(w, c.r, fs.PutRangeRequest{
 			Path: c.fsPath(), Offset: 0, Length: bodyLen, LeaseID: lease,
 		}, true)
 		if err != nil {
@@ -141,11 +142,11 @@ func (s *Server) putRange(w http.ResponseWriter, c *call) error {
 		}
 	}
 	var a fs.Attr
-	var sum []byte
+	var sum, crc []byte
 	if clear {
 		a, err = s.fs.PutRange(c.r.Context(), req)
 	} else {
-		a, sum, err = s.putBody(w, c.r, req, true)
+		a, sum, crc, err = s.putBody(w, c.r, req, true)
 	}
 	if err != nil {
 		return err
@@ -155,6 +156,9 @@ func (s *Server) putRange(w http.ResponseWriter, c *call) error {
 	out.Set("x-ms-request-server-encrypted", "true")
 	if sum != nil {
 		out.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum))
+	}
+	if crc != nil {
+		out.Set("x-ms-content-crc64", base64.StdEncoding.EncodeToString(crc))
 	}
 	w.WriteHeader(http.StatusCreated)
 	return nil
@@ -262,14 +266,29 @@ func (s *Server) putRangeFromURL(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
+	wantCRC, err := crc64Header(h, "x-ms-source-content-crc64")
+	if err != nil {
+		return err
+	}
+	// The source range is hashed as fs copies it: a wrong
+	// x-ms-source-content-crc64 fails the copy before anything commits.
+	var check *bodyReader
 	a, err := s.fs.PutRangeFrom(c.r.Context(), fs.PutRangeFromRequest{
 		Path: c.fsPath(), Offset: dst.start, Length: dst.length(),
 		SourcePath: fsPathOf(src), SourceOffset: srg.start, LeaseID: lease,
+		Verify: func(r io.Reader) io.Reader {
+			check = &bodyReader{r: r, left: dst.length(), h: md5.New(), crc: crc64.New(storageCRC64), wantCRC: wantCRC}
+			return check
+		},
 	})
+	if check != nil && check.err != nil {
+		return check.err
+	}
 	if err != nil {
 		return err
 	}
 	setCommon(w.Header(), a)
+	w.Header().Set("x-ms-content-crc64", base64.StdEncoding.EncodeToString(crc64Bytes(check.crc.Sum64())))
 	w.Header().Set("x-ms-file-last-write-time", storagehttp.FormatTime7(a.LastWrite))
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	w.WriteHeader(http.StatusCreated)

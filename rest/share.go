@@ -151,8 +151,8 @@ func (s *Server) createShare(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	if p := c.r.Header.Get("x-ms-enabled-protocols"); p != "" && !strings.EqualFold(p, "SMB") {
-		return storagehttp.InvalidHeader("x-ms-enabled-protocols", p)
+	if err := smbOnly(c.r.Header); err != nil {
+		return err
 	}
 	tier, _, err := accessTierHeader(c.r.Header)
 	if err != nil {
@@ -198,6 +198,9 @@ func (s *Server) setShareProperties(w http.ResponseWriter, c *call) error {
 	quota, ok, err := quotaHeader(c.r.Header)
 	if err != nil {
 		return err
+	}
+	if v := c.r.Header.Get("x-ms-root-squash"); v != "" {
+		return smbOnly(c.r.Header)
 	}
 	var p fs.ShareProperties
 	if p.LeaseID, err = leaseHeader(c.r.Header, "x-ms-lease-id"); err != nil {
@@ -329,5 +332,23 @@ func (s *Server) createShareSnapshot(w http.ResponseWriter, c *call) error {
 	setCommon(w.Header(), a)
 	w.Header().Set("x-ms-snapshot", name)
 	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// smbOnly refuses NFS shares, the one answer for them: blobshare serves
+// SMB-semantics shares only (x-ms-enabled-protocols other than SMB, or
+// the NFS-only x-ms-root-squash) → 400 InvalidHeaderValue naming the
+// header, with the reason.
+func smbOnly(h http.Header) error {
+	for _, name := range []string{"x-ms-enabled-protocols", "x-ms-root-squash"} {
+		v := h.Get(name)
+		if v == "" || name == "x-ms-enabled-protocols" && strings.EqualFold(v, "SMB") {
+			continue
+		}
+		return storagehttp.NewError(http.StatusBadRequest, CodeInvalidHeaderValue,
+			"The value for one of the HTTP headers is not in the correct format.",
+			Detail{Name: "HeaderName", Value: name}, Detail{Name: "HeaderValue", Value: v},
+			Detail{Name: "Reason", Value: "NFS shares are not supported: blobshare serves SMB shares only."})
+	}
 	return nil
 }

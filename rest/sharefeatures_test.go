@@ -79,3 +79,22 @@ func TestShareStatsAndQuota(t *testing.T) {
 		t.Fatalf("usage after delete %d", u)
 	}
 }
+
+// NFS shares get one answer: 400 InvalidHeaderValue naming the header,
+// on create and on Set Share Properties.
+func TestNFSSharesRefused(t *testing.T) {
+	e := newEnv(t)
+	_, err := e.share("nfsshare").Create(ctxBG, &share.CreateOptions{EnabledProtocols: to.Ptr("NFS")})
+	wantCode(t, "NFS share", err, "InvalidHeaderValue")
+	_, err = e.share("nfsshare").Create(ctxBG, &share.CreateOptions{RootSquash: to.Ptr(share.RootSquashRootSquash)})
+	wantCode(t, "root squash", err, "InvalidHeaderValue")
+	if _, err := e.share("nfsshare").GetProperties(ctxBG, nil); err == nil {
+		t.Fatal("a refused NFS share exists")
+	}
+	s := e.mustShare("smbshare")
+	_, err = s.SetProperties(ctxBG, &share.SetPropertiesOptions{RootSquash: to.Ptr(share.RootSquashNoRootSquash)})
+	wantCode(t, "root squash on an SMB share", err, "InvalidHeaderValue")
+	if _, err := e.share("smb2").Create(ctxBG, &share.CreateOptions{EnabledProtocols: to.Ptr("SMB")}); err != nil {
+		t.Fatalf("SMB named explicitly: %v", err)
+	}
+}
