@@ -489,6 +489,12 @@ func (s *Server) listRanges(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
+	// A diff against a snapshot (List Ranges with prevsharesnapshot) is
+	// not implemented: refused, rather than answered with every range as
+	// if it had changed.
+	if v, ok := c.q["prevsharesnapshot"]; ok {
+		return storagehttp.InvalidQuery("prevsharesnapshot", v[0], "range diffs against a share snapshot are not supported")
+	}
 	var lr locks.Range
 	if rg, ok, err := requestRange(c.r.Header, true); err != nil {
 		return err

@@ -166,3 +166,17 @@ type readSeekNopCloser struct{ io.ReadSeeker }
 func (readSeekNopCloser) Close() error { return nil }
 
 func nopCloser(r io.ReadSeeker) io.ReadSeekCloser { return readSeekNopCloser{r} }
+
+// A range diff against a snapshot is refused, not answered as if every
+// range had changed.
+func TestRangeDiffRefused(t *testing.T) {
+	e := newEnv(t)
+	s := e.mustShare("diffs")
+	f := e.mustFile("diffs", "f", []byte("0123456789"))
+	snap, err := s.CreateSnapshot(ctxBG, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.GetRangeList(ctxBG, &file.GetRangeListOptions{PrevShareSnapshot: snap.Snapshot})
+	wantCode(t, "List Ranges with prevsharesnapshot", err, "InvalidQueryParameterValue")
+}
