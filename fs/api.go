@@ -112,6 +112,8 @@ type Attr struct {
 	// Snapshot is the share snapshot (x-ms-snapshot) the entry was read
 	// from; "" for the live share.
 	Snapshot string
+	// Deleted is set for a soft-deleted share (ListDeletedShares).
+	Deleted *DeletedShareInfo
 
 	// DeletePending is true for a file unlinked through the mount while
 	// open, or marked by a disposition (only reported where looked up).
@@ -567,6 +569,9 @@ type DeleteShareRequest struct {
 	// IncludeSnapshots deletes the share's snapshots too; without it a
 	// share with snapshots is ErrShareHasSnapshots.
 	IncludeSnapshots bool
+	// Retain > 0 soft-deletes the share: it is kept, out of sight, for
+	// that long, and RestoreShare can bring it back (snapshots included).
+	Retain time.Duration
 }
 
 // RemoveShare is DeleteShare with the request's conditions.

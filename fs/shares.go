@@ -122,6 +122,9 @@ func (fsys *FileSystem) setShareMetadata(ctx context.Context, name, leaseID stri
 
 func (fsys *FileSystem) deleteShare(ctx context.Context, req DeleteShareRequest) error {
 	name := req.Name
+	if err := fsys.purgeExpired(ctx); err != nil {
+		return pathErr("delete share", name, err)
+	}
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 		e, err := q.share(name)
 		if err != nil {
@@ -129,6 +132,17 @@ func (fsys *FileSystem) deleteShare(ctx context.Context, req DeleteShareRequest)
 		}
 		if err := q.checkShareLease(e, req.LeaseID, true); err != nil {
 			return nil, err
+		}
+		if req.Retain > 0 {
+			if !req.IncludeSnapshots {
+				if err := q.dropSnapshots(e.id, false); err != nil { // only checks: there are none
+					return nil, err
+				}
+			}
+			if err := q.softDelete(e, req.Retain); err != nil {
+				return nil, err
+			}
+			return []Change{{Kind: ChangeRemove, File: e.id, Parent: RootID, Name: e.name}}, nil
 		}
 		if err := q.dropSnapshots(e.id, req.IncludeSnapshots); err != nil {
 			return nil, err

@@ -102,6 +102,7 @@ func (s *Server) routeTable() []route {
 		{name: "SetShareACL", method: "PUT", restype: "share", comp: "acl", scopes: sh, perm: 'w', rtype: 'c', h: s.setShareACL},
 		{name: "CreatePermission", method: "PUT", restype: "share", comp: "filepermission", scopes: sh, perm: 'c', rtype: 'c', h: s.createPermission},
 		{name: "GetPermission", method: "GET", restype: "share", comp: "filepermission", scopes: sh, perm: 'r', rtype: 'c', h: s.getPermission},
+		{name: "RestoreShare", method: "PUT", restype: "share", comp: "undelete", scopes: sh, perm: 'w', rtype: 'c', h: s.restoreShare},
 		{name: "SnapshotShare", method: "PUT", restype: "share", comp: "snapshot", scopes: sh, perm: 'c', rtype: 'c', h: s.createShareSnapshot},
 		{name: "DeleteShare", method: "DELETE", restype: "share", scopes: sh, perm: 'd', rtype: 'c', h: s.deleteShare},
 

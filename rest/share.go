@@ -4,8 +4,10 @@ import (
 	"encoding/xml"
 	"errors"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/storagehttp"
@@ -66,9 +68,9 @@ func (s *Server) listShares(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	// blobshare has no soft delete: "deleted" is accepted and lists
-	// nothing extra. With "snapshots" each share's snapshots come before
-	// it, oldest first.
+	// With "snapshots" each share's snapshots come before it, oldest
+	// first; with "deleted" the soft-deleted shares of the page's name
+	// range follow the live share of their name.
 	inc, err := includeSet(c, "metadata", "snapshots", "deleted")
 	if err != nil {
 		return err
@@ -87,8 +89,20 @@ func (s *Server) listShares(w http.ResponseWriter, c *call) error {
 	if _, ok := c.q["maxresults"]; ok {
 		out.MaxResults = &req.MaxResults
 	}
-	for _, base := range res.Shares {
+	shares := res.Shares
+	if inc["deleted"] {
+		deleted, err := s.fs.ListDeletedShares(c.r.Context())
+		if err != nil {
+			return err
+		}
+		shares = mergeDeleted(shares, deleted, req, res.NextMarker)
+	}
+	for _, base := range shares {
 		all := []fs.Attr{base}
+		if base.Deleted != nil {
+			out.Shares = append(out.Shares, s.shareEntry(base, inc["metadata"]))
+			continue
+		}
 		if inc["snapshots"] {
 			snaps, err := s.fs.ShareSnapshots(c.r.Context(), base.Name)
 			if err != nil && !errors.Is(err, fs.ErrShareNotFound) {
@@ -109,6 +123,12 @@ func (s *Server) shareEntry(a fs.Attr, withMetadata bool) shareXML {
 		LastModified: a.Modified.UTC().Format(http.TimeFormat), Etag: a.ETag, Quota: a.QuotaGiB,
 		AccessTier: accessTier(a), EnabledProtocols: "SMB",
 	}}
+	if d := a.Deleted; d != nil {
+		sx.Deleted, sx.Version = true, d.Version
+		sx.Properties.DeletedTime = d.Deleted.UTC().Format(http.TimeFormat)
+		days := int((d.Expires.Sub(s.now()) + 24*time.Hour - 1) / (24 * time.Hour))
+		sx.Properties.RemainingRetentionDays = &days
+	}
 	lh := http.Header{}
 	setShareLease(lh, a.ShareLease)
 	sx.Properties.LeaseStatus, sx.Properties.LeaseState = lh.Get("x-ms-lease-status"), lh.Get("x-ms-lease-state")
@@ -307,7 +327,7 @@ func (s *Server) deleteShare(w http.ResponseWriter, c *call) error {
 		w.WriteHeader(http.StatusAccepted)
 		return nil
 	}
-	if err := s.fs.RemoveShare(c.r.Context(), fs.DeleteShareRequest{Name: c.path.Share, LeaseID: lease, IncludeSnapshots: v != ""}); err != nil {
+	if err := s.fs.RemoveShare(c.r.Context(), fs.DeleteShareRequest{Name: c.path.Share, LeaseID: lease, IncludeSnapshots: v != "", Retain: s.retain}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)
@@ -350,5 +370,41 @@ func smbOnly(h http.Header) error {
 			Detail{Name: "HeaderName", Value: name}, Detail{Name: "HeaderValue", Value: v},
 			Detail{Name: "Reason", Value: "NFS shares are not supported: blobshare serves SMB shares only."})
 	}
+	return nil
+}
+
+// mergeDeleted adds to a page of live shares the soft-deleted ones of its
+// name range (prefix, from the marker up to the next marker), each after
+// the live share of its name.
+func mergeDeleted(live, deleted []fs.Attr, req fs.ListRequest, next string) []fs.Attr {
+	var in []fs.Attr
+	for _, d := range deleted {
+		if strings.HasPrefix(d.Name, req.Prefix) && d.Name >= req.Marker && (next == "" || d.Name < next) {
+			in = append(in, d)
+		}
+	}
+	out := append(append([]fs.Attr(nil), live...), in...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// restoreShare answers Restore Share (PUT ?restype=share&comp=undelete):
+// the soft-deleted share x-ms-deleted-share-name of x-ms-deleted-share-version
+// comes back under the URL's name.
+func (s *Server) restoreShare(w http.ResponseWriter, c *call) error {
+	name := c.r.Header.Get("x-ms-deleted-share-name")
+	if name == "" {
+		return storagehttp.MissingHeader("x-ms-deleted-share-name")
+	}
+	version := c.r.Header.Get("x-ms-deleted-share-version")
+	if version == "" {
+		return storagehttp.MissingHeader("x-ms-deleted-share-version")
+	}
+	a, err := s.fs.RestoreShare(c.r.Context(), c.path.Share, name, version)
+	if err != nil {
+		return err
+	}
+	setCommon(w.Header(), a)
+	w.WriteHeader(http.StatusCreated)
 	return nil
 }

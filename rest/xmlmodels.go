@@ -57,6 +57,8 @@ type listSharesXML struct {
 type shareXML struct {
 	Name       string                   `xml:"Name"`
 	Snapshot   string                   `xml:"Snapshot,omitempty"`
+	Deleted    bool                     `xml:"Deleted,omitempty"`
+	Version    string                   `xml:"Version,omitempty"`
 	Properties sharePropsXML            `xml:"Properties"`
 	Metadata   *storagehttp.MetadataXML `xml:"Metadata"`
 }
@@ -70,6 +72,9 @@ type sharePropsXML struct {
 	LeaseStatus      string `xml:"LeaseStatus"`
 	LeaseState       string `xml:"LeaseState"`
 	LeaseDuration    string `xml:"LeaseDuration,omitempty"`
+	DeletedTime      string `xml:"DeletedTime,omitempty"`
+	// RemainingRetentionDays of a soft-deleted share.
+	RemainingRetentionDays *int `xml:"RemainingRetentionDays,omitempty"`
 }
 
 type listFilesXML struct {
