@@ -546,8 +546,18 @@ func (s *Server) copyFile(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
+	// The destination's permission (mode override, or no mode): an inline
+	// x-ms-file-permission is stored in the share, a key must exist there.
+	pk, err := s.permissionKey(c)
+	if err != nil {
+		return err
+	}
+	permKey := ""
+	if pk != nil && *pk != fs.DefaultPermissionKey {
+		permKey = *pk
+	}
 	req := fs.CopyFileRequest{Source: fsPathOf(src), Dest: c.fsPath(), Props: props, FromSource: from,
-		PermissionKey: h.Get("x-ms-file-permission-key"), LeaseID: lease, IgnoreReadOnly: ignoreRO, SetArchive: setArchive,
+		PermissionKey: permKey, LeaseID: lease, IgnoreReadOnly: ignoreRO, SetArchive: setArchive,
 		CopyID: uuid.NewString(), CopySource: h.Get("x-ms-copy-source")}
 	if len(md) > 0 {
 		req.Metadata = md

@@ -140,3 +140,29 @@ func TestPermissionOnFilesAndDirectories(t *testing.T) {
 		t.Fatalf("refused changes moved the key to %q", deref(p.FilePermissionKey))
 	}
 }
+
+// Copy File with x-ms-file-permission-copy-mode override takes an inline
+// permission (stored in the share) or an existing key.
+func TestPermissionOnCopy(t *testing.T) {
+	e := newEnv(t)
+	s := e.mustShare("perms")
+	src := e.mustFile("perms", "src", []byte("x"))
+	const sddl = "O:BAG:SYD:(A;;FA;;;BA)"
+	cr, err := s.CreatePermission(ctxBG, sddl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := e.file("perms", "dst")
+	if _, err := dst.StartCopyFromURL(ctxBG, src.URL(), &file.StartCopyFromURLOptions{
+		CopyFileSMBInfo: &file.CopyFileSMBInfo{PermissionCopyMode: to.Ptr(file.PermissionCopyModeTypeOverride)},
+		Permissions:     &file.Permissions{Permission: to.Ptr(sddl)}}); err != nil {
+		t.Fatalf("copy with an inline permission: %v", err)
+	}
+	if p, _ := dst.GetProperties(ctxBG, nil); deref(p.FilePermissionKey) != *cr.FilePermissionKey {
+		t.Fatalf("copy's key %q want %q", deref(p.FilePermissionKey), *cr.FilePermissionKey)
+	}
+	_, err = e.file("perms", "dst2").StartCopyFromURL(ctxBG, src.URL(), &file.StartCopyFromURLOptions{
+		CopyFileSMBInfo: &file.CopyFileSMBInfo{PermissionCopyMode: to.Ptr(file.PermissionCopyModeTypeOverride)},
+		Permissions:     &file.Permissions{PermissionKey: to.Ptr("9*9")}})
+	wantCode(t, "copy with an unknown key", err, "FileInvalidPermissionKey")
+}
