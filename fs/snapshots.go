@@ -216,6 +216,20 @@ func (fsys *FileSystem) snapshotOnce(ctx context.Context, share string, md map[s
 		}
 	}
 	err = fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		var exists int
+		if err := q.queryRow(`SELECT count(*) FROM ns_snapshots WHERE share = ? AND name = ?`, int64(shID), name).Scan(&exists); err != nil {
+			return nil, err
+		}
+		if exists == 0 {
+			// The share (and the unready snapshot with it) was deleted
+			// meanwhile: the clones made since are the collector's.
+			for _, f := range files {
+				if _, err := q.exec(`INSERT OR IGNORE INTO ns_gc(key, since) VALUES(?, ?)`, snapKey(shID, name, f.id), time.Now().UnixNano()); err != nil {
+					return nil, err
+				}
+			}
+			return nil, ErrShareNotFound
+		}
 		if cloneErr != nil {
 			return nil, q.dropSnapshot(shID, name)
 		}

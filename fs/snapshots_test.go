@@ -242,3 +242,30 @@ func newGatedEnv(t *testing.T) (*env, *gatedStore) {
 	t.Cleanup(e.close)
 	return e, g
 }
+
+// A share deleted while a snapshot of it clones content: the snapshot
+// fails with ErrShareNotFound and leaves no blob behind.
+func TestSnapshotOfShareDeletedMeanwhile(t *testing.T) {
+	e, g := newGatedEnv(t)
+	e.share("data")
+	e.putFile("data/f", bytes.Repeat([]byte{'x'}, BlockSize+10))
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := e.fs.CreateShareSnapshot(ctxBG, "data", nil)
+		done <- err
+	}()
+	<-g.started
+	mustNil(t, e.fs.RemoveShare(ctxBG, DeleteShareRequest{Name: "data", IncludeSnapshots: true}), "delete the share")
+	close(g.release)
+	if err := <-done; !errors.Is(err, ErrShareNotFound) {
+		t.Fatalf("snapshot of a share deleted meanwhile: %v", err)
+	}
+	e.fs.collect(ctxBG)
+	n := 0
+	if _, err := e.store.List(ctxBG, "", "", 0, func(i blobstore.Info) error { n++; t.Logf("left: %s", i.Key); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("%d blobs left", n)
+	}
+}
