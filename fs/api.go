@@ -569,6 +569,9 @@ type DeleteShareRequest struct {
 	// IncludeSnapshots deletes the share's snapshots too; without it a
 	// share with snapshots is ErrShareHasSnapshots.
 	IncludeSnapshots bool
+	// IncludeLeased ("include-leased") deletes snapshots with active
+	// leases too; with IncludeSnapshots alone they are ErrSnapshotLeased.
+	IncludeLeased bool
 	// Retain > 0 soft-deletes the share: it is kept, out of sight, for
 	// that long, and RestoreShare can bring it back (snapshots included).
 	Retain time.Duration

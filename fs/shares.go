@@ -144,7 +144,7 @@ func (fsys *FileSystem) deleteShare(ctx context.Context, req DeleteShareRequest)
 			}
 			return []Change{{Kind: ChangeRemove, File: e.id, Parent: RootID, Name: e.name}}, nil
 		}
-		if err := q.dropSnapshots(e.id, req.IncludeSnapshots); err != nil {
+		if err := q.dropSnapshotsLeased(e.id, req.IncludeSnapshots, req.IncludeLeased); err != nil {
 			return nil, err
 		}
 		if err := q.dropState(e.id); err != nil {

@@ -21,7 +21,7 @@ import (
 // changes no ETag for a lease) and keeps permissions (up to 8 KiB each)
 // out of every share lookup.
 const (
-	stateLease = "lease" // name "": locks.TimedLease
+	stateLease = "lease" // name "" (the share) or a snapshot's name: locks.TimedLease
 	stateACL   = "acl"   // name "": []SignedIdentifier
 	statePerm  = "perm"  // name: the permission key; value: the SDDL text
 )
@@ -75,31 +75,42 @@ type ShareLeaseInfo struct {
 	Infinite bool // x-ms-lease-duration: infinite (else fixed); while leased
 }
 
-func (q *q) shareLease(share FileID) (locks.TimedLease, error) {
+func (q *q) shareLease(share FileID) (locks.TimedLease, error) { return q.leaseOf(share, "") }
+
+// leaseOf is the lease of a share (snapshot "") or of one of its
+// snapshots.
+func (q *q) leaseOf(share FileID, snapshot string) (locks.TimedLease, error) {
 	var l locks.TimedLease
-	_, err := q.loadState(share, stateLease, "", &l)
+	_, err := q.loadState(share, stateLease, snapshot, &l)
 	return l, err
 }
 
-func (q *q) shareLeaseInfo(share FileID) (ShareLeaseInfo, error) {
-	l, err := q.shareLease(share)
+func (q *q) shareLeaseInfo(share FileID) (ShareLeaseInfo, error) { return q.leaseInfoOf(share, "") }
+
+func (q *q) leaseInfoOf(share FileID, snapshot string) (ShareLeaseInfo, error) {
+	l, err := q.leaseOf(share, snapshot)
 	return ShareLeaseInfo{State: l.State(q.now), Infinite: l.Seconds == locks.InfiniteLease}, err
 }
 
 // checkShareLease applies the share's lease to an operation on the share
 // (locks.CheckTimedLease).
 func (q *q) checkShareLease(sh entry, leaseID string, needID bool) error {
-	l, err := q.shareLease(sh.id)
+	return q.checkLeaseOf(sh.id, "", leaseID, needID)
+}
+
+func (q *q) checkLeaseOf(share FileID, snapshot, leaseID string, needID bool) error {
+	l, err := q.leaseOf(share, snapshot)
 	if err != nil {
 		return err
 	}
-	return locks.CheckTimedLease(l, sh.id, leaseID, needID, q.now)
+	return locks.CheckTimedLease(l, share, leaseID, needID, q.now)
 }
 
-// LeaseShare runs one Lease Share action at the FileSystem's clock and
-// returns its outcome and the share. Errors: ErrShareNotFound,
-// *locks.LeaseError, locks.ErrInvalidParameter.
-func (fsys *FileSystem) LeaseShare(ctx context.Context, name string, req locks.TimedLeaseRequest) (locks.TimedLeaseResult, Attr, error) {
+// LeaseShare runs one Lease Share action at the FileSystem's clock, on
+// the share or (snapshot not "") on one of its snapshots, and returns its
+// outcome and the share (or snapshot). Errors: ErrShareNotFound,
+// ErrSnapshotNotFound, *locks.LeaseError, locks.ErrInvalidParameter.
+func (fsys *FileSystem) LeaseShare(ctx context.Context, name, snapshot string, req locks.TimedLeaseRequest) (locks.TimedLeaseResult, Attr, error) {
 	var res locks.TimedLeaseResult
 	var a Attr
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
@@ -107,7 +118,15 @@ func (fsys *FileSystem) LeaseShare(ctx context.Context, name string, req locks.T
 		if err != nil {
 			return nil, err
 		}
-		l, err := q.shareLease(sh.id)
+		if snapshot != "" {
+			v, root, err := q.snapshot(name, snapshot)
+			if err != nil {
+				return nil, err
+			}
+			snapshot = v.name
+			sh = root
+		}
+		l, err := q.leaseOf(sh.id, snapshot)
 		if err != nil {
 			return nil, err
 		}
@@ -119,10 +138,12 @@ func (fsys *FileSystem) LeaseShare(ctx context.Context, name string, req locks.T
 		if res.Next != (locks.TimedLease{}) {
 			next = res.Next
 		}
-		if err := q.storeState(sh.id, stateLease, "", next); err != nil {
+		if err := q.storeState(sh.id, stateLease, snapshot, next); err != nil {
 			return nil, err
 		}
-		a, err = q.shareAttr(sh)
+		a = sh.attr(sh.name)
+		a.Snapshot = snapshot
+		a.ShareLease, err = q.leaseInfoOf(sh.id, snapshot)
 		return nil, err
 	})
 	return res, a, pathErr("lease share", name, err)

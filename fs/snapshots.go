@@ -286,6 +286,9 @@ func (q *q) dropSnapshot(share FileID, name string) error {
 	if _, err := q.exec(`DELETE FROM ns_snap_pending WHERE share = ? AND snapshot = ?`, int64(share), name); err != nil {
 		return err
 	}
+	if err := q.storeState(share, stateLease, name, nil); err != nil {
+		return err
+	}
 	if _, err := q.exec(`DELETE FROM ns_snap_entries WHERE share = ? AND snapshot = ?`, int64(share), name); err != nil {
 		return err
 	}
@@ -402,7 +405,10 @@ func (fsys *FileSystem) SnapshotStat(ctx context.Context, snapshot, path string)
 			return err
 		}
 		a = v.attr(e, p)
-		return nil
+		if e.id == v.share {
+			a.ShareLease, err = q.leaseInfoOf(v.share, v.name)
+		}
+		return err
 	})
 	return a, pathErr("stat snapshot "+snapshot, path, err)
 }
@@ -524,7 +530,11 @@ func (fsys *FileSystem) ShareSnapshots(ctx context.Context, share string) ([]Att
 			if err != nil {
 				return err
 			}
-			out = append(out, v.attr(e, e.name))
+			a := v.attr(e, e.name)
+			if a.ShareLease, err = q.leaseInfoOf(sh.id, n); err != nil {
+				return err
+			}
+			out = append(out, a)
 		}
 		return nil
 	})
@@ -532,11 +542,15 @@ func (fsys *FileSystem) ShareSnapshots(ctx context.Context, share string) ([]Att
 }
 
 // DeleteShareSnapshot deletes one snapshot; its blobs go to the
-// collector. Errors: ErrShareNotFound, ErrSnapshotNotFound.
-func (fsys *FileSystem) DeleteShareSnapshot(ctx context.Context, share, snapshot string) error {
+// collector. leaseID is needed while the snapshot's lease is active.
+// Errors: ErrShareNotFound, ErrSnapshotNotFound, *locks.LeaseError.
+func (fsys *FileSystem) DeleteShareSnapshot(ctx context.Context, share, snapshot, leaseID string) error {
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 		v, _, err := q.snapshot(share, snapshot)
 		if err != nil {
+			return nil, err
+		}
+		if err := q.checkLeaseOf(v.share, v.name, leaseID, true); err != nil {
 			return nil, err
 		}
 		return nil, q.dropSnapshot(v.share, v.name)
@@ -545,13 +559,35 @@ func (fsys *FileSystem) DeleteShareSnapshot(ctx context.Context, share, snapshot
 	return pathErr("delete snapshot "+snapshot, share, err)
 }
 
+// ErrSnapshotLeased: Delete Share with its snapshots while one of them
+// has an active lease (409 DeleteShareWhenSnapshotLeased); "include-leased"
+// deletes them anyway.
+var ErrSnapshotLeased = errors.New("a share snapshot has an active lease")
+
 // dropSnapshots removes every snapshot of a share (with DeleteShare's
 // include); without include a share with ready snapshots is
 // ErrShareHasSnapshots.
 func (q *q) dropSnapshots(share FileID, include bool) error {
+	return q.dropSnapshotsLeased(share, include, true)
+}
+
+// dropSnapshotsLeased is dropSnapshots; unless leased, a snapshot with an
+// active lease is ErrSnapshotLeased.
+func (q *q) dropSnapshotsLeased(share FileID, include, leased bool) error {
 	names, err := q.snapshotNames(share, true)
 	if err != nil {
 		return err
+	}
+	if include && !leased {
+		for _, n := range names {
+			l, err := q.leaseOf(share, n)
+			if err != nil {
+				return err
+			}
+			if l.Active(q.now) {
+				return ErrSnapshotLeased
+			}
+		}
 	}
 	if !include {
 		ready, err := q.snapshotNames(share, false)

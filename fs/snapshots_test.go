@@ -59,7 +59,7 @@ func TestSnapshotKeepsContentThroughGC(t *testing.T) {
 		t.Fatalf("snapshot of small: %q %v", got, err)
 	}
 	// Deleting the snapshot frees its blobs.
-	mustNil(t, e.fs.DeleteShareSnapshot(ctxBG, "data", snap), "delete snapshot")
+	mustNil(t, e.fs.DeleteShareSnapshot(ctxBG, "data", snap, ""), "delete snapshot")
 	e.fs.collect(ctxBG)
 	n := 0
 	if _, err := e.store.List(ctxBG, "", "", 0, func(blobstore.Info) error { n++; return nil }); err != nil {

@@ -266,9 +266,9 @@ func checkSASScope(g *storagehttp.SASGrant, rt *route, p resourcePath) error {
 }
 
 // snapshotReads are the operations that may address a share snapshot
-// (sharesnapshot=): reads, listings and deleting the snapshot.
+// (sharesnapshot=): reads, listings, its lease and deleting it.
 var snapshotReads = map[string]bool{
-	"GetShareProperties": true, "GetShareMetadata": true, "DeleteShare": true,
+	"GetShareProperties": true, "GetShareMetadata": true, "DeleteShare": true, "LeaseShare": true,
 	"GetDirectoryProperties": true, "GetDirectoryMetadata": true, "ListDirectoriesAndFiles": true,
 	"GetFile": true, "GetFileProperties": true, "GetFileMetadata": true,
 }

@@ -321,13 +321,14 @@ func (s *Server) deleteShare(w http.ResponseWriter, c *call) error {
 		if v != "" { // deleting one snapshot deletes no others
 			return storagehttp.InvalidHeader("x-ms-delete-snapshots", v)
 		}
-		if err := s.fs.DeleteShareSnapshot(c.r.Context(), c.path.Share, snap); err != nil {
+		if err := s.fs.DeleteShareSnapshot(c.r.Context(), c.path.Share, snap, lease); err != nil {
 			return err
 		}
 		w.WriteHeader(http.StatusAccepted)
 		return nil
 	}
-	if err := s.fs.RemoveShare(c.r.Context(), fs.DeleteShareRequest{Name: c.path.Share, LeaseID: lease, IncludeSnapshots: v != "", Retain: s.retain}); err != nil {
+	if err := s.fs.RemoveShare(c.r.Context(), fs.DeleteShareRequest{Name: c.path.Share, LeaseID: lease,
+		IncludeSnapshots: v != "", IncludeLeased: strings.EqualFold(v, "include-leased"), Retain: s.retain}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)

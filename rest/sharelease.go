@@ -65,7 +65,7 @@ func (s *Server) leaseShare(w http.ResponseWriter, c *call) error {
 	if req.LeaseID == "" && (req.Action == locks.TimedRenew || req.Action == locks.TimedChange || req.Action == locks.TimedRelease) {
 		return storagehttp.MissingHeader("x-ms-lease-id")
 	}
-	res, a, err := s.fs.LeaseShare(c.r.Context(), c.path.Share, req)
+	res, a, err := s.fs.LeaseShare(c.r.Context(), c.path.Share, c.q.Get("sharesnapshot"), req)
 	if err != nil {
 		return err
 	}
