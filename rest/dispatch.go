@@ -270,7 +270,7 @@ func checkSASScope(g *storagehttp.SASGrant, rt *route, p resourcePath) error {
 var snapshotReads = map[string]bool{
 	"GetShareProperties": true, "GetShareMetadata": true, "DeleteShare": true, "LeaseShare": true,
 	"GetDirectoryProperties": true, "GetDirectoryMetadata": true, "ListDirectoriesAndFiles": true,
-	"GetFile": true, "GetFileProperties": true, "GetFileMetadata": true,
+	"GetFile": true, "GetFileProperties": true, "GetFileMetadata": true, "ListRanges": true,
 }
 
 // checkSnapshotParam validates sharesnapshot= (a UTC time) and refuses it

@@ -164,9 +164,12 @@
 //     400 FileInvalidPermission). FuzzPermission checks SDDL → binary →
 //     SDDL is stable and that nothing panics.
 //   - Snapshots: sharesnapshot= is validated in dispatch and allowed
-//     only on the reads in snapshotReads (and Delete Share); anything
-//     else is 400 ShareSnapshotOperationNotSupported. How snapshots stay
-//     point in time without copying data is fs's (snapshots.go).
+//     only on the operations in snapshotReads (reads, List Ranges, Lease
+//     Share, Delete Share); anything else is 400
+//     ShareSnapshotOperationNotSupported. How snapshots stay point in
+//     time without copying data is fs's (snapshots.go). List Ranges with
+//     prevsharesnapshot answers fs.RangeDiff: changes found by comparing
+//     block lists, so at block granularity (a superset of Azure's).
 //   - CRC-64: x-ms-content-crc64 (Put Range) and x-ms-source-content-crc64
 //     (Put Range From URL) are hashed as the bytes pass, like
 //     Content-MD5, with the Azure SDKs' polynomial.

@@ -489,27 +489,49 @@ func (s *Server) listRanges(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	// A diff against a snapshot (List Ranges with prevsharesnapshot) is
-	// not implemented: refused, rather than answered with every range as
-	// if it had changed.
-	if v, ok := c.q["prevsharesnapshot"]; ok {
-		return storagehttp.InvalidQuery("prevsharesnapshot", v[0], "range diffs against a share snapshot are not supported")
-	}
 	var lr locks.Range
 	if rg, ok, err := requestRange(c.r.Header, true); err != nil {
 		return err
 	} else if ok {
 		lr = locks.Range{Offset: uint64(rg.start), Length: uint64(rg.length())}
 	}
-	ranges, a, err := s.fs.ListRanges(c.r.Context(), c.fsPath(), lr, lease)
+	snap := c.q.Get("sharesnapshot")
+	out := rangesXML{}
+	var ranges, cleared []fs.Range
+	var a fs.Attr
+	switch prev, diff := c.q["prevsharesnapshot"]; {
+	case diff:
+		// Changed ranges since an older snapshot (fs.RangeDiff: block
+		// granularity, clipped to the data ranges).
+		if _, err := fs.ParseSnapshot(prev[0]); err != nil {
+			return storagehttp.InvalidQuery("prevsharesnapshot", prev[0], "not a share snapshot time")
+		}
+		d, err := s.fs.RangeDiff(c.r.Context(), fs.RangeDiffRequest{Path: c.fsPath(), Snapshot: snap, Previous: prev[0], Range: lr, LeaseID: lease})
+		if err != nil {
+			return err
+		}
+		ranges, cleared, a = d.Ranges, d.Cleared, d.Attr
+		out.Clear = []rangeXML{}
+	case snap != "":
+		ranges, a, err = s.fs.SnapshotListRanges(c.r.Context(), snap, c.fsPath(), lr)
+	default:
+		ranges, a, err = s.fs.ListRanges(c.r.Context(), c.fsPath(), lr, lease)
+	}
+	if errors.Is(err, fs.ErrIsDir) {
+		return errNotAFile(c)
+	}
 	if err != nil {
 		return err
 	}
-	out := rangesXML{}
 	for _, r := range ranges {
 		x := rangeXML{Start: r.Start, End: r.End}
 		x.XMLName.Local = "Range"
 		out.Ranges = append(out.Ranges, x)
+	}
+	for _, r := range cleared {
+		x := rangeXML{Start: r.Start, End: r.End}
+		x.XMLName.Local = "ClearRange"
+		out.Clear = append(out.Clear, x)
 	}
 	setCommon(w.Header(), a)
 	w.Header().Set("x-ms-content-length", strconv.FormatInt(a.Size, 10))

@@ -2,6 +2,7 @@ package rest_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -167,16 +168,88 @@ func (readSeekNopCloser) Close() error { return nil }
 
 func nopCloser(r io.ReadSeeker) io.ReadSeekCloser { return readSeekNopCloser{r} }
 
-// A range diff against a snapshot is refused, not answered as if every
-// range had changed.
-func TestRangeDiffRefused(t *testing.T) {
+// List Ranges with prevsharesnapshot: the ranges changed since the
+// snapshot (at block granularity for blob-backed files), and those
+// cleared; between two snapshots too; a recreated file is 409.
+func TestRangeDiff(t *testing.T) {
 	e := newEnv(t)
 	s := e.mustShare("diffs")
-	f := e.mustFile("diffs", "f", []byte("0123456789"))
-	snap, err := s.CreateSnapshot(ctxBG, nil)
+	const mib = 1 << 20
+	big := bytes.Repeat([]byte{7}, 10*mib) // blocks [0,4), [4,8), [8,10) MiB
+	f := e.mustFile("diffs", "big", big)
+	small := e.mustFile("diffs", "small", bytes.Repeat([]byte{1}, 2000))
+	gen := e.mustFile("diffs", "gen", []byte("first"))
+	s1, err := s.CreateSnapshot(ctxBG, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.GetRangeList(ctxBG, &file.GetRangeListOptions{PrevShareSnapshot: snap.Snapshot})
-	wantCode(t, "List Ranges with prevsharesnapshot", err, "InvalidQueryParameterValue")
+	if _, err := f.UploadRange(ctxBG, 5*mib, nopCloser(bytes.NewReader([]byte("changed"))), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ClearRange(ctxBG, file.HTTPRange{Offset: 0, Count: 4 * mib}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := small.UploadRange(ctxBG, 1000, nopCloser(bytes.NewReader([]byte("x"))), nil); err != nil {
+		t.Fatal(err)
+	}
+	type rg struct{ s, e int64 }
+	got := func(r file.GetRangeListResponse) (ranges, cleared []rg) {
+		for _, x := range r.Ranges {
+			ranges = append(ranges, rg{*x.Start, *x.End})
+		}
+		for _, x := range r.ClearRanges {
+			cleared = append(cleared, rg{*x.Start, *x.End})
+		}
+		return
+	}
+	check := func(what string, r file.GetRangeListResponse, wantR, wantC []rg) {
+		t.Helper()
+		gr, gc := got(r)
+		if fmt.Sprint(gr) != fmt.Sprint(wantR) || fmt.Sprint(gc) != fmt.Sprint(wantC) {
+			t.Fatalf("%s: ranges %v cleared %v, want %v and %v", what, gr, gc, wantR, wantC)
+		}
+	}
+	r, err := f.GetRangeList(ctxBG, &file.GetRangeListOptions{PrevShareSnapshot: s1.Snapshot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("big since s1", r, []rg{{4 * mib, 8*mib - 1}}, []rg{{0, 4*mib - 1}})
+	r, err = small.GetRangeList(ctxBG, &file.GetRangeListOptions{PrevShareSnapshot: s1.Snapshot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("small since s1", r, []rg{{512, 1023}}, nil)
+
+	// Between two snapshots: the same answer, from the snapshots alone.
+	s2, err := s.CreateSnapshot(ctxBG, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.UploadRange(ctxBG, 9*mib, nopCloser(bytes.NewReader([]byte("later"))), nil); err != nil {
+		t.Fatal(err)
+	}
+	ss2, _ := s.WithSnapshot(*s2.Snapshot)
+	r, err = ss2.NewRootDirectoryClient().NewFileClient("big").GetRangeList(ctxBG, &file.GetRangeListOptions{PrevShareSnapshot: s1.Snapshot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("big between s1 and s2", r, []rg{{4 * mib, 8*mib - 1}}, []rg{{0, 4*mib - 1}})
+	// Plain ranges of a snapshot.
+	r, err = ss2.NewRootDirectoryClient().NewFileClient("big").GetRangeList(ctxBG, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("ranges of big in s2", r, []rg{{4 * mib, 10*mib - 1}}, nil)
+
+	// A file recreated since the snapshot; a file the snapshot lacks.
+	if _, err := gen.Delete(ctxBG, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.mustFile("diffs", "gen", []byte("second"))
+	_, err = gen.GetRangeList(ctxBG, &file.GetRangeListOptions{PrevShareSnapshot: s1.Snapshot})
+	wantCode(t, "diff of a recreated file", err, "FileGenerationMismatch")
+	_, err = e.mustFile("diffs", "new", []byte("n")).GetRangeList(ctxBG, &file.GetRangeListOptions{PrevShareSnapshot: s1.Snapshot})
+	wantCode(t, "diff of a file the snapshot lacks", err, "ResourceNotFound")
+	_, err = f.GetRangeList(ctxBG, &file.GetRangeListOptions{PrevShareSnapshot: to.Ptr("2001-01-01T00:00:00.0000000Z")})
+	wantCode(t, "diff against a missing snapshot", err, "ShareSnapshotNotFound")
 }

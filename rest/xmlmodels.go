@@ -119,6 +119,7 @@ type rangeXML struct {
 type rangesXML struct {
 	XMLName xml.Name   `xml:"Ranges"`
 	Ranges  []rangeXML `xml:"Range"`
+	Clear   []rangeXML `xml:"ClearRange"` // range diffs only
 }
 
 type listHandlesXML struct {
