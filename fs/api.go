@@ -105,7 +105,8 @@ type Attr struct {
 
 	// Shares only.
 	QuotaGiB   int
-	AccessTier string // x-ms-access-tier; "" means the default, TransactionOptimized
+	AccessTier string            // x-ms-access-tier; "" means the default, TransactionOptimized
+	ShareProps map[string]string // ShareRequest.Props as stored; nil when none
 	// ShareLease is the share's lease at the time of the call (GetShare,
 	// ListShares and the share operations fill it).
 	ShareLease ShareLeaseInfo
@@ -510,6 +511,10 @@ type ShareRequest struct {
 	QuotaGiB   int    // 0 means the default, 5120
 	AccessTier string // "" means the default
 	Metadata   map[string]string
+	// Props are other properties stored as given and reported back (the
+	// caller's names and canonical values: provisioned IOPS, paid
+	// bursting, ...); they configure nothing.
+	Props map[string]string
 }
 
 // CreateShare creates a share. Errors: ErrInvalidName (share rules),
@@ -539,6 +544,8 @@ func (fsys *FileSystem) SetShareQuota(ctx context.Context, name string, quotaGiB
 type ShareProperties struct {
 	QuotaGiB   *int
 	AccessTier *string
+	// Props are merged into the stored properties (ShareRequest.Props).
+	Props map[string]string
 	// LeaseID, when not empty, must name the share's active lease.
 	LeaseID string
 }

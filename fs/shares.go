@@ -26,6 +26,9 @@ func (fsys *FileSystem) createShare(ctx context.Context, req ShareRequest) (Attr
 		}
 		e.metadata = req.Metadata
 		e.tier = req.AccessTier
+		if len(req.Props) > 0 {
+			e.shareProps = req.Props
+		}
 		e, err := q.insert(e)
 		if errors.Is(err, ErrExist) {
 			return nil, ErrShareExist
@@ -105,6 +108,16 @@ func (fsys *FileSystem) setShareProperties(ctx context.Context, name string, p S
 		}
 		if p.AccessTier != nil {
 			e.tier = *p.AccessTier
+		}
+		if len(p.Props) > 0 {
+			merged := make(map[string]string, len(e.shareProps)+len(p.Props))
+			for k, v := range e.shareProps {
+				merged[k] = v
+			}
+			for k, v := range p.Props {
+				merged[k] = v
+			}
+			e.shareProps = merged
 		}
 		return nil
 	})

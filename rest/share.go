@@ -133,6 +133,7 @@ func (s *Server) shareEntry(a fs.Attr, withMetadata bool) shareXML {
 	setShareLease(lh, a.ShareLease)
 	sx.Properties.LeaseStatus, sx.Properties.LeaseState = lh.Get("x-ms-lease-status"), lh.Get("x-ms-lease-state")
 	sx.Properties.LeaseDuration = lh.Get("x-ms-lease-duration")
+	sx.Properties.Extra = sharePropElems(a.ShareProps)
 	if withMetadata {
 		sx.Metadata = storagehttp.NewMetadataXML(nonNil(a.Metadata))
 	}
@@ -178,7 +179,11 @@ func (s *Server) createShare(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	a, err := s.fs.CreateShare(c.r.Context(), fs.ShareRequest{Name: c.path.Share, QuotaGiB: quota, AccessTier: tier, Metadata: md})
+	props, err := parseShareProps(c.r.Header)
+	if err != nil {
+		return err
+	}
+	a, err := s.fs.CreateShare(c.r.Context(), fs.ShareRequest{Name: c.path.Share, QuotaGiB: quota, AccessTier: tier, Metadata: md, Props: props})
 	if err != nil {
 		return err
 	}
@@ -209,6 +214,7 @@ func (s *Server) getShareProperties(w http.ResponseWriter, c *call) error {
 		h.Set("x-ms-access-tier", accessTier(a))
 		h.Set("x-ms-enabled-protocols", "SMB")
 		setShareLease(h, a.ShareLease)
+		setShareProps(h, a.ShareProps)
 	}
 	w.WriteHeader(http.StatusOK)
 	return nil
@@ -235,6 +241,9 @@ func (s *Server) setShareProperties(w http.ResponseWriter, c *call) error {
 	}
 	if ok {
 		p.AccessTier = &tier
+	}
+	if p.Props, err = parseShareProps(c.r.Header); err != nil {
+		return err
 	}
 	a, err := s.fs.SetShareProperties(c.r.Context(), c.path.Share, p)
 	if err != nil {

@@ -75,6 +75,8 @@ type sharePropsXML struct {
 	DeletedTime      string `xml:"DeletedTime,omitempty"`
 	// RemainingRetentionDays of a soft-deleted share.
 	RemainingRetentionDays *int `xml:"RemainingRetentionDays,omitempty"`
+	// Stored provisioned-share and SMB properties (shareprops.go).
+	Extra []xmlElem `xml:",any"`
 }
 
 type listFilesXML struct {
