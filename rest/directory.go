@@ -21,6 +21,9 @@ func (s *Server) createDirectory(w http.ResponseWriter, c *call) error {
 	if props.PermissionKey, err = s.permissionKey(c); err != nil {
 		return err
 	}
+	if err := propertySemantics(c.r.Header, &props); err != nil {
+		return err
+	}
 	a, err := s.fs.CreateDirectory(c.r.Context(), fs.CreateDirectoryRequest{Path: c.fsPath(), Props: props, Metadata: md})
 	if err != nil {
 		return err

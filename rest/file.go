@@ -40,6 +40,9 @@ func (s *Server) createFile(w http.ResponseWriter, c *call) error {
 	if props.PermissionKey, err = s.permissionKey(c); err != nil {
 		return err
 	}
+	if err := propertySemantics(c.r.Header, &props); err != nil {
+		return err
+	}
 	content, _, err := parseContent(h)
 	if err != nil {
 		return err

@@ -156,3 +156,24 @@ func (s *Server) permissionKey(c *call) (*string, error) {
 	}
 	return &key, nil
 }
+
+// propertySemantics applies x-ms-file-property-semantics of Create File and
+// Create Directory to the attributes asked: "New" adds Archive; "Restore"
+// keeps them as given, when a permission is given too (else it is New,
+// as documented); absent changes nothing. Other values: 400.
+func propertySemantics(h http.Header, props *fs.SMBProperties) error {
+	v := h.Get("x-ms-file-property-semantics")
+	switch {
+	case v == "":
+		return nil
+	case strings.EqualFold(v, "restore") && (h.Get("x-ms-file-permission") != "" || h.Get("x-ms-file-permission-key") != ""):
+		return nil
+	case strings.EqualFold(v, "new"), strings.EqualFold(v, "restore"):
+		if props.Attributes != nil {
+			a := *props.Attributes | fs.AttrArchive
+			props.Attributes = &a
+		}
+		return nil
+	}
+	return storagehttp.InvalidHeader("x-ms-file-property-semantics", v)
+}

@@ -166,3 +166,44 @@ func TestPermissionOnCopy(t *testing.T) {
 		Permissions:     &file.Permissions{PermissionKey: to.Ptr("9*9")}})
 	wantCode(t, "copy with an unknown key", err, "FileInvalidPermissionKey")
 }
+
+// x-ms-file-property-semantics: New adds Archive to the attributes asked,
+// Restore (with a permission) keeps them as given, Restore without one is
+// New; an unknown value is 400.
+func TestFilePropertySemantics(t *testing.T) {
+	e := newEnv(t)
+	e.mustShare("sem")
+	attrs := func(f *file.Client) string {
+		t.Helper()
+		p, err := f.GetProperties(ctxBG, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return deref(p.FileAttributes)
+	}
+	hidden := &file.SMBProperties{Attributes: &file.NTFSFileAttributes{Hidden: true}}
+	n := e.file("sem", "new")
+	if _, err := n.Create(ctxBG, 0, &file.CreateOptions{SMBProperties: hidden, FilePropertySemantics: to.Ptr(file.FilePropertySemanticsNew)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := attrs(n); got != "Hidden | Archive" {
+		t.Fatalf("New: %q", got)
+	}
+	r := e.file("sem", "restore")
+	if _, err := r.Create(ctxBG, 0, &file.CreateOptions{SMBProperties: hidden, FilePropertySemantics: to.Ptr(file.FilePropertySemanticsRestore),
+		Permissions: &file.Permissions{Permission: to.Ptr("O:BAG:SYD:(A;;FA;;;BA)")}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := attrs(r); got != "Hidden" {
+		t.Fatalf("Restore: %q", got)
+	}
+	r2 := e.file("sem", "restore2")
+	if _, err := r2.Create(ctxBG, 0, &file.CreateOptions{SMBProperties: hidden, FilePropertySemantics: to.Ptr(file.FilePropertySemanticsRestore)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := attrs(r2); got != "Hidden | Archive" {
+		t.Fatalf("Restore without a permission: %q", got)
+	}
+	_, err := e.file("sem", "bad").Create(ctxBG, 0, &file.CreateOptions{FilePropertySemantics: to.Ptr(file.PropertySemantics("Sometimes"))})
+	wantCode(t, "unknown semantics", err, "InvalidHeaderValue")
+}
