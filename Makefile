@@ -9,8 +9,9 @@ FUZZTIME  ?= 5s
 # Fuzz targets of the REST parsers; go test -fuzz takes one target at a time.
 REST_FUZZ := FuzzParseRange FuzzParsePath FuzzSharedKey FuzzParseAttributes \
              FuzzParseSMBTime FuzzParseMetadata FuzzDecodeXMLBody
-# Fuzz targets of the SMB server: package:target.
-SMB_FUZZ  := smb:FuzzHeader smb:FuzzFrame smb:FuzzMatchPattern smb/ntlm:FuzzUnwrap smb/ntlm:FuzzNTLM
+# Fuzz targets of the SMB server (and of secdesc): package:target.
+SMB_FUZZ  := smb:FuzzHeader smb:FuzzFrame smb:FuzzMatchPattern smb/ntlm:FuzzUnwrap smb/ntlm:FuzzNTLM \
+             secdesc:FuzzPermission
 
 # Debian packages the tests drive: rsync (the mount's timestamp tests),
 # smbclient and impacket (real SMB clients).

@@ -293,3 +293,33 @@ func (fsys *FileSystem) Permission(ctx context.Context, share, key string) (stri
 	})
 	return sddl, pathErr("get permission", share+" "+key, err)
 }
+
+// PermissionOf returns the permission (SDDL text) of an entry by id: its
+// key's, or DefaultPermission; what the SMB endpoint's security queries
+// answer (in binary: package secdesc). Errors: ErrNotFound.
+func (fsys *FileSystem) PermissionOf(ctx context.Context, id FileID) (string, error) {
+	var sddl string
+	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+		e, err := q.get(id)
+		if err != nil {
+			return err
+		}
+		sddl = DefaultPermission
+		if e.permKey == "" || e.permKey == DefaultPermissionKey {
+			return nil
+		}
+		share, err := q.shareOf(e)
+		if err != nil {
+			return err
+		}
+		found, err := q.loadState(share, statePerm, e.permKey, &sddl)
+		if err == nil && !found {
+			sddl = DefaultPermission // a key whose permission went with its share
+		}
+		return err
+	})
+	if err != nil {
+		return "", fileErr("permission", id, err)
+	}
+	return sddl, nil
+}

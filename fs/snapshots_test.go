@@ -269,3 +269,28 @@ func TestSnapshotOfShareDeletedMeanwhile(t *testing.T) {
 		t.Fatalf("%d blobs left", n)
 	}
 }
+
+// PermissionOf: the default permission until a key is set, then the
+// key's SDDL (what the SMB endpoint will answer).
+func TestPermissionOf(t *testing.T) {
+	e := newEnv(t)
+	e.share("data")
+	e.putFile("data/f", []byte("x"))
+	a, _, err := e.fs.Stat(ctxBG, "data/f", "")
+	mustNil(t, err, "stat")
+	got, err := e.fs.PermissionOf(ctxBG, a.ID)
+	if err != nil || got != DefaultPermission {
+		t.Fatalf("default: %q %v", got, err)
+	}
+	const sddl = "O:BAG:SYD:(A;;FA;;;BA)"
+	key, err := e.fs.CreatePermission(ctxBG, "data", sddl)
+	mustNil(t, err, "create permission")
+	_, err = e.fs.SetProperties(ctxBG, SetPropertiesRequest{Path: "data/f", Props: SMBProperties{PermissionKey: &key}})
+	mustNil(t, err, "set key")
+	if got, err := e.fs.PermissionOf(ctxBG, a.ID); err != nil || got != sddl {
+		t.Fatalf("after set: %q %v", got, err)
+	}
+	if _, err := e.fs.PermissionOf(ctxBG, 999999); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("missing id: %v", err)
+	}
+}

@@ -144,7 +144,7 @@
 //   - Service properties (GET/PUT ?restype=service&comp=properties) are
 //     kept in memory for the life of the Server; they configure nothing.
 //
-// # Share features (sharelease.go, shareacl.go, permission.go, sddl.go)
+// # Share features (sharelease.go, shareacl.go, permission.go)
 //
 //   - Lease Share: header syntax here (durations 15..60 or -1, break
 //     period 0..60); the rules are locks.DecideTimedLease, run by fs at
@@ -157,12 +157,10 @@
 //     is resolved by storagehttp.SAS.StoredPolicy → fs.SharePolicy after
 //     the signature checks out; a field given by both the policy and the
 //     SAS is refused (403 AuthenticationFailed), as is an unknown policy.
-//   - Permissions: SDDL (MS-DTYP 2.5.1) and the self-relative binary
-//     form (2.4.6, base64) parse to one model; fs stores the canonical
-//     SDDL, whose hash is the key, so a permission has one key whichever
-//     form it came in. Allow, deny, audit and alarm ACEs only (others:
-//     400 FileInvalidPermission). FuzzPermission checks SDDL → binary →
-//     SDDL is stable and that nothing panics.
+//   - Permissions: SDDL and the self-relative binary form (base64) parse
+//     with package secdesc; fs stores the canonical SDDL, whose hash is
+//     the key, so a permission has one key whichever form it came in.
+//     What secdesc refuses is 400 FileInvalidPermission.
 //   - Snapshots: sharesnapshot= is validated in dispatch and allowed
 //     only on the operations in snapshotReads (reads, List Ranges, Lease
 //     Share, Delete Share); anything else is 400

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/blobshare/blobshare/fs"
+	"github.com/blobshare/blobshare/secdesc"
 	"github.com/blobshare/blobshare/storagehttp"
 )
 
@@ -66,7 +67,7 @@ func (s *Server) createPermission(w http.ResponseWriter, c *call) error {
 	if format == "sddl" && len(p.Permission) > maxPermission {
 		return errInvalidPermission("longer than 8 KiB")
 	}
-	sddl, err := parsePermission(p.Permission, format)
+	sddl, err := secdesc.Canonical(p.Permission, format)
 	if err != nil {
 		return errInvalidPermission(err.Error())
 	}
@@ -92,7 +93,7 @@ func (s *Server) getPermission(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	out, err := formatPermission(sddl, format)
+	out, err := secdesc.Format(sddl, format)
 	if err != nil {
 		return err
 	}
@@ -136,7 +137,7 @@ func (s *Server) permissionKey(c *call) (*string, error) {
 		if err != nil {
 			return nil, err
 		}
-		sddl, err := parsePermission(perm, format)
+		sddl, err := secdesc.Canonical(perm, format)
 		if err != nil {
 			return nil, errInvalidPermission(err.Error())
 		}

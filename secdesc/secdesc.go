@@ -1,4 +1,4 @@
-package rest
+package secdesc
 
 import (
 	"encoding/base64"
@@ -8,15 +8,6 @@ import (
 	"strconv"
 	"strings"
 )
-
-// Security descriptors for Create Permission / Get Permission and the
-// x-ms-file-permission header: SDDL text (MS-DTYP 2.5.1) and the
-// self-relative binary form (MS-DTYP 2.4.6), base64 on the wire. Both
-// parse into securityDescriptor; the SDDL written back is canonical
-// (aliases for well-known SIDs, rights as letters where a combination has
-// one, else hex), so one descriptor has one key whichever form it came in.
-// ACE types beyond allow, deny, audit and alarm (object and callback
-// ACEs) are refused with 400 FileInvalidPermission.
 
 type sid struct {
 	authority uint64 // 48 bits
@@ -35,7 +26,8 @@ type acl struct {
 	aces    []ace
 }
 
-type securityDescriptor struct {
+// Descriptor is a parsed security descriptor.
+type Descriptor struct {
 	control      uint16 // SE_* flags other than the presence bits
 	owner, group *sid
 	dacl, sacl   acl
@@ -54,7 +46,9 @@ const (
 	maxSecurityDescLen = 64 << 10
 )
 
-var errBadSD = errors.New("invalid security descriptor")
+// ErrInvalid: the text or bytes are no security descriptor this package
+// reads (wrapped with what is wrong).
+var ErrInvalid = errors.New("invalid security descriptor")
 
 // sidAliases are SDDL's two-letter names of well-known SIDs.
 var sidAliases = map[string]string{
@@ -91,17 +85,17 @@ func parseSIDString(s string) (sid, error) {
 	}
 	parts := strings.Split(s, "-")
 	if len(parts) < 3 || !strings.EqualFold(parts[0], "S") || parts[1] != "1" || len(parts)-3 > 15 {
-		return sid{}, fmt.Errorf("%w: SID %q", errBadSD, s)
+		return sid{}, fmt.Errorf("%w: SID %q", ErrInvalid, s)
 	}
 	auth, err := strconv.ParseUint(parts[2], 0, 48)
 	if err != nil {
-		return sid{}, fmt.Errorf("%w: SID %q", errBadSD, s)
+		return sid{}, fmt.Errorf("%w: SID %q", ErrInvalid, s)
 	}
 	out := sid{authority: auth}
 	for _, p := range parts[3:] {
 		v, err := strconv.ParseUint(p, 10, 32)
 		if err != nil {
-			return sid{}, fmt.Errorf("%w: SID %q", errBadSD, s)
+			return sid{}, fmt.Errorf("%w: SID %q", ErrInvalid, s)
 		}
 		out.subs = append(out.subs, uint32(v))
 	}
@@ -123,19 +117,19 @@ func (s sid) String() string {
 	return full
 }
 
-// parseSDDL parses SDDL text: O:, G:, D: and S: parts in any order, each
+// ParseSDDL parses SDDL text: O:, G:, D: and S: parts in any order, each
 // at most once.
-func parseSDDL(text string) (securityDescriptor, error) {
-	var sd securityDescriptor
+func ParseSDDL(text string) (Descriptor, error) {
+	var sd Descriptor
 	s := strings.TrimSpace(text)
 	seen := map[byte]bool{}
 	for s != "" {
 		if len(s) < 2 || s[1] != ':' {
-			return sd, fmt.Errorf("%w: %q", errBadSD, s)
+			return sd, fmt.Errorf("%w: %q", ErrInvalid, s)
 		}
 		part := s[0] &^ 0x20 // upper case
 		if seen[part] {
-			return sd, fmt.Errorf("%w: %c: twice", errBadSD, part)
+			return sd, fmt.Errorf("%w: %c: twice", ErrInvalid, part)
 		}
 		seen[part] = true
 		s = s[2:]
@@ -179,11 +173,11 @@ func parseSDDL(text string) (securityDescriptor, error) {
 			}
 			sd.control |= flags
 		default:
-			return sd, fmt.Errorf("%w: part %c", errBadSD, part)
+			return sd, fmt.Errorf("%w: part %c", ErrInvalid, part)
 		}
 	}
 	if !seen['O'] && !seen['G'] && !seen['D'] && !seen['S'] {
-		return sd, fmt.Errorf("%w: empty", errBadSD)
+		return sd, fmt.Errorf("%w: empty", ErrInvalid)
 	}
 	return sd, nil
 }
@@ -206,7 +200,7 @@ func parseACL(body string, sacl bool) (acl, uint16, error) {
 		case strings.HasPrefix(fl, "AR"):
 			bit, fl = seDACLAutoInhReq, fl[2:]
 		default:
-			return a, 0, fmt.Errorf("%w: ACL flags %q", errBadSD, body[:i])
+			return a, 0, fmt.Errorf("%w: ACL flags %q", ErrInvalid, body[:i])
 		}
 		if sacl {
 			bit <<= 1
@@ -216,11 +210,11 @@ func parseACL(body string, sacl bool) (acl, uint16, error) {
 	rest := body[i:]
 	for rest != "" {
 		if rest[0] != '(' {
-			return a, 0, fmt.Errorf("%w: ACE list %q", errBadSD, rest)
+			return a, 0, fmt.Errorf("%w: ACE list %q", ErrInvalid, rest)
 		}
 		j := strings.IndexByte(rest, ')')
 		if j < 0 {
-			return a, 0, fmt.Errorf("%w: unterminated ACE", errBadSD)
+			return a, 0, fmt.Errorf("%w: unterminated ACE", ErrInvalid)
 		}
 		e, err := parseACE(rest[1:j])
 		if err != nil {
@@ -235,12 +229,12 @@ func parseACL(body string, sacl bool) (acl, uint16, error) {
 func parseACE(s string) (ace, error) {
 	f := strings.Split(s, ";")
 	if len(f) != 6 {
-		return ace{}, fmt.Errorf("%w: ACE %q", errBadSD, s)
+		return ace{}, fmt.Errorf("%w: ACE %q", ErrInvalid, s)
 	}
 	var e ace
 	t, ok := aceTypes[strings.ToUpper(f[0])]
 	if !ok || f[3] != "" || f[4] != "" {
-		return ace{}, fmt.Errorf("%w: ACE %q: only allow, deny, audit and alarm ACEs", errBadSD, s)
+		return ace{}, fmt.Errorf("%w: ACE %q: only allow, deny, audit and alarm ACEs", ErrInvalid, s)
 	}
 	e.typ = t
 	for fl := strings.ToUpper(f[1]); fl != ""; {
@@ -253,13 +247,13 @@ func parseACE(s string) (ace, error) {
 			}
 		}
 		if !ok {
-			return ace{}, fmt.Errorf("%w: ACE flags %q", errBadSD, f[1])
+			return ace{}, fmt.Errorf("%w: ACE flags %q", ErrInvalid, f[1])
 		}
 	}
 	if r := f[2]; strings.HasPrefix(r, "0x") || strings.HasPrefix(r, "0X") {
 		v, err := strconv.ParseUint(r[2:], 16, 32)
 		if err != nil {
-			return ace{}, fmt.Errorf("%w: rights %q", errBadSD, r)
+			return ace{}, fmt.Errorf("%w: rights %q", ErrInvalid, r)
 		}
 		e.mask = uint32(v)
 	} else {
@@ -273,7 +267,7 @@ func parseACE(s string) (ace, error) {
 				}
 			}
 			if !ok {
-				return ace{}, fmt.Errorf("%w: rights %q", errBadSD, f[2])
+				return ace{}, fmt.Errorf("%w: rights %q", ErrInvalid, f[2])
 			}
 		}
 	}
@@ -284,8 +278,8 @@ func parseACE(s string) (ace, error) {
 	return e, nil
 }
 
-// sddl writes the canonical SDDL text of sd.
-func (sd securityDescriptor) sddl() string {
+// SDDL is the canonical SDDL text of sd.
+func (sd Descriptor) SDDL() string {
 	var b strings.Builder
 	if sd.owner != nil {
 		b.WriteString("O:" + sd.owner.String())
@@ -339,8 +333,8 @@ func rightsString(m uint32) string {
 	return fmt.Sprintf("0x%x", m)
 }
 
-// binary writes sd in self-relative form: owner, group, SACL, DACL.
-func (sd securityDescriptor) binary() []byte {
+// Binary is sd in self-relative form: owner, group, SACL, DACL.
+func (sd Descriptor) Binary() []byte {
 	out := make([]byte, 20)
 	out[0] = 1
 	control := sd.control | seSelfRelative
@@ -393,15 +387,15 @@ func appendACL(b []byte, a acl) []byte {
 	return b
 }
 
-// parseBinarySD parses a self-relative security descriptor.
-func parseBinarySD(b []byte) (securityDescriptor, error) {
-	var sd securityDescriptor
+// ParseBinary parses a self-relative security descriptor.
+func ParseBinary(b []byte) (Descriptor, error) {
+	var sd Descriptor
 	if len(b) < 20 || b[0] != 1 || len(b) > maxSecurityDescLen {
-		return sd, fmt.Errorf("%w: header", errBadSD)
+		return sd, fmt.Errorf("%w: header", ErrInvalid)
 	}
 	control := binary.LittleEndian.Uint16(b[2:])
 	if control&seSelfRelative == 0 {
-		return sd, fmt.Errorf("%w: not self-relative", errBadSD)
+		return sd, fmt.Errorf("%w: not self-relative", ErrInvalid)
 	}
 	sd.control = control &^ (seSelfRelative | seDACLPresent | seSACLPresent)
 	off := func(i int) int { return int(binary.LittleEndian.Uint32(b[i:])) }
@@ -435,12 +429,12 @@ func parseBinarySD(b []byte) (securityDescriptor, error) {
 
 func readSID(b []byte, o int) (sid, int, error) {
 	if o < 0 || o+8 > len(b) || b[o] != 1 {
-		return sid{}, 0, fmt.Errorf("%w: SID at %d", errBadSD, o)
+		return sid{}, 0, fmt.Errorf("%w: SID at %d", ErrInvalid, o)
 	}
 	n := int(b[o+1])
 	end := o + 8 + 4*n
 	if n > 15 || end > len(b) {
-		return sid{}, 0, fmt.Errorf("%w: SID at %d", errBadSD, o)
+		return sid{}, 0, fmt.Errorf("%w: SID at %d", ErrInvalid, o)
 	}
 	var auth [8]byte
 	copy(auth[2:], b[o+2:o+8])
@@ -454,26 +448,26 @@ func readSID(b []byte, o int) (sid, int, error) {
 func readACL(b []byte, o int) (acl, error) {
 	a := acl{present: true}
 	if o < 0 || o+8 > len(b) {
-		return a, fmt.Errorf("%w: ACL at %d", errBadSD, o)
+		return a, fmt.Errorf("%w: ACL at %d", ErrInvalid, o)
 	}
 	size := int(binary.LittleEndian.Uint16(b[o+2:]))
 	count := int(binary.LittleEndian.Uint16(b[o+4:]))
 	if o+size > len(b) || size < 8 {
-		return a, fmt.Errorf("%w: ACL size", errBadSD)
+		return a, fmt.Errorf("%w: ACL size", ErrInvalid)
 	}
 	p := o + 8
 	for range count {
 		if p+8 > o+size {
-			return a, fmt.Errorf("%w: ACE past its ACL", errBadSD)
+			return a, fmt.Errorf("%w: ACE past its ACL", ErrInvalid)
 		}
 		e := ace{typ: b[p], flags: b[p+1], mask: binary.LittleEndian.Uint32(b[p+4:])}
 		asz := int(binary.LittleEndian.Uint16(b[p+2:]))
 		if e.typ > 3 || asz < 16 || p+asz > o+size {
-			return a, fmt.Errorf("%w: ACE type %d size %d", errBadSD, e.typ, asz)
+			return a, fmt.Errorf("%w: ACE type %d size %d", ErrInvalid, e.typ, asz)
 		}
 		s, end, err := readSID(b, p+8)
 		if err != nil || end > p+asz {
-			return a, fmt.Errorf("%w: ACE SID", errBadSD)
+			return a, fmt.Errorf("%w: ACE SID", ErrInvalid)
 		}
 		e.sid = s
 		a.aces = append(a.aces, e)
@@ -482,35 +476,35 @@ func readACL(b []byte, o int) (acl, error) {
 	return a, nil
 }
 
-// parsePermission reads a permission in format ("sddl", "binary", any
+// Canonical reads a permission in format ("sddl", "binary", any
 // case; "" is SDDL) and returns its canonical SDDL.
-func parsePermission(value, format string) (string, error) {
-	var sd securityDescriptor
+func Canonical(value, format string) (string, error) {
+	var sd Descriptor
 	var err error
 	if strings.EqualFold(format, "binary") {
 		raw, derr := base64.StdEncoding.DecodeString(value)
 		if derr != nil {
-			return "", fmt.Errorf("%w: %v", errBadSD, derr)
+			return "", fmt.Errorf("%w: %v", ErrInvalid, derr)
 		}
-		sd, err = parseBinarySD(raw)
+		sd, err = ParseBinary(raw)
 	} else {
-		sd, err = parseSDDL(value)
+		sd, err = ParseSDDL(value)
 	}
 	if err != nil {
 		return "", err
 	}
-	return sd.sddl(), nil
+	return sd.SDDL(), nil
 }
 
-// formatPermission renders canonical SDDL in format ("binary": base64 of
+// Format renders canonical SDDL in format ("binary": base64 of
 // the self-relative form).
-func formatPermission(sddl, format string) (string, error) {
+func Format(sddl, format string) (string, error) {
 	if !strings.EqualFold(format, "binary") {
 		return sddl, nil
 	}
-	sd, err := parseSDDL(sddl)
+	sd, err := ParseSDDL(sddl)
 	if err != nil {
 		return "", err
 	}
-	return base64.StdEncoding.EncodeToString(sd.binary()), nil
+	return base64.StdEncoding.EncodeToString(sd.Binary()), nil
 }

@@ -1,4 +1,4 @@
-package rest
+package secdesc
 
 import (
 	"encoding/base64"
@@ -24,15 +24,15 @@ func FuzzPermission(f *testing.F) {
 		if bin {
 			format = "binary"
 		}
-		sddl, err := parsePermission(v, format)
+		sddl, err := Canonical(v, format)
 		if err != nil {
 			return
 		}
-		b64, err := formatPermission(sddl, "binary")
+		b64, err := Format(sddl, "binary")
 		if err != nil {
 			t.Fatalf("canonical SDDL %q does not parse again: %v", sddl, err)
 		}
-		back, err := parsePermission(b64, "binary")
+		back, err := Canonical(b64, "binary")
 		if err != nil || back != sddl {
 			t.Fatalf("%q → binary %s → %q (%v)", sddl, b64, back, err)
 		}
