@@ -9,10 +9,10 @@ FUZZTIME  ?= 5s
 # Fuzz targets of the REST parsers; go test -fuzz takes one target at a time.
 REST_FUZZ := FuzzParseRange FuzzParsePath FuzzSharedKey FuzzParseAttributes \
              FuzzParseSMBTime FuzzParseMetadata FuzzDecodeXMLBody
-# Fuzz targets of the other packages (the SMB server, the Queue service):
-# package:target.
+# Fuzz targets of the other packages (the SMB server, the Queue service,
+# secdesc): package:target.
 PKG_FUZZ  := smb:FuzzHeader smb:FuzzFrame smb:FuzzMatchPattern smb/ntlm:FuzzUnwrap smb/ntlm:FuzzNTLM \
-             queue:FuzzMessageBody queue:FuzzQueueRequest
+             queue:FuzzMessageBody queue:FuzzQueueRequest secdesc:FuzzPermission
 
 # Debian packages the tests drive: rsync (the mount's timestamp tests),
 # smbclient and impacket (real SMB clients).

@@ -105,7 +105,16 @@ type Attr struct {
 
 	// Shares only.
 	QuotaGiB   int
-	AccessTier string // x-ms-access-tier; "" means the default, TransactionOptimized
+	AccessTier string            // x-ms-access-tier; "" means the default, TransactionOptimized
+	ShareProps map[string]string // ShareRequest.Props as stored; nil when none
+	// ShareLease is the share's lease at the time of the call (GetShare,
+	// ListShares and the share operations fill it).
+	ShareLease ShareLeaseInfo
+	// Snapshot is the share snapshot (x-ms-snapshot) the entry was read
+	// from; "" for the live share.
+	Snapshot string
+	// Deleted is set for a soft-deleted share (ListDeletedShares).
+	Deleted *DeletedShareInfo
 
 	// DeletePending is true for a file unlinked through the mount while
 	// open, or marked by a disposition (only reported where looked up).
@@ -497,6 +506,10 @@ type ShareRequest struct {
 	QuotaGiB   int    // 0 means the default, 5120
 	AccessTier string // "" means the default
 	Metadata   map[string]string
+	// Props are other properties stored as given and reported back (the
+	// caller's names and canonical values: provisioned IOPS, paid
+	// bursting, ...); they configure nothing.
+	Props map[string]string
 }
 
 // CreateShare creates a share. Errors: ErrInvalidName (share rules),
@@ -507,7 +520,13 @@ func (fsys *FileSystem) CreateShare(ctx context.Context, req ShareRequest) (Attr
 
 // GetShare returns a share's properties (Kind KindShare). ErrShareNotFound.
 func (fsys *FileSystem) GetShare(ctx context.Context, name string) (Attr, error) {
-	return fsys.getShare(ctx, name)
+	return fsys.getShare(ctx, name, "")
+}
+
+// GetShareLeased is GetShare for a request that carries a lease id: it
+// must name the share's active lease (*locks.LeaseError otherwise).
+func (fsys *FileSystem) GetShareLeased(ctx context.Context, name, leaseID string) (Attr, error) {
+	return fsys.getShare(ctx, name, leaseID)
 }
 
 // SetShareQuota changes a share's quota (GiB, > 0).
@@ -520,6 +539,10 @@ func (fsys *FileSystem) SetShareQuota(ctx context.Context, name string, quotaGiB
 type ShareProperties struct {
 	QuotaGiB   *int
 	AccessTier *string
+	// Props are merged into the stored properties (ShareRequest.Props).
+	Props map[string]string
+	// LeaseID, when not empty, must name the share's active lease.
+	LeaseID string
 }
 
 // SetShareProperties changes a share's quota (GiB, > 0) and access tier.
@@ -527,15 +550,38 @@ func (fsys *FileSystem) SetShareProperties(ctx context.Context, name string, p S
 	return fsys.setShareProperties(ctx, name, p)
 }
 
-// SetShareMetadata replaces a share's metadata.
-func (fsys *FileSystem) SetShareMetadata(ctx context.Context, name string, md map[string]string) (Attr, error) {
-	return fsys.setShareMetadata(ctx, name, md)
+// SetShareMetadata replaces a share's metadata. leaseID, when not
+// empty, must name the share's active lease (*locks.LeaseError).
+func (fsys *FileSystem) SetShareMetadata(ctx context.Context, name, leaseID string, md map[string]string) (Attr, error) {
+	return fsys.setShareMetadata(ctx, name, leaseID, md)
 }
 
 // DeleteShare deletes a share and everything in it; handles open below it
 // are force-closed. ErrShareNotFound.
 func (fsys *FileSystem) DeleteShare(ctx context.Context, name string) error {
-	return fsys.deleteShare(ctx, name)
+	return fsys.deleteShare(ctx, DeleteShareRequest{Name: name})
+}
+
+// DeleteShareRequest deletes a share.
+type DeleteShareRequest struct {
+	Name string
+	// LeaseID is required while the share's lease is active, and must
+	// name it (*locks.LeaseError: LeaseIdMissing, mismatch).
+	LeaseID string
+	// IncludeSnapshots deletes the share's snapshots too; without it a
+	// share with snapshots is ErrShareHasSnapshots.
+	IncludeSnapshots bool
+	// IncludeLeased ("include-leased") deletes snapshots with active
+	// leases too; with IncludeSnapshots alone they are ErrSnapshotLeased.
+	IncludeLeased bool
+	// Retain > 0 soft-deletes the share: it is kept, out of sight, for
+	// that long, and RestoreShare can bring it back (snapshots included).
+	Retain time.Duration
+}
+
+// RemoveShare is DeleteShare with the request's conditions.
+func (fsys *FileSystem) RemoveShare(ctx context.Context, req DeleteShareRequest) error {
+	return fsys.deleteShare(ctx, req)
 }
 
 // ListRequest pages through a listing. Marker is the NextMarker of the
@@ -568,6 +614,9 @@ type SMBProperties struct {
 	Created    *time.Time
 	LastWrite  *time.Time
 	Change     *time.Time
+	// PermissionKey is the entry's new permission key (one CreatePermission
+	// returned, or DefaultPermissionKey); the caller checks it exists.
+	PermissionKey *string
 }
 
 // CreateDirectoryRequest creates a directory by path.
@@ -678,6 +727,10 @@ type PutRangeFromRequest struct {
 	SourcePath   string
 	SourceOffset int64
 	LeaseID      string
+	// Verify, when set, wraps the source range's stream as fs reads it
+	// (exactly Length bytes); a read error from it fails the call before
+	// anything is committed.
+	Verify func(io.Reader) io.Reader
 }
 
 // PutRangeFrom copies Length bytes from SourcePath (checked as

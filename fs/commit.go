@@ -238,6 +238,7 @@ func (fsys *FileSystem) commitLocked(ctx context.Context, e entry, op commitOp, 
 	}
 	var newSize int64
 	var newETag, newState string
+	var pending []string // snapshot keys waiting for the version this commit replaces
 	changed := false
 	for attempt := 0; ; attempt++ {
 		blocks, info, err := fsys.store.Blocks(ctx, key)
@@ -276,10 +277,21 @@ func (fsys *FileSystem) commitLocked(ctx context.Context, e entry, op commitOp, 
 			}
 			_, err = q.exec(`UPDATE ns_intents SET state = ?, prev_etag = ?, new_size = ?, new_state = ? WHERE file = ? AND token = ?`,
 				intentCommitting, info.ETag, newSize, newState, int64(e.id), token)
+			if err != nil {
+				return nil, err
+			}
+			pending, err = q.pendingClones(e.id)
 			return nil, err
 		})
 		if err != nil {
 			return entry{}, err
+		}
+		// Copy on write: a snapshot taken since we read the blob still
+		// needs the version we replace (snapshots.go).
+		if len(pending) > 0 {
+			if err := fsys.cloneBeforeCommit(ctx, key, info.ETag, pending); err != nil {
+				return entry{}, err
+			}
 		}
 		cond := blobstore.Conditions{IfMatch: info.ETag}
 		if info.ETag == "" {
@@ -719,7 +731,8 @@ func (fsys *FileSystem) recover(ctx context.Context) error {
 func (fsys *FileSystem) collect(ctx context.Context) {
 	var keys []string
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
-		rs, err := q.query(`SELECT key FROM ns_gc LIMIT 1000`)
+		// A key a snapshot still has to clone stays (snapshots.go).
+		rs, err := q.query(`SELECT key FROM ns_gc WHERE key NOT IN (SELECT src FROM ns_snap_pending) LIMIT 1000`)
 		if err != nil {
 			return err
 		}

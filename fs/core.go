@@ -60,7 +60,9 @@ type fileState struct {
 // released.)
 //
 // 4: ns_intents.new_state, so that recovery adopts a commit whole.
-const SchemaVersion = 4
+// 5: ns_share_state (share leases, stored access policies, permissions),
+// ns_snapshots, ns_snap_entries and ns_snap_pending (share snapshots).
+const SchemaVersion = 5
 
 // schema is the namespace's part of the shared database. Names are
 // case-insensitive through key (FoldName); the unique index covers only
@@ -104,6 +106,52 @@ CREATE TABLE IF NOT EXISTS ns_intents (
 	new_state TEXT    NOT NULL DEFAULT '', -- the entry's fields before and after the commit (commitState, JSON)
 	created   INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS ns_share_state (
+	share INTEGER NOT NULL,
+	kind  TEXT    NOT NULL, -- lease, acl, perm (sharestate.go)
+	name  TEXT    NOT NULL,
+	value TEXT    NOT NULL, -- JSON
+	PRIMARY KEY (share, kind, name)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ns_snapshots (
+	share INTEGER NOT NULL,
+	name  TEXT    NOT NULL, -- x-ms-snapshot (UTC, 7 fractional digits)
+	ready INTEGER NOT NULL DEFAULT 0, -- 1 once its content is cloned and checked (snapshots.go)
+	PRIMARY KEY (share, name)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ns_snap_entries ( -- ns_entries rows of the share's tree as a snapshot took them
+	share      INTEGER NOT NULL,
+	snapshot   TEXT    NOT NULL,
+	id         INTEGER NOT NULL,
+	parent     INTEGER NOT NULL,
+	name       TEXT    NOT NULL,
+	key        TEXT    NOT NULL,
+	kind       INTEGER NOT NULL,
+	unlinked   INTEGER NOT NULL,
+	size       INTEGER NOT NULL,
+	attrs      INTEGER NOT NULL,
+	t_created  INTEGER NOT NULL,
+	t_write    INTEGER NOT NULL,
+	t_change   INTEGER NOT NULL,
+	t_modified INTEGER NOT NULL,
+	version    INTEGER NOT NULL,
+	props      TEXT    NOT NULL,
+	quota      INTEGER NOT NULL,
+	blob       INTEGER NOT NULL, -- 1: the content is the blob snapKey names
+	inline     BLOB,
+	ranges     TEXT    NOT NULL,
+	PRIMARY KEY (share, snapshot, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS ns_snap_names ON ns_snap_entries(share, snapshot, parent, key);
+CREATE TABLE IF NOT EXISTS ns_snap_pending ( -- clones a snapshot still needs (copy on write, snapshots.go)
+	share    INTEGER NOT NULL,
+	snapshot TEXT    NOT NULL,
+	file     INTEGER NOT NULL,
+	src      TEXT    NOT NULL, -- the file's blob key
+	dst      TEXT    NOT NULL, -- the snapshot's key for it
+	PRIMARY KEY (share, snapshot, file)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS ns_snap_pending_file ON ns_snap_pending(file);
 CREATE TABLE IF NOT EXISTS ns_gc (
 	key   TEXT PRIMARY KEY,
 	since INTEGER NOT NULL

@@ -170,6 +170,21 @@
 // write that file even if it was renamed meanwhile, like an SMB handle, and
 // answer 404 only if it was deleted.
 //
+// # Share state and snapshots
+//
+// A share's lease, stored access policies and permissions are rows of
+// ns_share_state (sharestate.go), deleted with the share; the lease rules
+// are locks'.
+//
+// Share snapshots (snapshots.go) copy the share's rows into
+// ns_snap_entries in one transaction and give each blob-backed file's
+// content a second key without copying data (an optional CloneBlob of the
+// blob store: hard links in blobstore/local; a store without it cannot
+// snapshot shares with blob-backed files). Point in time under writes by
+// copy on write: pending clones (ns_snap_pending) are recorded with the
+// rows, and a commit about to replace a file's blob clones the version it
+// replaces first; the blob collector keeps keys with pending clones.
+//
 // # Coherence with REST
 //
 // Subscribe delivers every change committed through this FileSystem (file

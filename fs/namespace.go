@@ -33,9 +33,10 @@ type entry struct {
 	metadata   map[string]string
 	permKey    string
 	quota      int
-	tier       string    // shares: access tier
-	copy       *CopyInfo // files: last copy into the file
-	blob       bool      // the content lives in a blob (else inline); read-only here
+	tier       string            // shares: access tier
+	shareProps map[string]string // shares: other stored properties (ShareRequest.Props)
+	copy       *CopyInfo         // files: last copy into the file
+	blob       bool              // the content lives in a blob (else inline); read-only here
 }
 
 type rowScanner interface{ Scan(dest ...any) error }
@@ -73,6 +74,7 @@ type storedProps struct {
 	Metadata     map[string]string `json:"md,omitempty"`
 	PermKey      string            `json:"p,omitempty"`
 	Tier         string            `json:"at,omitempty"`
+	ShareProps   map[string]string `json:"sp,omitempty"`
 	Copy         *CopyInfo         `json:"cp,omitempty"`
 }
 
@@ -81,9 +83,9 @@ type storedProps struct {
 func (e *entry) props() (string, error) {
 	p := storedProps{Type: e.content.Type, Encoding: e.content.Encoding, Language: e.content.Language,
 		Disposition: e.content.Disposition, CacheControl: e.content.CacheControl, MD5: e.content.MD5,
-		Metadata: e.metadata, PermKey: e.permKey, Tier: e.tier, Copy: e.copy}
+		Metadata: e.metadata, PermKey: e.permKey, Tier: e.tier, ShareProps: e.shareProps, Copy: e.copy}
 	if p.Type == "" && p.Encoding == "" && p.Language == "" && p.Disposition == "" && p.CacheControl == "" &&
-		len(p.MD5) == 0 && len(p.Metadata) == 0 && p.PermKey == "" && p.Tier == "" && p.Copy == nil {
+		len(p.MD5) == 0 && len(p.Metadata) == 0 && p.PermKey == "" && p.Tier == "" && len(p.ShareProps) == 0 && p.Copy == nil {
 		return "", nil
 	}
 	b, err := json.Marshal(p)
@@ -109,6 +111,7 @@ func (e *entry) setProps(s string) error {
 	}
 	e.permKey = p.PermKey
 	e.tier = p.Tier
+	e.shareProps = p.ShareProps
 	e.copy = p.Copy
 	return nil
 }
@@ -134,7 +137,7 @@ func (e entry) attr(path string) Attr {
 		Created: fromTicks(e.created), LastWrite: fromTicks(e.write), Change: fromTicks(e.change), Modified: fromTicks(e.modified),
 		ETag: etagOf(e.id, e.version), Version: e.version,
 		Content: e.content, Metadata: e.metadata, PermissionKey: e.permKey,
-		QuotaGiB: e.quota, AccessTier: e.tier, Copy: e.copy, Unlinked: e.unlinked,
+		QuotaGiB: e.quota, AccessTier: e.tier, ShareProps: e.shareProps, Copy: e.copy, Unlinked: e.unlinked,
 	}
 	if e.kind.IsDir() {
 		a.Attributes |= AttrDirectory

@@ -28,6 +28,12 @@ func (e *entry) applyProps(p SMBProperties) {
 	if p.Change != nil {
 		e.change = ticks(*p.Change)
 	}
+	if p.PermissionKey != nil {
+		e.permKey = *p.PermissionKey
+		if e.permKey == defaultPermissionKey {
+			e.permKey = ""
+		}
+	}
 }
 
 // checkedFile resolves path to a file and asks locks about op.
@@ -568,7 +574,11 @@ func (fsys *FileSystem) putRangeFrom(ctx context.Context, req PutRangeFromReques
 	defer s.reset()
 	rd := fsys.contentReader(ctx, src, srcContent, req.SourceOffset, req.Length)
 	defer rd.Close()
-	if err := stageFrom(ctx, s, rd, req.Offset, req.Length); err != nil {
+	var from io.Reader = rd
+	if req.Verify != nil {
+		from = req.Verify(rd)
+	}
+	if err := stageFrom(ctx, s, from, req.Offset, req.Length); err != nil {
 		return Attr{}, pathErr("put range from URL", req.Path, err)
 	}
 	return fsys.commitRange(ctx, "put range from URL", req.Path, dst, s, req.Offset, req.Length, req.LeaseID, false)

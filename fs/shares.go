@@ -26,6 +26,9 @@ func (fsys *FileSystem) createShare(ctx context.Context, req ShareRequest) (Attr
 		}
 		e.metadata = req.Metadata
 		e.tier = req.AccessTier
+		if len(req.Props) > 0 {
+			e.shareProps = req.Props
+		}
 		e, err := q.insert(e)
 		if errors.Is(err, ErrExist) {
 			return nil, ErrShareExist
@@ -50,31 +53,39 @@ func (q *q) share(name string) (entry, error) {
 	return e, err
 }
 
-func (fsys *FileSystem) getShare(ctx context.Context, name string) (Attr, error) {
+func (fsys *FileSystem) getShare(ctx context.Context, name, leaseID string) (Attr, error) {
 	var a Attr
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
 		e, err := q.share(name)
-		a = e.attr(e.name)
+		if err != nil {
+			return err
+		}
+		if err := q.checkShareLease(e, leaseID, false); err != nil {
+			return err
+		}
+		a, err = q.shareAttr(e)
 		return err
 	})
 	return a, pathErr("get share", name, err)
 }
 
-func (fsys *FileSystem) changeShare(ctx context.Context, op, name string, fn func(e *entry) error) (Attr, error) {
+func (fsys *FileSystem) changeShare(ctx context.Context, op, name string, fn func(q *q, e *entry) error) (Attr, error) {
 	var a Attr
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 		e, err := q.share(name)
 		if err != nil {
 			return nil, err
 		}
-		if err := fn(&e); err != nil {
+		if err := fn(q, &e); err != nil {
 			return nil, err
 		}
 		e.modified = ticks(q.now)
 		if err := q.save(&e); err != nil {
 			return nil, err
 		}
-		a = e.attr(e.name)
+		if a, err = q.shareAttr(e); err != nil {
+			return nil, err
+		}
 		return []Change{{Kind: ChangeAttr, File: e.id, Parent: RootID, Name: e.name, Version: e.version}}, nil
 	})
 	return a, pathErr(op, name, err)
@@ -85,7 +96,10 @@ func (fsys *FileSystem) setShareQuota(ctx context.Context, name string, quotaGiB
 }
 
 func (fsys *FileSystem) setShareProperties(ctx context.Context, name string, p ShareProperties) (Attr, error) {
-	return fsys.changeShare(ctx, "set share properties", name, func(e *entry) error {
+	return fsys.changeShare(ctx, "set share properties", name, func(q *q, e *entry) error {
+		if err := q.checkShareLease(*e, p.LeaseID, false); err != nil {
+			return err
+		}
 		if p.QuotaGiB != nil {
 			if *p.QuotaGiB <= 0 {
 				return ErrInvalidArg
@@ -95,21 +109,58 @@ func (fsys *FileSystem) setShareProperties(ctx context.Context, name string, p S
 		if p.AccessTier != nil {
 			e.tier = *p.AccessTier
 		}
+		if len(p.Props) > 0 {
+			merged := make(map[string]string, len(e.shareProps)+len(p.Props))
+			for k, v := range e.shareProps {
+				merged[k] = v
+			}
+			for k, v := range p.Props {
+				merged[k] = v
+			}
+			e.shareProps = merged
+		}
 		return nil
 	})
 }
 
-func (fsys *FileSystem) setShareMetadata(ctx context.Context, name string, md map[string]string) (Attr, error) {
-	return fsys.changeShare(ctx, "set share metadata", name, func(e *entry) error {
+func (fsys *FileSystem) setShareMetadata(ctx context.Context, name, leaseID string, md map[string]string) (Attr, error) {
+	return fsys.changeShare(ctx, "set share metadata", name, func(q *q, e *entry) error {
+		if err := q.checkShareLease(*e, leaseID, false); err != nil {
+			return err
+		}
 		e.metadata = md
 		return nil
 	})
 }
 
-func (fsys *FileSystem) deleteShare(ctx context.Context, name string) error {
+func (fsys *FileSystem) deleteShare(ctx context.Context, req DeleteShareRequest) error {
+	name := req.Name
+	if err := fsys.purgeExpired(ctx); err != nil {
+		return pathErr("delete share", name, err)
+	}
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 		e, err := q.share(name)
 		if err != nil {
+			return nil, err
+		}
+		if err := q.checkShareLease(e, req.LeaseID, true); err != nil {
+			return nil, err
+		}
+		if req.Retain > 0 {
+			if !req.IncludeSnapshots {
+				if err := q.dropSnapshots(e.id, false); err != nil { // only checks: there are none
+					return nil, err
+				}
+			}
+			if err := q.softDelete(e, req.Retain); err != nil {
+				return nil, err
+			}
+			return []Change{{Kind: ChangeRemove, File: e.id, Parent: RootID, Name: e.name}}, nil
+		}
+		if err := q.dropSnapshotsLeased(e.id, req.IncludeSnapshots, req.IncludeLeased); err != nil {
+			return nil, err
+		}
+		if err := q.dropState(e.id); err != nil {
 			return nil, err
 		}
 		if err := q.removeTree(tx, e); err != nil {
@@ -153,7 +204,18 @@ func (fsys *FileSystem) listShares(ctx context.Context, req ListRequest) (ListSh
 			}
 			res.Shares = append(res.Shares, e.attr(e.name))
 		}
-		return rows.Err()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows.Close()
+		// Each share's lease: one statement per share listed, in the
+		// same transaction.
+		for i := range res.Shares {
+			if res.Shares[i].ShareLease, err = q.shareLeaseInfo(res.Shares[i].ID); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	return res, pathErr("list shares", req.Prefix, err)
 }

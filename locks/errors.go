@@ -49,7 +49,8 @@ func (e *LeaseError) Error() string { return "lease: " + string(e.Code) }
 // Status is the HTTP status Azure Files answers for the code.
 func (e *LeaseError) Status() int {
 	switch e.Code {
-	case LeaseAlreadyPresent, LeaseNotPresentWithLeaseOperation, LeaseIDMismatchWithLeaseOperation:
+	case LeaseAlreadyPresent, LeaseNotPresentWithLeaseOperation, LeaseIDMismatchWithLeaseOperation,
+		LeaseIsBreakingAndCannotBeAcquired, LeaseIsBreakingAndCannotBeChanged, LeaseIsBrokenAndCannotBeRenewed:
 		return 409
 	}
 	return 412

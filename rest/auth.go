@@ -1,10 +1,12 @@
 package rest
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
 
+	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/storagehttp"
 )
 
@@ -12,17 +14,34 @@ import (
 // with the Blob/Queue/File string-to-sign (SharedKey Lite refused, as
 // FileREST always has), then account SAS (ss must name 'f') and service
 // SAS with sr=s (share) or sr=f (file).
-func authenticators(sg storagehttp.Signer) []storagehttp.Authenticator {
+func (s *Server) authenticators(sg storagehttp.Signer) []storagehttp.Authenticator {
 	return []storagehttp.Authenticator{
 		storagehttp.SharedKey{Signer: sg, StringToSign: storagehttp.StringToSign},
-		fileSAS(sg),
+		s.fileSAS(sg),
 	}
 }
 
 // fileSAS checks FileREST's SAS tokens: of a request, and of the source
-// URL of Put Range From URL.
-func fileSAS(sg storagehttp.Signer) storagehttp.SAS {
-	return storagehttp.SAS{Signer: sg, Service: 'f', ServiceStringToSign: fileServiceSAS}
+// URL of Put Range From URL. A service SAS may name a stored access
+// policy of its share (si).
+func (s *Server) fileSAS(sg storagehttp.Signer) storagehttp.SAS {
+	return storagehttp.SAS{Signer: sg, Service: 'f', ServiceStringToSign: fileServiceSAS, StoredPolicy: s.sharePolicy}
+}
+
+// sharePolicy resolves the stored access policy si of the share r names.
+func (s *Server) sharePolicy(r *http.Request, si string) (storagehttp.AccessPolicy, bool, error) {
+	p, err := parsePath(r.URL.EscapedPath(), true)
+	if err != nil || p.Share == "" {
+		return storagehttp.AccessPolicy{}, false, nil
+	}
+	id, err := s.fs.SharePolicy(r.Context(), p.Share, si)
+	switch {
+	case errors.Is(err, fs.ErrNotFound), errors.Is(err, fs.ErrShareNotFound), errors.Is(err, fs.ErrInvalidName):
+		return storagehttp.AccessPolicy{}, false, nil
+	case err != nil:
+		return storagehttp.AccessPolicy{}, false, err
+	}
+	return storagehttp.AccessPolicy{Start: id.Start, Expiry: id.Expiry, Permission: id.Permission}, true, nil
 }
 
 // fileServiceSAS is the File service-SAS string-to-sign: the signed

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"hash/crc64"
 	"io"
 	"net/http"
 	"os"
@@ -136,6 +137,9 @@ type bodyReader struct {
 	h       hash.Hash
 	want    []byte // nil: nothing to verify
 	wantB64 string
+	crc     hash.Hash64 // nil: no CRC-64 asked for
+	wantCRC []byte      // nil: no CRC-64 to verify
+	crcErr  func(want, got []byte) *Error
 	done    func() // called once when the body is fully read (clears the read deadline)
 	err     error
 }
@@ -152,6 +156,9 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	}
 	n, err := b.r.Read(p)
 	b.h.Write(p[:n])
+	if b.crc != nil {
+		b.crc.Write(p[:n])
+	}
 	b.left -= int64(n)
 	if b.left == 0 {
 		if b.done != nil {
@@ -161,6 +168,12 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 		if b.want != nil {
 			if got := b.h.Sum(nil); !bytes.Equal(got, b.want) {
 				b.err = errMD5Mismatch(b.wantB64, got)
+				return 0, b.err
+			}
+		}
+		if b.wantCRC != nil {
+			if got := crc64Bytes(b.crc.Sum64()); !bytes.Equal(got, b.wantCRC) {
+				b.err = errCRC64Mismatch(b.wantCRC, got)
 				return 0, b.err
 			}
 		}
@@ -197,19 +210,30 @@ func errMD5Mismatch(want string, got []byte) *Error {
 // and only then does the request wait for its charge and feed fs from the
 // file. While the body is read the connection has a read deadline of
 // BodyReadTimeout, so a stalled client fails and frees what it holds.
-func (s *Server) putBody(w http.ResponseWriter, r *http.Request, req fs.PutRangeRequest, verifyMD5 bool) (fs.Attr, []byte, error) {
+func (s *Server) putBody(w http.ResponseWriter, r *http.Request, req fs.PutRangeRequest, verifyMD5 bool) (fs.Attr, []byte, []byte, error) {
 	var want []byte
 	wantB64 := r.Header.Get("Content-MD5")
 	if verifyMD5 && wantB64 != "" {
 		sum, err := parseMD5("Content-MD5", wantB64)
 		if err != nil {
-			return fs.Attr{}, nil, err
+			return fs.Attr{}, nil, nil, err
 		}
 		want = sum
 	}
 	n := req.Length
 	ctx := r.Context()
 	body := &bodyReader{r: r.Body, left: n, h: md5.New(), want: want, wantB64: wantB64}
+	if verifyMD5 {
+		// Put Range: x-ms-content-crc64 is checked like Content-MD5 and
+		// answered with the server's CRC-64.
+		wantCRC, err := crc64Header(r.Header, "x-ms-content-crc64")
+		if err != nil {
+			return fs.Attr{}, nil, nil, err
+		}
+		if wantCRC != nil {
+			body.crc, body.wantCRC = crc64.New(storageCRC64), wantCRC
+		}
+	}
 	if s.bodyTimeout > 0 {
 		rc := http.NewResponseController(w)
 		if err := rc.SetReadDeadline(time.Now().Add(s.bodyTimeout)); err == nil {
@@ -237,12 +261,12 @@ func (s *Server) putBody(w http.ResponseWriter, r *http.Request, req fs.PutRange
 	case n <= smallBody:
 		charge = s.bodies.clamp(n)
 		if err := s.bodies.acquire(ctx, charge); err != nil {
-			return fs.Attr{}, nil, fmt.Errorf("put range %s: %w", req.Path, err)
+			return fs.Attr{}, nil, nil, fmt.Errorf("put range %s: %w", req.Path, err)
 		}
 		buf := make([]byte, n)
 		if _, err := io.ReadFull(body, buf); err != nil {
 			s.bodies.release(charge)
-			return fs.Attr{}, nil, bodyErr(err)
+			return fs.Attr{}, nil, nil, bodyErr(err)
 		}
 		req.Body = bytes.NewReader(buf)
 	default:
@@ -253,20 +277,24 @@ func (s *Server) putBody(w http.ResponseWriter, r *http.Request, req fs.PutRange
 		}
 		f, err := s.spill(body, req.Path)
 		if err != nil {
-			return fs.Attr{}, nil, bodyErr(err)
+			return fs.Attr{}, nil, nil, bodyErr(err)
 		}
 		defer f.Close()
 		if err := s.bodies.acquire(ctx, charge); err != nil {
-			return fs.Attr{}, nil, fmt.Errorf("put range %s: %w", req.Path, err)
+			return fs.Attr{}, nil, nil, fmt.Errorf("put range %s: %w", req.Path, err)
 		}
 		req.Body = io.NewSectionReader(f, 0, n)
 	}
 	defer s.bodies.release(charge)
 	a, err := s.fs.PutRange(ctx, req)
 	if err != nil {
-		return fs.Attr{}, nil, bodyErr(err)
+		return fs.Attr{}, nil, nil, bodyErr(err)
 	}
-	return a, body.h.Sum(nil), nil
+	var crc []byte
+	if body.crc != nil {
+		crc = crc64Bytes(body.crc.Sum64())
+	}
+	return a, body.h.Sum(nil), crc, nil
 }
 
 // spill copies the whole body into an unlinked temporary file in the

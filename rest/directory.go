@@ -18,6 +18,12 @@ func (s *Server) createDirectory(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
+	if props.PermissionKey, err = s.permissionKey(c); err != nil {
+		return err
+	}
+	if err := propertySemantics(c.r.Header, &props); err != nil {
+		return err
+	}
 	a, err := s.fs.CreateDirectory(c.r.Context(), fs.CreateDirectoryRequest{Path: c.fsPath(), Props: props, Metadata: md})
 	if err != nil {
 		return err
@@ -30,7 +36,13 @@ func (s *Server) createDirectory(w http.ResponseWriter, c *call) error {
 
 // statDir stats a directory (or share root); a file there is ErrNotDir.
 func (s *Server) statDir(c *call) (fs.Attr, error) {
-	a, _, err := s.fs.Stat(c.r.Context(), c.fsPath(), "")
+	var a fs.Attr
+	var err error
+	if snap := c.q.Get("sharesnapshot"); snap != "" {
+		a, err = s.fs.SnapshotStat(c.r.Context(), snap, c.fsPath())
+	} else {
+		a, _, err = s.fs.Stat(c.r.Context(), c.fsPath(), "")
+	}
 	if err != nil {
 		return a, err
 	}
@@ -56,6 +68,9 @@ func (s *Server) getDirectoryProperties(w http.ResponseWriter, c *call) error {
 func (s *Server) setDirectoryProperties(w http.ResponseWriter, c *call) error {
 	props, err := parseSMBProps(c.r.Header, storagehttp.InfoFrom(c.r.Context()).Start, false)
 	if err != nil {
+		return err
+	}
+	if props.PermissionKey, err = s.permissionKey(c); err != nil {
 		return err
 	}
 	if _, err := s.statDir(c); err != nil {
@@ -109,7 +124,12 @@ func (s *Server) listDirectory(w http.ResponseWriter, c *call) error {
 	if _, err := parseBoolHeader(c.r.Header, "x-ms-file-extended-info"); err != nil {
 		return err
 	}
-	res, err := s.fs.ListDirectory(c.r.Context(), c.fsPath(), req)
+	var res fs.ListResult
+	if snap := c.q.Get("sharesnapshot"); snap != "" {
+		res, err = s.fs.SnapshotList(c.r.Context(), snap, c.fsPath(), req)
+	} else {
+		res, err = s.fs.ListDirectory(c.r.Context(), c.fsPath(), req)
+	}
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/storagehttp"
 )
 
@@ -95,6 +96,14 @@ func (s *Server) routeTable() []route {
 		{name: "GetShareMetadata", method: "HEAD", restype: "share", comp: "metadata", scopes: sh, perm: 'r', rtype: 'c', h: s.getShareProperties},
 		{name: "SetShareMetadata", method: "PUT", restype: "share", comp: "metadata", scopes: sh, perm: 'w', rtype: 'c', h: s.setShareMetadata},
 		{name: "GetShareStats", method: "GET", restype: "share", comp: "stats", scopes: sh, perm: 'r', rtype: 'c', h: s.getShareStats},
+		{name: "LeaseShare", method: "PUT", restype: "share", comp: "lease", header: "x-ms-lease-action", values: []string{"acquire", "renew", "change", "release", "break"}, scopes: sh, perm: 'w', rtype: 'c', h: s.leaseShare},
+		{name: "GetShareACL", method: "GET", restype: "share", comp: "acl", scopes: sh, perm: 'r', rtype: 'c', h: s.getShareACL},
+		{name: "GetShareACL", method: "HEAD", restype: "share", comp: "acl", scopes: sh, perm: 'r', rtype: 'c', h: s.getShareACL},
+		{name: "SetShareACL", method: "PUT", restype: "share", comp: "acl", scopes: sh, perm: 'w', rtype: 'c', h: s.setShareACL},
+		{name: "CreatePermission", method: "PUT", restype: "share", comp: "filepermission", scopes: sh, perm: 'c', rtype: 'c', h: s.createPermission},
+		{name: "GetPermission", method: "GET", restype: "share", comp: "filepermission", scopes: sh, perm: 'r', rtype: 'c', h: s.getPermission},
+		{name: "RestoreShare", method: "PUT", restype: "share", comp: "undelete", scopes: sh, perm: 'w', rtype: 'c', h: s.restoreShare},
+		{name: "SnapshotShare", method: "PUT", restype: "share", comp: "snapshot", scopes: sh, perm: 'c', rtype: 'c', h: s.createShareSnapshot},
 		{name: "DeleteShare", method: "DELETE", restype: "share", scopes: sh, perm: 'd', rtype: 'c', h: s.deleteShare},
 
 		{name: "CreateDirectory", method: "PUT", restype: "directory", scopes: pth, perm: 'c', rtype: 'c', h: s.createDirectory},
@@ -155,6 +164,10 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, err)
 			return
 		}
+	}
+	if err := checkSnapshotParam(q, rt); err != nil {
+		s.fail(w, r, err)
+		return
 	}
 	c := &call{r: r, q: q, path: p, route: rt}
 	err = rt.h(w, c)
@@ -250,4 +263,29 @@ func checkSASScope(g *storagehttp.SASGrant, rt *route, p resourcePath) error {
 			"This request is not authorized to perform this operation.")
 	}
 	return g.CheckScope(rt.perm, rt.rtype)
+}
+
+// snapshotReads are the operations that may address a share snapshot
+// (sharesnapshot=): reads, listings, its lease and deleting it.
+var snapshotReads = map[string]bool{
+	"GetShareProperties": true, "GetShareMetadata": true, "DeleteShare": true, "LeaseShare": true,
+	"GetDirectoryProperties": true, "GetDirectoryMetadata": true, "ListDirectoriesAndFiles": true,
+	"GetFile": true, "GetFileProperties": true, "GetFileMetadata": true, "ListRanges": true,
+}
+
+// checkSnapshotParam validates sharesnapshot= (a UTC time) and refuses it
+// on operations a read-only snapshot does not take.
+func checkSnapshotParam(q url.Values, rt *route) error {
+	v, ok := q["sharesnapshot"]
+	if !ok || v[0] == "" {
+		return nil
+	}
+	if _, err := fs.ParseSnapshot(v[0]); err != nil {
+		return storagehttp.InvalidQuery("sharesnapshot", v[0], "not a share snapshot time")
+	}
+	if !snapshotReads[rt.name] {
+		return storagehttp.NewError(http.StatusBadRequest, "ShareSnapshotOperationNotSupported",
+			"The operation is not supported on a share snapshot.")
+	}
+	return nil
 }

@@ -144,6 +144,35 @@
 //   - Service properties (GET/PUT ?restype=service&comp=properties) are
 //     kept in memory for the life of the Server; they configure nothing.
 //
+// # Share features (sharelease.go, shareacl.go, permission.go)
+//
+//   - Lease Share: header syntax here (durations 15..60 or -1, break
+//     period 0..60); the rules are locks.DecideTimedLease, run by fs at
+//     fs's clock, so expiry and break periods follow the injected clock
+//     (tests share one fake clock between rest.Config.Now and
+//     fs.Config.Now). The lease lives in fs's ns_share_state, off the
+//     share's entry: lease calls leave the share's ETag alone.
+//   - Share ACL: at most 5 signed identifiers; permission letters are
+//     canonicalised to "rcwdl" order. A service SAS naming a policy (si)
+//     is resolved by storagehttp.SAS.StoredPolicy → fs.SharePolicy after
+//     the signature checks out; a field given by both the policy and the
+//     SAS is refused (403 AuthenticationFailed), as is an unknown policy.
+//   - Permissions: SDDL and the self-relative binary form (base64) parse
+//     with package secdesc; fs stores the canonical SDDL, whose hash is
+//     the key, so a permission has one key whichever form it came in.
+//     What secdesc refuses is 400 FileInvalidPermission.
+//   - Snapshots: sharesnapshot= is validated in dispatch and allowed
+//     only on the operations in snapshotReads (reads, List Ranges, Lease
+//     Share, Delete Share); anything else is 400
+//     ShareSnapshotOperationNotSupported. How snapshots stay point in
+//     time without copying data is fs's (snapshots.go). List Ranges with
+//     prevsharesnapshot answers fs.RangeDiff: changes found by comparing
+//     block lists, so at block granularity (a superset of Azure's).
+//   - CRC-64: x-ms-content-crc64 (Put Range) and x-ms-source-content-crc64
+//     (Put Range From URL) are hashed as the bytes pass, like
+//     Content-MD5, with the Azure SDKs' polynomial.
+//   - NFS shares are refused with one answer (smbOnly).
+//
 // # Concurrency
 //
 // A Server has no per-request shared state except the in-memory service

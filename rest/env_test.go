@@ -67,14 +67,17 @@ func newEnvStore(t testing.TB, wrap func(blobstore.Store) blobstore.Store, tweak
 	if wrap != nil {
 		st = wrap(store)
 	}
-	fsys, err := fs.New(ctx, fs.Config{Table: table, Store: st, Logger: quietLogger(), SpillDir: dir})
-	if err != nil {
-		t.Fatalf("fs.New: %v", err)
-	}
-	cfg := rest.Config{FS: fsys, Logger: quietLogger()}
+	cfg := rest.Config{Logger: quietLogger()}
 	for _, f := range tweak {
 		f(&cfg)
 	}
+	// A clock injected into the server is fs's too: share leases expire
+	// by fs's clock.
+	fsys, err := fs.New(ctx, fs.Config{Table: table, Store: st, Logger: quietLogger(), SpillDir: dir, Now: cfg.Now})
+	if err != nil {
+		t.Fatalf("fs.New: %v", err)
+	}
+	cfg.FS = fsys
 	srv, err := rest.New(cfg)
 	if err != nil {
 		t.Fatalf("rest.New: %v", err)

@@ -108,6 +108,12 @@ var leaseMessages = map[locks.LeaseCode]string{
 	locks.LeaseAlreadyPresent:               "There is already a lease present.",
 	locks.LeaseNotPresentWithLeaseOperation: "There is currently no lease on the file.",
 	locks.LeaseIDMismatchWithLeaseOperation: "The lease ID specified did not match the lease ID for the file.",
+
+	locks.LeaseIsBreakingAndCannotBeAcquired:    "There is already a breaking lease present.",
+	locks.LeaseIsBreakingAndCannotBeChanged:     "The lease is breaking and cannot be changed.",
+	locks.LeaseIsBrokenAndCannotBeRenewed:       "The lease ID matched, but the lease has been broken explicitly and cannot be renewed.",
+	locks.LeaseIDMismatchWithContainerOperation: "The lease ID specified did not match the lease ID for the share.",
+	locks.LeaseNotPresentWithContainerOperation: "There is currently no lease on the share.",
 }
 
 // toError maps any error to the *Error to render (storagehttp.Classify

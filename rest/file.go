@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	"encoding/base64"
 	"errors"
+	"hash/crc64"
 	"io"
 	"net/http"
 	"net/url"
@@ -34,6 +35,12 @@ func (s *Server) createFile(w http.ResponseWriter, c *call) error {
 	}
 	props, err := parseSMBProps(h, storagehttp.InfoFrom(c.r.Context()).Start, false)
 	if err != nil {
+		return err
+	}
+	if props.PermissionKey, err = s.permissionKey(c); err != nil {
+		return err
+	}
+	if err := propertySemantics(c.r.Header, &props); err != nil {
 		return err
 	}
 	content, _, err := parseContent(h)
@@ -76,7 +83,7 @@ func (s *Server) createFile(w http.ResponseWriter, c *call) error {
 	out := w.Header()
 	if bodyLen > 0 {
 		var sum []byte
-		a, sum, err = s.putBody(w, c.r, fs.PutRangeRequest{
+		a, sum, _, err = s.putBody(w, c.r, fs.PutRangeRequest{
 			Path: c.fsPath(), Offset: 0, Length: bodyLen, LeaseID: lease,
 		}, true)
 		if err != nil {
@@ -138,11 +145,11 @@ func (s *Server) putRange(w http.ResponseWriter, c *call) error {
 		}
 	}
 	var a fs.Attr
-	var sum []byte
+	var sum, crc []byte
 	if clear {
 		a, err = s.fs.PutRange(c.r.Context(), req)
 	} else {
-		a, sum, err = s.putBody(w, c.r, req, true)
+		a, sum, crc, err = s.putBody(w, c.r, req, true)
 	}
 	if err != nil {
 		return err
@@ -152,6 +159,9 @@ func (s *Server) putRange(w http.ResponseWriter, c *call) error {
 	out.Set("x-ms-request-server-encrypted", "true")
 	if sum != nil {
 		out.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum))
+	}
+	if crc != nil {
+		out.Set("x-ms-content-crc64", base64.StdEncoding.EncodeToString(crc))
 	}
 	w.WriteHeader(http.StatusCreated)
 	return nil
@@ -259,14 +269,29 @@ func (s *Server) putRangeFromURL(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
+	wantCRC, err := crc64Header(h, "x-ms-source-content-crc64")
+	if err != nil {
+		return err
+	}
+	// The source range is hashed as fs copies it: a wrong
+	// x-ms-source-content-crc64 fails the copy before anything commits.
+	var check *bodyReader
 	a, err := s.fs.PutRangeFrom(c.r.Context(), fs.PutRangeFromRequest{
 		Path: c.fsPath(), Offset: dst.start, Length: dst.length(),
 		SourcePath: fsPathOf(src), SourceOffset: srg.start, LeaseID: lease,
+		Verify: func(r io.Reader) io.Reader {
+			check = &bodyReader{r: r, left: dst.length(), h: md5.New(), crc: crc64.New(storageCRC64), wantCRC: wantCRC}
+			return check
+		},
 	})
+	if check != nil && check.err != nil {
+		return check.err
+	}
 	if err != nil {
 		return err
 	}
 	setCommon(w.Header(), a)
+	w.Header().Set("x-ms-content-crc64", base64.StdEncoding.EncodeToString(crc64Bytes(check.crc.Sum64())))
 	w.Header().Set("x-ms-file-last-write-time", storagehttp.FormatTime7(a.LastWrite))
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	w.WriteHeader(http.StatusCreated)
@@ -290,7 +315,13 @@ func (s *Server) getFileProperties(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	a, l, err := s.fs.Stat(c.r.Context(), c.fsPath(), lease)
+	var a fs.Attr
+	var l locks.LeaseInfo
+	if snap := c.q.Get("sharesnapshot"); snap != "" {
+		a, err = s.fs.SnapshotStat(c.r.Context(), snap, c.fsPath())
+	} else {
+		a, l, err = s.fs.Stat(c.r.Context(), c.fsPath(), lease)
+	}
 	if err != nil {
 		return err
 	}
@@ -341,7 +372,12 @@ func (s *Server) getFile(w http.ResponseWriter, c *call) error {
 	if wantMD5 && (!ranged || rg.end < 0 || rg.length() > maxPutRange) {
 		return storagehttp.InvalidHeader("x-ms-range-get-content-md5", h.Get("x-ms-range-get-content-md5"))
 	}
-	fr, err := s.fs.GetFile(c.r.Context(), req)
+	var fr *fs.FileReader
+	if snap := c.q.Get("sharesnapshot"); snap != "" {
+		fr, err = s.fs.SnapshotGetFile(c.r.Context(), snap, req)
+	} else {
+		fr, err = s.fs.GetFile(c.r.Context(), req)
+	}
 	if errors.Is(err, fs.ErrIsDir) {
 		return errNotAFile(c)
 	}
@@ -389,6 +425,9 @@ func (s *Server) setFileProperties(w http.ResponseWriter, c *call) error {
 	}
 	props, err := parseSMBProps(h, storagehttp.InfoFrom(c.r.Context()).Start, false)
 	if err != nil {
+		return err
+	}
+	if props.PermissionKey, err = s.permissionKey(c); err != nil {
 		return err
 	}
 	req := fs.SetPropertiesRequest{Path: c.fsPath(), Props: props, LeaseID: lease}
@@ -459,15 +498,43 @@ func (s *Server) listRanges(w http.ResponseWriter, c *call) error {
 	} else if ok {
 		lr = locks.Range{Offset: uint64(rg.start), Length: uint64(rg.length())}
 	}
-	ranges, a, err := s.fs.ListRanges(c.r.Context(), c.fsPath(), lr, lease)
+	snap := c.q.Get("sharesnapshot")
+	out := rangesXML{}
+	var ranges, cleared []fs.Range
+	var a fs.Attr
+	switch prev, diff := c.q["prevsharesnapshot"]; {
+	case diff:
+		// Changed ranges since an older snapshot (fs.RangeDiff: block
+		// granularity, clipped to the data ranges).
+		if _, err := fs.ParseSnapshot(prev[0]); err != nil {
+			return storagehttp.InvalidQuery("prevsharesnapshot", prev[0], "not a share snapshot time")
+		}
+		d, err := s.fs.RangeDiff(c.r.Context(), fs.RangeDiffRequest{Path: c.fsPath(), Snapshot: snap, Previous: prev[0], Range: lr, LeaseID: lease})
+		if err != nil {
+			return err
+		}
+		ranges, cleared, a = d.Ranges, d.Cleared, d.Attr
+		out.Clear = []rangeXML{}
+	case snap != "":
+		ranges, a, err = s.fs.SnapshotListRanges(c.r.Context(), snap, c.fsPath(), lr)
+	default:
+		ranges, a, err = s.fs.ListRanges(c.r.Context(), c.fsPath(), lr, lease)
+	}
+	if errors.Is(err, fs.ErrIsDir) {
+		return errNotAFile(c)
+	}
 	if err != nil {
 		return err
 	}
-	out := rangesXML{}
 	for _, r := range ranges {
 		x := rangeXML{Start: r.Start, End: r.End}
 		x.XMLName.Local = "Range"
 		out.Ranges = append(out.Ranges, x)
+	}
+	for _, r := range cleared {
+		x := rangeXML{Start: r.Start, End: r.End}
+		x.XMLName.Local = "ClearRange"
+		out.Clear = append(out.Clear, x)
 	}
 	setCommon(w.Header(), a)
 	w.Header().Set("x-ms-content-length", strconv.FormatInt(a.Size, 10))
@@ -504,8 +571,18 @@ func (s *Server) copyFile(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
+	// The destination's permission (mode override, or no mode): an inline
+	// x-ms-file-permission is stored in the share, a key must exist there.
+	pk, err := s.permissionKey(c)
+	if err != nil {
+		return err
+	}
+	permKey := ""
+	if pk != nil && *pk != fs.DefaultPermissionKey {
+		permKey = *pk
+	}
 	req := fs.CopyFileRequest{Source: fsPathOf(src), Dest: c.fsPath(), Props: props, FromSource: from,
-		PermissionKey: h.Get("x-ms-file-permission-key"), LeaseID: lease, IgnoreReadOnly: ignoreRO, SetArchive: setArchive,
+		PermissionKey: permKey, LeaseID: lease, IgnoreReadOnly: ignoreRO, SetArchive: setArchive,
 		CopyID: uuid.NewString(), CopySource: h.Get("x-ms-copy-source")}
 	if len(md) > 0 {
 		req.Metadata = md
@@ -554,6 +631,9 @@ func (s *Server) rename(w http.ResponseWriter, c *call) error {
 	}
 	props, err := parseSMBProps(h, storagehttp.InfoFrom(c.r.Context()).Start, false)
 	if err != nil {
+		return err
+	}
+	if props.PermissionKey, err = s.permissionKey(c); err != nil {
 		return err
 	}
 	md, err := storagehttp.ParseMetadata(h)

@@ -50,3 +50,33 @@ func TestJSSmoke(t *testing.T) {
 	}
 	t.Logf("%s", out)
 }
+
+// TestJSShareFeatures runs testdata/sharefeatures.js: share lease, stored
+// access policies with a service SAS, permissions, snapshots, statistics
+// and quota, parallel transfers, rename, copy and handles through the JS
+// SDK.
+func TestJSShareFeatures(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		skipOrFail(t, "node not found: %v", err)
+	}
+	modules, err := filepath.Abs(filepath.Join("..", "integration", "js", "node_modules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(modules, "@azure", "storage-file-share", "package.json")); err != nil {
+		skipOrFail(t, "@azure/storage-file-share not installed (make npm): %v", err)
+	}
+	e := newEnv(t)
+	conn := "DefaultEndpointsProtocol=http;AccountName=" + rest.DevAccount + ";AccountKey=" + rest.DevKey +
+		";FileEndpoint=" + e.srv.URL + "/" + rest.DevAccount + ";"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "sharefeatures.js"))
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "BLOBSHARE_CONN="+conn)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node sharefeatures.js: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}

@@ -49,6 +49,10 @@ type Config struct {
 	// SpillDir holds the unlinked temporary files of request bodies that
 	// arrive while the body budget is spent; "" means os.TempDir().
 	SpillDir string
+	// ShareDeleteRetention > 0 soft-deletes shares: Delete Share keeps a
+	// share that long for Undelete Share and List Shares include=deleted
+	// (Azure's share soft delete, set on the account). 0 deletes at once.
+	ShareDeleteRetention time.Duration
 }
 
 // Server is the FileREST endpoint. It is an http.Handler; listening is the
@@ -68,6 +72,7 @@ type Server struct {
 	bodies      *budget       // request-body bytes in memory (body.go)
 	bodyTimeout time.Duration // 0: none
 	spillDir    string        // "" means os.TempDir()
+	retain      time.Duration // share soft delete; 0: off
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -109,14 +114,18 @@ func New(cfg Config) (*Server, error) {
 		s.bodyTimeout = cfg.BodyReadTimeout
 	}
 	s.spillDir = cfg.SpillDir
+	if cfg.ShareDeleteRetention < 0 {
+		return nil, fmt.Errorf("rest: ShareDeleteRetention %v: must not be negative", cfg.ShareDeleteRetention)
+	}
+	s.retain = cfg.ShareDeleteRetention
 	s.svc.props = defaultServiceProps()
 	s.routes = s.routeTable()
 	// The chain, outermost first (doc.go explains the order).
 	var chain []storagehttp.Authenticator
 	if !cfg.DisableAuth {
 		sg := storagehttp.Signer{Account: s.account, Key: raw}
-		chain = authenticators(sg)
-		sas := fileSAS(sg)
+		chain = s.authenticators(sg)
+		sas := s.fileSAS(sg)
 		s.sas = &sas
 	}
 	s.handler = s.withRequestID(s.withLimits(s.withRecover(

@@ -2,9 +2,12 @@ package rest
 
 import (
 	"encoding/xml"
+	"errors"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/storagehttp"
@@ -65,8 +68,9 @@ func (s *Server) listShares(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	// blobshare has no share snapshots or soft delete: "snapshots" and
-	// "deleted" are accepted and simply list nothing extra.
+	// With "snapshots" each share's snapshots come before it, oldest
+	// first; with "deleted" the soft-deleted shares of the page's name
+	// range follow the live share of their name.
 	inc, err := includeSet(c, "metadata", "snapshots", "deleted")
 	if err != nil {
 		return err
@@ -85,17 +89,55 @@ func (s *Server) listShares(w http.ResponseWriter, c *call) error {
 	if _, ok := c.q["maxresults"]; ok {
 		out.MaxResults = &req.MaxResults
 	}
-	for _, a := range res.Shares {
-		sx := shareXML{Name: a.Name, Properties: sharePropsXML{
-			LastModified: a.Modified.UTC().Format(http.TimeFormat), Etag: a.ETag, Quota: a.QuotaGiB,
-			AccessTier: accessTier(a), EnabledProtocols: "SMB", LeaseStatus: "unlocked", LeaseState: "available",
-		}}
-		if inc["metadata"] {
-			sx.Metadata = storagehttp.NewMetadataXML(nonNil(a.Metadata))
+	shares := res.Shares
+	if inc["deleted"] {
+		deleted, err := s.fs.ListDeletedShares(c.r.Context())
+		if err != nil {
+			return err
 		}
-		out.Shares = append(out.Shares, sx)
+		shares = mergeDeleted(shares, deleted, req, res.NextMarker)
+	}
+	for _, base := range shares {
+		all := []fs.Attr{base}
+		if base.Deleted != nil {
+			out.Shares = append(out.Shares, s.shareEntry(base, inc["metadata"]))
+			continue
+		}
+		if inc["snapshots"] {
+			snaps, err := s.fs.ShareSnapshots(c.r.Context(), base.Name)
+			if err != nil && !errors.Is(err, fs.ErrShareNotFound) {
+				return err
+			}
+			all = append(snaps, base)
+		}
+		for _, a := range all {
+			out.Shares = append(out.Shares, s.shareEntry(a, inc["metadata"]))
+		}
 	}
 	return storagehttp.WriteXML(w, http.StatusOK, out)
+}
+
+// shareEntry is one share (or share snapshot) of List Shares.
+func (s *Server) shareEntry(a fs.Attr, withMetadata bool) shareXML {
+	sx := shareXML{Snapshot: a.Snapshot, Name: a.Name, Properties: sharePropsXML{
+		LastModified: a.Modified.UTC().Format(http.TimeFormat), Etag: a.ETag, Quota: a.QuotaGiB,
+		AccessTier: accessTier(a), EnabledProtocols: "SMB",
+	}}
+	if d := a.Deleted; d != nil {
+		sx.Deleted, sx.Version = true, d.Version
+		sx.Properties.DeletedTime = d.Deleted.UTC().Format(http.TimeFormat)
+		days := int((d.Expires.Sub(s.now()) + 24*time.Hour - 1) / (24 * time.Hour))
+		sx.Properties.RemainingRetentionDays = &days
+	}
+	lh := http.Header{}
+	setShareLease(lh, a.ShareLease)
+	sx.Properties.LeaseStatus, sx.Properties.LeaseState = lh.Get("x-ms-lease-status"), lh.Get("x-ms-lease-state")
+	sx.Properties.LeaseDuration = lh.Get("x-ms-lease-duration")
+	sx.Properties.Extra = sharePropElems(a.ShareProps)
+	if withMetadata {
+		sx.Metadata = storagehttp.NewMetadataXML(nonNil(a.Metadata))
+	}
+	return sx
 }
 
 func nonNil(m map[string]string) map[string]string {
@@ -130,14 +172,18 @@ func (s *Server) createShare(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	if p := c.r.Header.Get("x-ms-enabled-protocols"); p != "" && !strings.EqualFold(p, "SMB") {
-		return storagehttp.InvalidHeader("x-ms-enabled-protocols", p)
+	if err := smbOnly(c.r.Header); err != nil {
+		return err
 	}
 	tier, _, err := accessTierHeader(c.r.Header)
 	if err != nil {
 		return err
 	}
-	a, err := s.fs.CreateShare(c.r.Context(), fs.ShareRequest{Name: c.path.Share, QuotaGiB: quota, AccessTier: tier, Metadata: md})
+	props, err := parseShareProps(c.r.Header)
+	if err != nil {
+		return err
+	}
+	a, err := s.fs.CreateShare(c.r.Context(), fs.ShareRequest{Name: c.path.Share, QuotaGiB: quota, AccessTier: tier, Metadata: md, Props: props})
 	if err != nil {
 		return err
 	}
@@ -147,7 +193,16 @@ func (s *Server) createShare(w http.ResponseWriter, c *call) error {
 }
 
 func (s *Server) getShareProperties(w http.ResponseWriter, c *call) error {
-	a, err := s.fs.GetShare(c.r.Context(), c.path.Share)
+	lease, err := leaseHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	var a fs.Attr
+	if snap := c.q.Get("sharesnapshot"); snap != "" {
+		a, err = s.fs.SnapshotStat(c.r.Context(), snap, c.path.Share)
+	} else {
+		a, err = s.fs.GetShareLeased(c.r.Context(), c.path.Share, lease)
+	}
 	if err != nil {
 		return err
 	}
@@ -158,8 +213,8 @@ func (s *Server) getShareProperties(w http.ResponseWriter, c *call) error {
 		h.Set("x-ms-share-quota", strconv.Itoa(a.QuotaGiB))
 		h.Set("x-ms-access-tier", accessTier(a))
 		h.Set("x-ms-enabled-protocols", "SMB")
-		h.Set("x-ms-lease-status", "unlocked")
-		h.Set("x-ms-lease-state", "available")
+		setShareLease(h, a.ShareLease)
+		setShareProps(h, a.ShareProps)
 	}
 	w.WriteHeader(http.StatusOK)
 	return nil
@@ -170,7 +225,13 @@ func (s *Server) setShareProperties(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
+	if v := c.r.Header.Get("x-ms-root-squash"); v != "" {
+		return smbOnly(c.r.Header)
+	}
 	var p fs.ShareProperties
+	if p.LeaseID, err = leaseHeader(c.r.Header, "x-ms-lease-id"); err != nil {
+		return err
+	}
 	if ok {
 		p.QuotaGiB = &quota
 	}
@@ -180,6 +241,9 @@ func (s *Server) setShareProperties(w http.ResponseWriter, c *call) error {
 	}
 	if ok {
 		p.AccessTier = &tier
+	}
+	if p.Props, err = parseShareProps(c.r.Header); err != nil {
+		return err
 	}
 	a, err := s.fs.SetShareProperties(c.r.Context(), c.path.Share, p)
 	if err != nil {
@@ -195,7 +259,11 @@ func (s *Server) setShareMetadata(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	a, err := s.fs.SetShareMetadata(c.r.Context(), c.path.Share, md)
+	lease, err := leaseHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	a, err := s.fs.SetShareMetadata(c.r.Context(), c.path.Share, lease, md)
 	if err != nil {
 		return err
 	}
@@ -250,12 +318,103 @@ func accessTier(a fs.Attr) string {
 }
 
 func (s *Server) deleteShare(w http.ResponseWriter, c *call) error {
-	if v := c.r.Header.Get("x-ms-delete-snapshots"); v != "" && !strings.EqualFold(v, "include") && !strings.EqualFold(v, "include-leased") {
+	v := c.r.Header.Get("x-ms-delete-snapshots")
+	if v != "" && !strings.EqualFold(v, "include") && !strings.EqualFold(v, "include-leased") {
 		return storagehttp.InvalidHeader("x-ms-delete-snapshots", v)
 	}
-	if err := s.fs.DeleteShare(c.r.Context(), c.path.Share); err != nil {
+	lease, err := leaseHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	if snap := c.q.Get("sharesnapshot"); snap != "" {
+		if v != "" { // deleting one snapshot deletes no others
+			return storagehttp.InvalidHeader("x-ms-delete-snapshots", v)
+		}
+		if err := s.fs.DeleteShareSnapshot(c.r.Context(), c.path.Share, snap, lease); err != nil {
+			return err
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return nil
+	}
+	if err := s.fs.RemoveShare(c.r.Context(), fs.DeleteShareRequest{Name: c.path.Share, LeaseID: lease,
+		IncludeSnapshots: v != "", IncludeLeased: strings.EqualFold(v, "include-leased"), Retain: s.retain}); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+// createShareSnapshot answers Snapshot Share (PUT ?restype=share&comp=snapshot):
+// 201 with x-ms-snapshot; x-ms-meta-* replace the share's metadata in the
+// snapshot.
+func (s *Server) createShareSnapshot(w http.ResponseWriter, c *call) error {
+	md, err := storagehttp.ParseMetadata(c.r.Header)
+	if err != nil {
+		return err
+	}
+	if len(md) == 0 {
+		md = nil
+	}
+	name, a, err := s.fs.CreateShareSnapshot(c.r.Context(), c.path.Share, md)
+	if err != nil {
+		return err
+	}
+	setCommon(w.Header(), a)
+	w.Header().Set("x-ms-snapshot", name)
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+// smbOnly refuses NFS shares, the one answer for them: blobshare serves
+// SMB-semantics shares only (x-ms-enabled-protocols other than SMB, or
+// the NFS-only x-ms-root-squash) → 400 InvalidHeaderValue naming the
+// header, with the reason.
+func smbOnly(h http.Header) error {
+	for _, name := range []string{"x-ms-enabled-protocols", "x-ms-root-squash"} {
+		v := h.Get(name)
+		if v == "" || name == "x-ms-enabled-protocols" && strings.EqualFold(v, "SMB") {
+			continue
+		}
+		return storagehttp.NewError(http.StatusBadRequest, CodeInvalidHeaderValue,
+			"The value for one of the HTTP headers is not in the correct format.",
+			Detail{Name: "HeaderName", Value: name}, Detail{Name: "HeaderValue", Value: v},
+			Detail{Name: "Reason", Value: "NFS shares are not supported: blobshare serves SMB shares only."})
+	}
+	return nil
+}
+
+// mergeDeleted adds to a page of live shares the soft-deleted ones of its
+// name range (prefix, from the marker up to the next marker), each after
+// the live share of its name.
+func mergeDeleted(live, deleted []fs.Attr, req fs.ListRequest, next string) []fs.Attr {
+	var in []fs.Attr
+	for _, d := range deleted {
+		if strings.HasPrefix(d.Name, req.Prefix) && d.Name >= req.Marker && (next == "" || d.Name < next) {
+			in = append(in, d)
+		}
+	}
+	out := append(append([]fs.Attr(nil), live...), in...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// restoreShare answers Restore Share (PUT ?restype=share&comp=undelete):
+// the soft-deleted share x-ms-deleted-share-name of x-ms-deleted-share-version
+// comes back under the URL's name.
+func (s *Server) restoreShare(w http.ResponseWriter, c *call) error {
+	name := c.r.Header.Get("x-ms-deleted-share-name")
+	if name == "" {
+		return storagehttp.MissingHeader("x-ms-deleted-share-name")
+	}
+	version := c.r.Header.Get("x-ms-deleted-share-version")
+	if version == "" {
+		return storagehttp.MissingHeader("x-ms-deleted-share-version")
+	}
+	a, err := s.fs.RestoreShare(c.r.Context(), c.path.Share, name, version)
+	if err != nil {
+		return err
+	}
+	setCommon(w.Header(), a)
+	w.WriteHeader(http.StatusCreated)
 	return nil
 }

@@ -79,3 +79,59 @@ func TestShareStatsAndQuota(t *testing.T) {
 		t.Fatalf("usage after delete %d", u)
 	}
 }
+
+// NFS shares get one answer: 400 InvalidHeaderValue naming the header,
+// on create and on Set Share Properties.
+func TestNFSSharesRefused(t *testing.T) {
+	e := newEnv(t)
+	_, err := e.share("nfsshare").Create(ctxBG, &share.CreateOptions{EnabledProtocols: to.Ptr("NFS")})
+	wantCode(t, "NFS share", err, "InvalidHeaderValue")
+	_, err = e.share("nfsshare").Create(ctxBG, &share.CreateOptions{RootSquash: to.Ptr(share.RootSquashRootSquash)})
+	wantCode(t, "root squash", err, "InvalidHeaderValue")
+	if _, err := e.share("nfsshare").GetProperties(ctxBG, nil); err == nil {
+		t.Fatal("a refused NFS share exists")
+	}
+	s := e.mustShare("smbshare")
+	_, err = s.SetProperties(ctxBG, &share.SetPropertiesOptions{RootSquash: to.Ptr(share.RootSquashNoRootSquash)})
+	wantCode(t, "root squash on an SMB share", err, "InvalidHeaderValue")
+	if _, err := e.share("smb2").Create(ctxBG, &share.CreateOptions{EnabledProtocols: to.Ptr("SMB")}); err != nil {
+		t.Fatalf("SMB named explicitly: %v", err)
+	}
+}
+
+// Provisioned-share and SMB options are stored as given and reported by
+// Get Share Properties and List Shares; Set Share Properties changes the
+// ones it names.
+func TestShareStoredProperties(t *testing.T) {
+	e := newEnv(t)
+	s := e.share("provisioned")
+	if _, err := s.Create(ctxBG, &share.CreateOptions{
+		ShareProvisionedIops: to.Ptr(int64(3000)), ShareProvisionedBandwidthMibps: to.Ptr(int64(125)),
+		PaidBurstingEnabled: to.Ptr(true), PaidBurstingMaxIops: to.Ptr(int64(10000)),
+		EnableSnapshotVirtualDirectoryAccess: to.Ptr(false),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.GetProperties(ctxBG, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deref(p.ProvisionedIops) != 3000 || deref(p.ProvisionedBandwidthMiBps) != 125 || !deref(p.PaidBurstingEnabled) ||
+		deref(p.PaidBurstingMaxIops) != 10000 || p.EnableSnapshotVirtualDirectoryAccess == nil || *p.EnableSnapshotVirtualDirectoryAccess {
+		t.Fatalf("stored properties: iops %v bw %v burst %v max %v snapdir %v", deref(p.ProvisionedIops), deref(p.ProvisionedBandwidthMiBps),
+			deref(p.PaidBurstingEnabled), deref(p.PaidBurstingMaxIops), p.EnableSnapshotVirtualDirectoryAccess)
+	}
+	if _, err := s.SetProperties(ctxBG, &share.SetPropertiesOptions{ShareProvisionedIops: to.Ptr(int64(4000))}); err != nil {
+		t.Fatalf("set provisioned IOPS: %v", err)
+	}
+	page, err := e.svc.NewListSharesPager(nil).NextPage(ctxBG)
+	if err != nil || len(page.Shares) != 1 {
+		t.Fatal(err)
+	}
+	lp := page.Shares[0].Properties
+	if deref(lp.ProvisionedIops) != 4000 || deref(lp.ProvisionedBandwidthMiBps) != 125 || !deref(lp.PaidBurstingEnabled) {
+		t.Fatalf("listed: iops %v bw %v burst %v", deref(lp.ProvisionedIops), deref(lp.ProvisionedBandwidthMiBps), deref(lp.PaidBurstingEnabled))
+	}
+	_, err = s.SetProperties(ctxBG, &share.SetPropertiesOptions{ShareProvisionedIops: to.Ptr(int64(-1))})
+	wantCode(t, "negative IOPS", err, "InvalidHeaderValue")
+}

@@ -56,6 +56,9 @@ type listSharesXML struct {
 
 type shareXML struct {
 	Name       string                   `xml:"Name"`
+	Snapshot   string                   `xml:"Snapshot,omitempty"`
+	Deleted    bool                     `xml:"Deleted,omitempty"`
+	Version    string                   `xml:"Version,omitempty"`
 	Properties sharePropsXML            `xml:"Properties"`
 	Metadata   *storagehttp.MetadataXML `xml:"Metadata"`
 }
@@ -68,6 +71,12 @@ type sharePropsXML struct {
 	EnabledProtocols string `xml:"EnabledProtocols"`
 	LeaseStatus      string `xml:"LeaseStatus"`
 	LeaseState       string `xml:"LeaseState"`
+	LeaseDuration    string `xml:"LeaseDuration,omitempty"`
+	DeletedTime      string `xml:"DeletedTime,omitempty"`
+	// RemainingRetentionDays of a soft-deleted share.
+	RemainingRetentionDays *int `xml:"RemainingRetentionDays,omitempty"`
+	// Stored provisioned-share and SMB properties (shareprops.go).
+	Extra []xmlElem `xml:",any"`
 }
 
 type listFilesXML struct {
@@ -112,6 +121,7 @@ type rangeXML struct {
 type rangesXML struct {
 	XMLName xml.Name   `xml:"Ranges"`
 	Ranges  []rangeXML `xml:"Range"`
+	Clear   []rangeXML `xml:"ClearRange"` // range diffs only
 }
 
 type listHandlesXML struct {

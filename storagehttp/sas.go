@@ -22,6 +22,18 @@ type SAS struct {
 	// *Error, usually AuthFailed) when the token or URL does not fit the
 	// service. nil: only account SAS.
 	ServiceStringToSign func(account string, r *http.Request, q url.Values) (sts, resource string, err error)
+	// StoredPolicy resolves the stored access policy si of the resource a
+	// service SAS on r addresses (ok false: there is no such policy).
+	// nil: a SAS naming a stored access policy is refused.
+	StoredPolicy func(r *http.Request, si string) (p AccessPolicy, ok bool, err error)
+}
+
+// AccessPolicy is a stored access policy: zero fields are left to the SAS
+// that names it. A field may be given by the policy or by the SAS, not by
+// both.
+type AccessPolicy struct {
+	Start, Expiry time.Time
+	Permission    string
 }
 
 var _ Authenticator = SAS{}
@@ -32,8 +44,9 @@ func (a SAS) Authenticate(r *http.Request, now time.Time) (Verdict, Grant, error
 	if q.Get("sig") == "" {
 		return NotMine, Grant{}, nil
 	}
-	if q.Get("si") != "" {
-		return Fail, Grant{}, AuthFailed("Stored access policies are not supported.")
+	si := q.Get("si")
+	if si != "" && (a.StoredPolicy == nil || q.Get("ss") != "" || q.Get("srt") != "") {
+		return Fail, Grant{}, AuthFailed("Stored access policies are not supported for this SAS.")
 	}
 	if q.Get("skoid") != "" {
 		return Fail, Grant{}, AuthFailed("User delegation SAS is not supported.")
@@ -71,6 +84,14 @@ func (a SAS) Authenticate(r *http.Request, now time.Time) (Verdict, Grant, error
 	}
 	if !hmac.Equal([]byte(a.Signer.Sign(sts)), []byte(q.Get("sig"))) {
 		return Fail, Grant{}, AuthFailed("Signature did not match. String to sign used was " + strings.ReplaceAll(sts, "\n", "\\n"))
+	}
+	if si != "" {
+		merged, err := a.applyPolicy(r, q, si)
+		if err != nil {
+			return Fail, Grant{}, err
+		}
+		q = merged
+		g.Permissions = q.Get("sp")
 	}
 	if err := checkSASWindow(q, now); err != nil {
 		return Fail, Grant{}, err
@@ -131,4 +152,45 @@ func ipInRange(remote, sip string) bool {
 	}
 	ip16, l16, h16 := ip.To16(), l.To16(), h.To16()
 	return bytes.Compare(ip16, l16) >= 0 && bytes.Compare(ip16, h16) <= 0
+}
+
+// applyPolicy returns q with the fields the stored access policy si
+// supplies (sp, st, se). A missing policy, or a field both the policy and
+// the SAS give, is 403 AuthenticationFailed.
+func (a SAS) applyPolicy(r *http.Request, q url.Values, si string) (url.Values, error) {
+	p, ok, err := a.StoredPolicy(r, si)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, AuthFailed("The stored access policy " + si + " does not exist.")
+	}
+	merged := url.Values{}
+	for k, v := range q {
+		merged[k] = v
+	}
+	for _, f := range []struct {
+		name  string
+		value string
+	}{
+		{"sp", p.Permission},
+		{"st", formatPolicyTime(p.Start)},
+		{"se", formatPolicyTime(p.Expiry)},
+	} {
+		if f.value == "" {
+			continue
+		}
+		if q.Get(f.name) != "" {
+			return nil, AuthFailed("The field " + f.name + " is given by both the SAS and the stored access policy " + si + ".")
+		}
+		merged.Set(f.name, f.value)
+	}
+	return merged, nil
+}
+
+func formatPolicyTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }

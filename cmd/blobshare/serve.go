@@ -41,6 +41,7 @@ func serveCommand() *cli.Command {
 			queueAddrFlag(),
 			&cli.BoolFlag{Name: "debug", Usage: "log at debug level, including every failed request with its status and error code"},
 			smbFlag(),
+			&cli.IntFlag{Name: "share-retention-days", Usage: "keep deleted shares this many days for Undelete Share (0: delete at once)"},
 		},
 		Action: runServe,
 	}
@@ -92,6 +93,8 @@ func runServe(c *cli.Context) error {
 		Key:         c.String("key"),
 		DisableAuth: c.Bool("no-auth"),
 		Logger:      logger,
+		// Share soft delete: Azure sets it on the account, not over FileREST.
+		ShareDeleteRetention: time.Duration(c.Int("share-retention-days")) * 24 * time.Hour,
 		// Request bodies that do not fit the memory budget wait on the
 		// data disk, so a full disk answers ShareSizeLimitReached there too.
 		SpillDir: filepath.Join(dd.Path, "spill"),

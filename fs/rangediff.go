@@ -1,0 +1,270 @@
+package fs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/blobshare/blobshare/blobstore"
+	"github.com/blobshare/blobshare/locks"
+)
+
+// ErrFileGeneration: the path names another file than it did in the
+// previous snapshot of a range diff (409 FileGenerationMismatch).
+var ErrFileGeneration = errors.New("the file was recreated since the previous snapshot")
+
+// RangeDiffRequest asks which ranges of a file changed since an older
+// share snapshot (List Ranges with prevsharesnapshot).
+type RangeDiffRequest struct {
+	Path     string      // "share/dir/file"
+	Snapshot string      // the target: a snapshot, or "" for the live file
+	Previous string      // the older snapshot
+	Range    locks.Range // Length 0: the whole file
+	LeaseID  string      // live target only
+}
+
+// RangeDiff is the answer of RangeDiff.
+type RangeDiff struct {
+	Ranges  []Range // changed ranges that hold data now
+	Cleared []Range // changed ranges that held data before and hold none now
+	Attr    Attr    // the target
+}
+
+// diffSide is one version of a file as the diff compares it.
+type diffSide struct {
+	e      entry
+	data   rangeSet
+	key    string // blob key of its content when e.blob
+	inline []byte
+}
+
+// RangeDiff reports the ranges of a file that changed between a previous
+// share snapshot and the target (a later snapshot, or the live file).
+// Changed content is found by comparing the two versions' block lists: a
+// block is unchanged when both name the same block at the same place (a
+// block id names one payload), so changes are reported at block
+// granularity (BlockSize), clipped to the data ranges — never a changed
+// byte missed, possibly unchanged bytes of a changed block reported.
+// Inline (small) files are compared by content per 512 bytes. Errors:
+// ErrSnapshotNotFound, ErrNotFound (the file is not in the target or in
+// the previous snapshot), ErrFileGeneration, lease and lock errors.
+func (fsys *FileSystem) RangeDiff(ctx context.Context, req RangeDiffRequest) (RangeDiff, error) {
+	var cur, prev diffSide
+	var res RangeDiff
+	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+		share, _, _ := strings.Cut(req.Path, "/")
+		pv, proot, err := q.snapshot(share, req.Previous)
+		if err != nil {
+			return err
+		}
+		if req.Snapshot != "" {
+			v, root, err := q.snapshot(share, req.Snapshot)
+			if err != nil {
+				return err
+			}
+			e, p, err := v.resolve(root, req.Path)
+			if err != nil {
+				return err
+			}
+			if cur, err = v.side(e); err != nil {
+				return err
+			}
+			res.Attr = v.attr(e, p)
+		} else {
+			r, err := q.checkedFile(tx, req.Path, locks.OpListRanges, req.LeaseID, locks.Range{})
+			if err != nil {
+				return err
+			}
+			cur = diffSide{e: r.e, key: blobKey(r.e.id)}
+			if cur.data, err = q.ranges(r.e.id); err != nil {
+				return err
+			}
+			if !r.e.blob {
+				c, err := q.content(r.e.id)
+				if err != nil {
+					return err
+				}
+				cur.inline = c.inline
+			}
+			res.Attr = r.attr()
+		}
+		if cur.e.kind.IsDir() {
+			return ErrIsDir
+		}
+		pe, _, err := pv.resolve(proot, req.Path)
+		if err != nil {
+			return err
+		}
+		if pe.id != cur.e.id {
+			return ErrFileGeneration
+		}
+		prev, err = pv.side(pe)
+		return err
+	})
+	if err != nil {
+		return RangeDiff{}, pathErr("range diff", req.Path, err)
+	}
+	changed, err := fsys.changedRanges(ctx, cur, prev)
+	if err != nil {
+		return RangeDiff{}, pathErr("range diff", req.Path, err)
+	}
+	lo, hi := int64(0), cur.e.size
+	if req.Range.Length > 0 {
+		lo = int64(min(req.Range.Offset, 1<<62))
+		if e := req.Range.Offset + req.Range.Length; e > req.Range.Offset && e < uint64(hi) {
+			hi = int64(e)
+		}
+	}
+	for _, c := range changed {
+		for _, d := range cur.data {
+			if s, e := max(c.lo, d.lo, lo), min(c.hi, d.hi, hi); s < e {
+				res.Ranges = append(res.Ranges, Range{Start: s, End: e - 1})
+			}
+		}
+		// Cleared: held data before, holds none now.
+		was := rangeSet(nil)
+		for _, d := range prev.data {
+			if s, e := max(c.lo, d.lo, lo), min(c.hi, d.hi, hi); s < e {
+				was = was.add(s, e)
+			}
+		}
+		for _, d := range cur.data {
+			was = was.sub(d.lo, d.hi)
+		}
+		for _, w := range was {
+			res.Cleared = append(res.Cleared, Range{Start: w.lo, End: w.hi - 1})
+		}
+	}
+	return res, nil
+}
+
+// side reads one version of a file in a snapshot.
+func (v snapView) side(e entry) (diffSide, error) {
+	s := diffSide{e: e, key: snapKey(v.share, v.name, e.id)}
+	var enc string
+	err := v.q.queryRow(`SELECT ranges, inline FROM ns_snap_entries WHERE share = ? AND snapshot = ? AND id = ?`,
+		int64(v.share), v.name, int64(e.id)).Scan(&enc, &s.inline)
+	if err != nil {
+		return s, err
+	}
+	s.data, err = decodeRanges(enc)
+	return s, err
+}
+
+// changedRanges is where the content of two versions may differ, up to
+// the larger size.
+func (fsys *FileSystem) changedRanges(ctx context.Context, cur, prev diffSide) (rangeSet, error) {
+	end := max(cur.e.size, prev.e.size)
+	var out rangeSet
+	if !cur.e.blob && !prev.e.blob {
+		const chunk = clearAlign
+		for off := int64(0); off < end; off += chunk {
+			if !bytes.Equal(window(cur.inline, off, chunk, cur.e.size), window(prev.inline, off, chunk, prev.e.size)) {
+				out = out.add(off, min(off+chunk, end))
+			}
+		}
+		return out, nil
+	}
+	if cur.e.blob != prev.e.blob {
+		return out.add(0, end), nil
+	}
+	cb, err := fsys.blocksOf(ctx, cur.key)
+	if err != nil {
+		return nil, err
+	}
+	pb, err := fsys.blocksOf(ctx, prev.key)
+	if err != nil {
+		return nil, err
+	}
+	// Blocks sit at fixed offsets (block i at i*BlockSize; all but the
+	// last are full), so the lists compare index by index.
+	var blobEnd int64
+	for i := 0; i < max(len(cb), len(pb)); i++ {
+		var size int64
+		if i < len(cb) {
+			size = cb[i].Size
+		}
+		if i < len(pb) {
+			size = max(size, pb[i].Size)
+		}
+		off := int64(i) * BlockSize
+		if i >= len(cb) || i >= len(pb) || cb[i].ID != pb[i].ID {
+			out = out.add(off, off+size)
+		}
+		blobEnd = max(blobEnd, off+size)
+	}
+	// Past both blobs both read zeros, except where one version's size
+	// ends and the other's goes on (a resize): that span changed.
+	if lo, hi := max(min(cur.e.size, prev.e.size), blobEnd), end; lo < hi {
+		out = out.add(lo, hi)
+	}
+	return out, nil
+}
+
+// blocksOf is a blob's block list (none when it has no blob).
+func (fsys *FileSystem) blocksOf(ctx context.Context, key string) ([]blobstore.Block, error) {
+	bs, _, err := fsys.store.Blocks(ctx, key)
+	if errors.Is(err, blobstore.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("blocks of %s: %w", key, err)
+	}
+	return bs, nil
+}
+
+// window is content[off, off+n) of a file of size bytes whose data is
+// content (zeros past it), cut at size.
+func window(content []byte, off, n, size int64) []byte {
+	end := min(off+n, size)
+	if end <= off {
+		return nil
+	}
+	out := make([]byte, end-off)
+	if off < int64(len(content)) {
+		copy(out, content[off:min(end, int64(len(content)))])
+	}
+	return out
+}
+
+// SnapshotListRanges is ListRanges of a file in a share snapshot.
+func (fsys *FileSystem) SnapshotListRanges(ctx context.Context, snapshot, path string, rg locks.Range) ([]Range, Attr, error) {
+	var side diffSide
+	var a Attr
+	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+		share, _, _ := strings.Cut(path, "/")
+		v, root, err := q.snapshot(share, snapshot)
+		if err != nil {
+			return err
+		}
+		e, p, err := v.resolve(root, path)
+		if err != nil {
+			return err
+		}
+		if e.kind.IsDir() {
+			return ErrIsDir
+		}
+		side, err = v.side(e)
+		a = v.attr(e, p)
+		return err
+	})
+	if err != nil {
+		return nil, Attr{}, pathErr("list ranges in snapshot "+snapshot, path, err)
+	}
+	lo, hi := int64(0), a.Size
+	if rg.Length > 0 {
+		lo = int64(min(rg.Offset, 1<<62))
+		if e := rg.Offset + rg.Length; e > rg.Offset && e < uint64(hi) {
+			hi = int64(e)
+		}
+	}
+	var out []Range
+	for _, d := range side.data {
+		if s, e := max(d.lo, lo), min(d.hi, hi); s < e {
+			out = append(out, Range{Start: s, End: e - 1})
+		}
+	}
+	return out, a, nil
+}
