@@ -1,0 +1,36 @@
+// Package blobsvc is the Azure Blob service's semantics, without HTTP:
+// containers, block blobs, their committed and uncommitted block lists,
+// ETags, the conditional headers (If-Match, If-None-Match,
+// If-Modified-Since, If-Unmodified-Since) and the lease state machine of
+// blobs and containers.
+//
+// # Layers
+//
+// Metadata (containers, blob properties, block lists, leases) lives in a
+// Store (package sqlstore: SQLite in --data). Content lives in a
+// blobstore.Store under a key derived from the container and blob name;
+// each client block is staged there under a fresh content-store block
+// id, so re-staging a client id never disturbs a committed block of the
+// same id. A commit (Put Blob, Put Block List) commits the content
+// first, then records the new metadata row.
+//
+// # Concurrency
+//
+// Last writer wins by default. Writers of one blob are serialised by a
+// striped in-process lock held from their condition and lease checks to
+// their metadata write, so an If-Match or a lease check and the write it
+// guards are one step: of two writers conditioned on the same ETag exactly
+// one succeeds. Uploads stream into the content store before the lock is
+// taken. A reader holds the stripe shared only while it reads the row and
+// opens the content version it names, then streams without it: a Get
+// Blob streaming while a Put Blob replaces the blob returns the old
+// version whole. One process owns a metadata database.
+//
+// # Leases
+//
+// Lease implements Azure's Lease Blob table (acquire, renew, change,
+// release, break; available, leased, expired, breaking, broken). Expired
+// and broken are derived from stored times at each request with the
+// injected clock, so no timer runs and tests move time explicitly. Lease
+// operations never change the ETag or Last-Modified.
+package blobsvc

@@ -1,0 +1,738 @@
+package blobsvc
+
+import (
+	"context"
+	"crypto/md5"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"io"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/blobshare/blobshare/blobstore"
+)
+
+// Limits of the Blob service (Azure's documented bounds).
+const (
+	MaxBlobNameLen        = 1024
+	MaxCommittedBlocks    = 50000
+	MaxUncommittedBlocks  = 100000
+	MaxBlockIDBytes       = 64
+	DefaultListMaxResults = 5000
+	// stageChunk is the size of the content-store blocks a Put Blob body
+	// is cut into while it streams in.
+	stageChunk = 4 << 20
+	// lockStripes is the number of mutexes writers of different blobs
+	// hash onto.
+	lockStripes = 256
+)
+
+// Service is the Blob service's semantics: containers, block blobs and
+// their block lists, ETags, conditional requests and leases. Metadata
+// lives in a Store, content in a blobstore.Store. It knows nothing of
+// HTTP. Safe for concurrent use.
+//
+// Writers of one blob are serialised by a striped lock held from the
+// condition and lease checks to the metadata update, so a check and the
+// write it guards are one step; the upload itself (staging content)
+// happens before, outside the lock. Readers hold the same stripe shared
+// only while they read the metadata row and open the content version it
+// names, then stream without it: a Put Blob replacing the blob meanwhile
+// does not disturb a download under way (the content store keeps the
+// version it opened).
+//
+// One Service must own a metadata database: the lock is in-process.
+type Service struct {
+	meta    Store
+	content blobstore.Store
+	now     func() time.Time
+	stripes [lockStripes]sync.RWMutex
+}
+
+// New returns a Service over meta and content; now is the clock of ETags'
+// Last-Modified times and leases (nil: time.Now).
+func New(meta Store, content blobstore.Store, now func() time.Time) *Service {
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{meta: meta, content: content, now: now}
+}
+
+// Now is the service's clock in UTC.
+func (s *Service) Now() time.Time { return s.now().UTC() }
+
+func (s *Service) stripe(container, name string) *sync.RWMutex {
+	h := fnv.New32a()
+	h.Write([]byte(container))
+	h.Write([]byte{0})
+	h.Write([]byte(name))
+	return &s.stripes[h.Sum32()%lockStripes]
+}
+
+// newETag returns a fresh quoted ETag in Azure's "0x…" form. Random, not
+// time-based: two writes within one clock tick (an injected clock) still
+// get different ETags.
+func newETag() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("\"0x%X\"", b)
+}
+
+// contentKey is the content store's key of a blob: a digest, because
+// blob names allow what content-store keys do not ("..", "a//b").
+func contentKey(container, name string) string {
+	h := sha256.Sum256([]byte(container + "\x00" + name))
+	return "blob/" + hex.EncodeToString(h[:20])
+}
+
+// ValidContainerName checks a container name: 3 to 63 lowercase letters,
+// digits and single inner hyphens, starting with a letter or digit; or
+// one of $root, $logs, $web.
+func ValidContainerName(name string) error {
+	switch name {
+	case "$root", "$logs", "$web":
+		return nil
+	}
+	if len(name) < 3 || len(name) > 63 {
+		return fmt.Errorf("container %q: %w", name, ErrInvalidContainerName)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case c == '-' && i > 0 && i < len(name)-1 && name[i-1] != '-':
+		default:
+			return fmt.Errorf("container %q: %w", name, ErrInvalidContainerName)
+		}
+	}
+	return nil
+}
+
+// ValidBlobName checks a blob name: 1 to 1024 characters of UTF-8
+// without control characters. Names are opaque otherwise ("..", "a//b"
+// and trailing slashes are names like any other: they never become file
+// system paths).
+func ValidBlobName(name string) error {
+	if name == "" || utf8.RuneCountInString(name) > MaxBlobNameLen || !utf8.ValidString(name) {
+		return fmt.Errorf("blob %q: %w", name, ErrInvalidBlobName)
+	}
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f || r == 0xfffe || r == 0xffff {
+			return fmt.Errorf("blob %q: %w", name, ErrInvalidBlobName)
+		}
+	}
+	return nil
+}
+
+// ValidBlockID checks a client block id: base64 of 1 to 64 bytes.
+func ValidBlockID(id string) error {
+	raw, err := decodeBase64(id)
+	if err != nil || len(raw) == 0 || len(raw) > MaxBlockIDBytes {
+		return fmt.Errorf("block id %q: %w", id, ErrInvalidBlockID)
+	}
+	return nil
+}
+
+// ---- containers ----
+
+// CreateContainer creates a container (ErrContainerExists).
+func (s *Service) CreateContainer(ctx context.Context, name string, md map[string]string, access PublicAccess) (Container, error) {
+	if err := ValidContainerName(name); err != nil {
+		return Container{}, err
+	}
+	c := Container{Name: name, Metadata: md, ETag: newETag(), LastModified: s.Now(), PublicAccess: access, Lease: Lease{State: LeaseAvailable}}
+	if err := s.meta.CreateContainer(ctx, c); err != nil {
+		return Container{}, err
+	}
+	return c, nil
+}
+
+// GetContainer returns the container; a lease id sent must be its active
+// lease's.
+func (s *Service) GetContainer(ctx context.Context, name, leaseID string) (Container, error) {
+	if err := ValidContainerName(name); err != nil {
+		return Container{}, err
+	}
+	c, err := s.meta.Container(ctx, name)
+	if err != nil {
+		return Container{}, err
+	}
+	if err := checkReadLease(c.Lease, leaseID, s.Now()); err != nil {
+		return Container{}, fmt.Errorf("container %s: %w", name, err)
+	}
+	return c, nil
+}
+
+// SetContainerMetadata replaces the metadata (new ETag).
+func (s *Service) SetContainerMetadata(ctx context.Context, name string, md map[string]string, leaseID string, cond Conditions) (Container, error) {
+	return s.updateContainer(ctx, name, cond, func(c *Container, now time.Time) error {
+		if err := checkReadLease(c.Lease, leaseID, now); err != nil {
+			return err
+		}
+		c.Metadata, c.ETag, c.LastModified = md, newETag(), now
+		return nil
+	})
+}
+
+// LeaseContainer runs a lease operation on the container. The container
+// lease guards Delete Container only; it does not change the ETag.
+func (s *Service) LeaseContainer(ctx context.Context, name string, req LeaseRequest, cond Conditions) (Container, LeaseResult, error) {
+	var res LeaseResult
+	c, err := s.updateContainer(ctx, name, cond, func(c *Container, now time.Time) error {
+		l, r, err := req.apply(c.Lease, now, false)
+		if err != nil {
+			return err
+		}
+		c.Lease, res = l, r
+		return nil
+	})
+	return c, res, err
+}
+
+func (s *Service) updateContainer(ctx context.Context, name string, cond Conditions, f func(*Container, time.Time) error) (Container, error) {
+	if err := ValidContainerName(name); err != nil {
+		return Container{}, err
+	}
+	mu := s.stripe(name, "")
+	mu.Lock()
+	defer mu.Unlock()
+	c, err := s.meta.Container(ctx, name)
+	if err != nil {
+		return Container{}, err
+	}
+	if err := cond.checkWrite(true, c.ETag, c.LastModified); err != nil {
+		return Container{}, fmt.Errorf("container %s: %w", name, err)
+	}
+	if err := f(&c, s.Now()); err != nil {
+		return Container{}, fmt.Errorf("container %s: %w", name, err)
+	}
+	if err := s.meta.UpdateContainer(ctx, c); err != nil {
+		return Container{}, err
+	}
+	return c, nil
+}
+
+// DeleteContainer deletes the container and its blobs. A leased
+// container needs its lease id.
+func (s *Service) DeleteContainer(ctx context.Context, name, leaseID string, cond Conditions) error {
+	if err := ValidContainerName(name); err != nil {
+		return err
+	}
+	mu := s.stripe(name, "")
+	mu.Lock()
+	c, err := s.meta.Container(ctx, name)
+	if err != nil {
+		mu.Unlock()
+		return err
+	}
+	if err := cond.checkWrite(true, c.ETag, c.LastModified); err != nil {
+		mu.Unlock()
+		return fmt.Errorf("container %s: %w", name, err)
+	}
+	if err := checkWriteLease(c.Lease, leaseID, s.Now()); err != nil {
+		mu.Unlock()
+		return fmt.Errorf("container %s: %w", name, err)
+	}
+	keys, err := s.meta.DeleteContainer(ctx, name)
+	mu.Unlock()
+	if err != nil {
+		return err
+	}
+	// Content goes after the rows: a blob is gone the moment its row is.
+	var errs []error
+	for _, k := range keys {
+		if err := s.content.Delete(ctx, k, blobstore.Conditions{}); err != nil && !errors.Is(err, blobstore.ErrNotFound) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ListContainers lists up to max containers starting with prefix, from
+// marker (the name to resume at, as returned in next).
+func (s *Service) ListContainers(ctx context.Context, prefix, marker string, limit int) ([]Container, string, error) {
+	from := max(marker, prefix)
+	cs, err := s.meta.ListContainers(ctx, prefix, from, limit+1)
+	if err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(cs) > limit {
+		next = cs[limit].Name
+		cs = cs[:limit]
+	}
+	return cs, next, nil
+}
+
+// ---- blobs ----
+
+// WriteOptions are the common inputs of a write that sets a blob's
+// content: its HTTP properties and metadata, the lease id sent and the
+// conditions.
+type WriteOptions struct {
+	Properties Properties
+	Metadata   map[string]string
+	LeaseID    string
+	Cond       Conditions
+	// ContentMD5 is the request's transactional Content-MD5 (Put Blob,
+	// Put Block): the body must match it.
+	ContentMD5 []byte
+}
+
+// checkNames validates both names and that the container exists.
+func (s *Service) checkNames(ctx context.Context, container, name string) error {
+	if err := ValidContainerName(container); err != nil {
+		return err
+	}
+	return ValidBlobName(name)
+}
+
+// blobOrMissing returns the blob, or exists false if only the blob is
+// missing (a missing container is ErrContainerNotFound).
+func (s *Service) blobOrMissing(ctx context.Context, container, name string) (Blob, bool, error) {
+	b, err := s.meta.Blob(ctx, container, name)
+	if err == nil {
+		return b, true, nil
+	}
+	if !errors.Is(err, ErrBlobNotFound) {
+		return Blob{}, false, err
+	}
+	if _, cerr := s.meta.Container(ctx, container); cerr != nil {
+		return Blob{}, false, cerr
+	}
+	return Blob{}, false, nil
+}
+
+// existingBlob returns the blob or ErrBlobNotFound / ErrContainerNotFound.
+func (s *Service) existingBlob(ctx context.Context, container, name string) (Blob, error) {
+	b, ok, err := s.blobOrMissing(ctx, container, name)
+	if err != nil {
+		return Blob{}, err
+	}
+	if !ok {
+		return Blob{}, fmt.Errorf("blob %s/%s: %w", container, name, ErrBlobNotFound)
+	}
+	return b, nil
+}
+
+// PutBlob replaces the blob with the content of r (a block blob), staged
+// in the content store as it streams in and committed atomically.
+func (s *Service) PutBlob(ctx context.Context, container, name string, r io.Reader, o WriteOptions) (Blob, error) {
+	if err := s.checkNames(ctx, container, name); err != nil {
+		return Blob{}, err
+	}
+	// Fail fast (before reading the body) when the write cannot succeed;
+	// checked again under the lock.
+	if old, ok, err := s.blobOrMissing(ctx, container, name); err != nil {
+		return Blob{}, err
+	} else if err := s.checkWrite(old, ok, o, true); err != nil {
+		return Blob{}, err
+	}
+	key := contentKey(container, name)
+	sum := md5.New()
+	var ids []string
+	var size int64
+	src := io.TeeReader(r, sum)
+	for {
+		id := blobstore.NewBlockID()
+		n, err := s.content.StageBlock(ctx, key, id, io.LimitReader(src, stageChunk))
+		if err != nil {
+			return Blob{}, fmt.Errorf("blob %s/%s: stage: %w", container, name, err)
+		}
+		size += n
+		if n > 0 {
+			ids = append(ids, id)
+		}
+		if n < stageChunk {
+			break
+		}
+	}
+	got := sum.Sum(nil)
+	if o.ContentMD5 != nil && !equalBytes(o.ContentMD5, got) {
+		return Blob{}, fmt.Errorf("blob %s/%s: %w", container, name, ErrMD5Mismatch)
+	}
+	if o.Properties.ContentMD5 == nil {
+		o.Properties.ContentMD5 = got
+	}
+	return s.commit(ctx, container, name, ids, nil, size, o)
+}
+
+// commit makes storeIDs the blob's content under the blob's lock, after
+// the conditions and the lease pass, and records blocks as its committed
+// block list (nil for Put Blob, whose blocks are not client blocks).
+func (s *Service) commit(ctx context.Context, container, name string, storeIDs []string, blocks []Block, size int64, o WriteOptions) (Blob, error) {
+	mu := s.stripe(container, name)
+	mu.Lock()
+	defer mu.Unlock()
+	old, ok, err := s.blobOrMissing(ctx, container, name)
+	if err != nil {
+		return Blob{}, err
+	}
+	if err := s.checkWrite(old, ok, o, true); err != nil {
+		return Blob{}, err
+	}
+	key := contentKey(container, name)
+	info, err := s.content.CommitBlocks(ctx, key, storeIDs, blobstore.Conditions{})
+	if err != nil {
+		if errors.Is(err, blobstore.ErrNotFound) {
+			return Blob{}, fmt.Errorf("blob %s/%s: a block is gone from the content store: %w", container, name, ErrInvalidBlockList)
+		}
+		return Blob{}, fmt.Errorf("blob %s/%s: commit: %w", container, name, err)
+	}
+	now := s.Now()
+	b := Blob{
+		Container: container, Name: name, Type: BlockBlob, ContentKey: key, ContentETag: info.ETag,
+		Size: size, ETag: newETag(), Created: now, LastModified: now,
+		Properties: o.Properties, Metadata: o.Metadata, Blocks: blocks, Lease: Lease{State: LeaseAvailable},
+	}
+	if ok {
+		b.Created = old.Created
+		b.Lease = old.Lease // a write keeps the lease (it passed the check)
+	}
+	if err := s.meta.PutBlob(ctx, b, true); err != nil {
+		return Blob{}, err
+	}
+	return b, nil
+}
+
+// checkWrite checks conditions then the lease of a write on a blob that
+// exists or not.
+func (s *Service) checkWrite(b Blob, exists bool, o WriteOptions, create bool) error {
+	if err := o.Cond.checkWrite(exists, b.ETag, b.LastModified); err != nil {
+		return fmt.Errorf("blob %s/%s: %w", b.Container, b.Name, err)
+	}
+	if !exists {
+		if o.LeaseID != "" {
+			return fmt.Errorf("blob: %w", ErrLeaseNotPresent)
+		}
+		return nil
+	}
+	if err := checkWriteLease(b.Lease, o.LeaseID, s.Now()); err != nil {
+		return fmt.Errorf("blob %s/%s: %w", b.Container, b.Name, err)
+	}
+	return nil
+}
+
+// StageBlock stores one uncommitted block of the blob (Put Block).
+func (s *Service) StageBlock(ctx context.Context, container, name, blockID string, r io.Reader, contentMD5 []byte, leaseID string) error {
+	if err := s.checkNames(ctx, container, name); err != nil {
+		return err
+	}
+	if err := ValidBlockID(blockID); err != nil {
+		return err
+	}
+	old, ok, err := s.blobOrMissing(ctx, container, name)
+	if err != nil {
+		return err
+	}
+	if ok {
+		if err := checkWriteLease(old.Lease, leaseID, s.Now()); err != nil {
+			return fmt.Errorf("blob %s/%s: %w", container, name, err)
+		}
+	} else if leaseID != "" {
+		return fmt.Errorf("blob %s/%s: %w", container, name, ErrLeaseNotPresent)
+	}
+	storeID := blobstore.NewBlockID()
+	var sum hash.Hash
+	if contentMD5 != nil {
+		sum = md5.New()
+		r = io.TeeReader(r, sum)
+	}
+	n, err := s.content.StageBlock(ctx, contentKey(container, name), storeID, r)
+	if err != nil {
+		return fmt.Errorf("blob %s/%s: stage block: %w", container, name, err)
+	}
+	if sum != nil && !equalBytes(sum.Sum(nil), contentMD5) {
+		return fmt.Errorf("blob %s/%s: %w", container, name, ErrMD5Mismatch)
+	}
+	return s.meta.StageBlock(ctx, container, name, Block{ID: blockID, StoreID: storeID, Size: n})
+}
+
+// BlockListType says where a Put Block List entry is looked up.
+type BlockListType string
+
+const (
+	BlockLatest      BlockListType = "Latest"
+	BlockCommitted   BlockListType = "Committed"
+	BlockUncommitted BlockListType = "Uncommitted"
+)
+
+// BlockRef is one entry of a Put Block List body.
+type BlockRef struct {
+	ID    string
+	Where BlockListType
+}
+
+// CommitBlockList makes the listed blocks the blob's content (Put Block
+// List): Latest looks among the uncommitted blocks first, then the
+// committed ones; Committed and Uncommitted only there. Uncommitted
+// blocks not listed are discarded.
+func (s *Service) CommitBlockList(ctx context.Context, container, name string, refs []BlockRef, o WriteOptions) (Blob, error) {
+	if err := s.checkNames(ctx, container, name); err != nil {
+		return Blob{}, err
+	}
+	if len(refs) > MaxCommittedBlocks {
+		return Blob{}, fmt.Errorf("blob %s/%s: %d blocks: %w", container, name, len(refs), ErrInvalidBlockList)
+	}
+	old, ok, err := s.blobOrMissing(ctx, container, name)
+	if err != nil {
+		return Blob{}, err
+	}
+	if err := s.checkWrite(old, ok, o, true); err != nil {
+		return Blob{}, err
+	}
+	staged, err := s.meta.UncommittedBlocks(ctx, container, name)
+	if err != nil {
+		return Blob{}, err
+	}
+	uncommitted := make(map[string]Block, len(staged))
+	for _, b := range staged {
+		uncommitted[b.ID] = b
+	}
+	committed := make(map[string]Block, len(old.Blocks))
+	for _, b := range old.Blocks {
+		committed[b.ID] = b
+	}
+	blocks := make([]Block, 0, len(refs))
+	ids := make([]string, 0, len(refs))
+	var size int64
+	for _, ref := range refs {
+		var b Block
+		var found bool
+		switch ref.Where {
+		case BlockUncommitted:
+			b, found = uncommitted[ref.ID]
+		case BlockCommitted:
+			b, found = committed[ref.ID]
+		default:
+			if b, found = uncommitted[ref.ID]; !found {
+				b, found = committed[ref.ID]
+			}
+		}
+		if !found {
+			return Blob{}, fmt.Errorf("blob %s/%s: block %q (%s): %w", container, name, ref.ID, ref.Where, ErrInvalidBlockList)
+		}
+		blocks = append(blocks, b)
+		ids = append(ids, b.StoreID)
+		size += b.Size
+	}
+	return s.commit(ctx, container, name, ids, blocks, size, o)
+}
+
+// BlockLists is Get Block List's answer.
+type BlockLists struct {
+	Committed, Uncommitted []Block
+	Blob                   *Blob // nil when no version is committed yet
+}
+
+// GetBlockList returns the committed and uncommitted block lists. A blob
+// with only uncommitted blocks has no committed version but a list.
+func (s *Service) GetBlockList(ctx context.Context, container, name, leaseID string) (BlockLists, error) {
+	if err := s.checkNames(ctx, container, name); err != nil {
+		return BlockLists{}, err
+	}
+	b, ok, err := s.blobOrMissing(ctx, container, name)
+	if err != nil {
+		return BlockLists{}, err
+	}
+	staged, err := s.meta.UncommittedBlocks(ctx, container, name)
+	if err != nil {
+		return BlockLists{}, err
+	}
+	if !ok && len(staged) == 0 {
+		return BlockLists{}, fmt.Errorf("blob %s/%s: %w", container, name, ErrBlobNotFound)
+	}
+	out := BlockLists{Uncommitted: staged}
+	if ok {
+		if err := checkReadLease(b.Lease, leaseID, s.Now()); err != nil {
+			return BlockLists{}, fmt.Errorf("blob %s/%s: %w", container, name, err)
+		}
+		out.Committed, out.Blob = b.Blocks, &b
+		if out.Committed == nil && b.Size > 0 {
+			// Put Blob's content has no client block list; Azure lists
+			// none either.
+			out.Committed = []Block{}
+		}
+	}
+	return out, nil
+}
+
+// GetBlob returns the blob's properties (Get Blob Properties) after the
+// read conditions (ErrNotModified, ErrConditionNotMet) and lease check.
+func (s *Service) GetBlob(ctx context.Context, container, name, leaseID string, cond Conditions) (Blob, error) {
+	if err := s.checkNames(ctx, container, name); err != nil {
+		return Blob{}, err
+	}
+	b, err := s.existingBlob(ctx, container, name)
+	if err != nil {
+		return Blob{}, err
+	}
+	if err := checkReadLease(b.Lease, leaseID, s.Now()); err != nil {
+		return Blob{}, fmt.Errorf("blob %s/%s: %w", container, name, err)
+	}
+	if err := cond.checkRead(b.ETag, b.LastModified); err != nil {
+		return b, fmt.Errorf("blob %s/%s: %w", container, name, err)
+	}
+	return b, nil
+}
+
+// Range is a byte range; End < 0 means to the end of the blob.
+type Range struct {
+	Start, End int64
+}
+
+// OpenBlob opens the blob's content for reading: the whole blob (rng nil)
+// or the range, clipped to the end. A range starting at or past the end
+// is ErrInvalidRange. The reader streams the version current when
+// OpenBlob was called; the caller closes it. Returns the blob and the
+// offset and length actually served.
+func (s *Service) OpenBlob(ctx context.Context, container, name string, rng *Range, leaseID string, cond Conditions) (Blob, io.ReadCloser, int64, int64, error) {
+	if err := s.checkNames(ctx, container, name); err != nil {
+		return Blob{}, nil, 0, 0, err
+	}
+	mu := s.stripe(container, name)
+	mu.RLock()
+	defer mu.RUnlock()
+	b, err := s.GetBlob(ctx, container, name, leaseID, cond)
+	if err != nil {
+		return b, nil, 0, 0, err
+	}
+	off, n := int64(0), b.Size
+	if rng != nil {
+		if rng.Start >= b.Size {
+			return b, nil, 0, 0, fmt.Errorf("blob %s/%s: range start %d, size %d: %w", container, name, rng.Start, b.Size, ErrInvalidRange)
+		}
+		off = rng.Start
+		end := b.Size - 1
+		if rng.End >= 0 && rng.End < end {
+			end = rng.End
+		}
+		n = end - off + 1
+	}
+	rc, _, err := s.content.ReadRange(ctx, b.ContentKey, off, n)
+	if err != nil {
+		return b, nil, 0, 0, fmt.Errorf("blob %s/%s: read: %w", container, name, err)
+	}
+	return b, rc, off, n, nil
+}
+
+// SetBlobProperties replaces the blob's HTTP properties (new ETag).
+func (s *Service) SetBlobProperties(ctx context.Context, container, name string, p Properties, leaseID string, cond Conditions) (Blob, error) {
+	return s.updateBlob(ctx, container, name, WriteOptions{LeaseID: leaseID, Cond: cond}, func(b *Blob) {
+		b.Properties = p
+	})
+}
+
+// SetBlobMetadata replaces the blob's metadata (new ETag).
+func (s *Service) SetBlobMetadata(ctx context.Context, container, name string, md map[string]string, leaseID string, cond Conditions) (Blob, error) {
+	return s.updateBlob(ctx, container, name, WriteOptions{LeaseID: leaseID, Cond: cond}, func(b *Blob) {
+		b.Metadata = md
+	})
+}
+
+func (s *Service) updateBlob(ctx context.Context, container, name string, o WriteOptions, f func(*Blob)) (Blob, error) {
+	if err := s.checkNames(ctx, container, name); err != nil {
+		return Blob{}, err
+	}
+	mu := s.stripe(container, name)
+	mu.Lock()
+	defer mu.Unlock()
+	b, err := s.existingBlob(ctx, container, name)
+	if err != nil {
+		return Blob{}, err
+	}
+	if err := s.checkWrite(b, true, o, false); err != nil {
+		return Blob{}, err
+	}
+	f(&b)
+	b.ETag, b.LastModified = newETag(), s.Now()
+	if err := s.meta.PutBlob(ctx, b, false); err != nil {
+		return Blob{}, err
+	}
+	return b, nil
+}
+
+// DeleteBlob deletes the blob (its staged blocks too).
+func (s *Service) DeleteBlob(ctx context.Context, container, name, leaseID string, cond Conditions) error {
+	if err := s.checkNames(ctx, container, name); err != nil {
+		return err
+	}
+	mu := s.stripe(container, name)
+	mu.Lock()
+	defer mu.Unlock()
+	b, err := s.existingBlob(ctx, container, name)
+	if err != nil {
+		return err
+	}
+	if err := s.checkWrite(b, true, WriteOptions{LeaseID: leaseID, Cond: cond}, false); err != nil {
+		return err
+	}
+	if err := s.meta.DeleteBlob(ctx, container, name); err != nil {
+		return err
+	}
+	if err := s.content.Delete(ctx, b.ContentKey, blobstore.Conditions{}); err != nil && !errors.Is(err, blobstore.ErrNotFound) {
+		return fmt.Errorf("blob %s/%s: delete content: %w", container, name, err)
+	}
+	return nil
+}
+
+// LeaseBlob runs a lease operation on the blob. It does not change the
+// ETag or Last-Modified.
+func (s *Service) LeaseBlob(ctx context.Context, container, name string, req LeaseRequest, cond Conditions) (Blob, LeaseResult, error) {
+	if err := s.checkNames(ctx, container, name); err != nil {
+		return Blob{}, LeaseResult{}, err
+	}
+	mu := s.stripe(container, name)
+	mu.Lock()
+	defer mu.Unlock()
+	b, err := s.existingBlob(ctx, container, name)
+	if err != nil {
+		return Blob{}, LeaseResult{}, err
+	}
+	if err := cond.checkWrite(true, b.ETag, b.LastModified); err != nil {
+		return Blob{}, LeaseResult{}, fmt.Errorf("blob %s/%s: %w", container, name, err)
+	}
+	now := s.Now()
+	// An expired lease can be renewed only if nobody wrote the blob since
+	// it ended.
+	cur := b.Lease.Effective(now)
+	modified := cur.State == LeaseExpired && b.LastModified.After(cur.Expires)
+	l, res, err := req.apply(b.Lease, now, modified)
+	if err != nil {
+		return Blob{}, LeaseResult{}, fmt.Errorf("blob %s/%s: %w", container, name, err)
+	}
+	b.Lease = l
+	if err := s.meta.PutBlob(ctx, b, false); err != nil {
+		return Blob{}, LeaseResult{}, err
+	}
+	return b, res, nil
+}
+
+func equalBytes(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// ServiceProperties returns the stored service properties document (nil
+// if never set).
+func (s *Service) ServiceProperties(ctx context.Context) ([]byte, error) {
+	return s.meta.ServiceProperties(ctx)
+}
+
+// SetServiceProperties stores the service properties document as sent.
+func (s *Service) SetServiceProperties(ctx context.Context, doc []byte) error {
+	return s.meta.SetServiceProperties(ctx, doc)
+}
