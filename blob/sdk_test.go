@@ -44,7 +44,9 @@ type streamingNop struct{ *bytes.Reader }
 
 func (streamingNop) Close() error { return nil }
 
-func blockID(i int) string { return base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "block-%06d", i)) }
+func blockID(i int) string {
+	return base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "block-%06d", i))
+}
 
 // TestSDKContainers drives Create (with public access and metadata), Get
 // Properties, Set Metadata, List Containers (prefix, paging,
