@@ -11,6 +11,8 @@ REST_FUZZ := FuzzParseRange FuzzParsePath FuzzSharedKey FuzzParseAttributes \
              FuzzParseSMBTime FuzzParseMetadata FuzzDecodeXMLBody
 # Fuzz targets of the SMB server: package:target.
 SMB_FUZZ  := smb:FuzzHeader smb:FuzzFrame smb:FuzzMatchPattern smb/ntlm:FuzzUnwrap smb/ntlm:FuzzNTLM
+# The Blob service's parsers run in the same package:target loop.
+SMB_FUZZ  += blob:FuzzParseBlockList blob:FuzzRangeHeader
 
 # Debian packages the tests drive: rsync (the mount's timestamp tests),
 # smbclient and impacket (real SMB clients).
@@ -19,6 +21,7 @@ DEB_PKGS  := rsync smbclient python3-impacket
 # The packages whose goroutines share state; their tests also run under the
 # race detector (about 40 s on a 2-core machine).
 RACE_PKGS := ./locks ./fs
+RACE_PKGS += ./blob ./blobsvc/...
 
 .PHONY: test deps npm node debs vet unit race fuzz bench build
 
