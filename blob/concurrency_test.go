@@ -319,7 +319,7 @@ func TestLeaseTiming(t *testing.T) {
 		if st, _ := le.state(t); st != "available" {
 			t.Fatalf("after release: %s", st)
 		}
-		if _, err := le.lease(t, idB).ReleaseLease(ctx, nil); code(err) != "LeaseNotPresentWithLeaseOperation" {
+		if _, err := le.lease(t, idB).ReleaseLease(ctx, nil); code(err) != "LeaseIdMismatchWithLeaseOperation" {
 			t.Fatalf("release with no lease: %v", err)
 		}
 		if err := le.update(idB); code(err) != "LeaseNotPresentWithBlobOperation" {
@@ -431,6 +431,7 @@ func TestConditionalRequests(t *testing.T) {
 		{"If-Match same", blob.ModifiedAccessConditions{IfMatch: &etag}, 0},
 		{"If-Unmodified-Since earlier", blob.ModifiedAccessConditions{IfUnmodifiedSince: &earlier}, 412},
 		{"If-Unmodified-Since later", blob.ModifiedAccessConditions{IfUnmodifiedSince: &later}, 0},
+		{"If-None-Match *", blob.ModifiedAccessConditions{IfNoneMatch: &star}, 400},
 	}
 	for _, tc := range reads {
 		resp, err := bb.DownloadStream(ctx, &blob.DownloadStreamOptions{AccessConditions: cond(tc.m)})
@@ -458,11 +459,14 @@ func TestConditionalRequests(t *testing.T) {
 	}{
 		{"If-Match other", blob.ModifiedAccessConditions{IfMatch: &other}, false},
 		{"If-None-Match same", blob.ModifiedAccessConditions{IfNoneMatch: &etag}, false},
-		{"If-None-Match *", blob.ModifiedAccessConditions{IfNoneMatch: &star}, false},
+		// Only creating writes refuse If-None-Match: * on an existing blob
+		// (409, below); others ignore it, as Azure does.
+		{"If-None-Match *", blob.ModifiedAccessConditions{IfNoneMatch: &star}, true},
 		{"If-Modified-Since later", blob.ModifiedAccessConditions{IfModifiedSince: &later}, false},
 		{"If-Unmodified-Since earlier", blob.ModifiedAccessConditions{IfUnmodifiedSince: &earlier}, false},
 		{"If-Unmodified-Since later", blob.ModifiedAccessConditions{IfUnmodifiedSince: &later}, true},
 	}
+
 	for _, tc := range writes {
 		_, err := bb.SetMetadata(ctx, map[string]*string{"k": to.Ptr("v")}, &blob.SetMetadataOptions{AccessConditions: cond(tc.m)})
 		if tc.ok != (err == nil) || !tc.ok && code(err) != "ConditionNotMet" {
@@ -476,7 +480,7 @@ func TestConditionalRequests(t *testing.T) {
 	if _, err := fresh.UploadBuffer(ctx, []byte("x"), &blockblob.UploadBufferOptions{AccessConditions: cond(blob.ModifiedAccessConditions{IfNoneMatch: &star})}); err != nil {
 		t.Errorf("create-only upload: %v", err)
 	}
-	if _, err := fresh.UploadBuffer(ctx, []byte("y"), &blockblob.UploadBufferOptions{AccessConditions: cond(blob.ModifiedAccessConditions{IfNoneMatch: &star})}); code(err) != "ConditionNotMet" {
+	if _, err := fresh.UploadBuffer(ctx, []byte("y"), &blockblob.UploadBufferOptions{AccessConditions: cond(blob.ModifiedAccessConditions{IfNoneMatch: &star})}); status(err) != 409 || code(err) != "BlobAlreadyExists" {
 		t.Errorf("second create-only upload: %v", err)
 	}
 }

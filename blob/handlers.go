@@ -262,12 +262,14 @@ func (s *Server) listBlobs(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	o := blobsvc.ListOptions{Prefix: c.q.Get("prefix"), Delimiter: c.q.Get("delimiter"), Marker: c.q.Get("marker"), Max: limit}
+	inc := includes(c.q)
+	o := blobsvc.ListOptions{Prefix: c.q.Get("prefix"), Delimiter: c.q.Get("delimiter"), Marker: c.q.Get("marker"), Max: limit,
+		IncludeUncommitted: inc["uncommittedblobs"]}
 	items, next, err := s.svc.ListBlobs(c.r.Context(), c.path.container, o)
 	if err != nil {
 		return err
 	}
-	withMD := includes(c.q)["metadata"]
+	withMD := inc["metadata"]
 	now := s.svc.Now()
 	out := blobListXML{ServiceEndpoint: s.endpoint(c.r), ContainerName: c.path.container, Prefix: o.Prefix, Marker: o.Marker,
 		Delimiter: o.Delimiter, NextMarker: next}

@@ -33,43 +33,75 @@ func modifiedSince(lastModified, t time.Time) bool {
 }
 
 // checkWrite evaluates c for a write on a resource that exists or not
-// (etag and lastModified are its own). Any failure is ErrConditionNotMet.
-// On a missing resource If-Match fails and the date conditions are not
-// evaluated (Azure's behaviour for creates).
-func (c Conditions) checkWrite(exists bool, etag string, lastModified time.Time) error {
-	if c.IfMatch != "" && (!exists || !etagIn(c.IfMatch, etag)) {
-		return ErrConditionNotMet
-	}
-	if !exists {
-		return nil
-	}
-	if c.IfNoneMatch != "" && etagIn(c.IfNoneMatch, etag) {
-		return ErrConditionNotMet
-	}
-	if c.IfModifiedSince != nil && !modifiedSince(lastModified, *c.IfModifiedSince) {
-		return ErrConditionNotMet
-	}
-	if c.IfUnmodifiedSince != nil && modifiedSince(lastModified, *c.IfUnmodifiedSince) {
-		return ErrConditionNotMet
+// (etag and lastModified are its own), as "Specifying conditional headers
+// for Blob service operations" orders them for writes: If-None-Match
+// decides alone when present, then If-Match, then If-Modified-Since,
+// then If-Unmodified-Since. On a missing resource only If-Match fails
+// (any If-Match, "*" too: there is nothing to match).
+// If-None-Match: * on an existing resource fails only operations that
+// create (create true): 409 ErrBlobExists; other writes ignore it, as
+// Azure does for Set Blob Properties. Any other failure is
+// ErrConditionNotMet.
+func (c Conditions) checkWrite(exists bool, etag string, lastModified time.Time, create bool) error {
+	switch {
+	case c.IfNoneMatch != "":
+		if !exists {
+			return nil
+		}
+		if strings.TrimSpace(c.IfNoneMatch) == "*" {
+			if create {
+				return ErrBlobExists
+			}
+			return nil
+		}
+		if etagIn(c.IfNoneMatch, etag) {
+			return ErrConditionNotMet
+		}
+	case c.IfMatch != "":
+		if !exists || !etagIn(c.IfMatch, etag) {
+			return ErrConditionNotMet
+		}
+	case !exists:
+	case c.IfModifiedSince != nil:
+		if !modifiedSince(lastModified, *c.IfModifiedSince) {
+			return ErrConditionNotMet
+		}
+	case c.IfUnmodifiedSince != nil:
+		if modifiedSince(lastModified, *c.IfUnmodifiedSince) {
+			return ErrConditionNotMet
+		}
 	}
 	return nil
 }
 
-// checkRead evaluates c for a GET or HEAD of an existing resource: a
-// failed If-Match or If-Unmodified-Since is ErrConditionNotMet (412); a
-// matching If-None-Match or an If-Modified-Since without a change is
-// ErrNotModified (304).
-func (c Conditions) checkRead(etag string, lastModified time.Time) error {
+// checkRead evaluates c for a GET or HEAD, as the same page orders them
+// for reads (version 2013-08-15 and later): If-None-Match: * is never
+// satisfiable (ErrUnsatisfiableCondition, 400); on a missing resource an
+// If-Match fails (412); on an existing one a failed If-Match or
+// If-Unmodified-Since is ErrConditionNotMet (412), and a matching
+// If-None-Match or an If-Modified-Since without a change is
+// ErrNotModified (304) unless the other of the two passes.
+func (c Conditions) checkRead(exists bool, etag string, lastModified time.Time) error {
+	if strings.TrimSpace(c.IfNoneMatch) == "*" {
+		return ErrUnsatisfiableCondition
+	}
+	if !exists {
+		if c.IfMatch != "" {
+			return ErrConditionNotMet
+		}
+		return nil
+	}
 	if c.IfMatch != "" && !etagIn(c.IfMatch, etag) {
 		return ErrConditionNotMet
 	}
 	if c.IfUnmodifiedSince != nil && modifiedSince(lastModified, *c.IfUnmodifiedSince) {
 		return ErrConditionNotMet
 	}
-	if c.IfNoneMatch != "" && etagIn(c.IfNoneMatch, etag) {
-		return ErrNotModified
-	}
-	if c.IfNoneMatch == "" && c.IfModifiedSince != nil && !modifiedSince(lastModified, *c.IfModifiedSince) {
+	noneMatchFails := c.IfNoneMatch != "" && etagIn(c.IfNoneMatch, etag)
+	noneMatchPasses := c.IfNoneMatch != "" && !noneMatchFails
+	modifiedFails := c.IfModifiedSince != nil && !modifiedSince(lastModified, *c.IfModifiedSince)
+	modifiedPasses := c.IfModifiedSince != nil && !modifiedFails
+	if noneMatchFails && !modifiedPasses || modifiedFails && !noneMatchPasses {
 		return ErrNotModified
 	}
 	return nil

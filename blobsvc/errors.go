@@ -25,11 +25,19 @@ var (
 	// If-Unmodified-Since failed on a write (412), or on a read for
 	// If-Match / If-Unmodified-Since.
 	ErrConditionNotMet = errors.New("condition not met")
+	// ErrUnsatisfiableCondition: a read with If-None-Match: * (400).
+	ErrUnsatisfiableCondition = errors.New("unsatisfiable condition")
+	// ErrBlobExists: Put Blob or Put Block List with If-None-Match: * on
+	// an existing blob (409 BlobAlreadyExists).
+	ErrBlobExists = errors.New("blob already exists")
 	// ErrNotModified: a GET/HEAD whose If-None-Match matched or whose
 	// If-Modified-Since found no change (304).
 	ErrNotModified = errors.New("not modified")
 	// ErrInvalidRange: a range starting at or past the end of the blob.
 	ErrInvalidRange = errors.New("invalid range")
+	// ErrBlockIDLength: a Put Block whose id decodes to another length
+	// than the blob's staged blocks' ids (400 InvalidBlobOrBlock).
+	ErrBlockIDLength = errors.New("block id length differs from the blob's other blocks")
 	// ErrMD5Mismatch: the Content-MD5 sent does not match the content.
 	ErrMD5Mismatch = errors.New("content MD5 mismatch")
 )

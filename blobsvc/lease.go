@@ -166,7 +166,9 @@ func (r LeaseRequest) apply(l Lease, now time.Time, modifiedSinceExpiry bool) (L
 	case LeaseRenew:
 		switch state {
 		case LeaseAvailable:
-			return l, LeaseResult{}, ErrLeaseNotPresentWithLeaseOp
+			// Azure's table says only "fails (409)"; the code is
+			// Azurite's.
+			return l, LeaseResult{}, ErrLeaseIDMismatchWithLeaseOp
 		case LeaseLeased:
 			if r.ID != cur.ID {
 				return l, LeaseResult{}, ErrLeaseIDMismatchWithLeaseOp
@@ -195,24 +197,16 @@ func (r LeaseRequest) apply(l Lease, now time.Time, modifiedSinceExpiry bool) (L
 			l.ID = r.ProposedID
 			return l, LeaseResult{ID: r.ProposedID}, nil
 		case LeaseBreaking:
-			if r.ID != cur.ID && r.ProposedID != cur.ID {
-				return l, LeaseResult{}, ErrLeaseIDMismatchWithLeaseOp
-			}
-			return l, LeaseResult{}, ErrLeaseBreakingNoChange
-		case LeaseBroken, LeaseExpired:
 			if r.ID != cur.ID {
 				return l, LeaseResult{}, ErrLeaseIDMismatchWithLeaseOp
 			}
-			return l, LeaseResult{}, ErrLeaseNotPresentWithLeaseOp
+			return l, LeaseResult{}, ErrLeaseBreakingNoChange
 		default:
 			return l, LeaseResult{}, ErrLeaseNotPresentWithLeaseOp
 		}
 
 	case LeaseRelease:
-		if state == LeaseAvailable {
-			return l, LeaseResult{}, ErrLeaseNotPresentWithLeaseOp
-		}
-		if r.ID != cur.ID {
+		if r.ID != cur.ID { // also on an available resource (Azurite's code for the table's "fails (409)")
 			return l, LeaseResult{}, ErrLeaseIDMismatchWithLeaseOp
 		}
 		return Lease{State: LeaseAvailable}, LeaseResult{}, nil

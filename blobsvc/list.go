@@ -12,6 +12,9 @@ type ListOptions struct {
 	Delimiter string // "" lists flat
 	Marker    string // where to resume (a NextMarker from an earlier page)
 	Max       int    // 1..5000
+	// IncludeUncommitted lists blobs that have only uncommitted blocks
+	// too (include=uncommittedblobs).
+	IncludeUncommitted bool
 }
 
 // ListItem is a blob or, in a hierarchical listing, a prefix standing
@@ -46,6 +49,9 @@ func (s *Service) ListBlobs(ctx context.Context, container string, o ListOptions
 		}
 		for i := range rows {
 			b := &rows[i]
+			if !b.Committed && !o.IncludeUncommitted {
+				continue
+			}
 			if o.Delimiter != "" {
 				rest := b.Name[len(o.Prefix):]
 				if j := strings.Index(rest, o.Delimiter); j >= 0 {

@@ -11,6 +11,7 @@ import (
 	"hash"
 	"hash/fnv"
 	"io"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -206,7 +207,7 @@ func (s *Service) updateContainer(ctx context.Context, name string, cond Conditi
 	if err != nil {
 		return Container{}, err
 	}
-	if err := cond.checkWrite(true, c.ETag, c.LastModified); err != nil {
+	if err := cond.checkWrite(true, c.ETag, c.LastModified, false); err != nil {
 		return Container{}, fmt.Errorf("container %s: %w", name, err)
 	}
 	if err := f(&c, s.Now()); err != nil {
@@ -231,7 +232,7 @@ func (s *Service) DeleteContainer(ctx context.Context, name, leaseID string, con
 		mu.Unlock()
 		return err
 	}
-	if err := cond.checkWrite(true, c.ETag, c.LastModified); err != nil {
+	if err := cond.checkWrite(true, c.ETag, c.LastModified, false); err != nil {
 		mu.Unlock()
 		return fmt.Errorf("container %s: %w", name, err)
 	}
@@ -293,12 +294,15 @@ func (s *Service) checkNames(ctx context.Context, container, name string) error 
 	return ValidBlobName(name)
 }
 
-// blobOrMissing returns the blob, or exists false if only the blob is
-// missing (a missing container is ErrContainerNotFound).
+// blobOrMissing returns the blob's row and whether a committed version
+// exists. The row may be that of an uncommitted blob (Put Block on a new
+// name creates one, as Azure does: it can be leased and deleted, and
+// lists with include=uncommittedblobs) — then ok is false. A missing
+// container is ErrContainerNotFound.
 func (s *Service) blobOrMissing(ctx context.Context, container, name string) (Blob, bool, error) {
 	b, err := s.meta.Blob(ctx, container, name)
 	if err == nil {
-		return b, true, nil
+		return b, b.Committed, nil
 	}
 	if !errors.Is(err, ErrBlobNotFound) {
 		return Blob{}, false, err
@@ -309,13 +313,23 @@ func (s *Service) blobOrMissing(ctx context.Context, container, name string) (Bl
 	return Blob{}, false, nil
 }
 
-// existingBlob returns the blob or ErrBlobNotFound / ErrContainerNotFound.
-func (s *Service) existingBlob(ctx context.Context, container, name string) (Blob, error) {
+// hasRow reports whether b is a stored row (committed or not).
+func hasRow(b Blob) bool { return b.Name != "" }
+
+// conditionedBlob returns the row an operation on an existing blob needs
+// (committed only, or any row with anyRow: Delete Blob and Lease Blob
+// also act on an uncommitted blob). On a missing blob the conditions are
+// evaluated first (an If-Match fails with 412 before the 404), as Azurite
+// does.
+func (s *Service) conditionedBlob(ctx context.Context, container, name string, cond Conditions, anyRow bool) (Blob, error) {
 	b, ok, err := s.blobOrMissing(ctx, container, name)
 	if err != nil {
 		return Blob{}, err
 	}
-	if !ok {
+	if !ok && !(anyRow && hasRow(b)) {
+		if err := cond.checkWrite(false, "", time.Time{}, false); err != nil {
+			return Blob{}, fmt.Errorf("blob %s/%s: %w", container, name, err)
+		}
 		return Blob{}, fmt.Errorf("blob %s/%s: %w", container, name, ErrBlobNotFound)
 	}
 	return b, nil
@@ -329,9 +343,9 @@ func (s *Service) PutBlob(ctx context.Context, container, name string, r io.Read
 	}
 	// Fail fast (before reading the body) when the write cannot succeed;
 	// checked again under the lock.
-	if old, ok, err := s.blobOrMissing(ctx, container, name); err != nil {
+	if old, _, err := s.blobOrMissing(ctx, container, name); err != nil {
 		return Blob{}, err
-	} else if err := s.checkWrite(old, ok, o, true); err != nil {
+	} else if err := s.checkWrite(old, old.Committed, o, writePutBlob); err != nil {
 		return Blob{}, err
 	}
 	key := contentKey(container, name)
@@ -374,7 +388,11 @@ func (s *Service) commit(ctx context.Context, container, name string, storeIDs [
 	if err != nil {
 		return Blob{}, err
 	}
-	if err := s.checkWrite(old, ok, o, true); err != nil {
+	kind := writeCommitList
+	if blocks == nil {
+		kind = writePutBlob
+	}
+	if err := s.checkWrite(old, old.Committed, o, kind); err != nil {
 		return Blob{}, err
 	}
 	key := contentKey(container, name)
@@ -388,29 +406,49 @@ func (s *Service) commit(ctx context.Context, container, name string, storeIDs [
 	now := s.Now()
 	b := Blob{
 		Container: container, Name: name, Type: BlockBlob, ContentKey: key, ContentETag: info.ETag,
-		Size: size, ETag: newETag(), Created: now, LastModified: now,
+		Committed: true, Size: size, ETag: newETag(), Created: now, LastModified: now,
 		Properties: o.Properties, Metadata: o.Metadata, Blocks: blocks, Lease: Lease{State: LeaseAvailable},
 	}
 	if ok {
 		b.Created = old.Created
+	}
+	if hasRow(old) {
 		b.Lease = old.Lease // a write keeps the lease (it passed the check)
 	}
-	if err := s.meta.PutBlob(ctx, b, true); err != nil {
+	// Put Block List discards the uncommitted blocks; Put Blob leaves
+	// them (Azurite does; Azure documents the discard for Put Block List
+	// only).
+	if err := s.meta.PutBlob(ctx, b, kind == writeCommitList); err != nil {
 		return Blob{}, err
 	}
 	return b, nil
 }
 
+// writeKind tells checkWrite which write it checks.
+type writeKind int
+
+const (
+	writeUpdate     writeKind = iota // an existing blob's properties, metadata, deletion
+	writeCommitList                  // Put Block List
+	writePutBlob                     // Put Blob
+)
+
 // checkWrite checks conditions then the lease of a write on a blob that
-// exists or not.
-func (s *Service) checkWrite(b Blob, exists bool, o WriteOptions, create bool) error {
-	if err := o.Cond.checkWrite(exists, b.ETag, b.LastModified); err != nil {
+// exists (is committed) or not. An uncommitted blob does not exist for
+// the conditions, except that a creating write (Put Blob, Put Block List)
+// with If-None-Match: * finds it (409 BlobAlreadyExists) on Put Blob,
+// not on Put Block List, as Azurite does. Its lease, though, is checked like any other.
+// A write that creates the blob ignores a lease id (there is no lease to
+// match; Azure documents the header only as "required if the blob has an
+// active lease").
+func (s *Service) checkWrite(b Blob, exists bool, o WriteOptions, kind writeKind) error {
+	if kind == writePutBlob && hasRow(b) && strings.TrimSpace(o.Cond.IfNoneMatch) == "*" {
+		return fmt.Errorf("blob %s/%s: %w", b.Container, b.Name, ErrBlobExists)
+	}
+	if err := o.Cond.checkWrite(exists, b.ETag, b.LastModified, kind != writeUpdate); err != nil {
 		return fmt.Errorf("blob %s/%s: %w", b.Container, b.Name, err)
 	}
-	if !exists {
-		if o.LeaseID != "" {
-			return fmt.Errorf("blob: %w", ErrLeaseNotPresent)
-		}
+	if !hasRow(b) {
 		return nil
 	}
 	if err := checkWriteLease(b.Lease, o.LeaseID, s.Now()); err != nil {
@@ -427,16 +465,26 @@ func (s *Service) StageBlock(ctx context.Context, container, name, blockID strin
 	if err := ValidBlockID(blockID); err != nil {
 		return err
 	}
-	old, ok, err := s.blobOrMissing(ctx, container, name)
+	old, _, err := s.blobOrMissing(ctx, container, name)
 	if err != nil {
 		return err
 	}
-	if ok {
+	if hasRow(old) {
 		if err := checkWriteLease(old.Lease, leaseID, s.Now()); err != nil {
 			return fmt.Errorf("blob %s/%s: %w", container, name, err)
 		}
-	} else if leaseID != "" {
-		return fmt.Errorf("blob %s/%s: %w", container, name, ErrLeaseNotPresent)
+	}
+	// All block ids of a blob decode to the same length.
+	staged, err := s.meta.UncommittedBlocks(ctx, container, name)
+	if err != nil {
+		return err
+	}
+	if other := append(staged, old.Blocks...); len(other) > 0 {
+		a, _ := decodeBase64(other[0].ID)
+		b, _ := decodeBase64(blockID)
+		if len(a) != len(b) {
+			return fmt.Errorf("blob %s/%s: block id %q: %w", container, name, blockID, ErrBlockIDLength)
+		}
 	}
 	storeID := blobstore.NewBlockID()
 	var sum hash.Hash
@@ -450,6 +498,26 @@ func (s *Service) StageBlock(ctx context.Context, container, name, blockID strin
 	}
 	if sum != nil && !equalBytes(sum.Sum(nil), contentMD5) {
 		return fmt.Errorf("blob %s/%s: %w", container, name, ErrMD5Mismatch)
+	}
+	mu := s.stripe(container, name)
+	mu.Lock()
+	defer mu.Unlock()
+	cur, _, err := s.blobOrMissing(ctx, container, name)
+	if err != nil {
+		return err
+	}
+	if hasRow(cur) {
+		if err := checkWriteLease(cur.Lease, leaseID, s.Now()); err != nil {
+			return fmt.Errorf("blob %s/%s: %w", container, name, err)
+		}
+	} else {
+		// The first block of a new name creates the uncommitted blob.
+		now := s.Now()
+		row := Blob{Container: container, Name: name, Type: BlockBlob, ContentKey: contentKey(container, name),
+			ETag: newETag(), Created: now, LastModified: now, Lease: Lease{State: LeaseAvailable}}
+		if err := s.meta.PutBlob(ctx, row, false); err != nil {
+			return err
+		}
 	}
 	return s.meta.StageBlock(ctx, container, name, Block{ID: blockID, StoreID: storeID, Size: n})
 }
@@ -480,11 +548,11 @@ func (s *Service) CommitBlockList(ctx context.Context, container, name string, r
 	if len(refs) > MaxCommittedBlocks {
 		return Blob{}, fmt.Errorf("blob %s/%s: %d blocks: %w", container, name, len(refs), ErrInvalidBlockList)
 	}
-	old, ok, err := s.blobOrMissing(ctx, container, name)
+	old, _, err := s.blobOrMissing(ctx, container, name)
 	if err != nil {
 		return Blob{}, err
 	}
-	if err := s.checkWrite(old, ok, o, true); err != nil {
+	if err := s.checkWrite(old, old.Committed, o, writeCommitList); err != nil {
 		return Blob{}, err
 	}
 	staged, err := s.meta.UncommittedBlocks(ctx, container, name)
@@ -545,14 +613,14 @@ func (s *Service) GetBlockList(ctx context.Context, container, name, leaseID str
 	if err != nil {
 		return BlockLists{}, err
 	}
-	if !ok && len(staged) == 0 {
+	if !hasRow(b) {
 		return BlockLists{}, fmt.Errorf("blob %s/%s: %w", container, name, ErrBlobNotFound)
+	}
+	if err := checkReadLease(b.Lease, leaseID, s.Now()); err != nil {
+		return BlockLists{}, fmt.Errorf("blob %s/%s: %w", container, name, err)
 	}
 	out := BlockLists{Uncommitted: staged}
 	if ok {
-		if err := checkReadLease(b.Lease, leaseID, s.Now()); err != nil {
-			return BlockLists{}, fmt.Errorf("blob %s/%s: %w", container, name, err)
-		}
 		out.Committed, out.Blob = b.Blocks, &b
 		if out.Committed == nil && b.Size > 0 {
 			// Put Blob's content has no client block list; Azure lists
@@ -569,15 +637,18 @@ func (s *Service) GetBlob(ctx context.Context, container, name, leaseID string, 
 	if err := s.checkNames(ctx, container, name); err != nil {
 		return Blob{}, err
 	}
-	b, err := s.existingBlob(ctx, container, name)
+	b, ok, err := s.blobOrMissing(ctx, container, name)
 	if err != nil {
 		return Blob{}, err
 	}
+	if err := cond.checkRead(ok, b.ETag, b.LastModified); err != nil {
+		return b, fmt.Errorf("blob %s/%s: %w", container, name, err)
+	}
+	if !ok {
+		return Blob{}, fmt.Errorf("blob %s/%s: %w", container, name, ErrBlobNotFound)
+	}
 	if err := checkReadLease(b.Lease, leaseID, s.Now()); err != nil {
 		return Blob{}, fmt.Errorf("blob %s/%s: %w", container, name, err)
-	}
-	if err := cond.checkRead(b.ETag, b.LastModified); err != nil {
-		return b, fmt.Errorf("blob %s/%s: %w", container, name, err)
 	}
 	return b, nil
 }
@@ -643,11 +714,11 @@ func (s *Service) updateBlob(ctx context.Context, container, name string, o Writ
 	mu := s.stripe(container, name)
 	mu.Lock()
 	defer mu.Unlock()
-	b, err := s.existingBlob(ctx, container, name)
+	b, err := s.conditionedBlob(ctx, container, name, o.Cond, false)
 	if err != nil {
 		return Blob{}, err
 	}
-	if err := s.checkWrite(b, true, o, false); err != nil {
+	if err := s.checkWrite(b, true, o, writeUpdate); err != nil {
 		return Blob{}, err
 	}
 	f(&b)
@@ -666,11 +737,11 @@ func (s *Service) DeleteBlob(ctx context.Context, container, name, leaseID strin
 	mu := s.stripe(container, name)
 	mu.Lock()
 	defer mu.Unlock()
-	b, err := s.existingBlob(ctx, container, name)
+	b, err := s.conditionedBlob(ctx, container, name, cond, true)
 	if err != nil {
 		return err
 	}
-	if err := s.checkWrite(b, true, WriteOptions{LeaseID: leaseID, Cond: cond}, false); err != nil {
+	if err := s.checkWrite(b, b.Committed, WriteOptions{LeaseID: leaseID, Cond: cond}, writeUpdate); err != nil {
 		return err
 	}
 	if err := s.meta.DeleteBlob(ctx, container, name); err != nil {
@@ -691,11 +762,11 @@ func (s *Service) LeaseBlob(ctx context.Context, container, name string, req Lea
 	mu := s.stripe(container, name)
 	mu.Lock()
 	defer mu.Unlock()
-	b, err := s.existingBlob(ctx, container, name)
+	b, err := s.conditionedBlob(ctx, container, name, cond, true)
 	if err != nil {
 		return Blob{}, LeaseResult{}, err
 	}
-	if err := cond.checkWrite(true, b.ETag, b.LastModified); err != nil {
+	if err := cond.checkWrite(b.Committed, b.ETag, b.LastModified, false); err != nil {
 		return Blob{}, LeaseResult{}, fmt.Errorf("blob %s/%s: %w", container, name, err)
 	}
 	now := s.Now()

@@ -97,13 +97,17 @@ type BlobType string
 
 const BlockBlob BlobType = "BlockBlob"
 
-// Blob is one committed blob's stored state.
+// Blob is one blob's stored state.
 type Blob struct {
-	Container    string
-	Name         string
-	Type         BlobType
-	ContentKey   string // key in the content store
-	ContentETag  string // the content store's ETag of the committed version
+	Container   string
+	Name        string
+	Type        BlobType
+	ContentKey  string // key in the content store
+	ContentETag string // the content store's ETag of the committed version
+	// Committed is false for a blob that so far has only uncommitted
+	// blocks (Put Block on a new name): Get Blob and friends answer
+	// BlobNotFound for it, Lease Blob and Delete Blob act on it.
+	Committed    bool
 	Size         int64
 	ETag         string
 	Created      time.Time
