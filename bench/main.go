@@ -46,6 +46,8 @@ var suites = []suite{
 	{"./fs/fusefs", "SmallFiles", "3x", "mount vs go-fuse loopback, 10,000 small files, 3 alternating rounds (aim ≥ 0.5)"},
 	{"./rest", "^BenchmarkTransfer$", "1x", "REST upload/download with the Go SDK vs Azurite's Blob API with azblob (aim ≥ 2×)"},
 	{"./rest", "^BenchmarkGetFileProperties$", "2000x", "Get File Properties latency under 16 concurrent clients"},
+	{"./blob", "^BenchmarkBlobTransfer$", "2x", "Blob service upload/download with azblob vs Azurite, 4 MiB blocks, 4 in flight (aim ≥ 10× up, ≥ 5× down)"},
+	{"./blob", "^BenchmarkBlobGetProperties$", "4000x", "Get Blob Properties from 16 clients vs Azurite (aim ≥ 5× ops/s, p99 below Azurite's)"},
 }
 
 // result is one benchmark line.
