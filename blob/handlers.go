@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -329,6 +330,9 @@ func writeOptions(h http.Header, fallback bool) (blobsvc.WriteOptions, error) {
 }
 
 func (s *Server) putBlob(w http.ResponseWriter, c *call) error {
+	if c.r.Header.Get("x-ms-copy-source") != "" {
+		return s.copyBlob(w, c)
+	}
 	switch t := c.r.Header.Get("x-ms-blob-type"); t {
 	case "BlockBlob":
 	case "":
@@ -460,6 +464,13 @@ func setBlobHeaders(h http.Header, b blobsvc.Blob, now time.Time) {
 	}
 	setLeaseHeaders(h, b.Lease, now)
 	storagehttp.SetMetadataHeaders(h, b.Metadata)
+	if cp := b.Copy; cp != nil {
+		h.Set("x-ms-copy-id", cp.ID)
+		h.Set("x-ms-copy-source", cp.Source)
+		h.Set("x-ms-copy-status", "success")
+		h.Set("x-ms-copy-progress", fmt.Sprintf("%d/%d", cp.Size, cp.Size))
+		h.Set("x-ms-copy-completion-time", httpTime(cp.Completed))
+	}
 }
 
 func (s *Server) getBlobProperties(w http.ResponseWriter, c *call) error {
@@ -644,4 +655,77 @@ func (s *Server) leaseBlob(w http.ResponseWriter, c *call) error {
 	}
 	leaseReply(w, req.Action, res, b.ETag, b.LastModified)
 	return nil
+}
+
+// sourceConditions reads the x-ms-source-if-* headers of Copy Blob.
+func sourceConditions(h http.Header) (blobsvc.Conditions, error) {
+	src := http.Header{}
+	for _, n := range []string{"If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since"} {
+		if v := h.Get("x-ms-source-" + n); v != "" {
+			src.Set(n, v)
+		}
+	}
+	c, err := conditions(src)
+	var e *storagehttp.Error
+	if errors.As(err, &e) && len(e.Details) > 0 {
+		e.Details[0].Value = "x-ms-source-" + e.Details[0].Value
+	}
+	return c, err
+}
+
+// copyBlob is Copy Blob and Copy Blob From URL (x-ms-requires-sync): both
+// are synchronous here, for a source in this account addressed
+// path-style (http://host/<account>/<container>/<blob>).
+func (s *Server) copyBlob(w http.ResponseWriter, c *call) error {
+	raw := c.r.Header.Get("x-ms-copy-source")
+	u, err := url.Parse(raw)
+	if err != nil {
+		return storagehttp.InvalidHeader("x-ms-copy-source", raw)
+	}
+	p, err := parsePath(u.EscapedPath())
+	if err != nil || p.scope != scopeBlob {
+		return storagehttp.InvalidHeader("x-ms-copy-source", raw)
+	}
+	if p.account != s.account {
+		return storagehttp.NewError(http.StatusBadRequest, "CannotVerifyCopySource",
+			"Copies from another account are not supported by this server.")
+	}
+	if u.Query().Has("snapshot") || u.Query().Has("versionid") {
+		return storagehttp.InvalidHeader("x-ms-copy-source", raw)
+	}
+	srcCond, err := sourceConditions(c.r.Header)
+	if err != nil {
+		return err
+	}
+	o, err := writeOptions(c.r.Header, false)
+	if err != nil {
+		return err
+	}
+	if len(o.Metadata) == 0 {
+		o.Metadata = nil // the source's metadata is copied
+	}
+	b, err := s.svc.CopyBlob(c.r.Context(), blobsvc.CopySource{Container: p.container, Name: p.blob, URL: raw, Cond: srcCond},
+		c.path.container, c.path.blob, o)
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	if b.Copy != nil {
+		h.Set("x-ms-copy-id", b.Copy.ID)
+	}
+	h.Set("x-ms-copy-status", "success")
+	written(w, http.StatusAccepted, b.ETag, b.LastModified)
+	return nil
+}
+
+// abortCopy answers Abort Copy Blob: copies here finish before Copy Blob
+// answers, so there is never one to abort (409 NoPendingCopyOperation).
+func (s *Server) abortCopy(w http.ResponseWriter, c *call) error {
+	if c.r.Header.Get("x-ms-copy-action") != "abort" {
+		return storagehttp.InvalidHeader("x-ms-copy-action", c.r.Header.Get("x-ms-copy-action"))
+	}
+	if _, err := s.svc.GetBlob(c.r.Context(), c.path.container, c.path.blob, "", blobsvc.Conditions{}); err != nil {
+		return err
+	}
+	return storagehttp.NewError(http.StatusConflict, "NoPendingCopyOperation", "There is currently no pending copy operation.")
 }

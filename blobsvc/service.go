@@ -16,8 +16,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
+
 	"github.com/blobshare/blobshare/blobstore"
 )
+
+func uuidString() string { return uuid.NewString() }
 
 // Limits of the Blob service (Azure's documented bounds).
 const (
@@ -333,6 +337,62 @@ func (s *Service) conditionedBlob(ctx context.Context, container, name string, c
 		return Blob{}, fmt.Errorf("blob %s/%s: %w", container, name, ErrBlobNotFound)
 	}
 	return b, nil
+}
+
+// CopySource names the source of a Copy Blob within the account.
+type CopySource struct {
+	Container, Name string
+	URL             string // x-ms-copy-source as sent, recorded on the copy
+	Cond            Conditions
+}
+
+// CopyBlob copies the source blob's content, properties and (when md is
+// nil) metadata to the destination, synchronously: the source version is
+// streamed from the content store into a new destination version. The
+// destination's conditions and lease are o's, as for Put Blob; the source
+// conditions are read conditions (x-ms-source-if-*).
+func (s *Service) CopyBlob(ctx context.Context, src CopySource, container, name string, o WriteOptions) (Blob, error) {
+	if err := s.checkNames(ctx, container, name); err != nil {
+		return Blob{}, err
+	}
+	sb, rc, _, _, err := s.OpenBlob(ctx, src.Container, src.Name, nil, "", src.Cond)
+	if errors.Is(err, ErrNotModified) {
+		err = fmt.Errorf("copy source: %w", ErrConditionNotMet)
+	}
+	if err != nil {
+		return Blob{}, err
+	}
+	defer rc.Close()
+	o.Properties = sb.Properties
+	if o.Metadata == nil {
+		o.Metadata = sb.Metadata
+	}
+	o.ContentMD5 = nil
+	b, err := s.PutBlob(ctx, container, name, rc, o)
+	if err != nil {
+		return Blob{}, err
+	}
+	info := &CopyInfo{ID: uuidString(), Source: src.URL, Size: b.Size, Completed: s.Now()}
+	return s.setCopyInfo(ctx, b, info)
+}
+
+// setCopyInfo records info on the version b just committed, unless
+// another write replaced it meanwhile (then that write's answer stands
+// and this copy's record is moot).
+func (s *Service) setCopyInfo(ctx context.Context, b Blob, info *CopyInfo) (Blob, error) {
+	mu := s.stripe(b.Container, b.Name)
+	mu.Lock()
+	defer mu.Unlock()
+	cur, ok, err := s.blobOrMissing(ctx, b.Container, b.Name)
+	if err != nil || !ok || cur.ETag != b.ETag {
+		b.Copy = info
+		return b, err
+	}
+	cur.Copy = info
+	if err := s.meta.PutBlob(ctx, cur, false); err != nil {
+		return Blob{}, err
+	}
+	return cur, nil
 }
 
 // PutBlob replaces the blob with the content of r (a block blob), staged

@@ -116,4 +116,14 @@ type Blob struct {
 	Metadata     map[string]string
 	Blocks       []Block // committed block list
 	Lease        Lease
+	Copy         *CopyInfo // set by Copy Blob, cleared by other content writes
+}
+
+// CopyInfo records the Copy Blob that made a blob (always complete:
+// copies within the account are synchronous).
+type CopyInfo struct {
+	ID        string
+	Source    string // the x-ms-copy-source URL as sent
+	Size      int64
+	Completed time.Time
 }
