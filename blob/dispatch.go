@@ -86,7 +86,9 @@ type route struct {
 	perm    string
 	rtype   byte
 	sasPerm string
-	h       handlerFunc
+	// snapshotOK: the operation takes ?snapshot= (reads and Delete Blob).
+	snapshotOK bool
+	h          handlerFunc
 }
 
 // routeTable lists every supported operation.
@@ -109,13 +111,14 @@ func (s *Server) routeTable() []route {
 		{name: "ListBlobs", scope: scopeContainer, method: "GET", restype: "container", comp: "list", perm: "l", rtype: 'c', sasPerm: "l", h: s.listBlobs},
 
 		{name: "PutBlob", scope: scopeBlob, method: "PUT", perm: "wc", rtype: 'o', sasPerm: "wc", h: s.putBlob},
-		{name: "GetBlob", scope: scopeBlob, method: "GET", perm: "r", rtype: 'o', sasPerm: "r", h: s.getBlob},
-		{name: "GetBlobProperties", scope: scopeBlob, method: "HEAD", perm: "r", rtype: 'o', sasPerm: "r", h: s.getBlobProperties},
+		{name: "GetBlob", scope: scopeBlob, method: "GET", perm: "r", rtype: 'o', sasPerm: "r", snapshotOK: true, h: s.getBlob},
+		{name: "GetBlobProperties", scope: scopeBlob, method: "HEAD", perm: "r", rtype: 'o', sasPerm: "r", snapshotOK: true, h: s.getBlobProperties},
 		{name: "SetBlobProperties", scope: scopeBlob, method: "PUT", comp: "properties", perm: "w", rtype: 'o', sasPerm: "w", h: s.setBlobProperties},
-		{name: "GetBlobMetadata", scope: scopeBlob, method: "GET", comp: "metadata", perm: "r", rtype: 'o', sasPerm: "r", h: s.getBlobProperties},
-		{name: "GetBlobMetadata", scope: scopeBlob, method: "HEAD", comp: "metadata", perm: "r", rtype: 'o', sasPerm: "r", h: s.getBlobProperties},
+		{name: "GetBlobMetadata", scope: scopeBlob, method: "GET", comp: "metadata", perm: "r", rtype: 'o', sasPerm: "r", snapshotOK: true, h: s.getBlobProperties},
+		{name: "GetBlobMetadata", scope: scopeBlob, method: "HEAD", comp: "metadata", perm: "r", rtype: 'o', sasPerm: "r", snapshotOK: true, h: s.getBlobProperties},
 		{name: "SetBlobMetadata", scope: scopeBlob, method: "PUT", comp: "metadata", perm: "w", rtype: 'o', sasPerm: "w", h: s.setBlobMetadata},
-		{name: "DeleteBlob", scope: scopeBlob, method: "DELETE", perm: "d", rtype: 'o', sasPerm: "d", h: s.deleteBlob},
+		{name: "DeleteBlob", scope: scopeBlob, method: "DELETE", perm: "d", rtype: 'o', sasPerm: "d", snapshotOK: true, h: s.deleteBlob},
+		{name: "SnapshotBlob", scope: scopeBlob, method: "PUT", comp: "snapshot", perm: "wc", rtype: 'o', sasPerm: "wc", h: s.snapshotBlob},
 		{name: "LeaseBlob", scope: scopeBlob, method: "PUT", comp: "lease", perm: "wd", rtype: 'o', sasPerm: "wd", h: s.leaseBlob},
 		{name: "PutBlock", scope: scopeBlob, method: "PUT", comp: "block", perm: "wc", rtype: 'o', sasPerm: "wc", h: s.putBlock},
 		{name: "PutBlockList", scope: scopeBlob, method: "PUT", comp: "blocklist", perm: "wc", rtype: 'o', sasPerm: "wc", h: s.putBlockList},
@@ -151,6 +154,10 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	rt, err := s.match(r.Method, q, p.scope)
 	if err != nil {
 		s.fail(w, r, err, p.scope == scopeContainer)
+		return
+	}
+	if q.Has("snapshot") && !rt.snapshotOK {
+		s.fail(w, r, storagehttp.InvalidQuery("snapshot", q.Get("snapshot"), "not supported by this operation"), false)
 		return
 	}
 	if g := storagehttp.InfoFrom(r.Context()).Grant.SAS; g != nil {

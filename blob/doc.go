@@ -29,7 +29,7 @@
 // # Not supported (answered with a documented error)
 //
 // Page and append blobs (Put Blob with another x-ms-blob-type: 400
-// InvalidHeaderValue), snapshots, tags, container ACLs and stored access
+// InvalidHeaderValue), versions, tags, container ACLs and stored access
 // policies (an unknown comp: 400 InvalidQueryParameterValue), copies from
 // another account. Copy Blob within the account is synchronous (status
 // success at once), so Abort Copy Blob answers 409 NoPendingCopyOperation.

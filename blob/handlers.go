@@ -265,7 +265,7 @@ func (s *Server) listBlobs(w http.ResponseWriter, c *call) error {
 	}
 	inc := includes(c.q)
 	o := blobsvc.ListOptions{Prefix: c.q.Get("prefix"), Delimiter: c.q.Get("delimiter"), Marker: c.q.Get("marker"), Max: limit,
-		IncludeUncommitted: inc["uncommittedblobs"]}
+		IncludeUncommitted: inc["uncommittedblobs"], IncludeSnapshots: inc["snapshots"]}
 	items, next, err := s.svc.ListBlobs(c.r.Context(), c.path.container, o)
 	if err != nil {
 		return err
@@ -283,7 +283,7 @@ func (s *Server) listBlobs(w http.ResponseWriter, c *call) error {
 			continue
 		}
 		b := it.Blob
-		x := blobItemXML{Name: b.Name, Properties: blobPropsXML{
+		x := blobItemXML{Name: b.Name, Snapshot: b.Snapshot, Properties: blobPropsXML{
 			CreationTime: httpTime(b.Created), LastModified: httpTime(b.LastModified), ETag: b.ETag,
 			ContentLength: b.Size, ContentType: b.Properties.ContentType, ContentEncoding: b.Properties.ContentEncoding,
 			ContentLanguage: b.Properties.ContentLanguage, ContentMD5: b64(b.Properties.ContentMD5),
@@ -482,7 +482,7 @@ func (s *Server) getBlobProperties(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	b, err := s.svc.GetBlob(c.r.Context(), c.path.container, c.path.blob, leaseID, cond)
+	b, err := s.svc.GetBlob(c.r.Context(), c.path.container, c.path.blob, c.q.Get("snapshot"), leaseID, cond)
 	if errors.Is(err, blobsvc.ErrNotModified) {
 		notModified(w, b.ETag, b.LastModified)
 		return nil
@@ -528,7 +528,7 @@ func (s *Server) getBlob(w http.ResponseWriter, c *call) error {
 	if wantMD5 && (rng == nil || rng.End < 0 || rng.End-rng.Start+1 > maxRangeMD5) {
 		return storagehttp.OutOfRange("x-ms-range-get-content-md5", "true")
 	}
-	b, rc, off, n, err := s.svc.OpenBlob(c.r.Context(), c.path.container, c.path.blob, rng, leaseID, cond)
+	b, rc, off, n, err := s.svc.OpenBlob(c.r.Context(), c.path.container, c.path.blob, c.q.Get("snapshot"), rng, leaseID, cond)
 	if errors.Is(err, blobsvc.ErrNotModified) {
 		notModified(w, b.ETag, b.LastModified)
 		return nil
@@ -620,8 +620,12 @@ func (s *Server) setBlobMetadata(w http.ResponseWriter, c *call) error {
 }
 
 func (s *Server) deleteBlob(w http.ResponseWriter, c *call) error {
-	if c.q.Has("snapshot") || c.q.Has("versionid") {
-		return storagehttp.InvalidQuery("snapshot", c.q.Get("snapshot"), "snapshots and versions are not supported")
+	if c.q.Has("versionid") {
+		return storagehttp.InvalidQuery("versionid", c.q.Get("versionid"), "versions are not supported")
+	}
+	snaps := blobsvc.DeleteSnapshots(c.r.Header.Get("x-ms-delete-snapshots"))
+	if snaps != "" && snaps != blobsvc.DeleteSnapshotsInclude && snaps != blobsvc.DeleteSnapshotsOnly {
+		return storagehttp.InvalidHeader("x-ms-delete-snapshots", string(snaps))
 	}
 	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
 	if err != nil {
@@ -631,7 +635,7 @@ func (s *Server) deleteBlob(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	if err := s.svc.DeleteBlob(c.r.Context(), c.path.container, c.path.blob, leaseID, cond); err != nil {
+	if err := s.svc.DeleteBlob(c.r.Context(), c.path.container, c.path.blob, c.q.Get("snapshot"), snaps, leaseID, cond); err != nil {
 		return err
 	}
 	w.Header().Set("x-ms-delete-type-permanent", "true")
@@ -690,7 +694,7 @@ func (s *Server) copyBlob(w http.ResponseWriter, c *call) error {
 		return storagehttp.NewError(http.StatusBadRequest, "CannotVerifyCopySource",
 			"Copies from another account are not supported by this server.")
 	}
-	if u.Query().Has("snapshot") || u.Query().Has("versionid") {
+	if u.Query().Has("versionid") {
 		return storagehttp.InvalidHeader("x-ms-copy-source", raw)
 	}
 	srcCond, err := sourceConditions(c.r.Header)
@@ -704,7 +708,7 @@ func (s *Server) copyBlob(w http.ResponseWriter, c *call) error {
 	if len(o.Metadata) == 0 {
 		o.Metadata = nil // the source's metadata is copied
 	}
-	b, err := s.svc.CopyBlob(c.r.Context(), blobsvc.CopySource{Container: p.container, Name: p.blob, URL: raw, Cond: srcCond},
+	b, err := s.svc.CopyBlob(c.r.Context(), blobsvc.CopySource{Container: p.container, Name: p.blob, Snapshot: u.Query().Get("snapshot"), URL: raw, Cond: srcCond},
 		c.path.container, c.path.blob, o)
 	if err != nil {
 		return err
@@ -724,8 +728,34 @@ func (s *Server) abortCopy(w http.ResponseWriter, c *call) error {
 	if c.r.Header.Get("x-ms-copy-action") != "abort" {
 		return storagehttp.InvalidHeader("x-ms-copy-action", c.r.Header.Get("x-ms-copy-action"))
 	}
-	if _, err := s.svc.GetBlob(c.r.Context(), c.path.container, c.path.blob, "", blobsvc.Conditions{}); err != nil {
+	if _, err := s.svc.GetBlob(c.r.Context(), c.path.container, c.path.blob, "", "", blobsvc.Conditions{}); err != nil {
 		return err
 	}
 	return storagehttp.NewError(http.StatusConflict, "NoPendingCopyOperation", "There is currently no pending copy operation.")
+}
+
+func (s *Server) snapshotBlob(w http.ResponseWriter, c *call) error {
+	md, err := storagehttp.ParseMetadata(c.r.Header)
+	if err != nil {
+		return err
+	}
+	if len(md) == 0 {
+		md = nil // the blob's metadata is kept
+	}
+	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	cond, err := conditions(c.r.Header)
+	if err != nil {
+		return err
+	}
+	sn, err := s.svc.SnapshotBlob(c.r.Context(), c.path.container, c.path.blob, md, leaseID, cond)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("x-ms-snapshot", sn.Snapshot)
+	w.Header().Set("x-ms-request-server-encrypted", "true")
+	written(w, http.StatusCreated, sn.ETag, sn.LastModified)
+	return nil
 }

@@ -166,6 +166,7 @@ type blobPrefixXML struct {
 type blobItemXML struct {
 	XMLName    xml.Name                 `xml:"Blob"`
 	Name       string                   `xml:"Name"`
+	Snapshot   string                   `xml:"Snapshot,omitempty"`
 	Properties blobPropsXML             `xml:"Properties"`
 	Metadata   *storagehttp.MetadataXML `xml:"Metadata,omitempty"`
 }

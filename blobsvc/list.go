@@ -15,6 +15,10 @@ type ListOptions struct {
 	// IncludeUncommitted lists blobs that have only uncommitted blocks
 	// too (include=uncommittedblobs).
 	IncludeUncommitted bool
+	// IncludeSnapshots lists each blob's snapshots, oldest first, before
+	// the blob (include=snapshots). A page ends before a blob whose
+	// snapshots would not all fit, unless the blob starts the page.
+	IncludeSnapshots bool
 }
 
 // ListItem is a blob or, in a hierarchical listing, a prefix standing
@@ -69,6 +73,18 @@ func (s *Service) ListBlobs(ctx context.Context, container string, o ListOptions
 			}
 			if len(items) == o.Max {
 				return items, b.Name, nil
+			}
+			if o.IncludeSnapshots {
+				snaps, err := s.meta.Snapshots(ctx, container, b.Name)
+				if err != nil {
+					return nil, "", err
+				}
+				if len(items) > 0 && len(items)+len(snaps)+1 > o.Max {
+					return items, b.Name, nil
+				}
+				for i := range snaps {
+					items = append(items, ListItem{Blob: &snaps[i]})
+				}
 			}
 			items = append(items, ListItem{Blob: b})
 		}

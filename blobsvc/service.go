@@ -342,6 +342,7 @@ func (s *Service) conditionedBlob(ctx context.Context, container, name string, c
 // CopySource names the source of a Copy Blob within the account.
 type CopySource struct {
 	Container, Name string
+	Snapshot        string // "" for the base blob
 	URL             string // x-ms-copy-source as sent, recorded on the copy
 	Cond            Conditions
 }
@@ -355,7 +356,7 @@ func (s *Service) CopyBlob(ctx context.Context, src CopySource, container, name 
 	if err := s.checkNames(ctx, container, name); err != nil {
 		return Blob{}, err
 	}
-	sb, rc, _, _, err := s.OpenBlob(ctx, src.Container, src.Name, nil, "", src.Cond)
+	sb, rc, _, _, err := s.OpenBlob(ctx, src.Container, src.Name, src.Snapshot, nil, "", src.Cond)
 	if errors.Is(err, ErrNotModified) {
 		err = fmt.Errorf("copy source: %w", ErrConditionNotMet)
 	}
@@ -693,9 +694,14 @@ func (s *Service) GetBlockList(ctx context.Context, container, name, leaseID str
 
 // GetBlob returns the blob's properties (Get Blob Properties) after the
 // read conditions (ErrNotModified, ErrConditionNotMet) and lease check.
-func (s *Service) GetBlob(ctx context.Context, container, name, leaseID string, cond Conditions) (Blob, error) {
+// With snapshot set it reads that snapshot (a lease id is then ignored:
+// snapshots have no lease).
+func (s *Service) GetBlob(ctx context.Context, container, name, snapshot, leaseID string, cond Conditions) (Blob, error) {
 	if err := s.checkNames(ctx, container, name); err != nil {
 		return Blob{}, err
+	}
+	if snapshot != "" {
+		return s.getSnapshot(ctx, container, name, snapshot, cond)
 	}
 	b, ok, err := s.blobOrMissing(ctx, container, name)
 	if err != nil {
@@ -723,14 +729,14 @@ type Range struct {
 // is ErrInvalidRange. The reader streams the version current when
 // OpenBlob was called; the caller closes it. Returns the blob and the
 // offset and length actually served.
-func (s *Service) OpenBlob(ctx context.Context, container, name string, rng *Range, leaseID string, cond Conditions) (Blob, io.ReadCloser, int64, int64, error) {
+func (s *Service) OpenBlob(ctx context.Context, container, name, snapshot string, rng *Range, leaseID string, cond Conditions) (Blob, io.ReadCloser, int64, int64, error) {
 	if err := s.checkNames(ctx, container, name); err != nil {
 		return Blob{}, nil, 0, 0, err
 	}
 	mu := s.stripe(container, name)
 	mu.RLock()
 	defer mu.RUnlock()
-	b, err := s.GetBlob(ctx, container, name, leaseID, cond)
+	b, err := s.GetBlob(ctx, container, name, snapshot, leaseID, cond)
 	if err != nil {
 		return b, nil, 0, 0, err
 	}
@@ -790,13 +796,34 @@ func (s *Service) updateBlob(ctx context.Context, container, name string, o Writ
 }
 
 // DeleteBlob deletes the blob (its staged blocks too).
-func (s *Service) DeleteBlob(ctx context.Context, container, name, leaseID string, cond Conditions) error {
+//
+// A blob with snapshots needs snaps: DeleteSnapshotsInclude deletes the
+// blob and its snapshots, DeleteSnapshotsOnly only the snapshots; without
+// either it is ErrSnapshotsPresent. With snapshot set only that snapshot
+// is deleted (snaps must then be "").
+func (s *Service) DeleteBlob(ctx context.Context, container, name, snapshot string, snaps DeleteSnapshots, leaseID string, cond Conditions) error {
 	if err := s.checkNames(ctx, container, name); err != nil {
 		return err
+	}
+	if snapshot != "" && snaps != "" {
+		return fmt.Errorf("blob %s/%s: x-ms-delete-snapshots on a snapshot: %w", container, name, ErrInvalidDeleteSnapshots)
 	}
 	mu := s.stripe(container, name)
 	mu.Lock()
 	defer mu.Unlock()
+	if snapshot != "" {
+		sn, err := s.getSnapshot(ctx, container, name, snapshot, Conditions{})
+		if err != nil {
+			return err
+		}
+		if err := cond.checkWrite(true, sn.ETag, sn.LastModified, false); err != nil {
+			return fmt.Errorf("blob %s/%s snapshot %s: %w", container, name, snapshot, err)
+		}
+		if err := s.meta.DeleteSnapshot(ctx, container, name, snapshot); err != nil {
+			return err
+		}
+		return s.deleteContent(ctx, sn)
+	}
 	b, err := s.conditionedBlob(ctx, container, name, cond, true)
 	if err != nil {
 		return err
@@ -804,11 +831,35 @@ func (s *Service) DeleteBlob(ctx context.Context, container, name, leaseID strin
 	if err := s.checkWrite(b, b.Committed, WriteOptions{LeaseID: leaseID, Cond: cond}, writeUpdate); err != nil {
 		return err
 	}
+	snapRows, err := s.meta.Snapshots(ctx, container, name)
+	if err != nil {
+		return err
+	}
+	if len(snapRows) > 0 && snaps == "" {
+		return fmt.Errorf("blob %s/%s: %d snapshots: %w", container, name, len(snapRows), ErrSnapshotsPresent)
+	}
+	for _, sn := range snapRows {
+		if err := s.meta.DeleteSnapshot(ctx, container, name, sn.Snapshot); err != nil {
+			return err
+		}
+		if err := s.deleteContent(ctx, sn); err != nil {
+			return err
+		}
+	}
+	if snaps == DeleteSnapshotsOnly {
+		return nil
+	}
 	if err := s.meta.DeleteBlob(ctx, container, name); err != nil {
 		return err
 	}
+	return s.deleteContent(ctx, b)
+}
+
+// deleteContent removes a deleted blob's or snapshot's content (missing
+// content is no error: an uncommitted blob has none).
+func (s *Service) deleteContent(ctx context.Context, b Blob) error {
 	if err := s.content.Delete(ctx, b.ContentKey, blobstore.Conditions{}); err != nil && !errors.Is(err, blobstore.ErrNotFound) {
-		return fmt.Errorf("blob %s/%s: delete content: %w", container, name, err)
+		return fmt.Errorf("blob %s/%s: delete content: %w", b.Container, b.Name, err)
 	}
 	return nil
 }

@@ -41,6 +41,14 @@ type Store interface {
 	// start with prefix and are ≥ from, in name order (bytewise).
 	ListBlobs(ctx context.Context, container, prefix, from string, limit int) ([]Blob, error)
 
+	// Snapshot returns one snapshot of a blob (ErrBlobNotFound);
+	// Snapshots all of them, oldest first; DeleteSnapshot removes one.
+	// PutBlob with b.Snapshot set stores a snapshot; Blob, DeleteBlob and
+	// ListBlobs concern base blobs only.
+	Snapshot(ctx context.Context, container, name, snapshot string) (Blob, error)
+	Snapshots(ctx context.Context, container, name string) ([]Blob, error)
+	DeleteSnapshot(ctx context.Context, container, name, snapshot string) error
+
 	// StageBlock records (or replaces) an uncommitted block, atomically
 	// with the check that the container exists.
 	StageBlock(ctx context.Context, container, name string, b Block) error
@@ -101,6 +109,7 @@ const BlockBlob BlobType = "BlockBlob"
 type Blob struct {
 	Container   string
 	Name        string
+	Snapshot    string // "" for the base blob; the x-ms-snapshot time of a snapshot
 	Type        BlobType
 	ContentKey  string // key in the content store
 	ContentETag string // the content store's ETag of the committed version

@@ -39,8 +39,9 @@ CREATE TABLE IF NOT EXISTS bs_containers (
 CREATE TABLE IF NOT EXISTS bs_blobs (
 	container TEXT NOT NULL,
 	name      TEXT NOT NULL,
+	snapshot  TEXT NOT NULL DEFAULT '', -- '' for the base blob
 	doc       TEXT NOT NULL,
-	PRIMARY KEY (container, name)
+	PRIMARY KEY (container, name, snapshot)
 );
 CREATE TABLE IF NOT EXISTS bs_staged (
 	seq       INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -245,7 +246,7 @@ func (s *Store) ListContainers(ctx context.Context, prefix, from string, limit i
 func (s *Store) Blob(ctx context.Context, container, name string) (blobsvc.Blob, error) {
 	var b blobsvc.Blob
 	var doc string
-	err := s.reader.QueryRowContext(ctx, `SELECT doc FROM bs_blobs WHERE container = ? AND name = ?`, container, name).Scan(&doc)
+	err := s.reader.QueryRowContext(ctx, `SELECT doc FROM bs_blobs WHERE container = ? AND name = ? AND snapshot = ''`, container, name).Scan(&doc)
 	if errors.Is(err, sql.ErrNoRows) {
 		return b, fmt.Errorf("blob %s/%s: %w", container, name, blobsvc.ErrBlobNotFound)
 	}
@@ -258,7 +259,8 @@ func (s *Store) Blob(ctx context.Context, container, name string) (blobsvc.Blob,
 	return b, nil
 }
 
-// PutBlob implements blobsvc.Store.
+// PutBlob implements blobsvc.Store; a b with a Snapshot stores that
+// snapshot.
 func (s *Store) PutBlob(ctx context.Context, b blobsvc.Blob, dropUncommitted bool) error {
 	what := b.Container + "/" + b.Name
 	doc, err := encode(b)
@@ -278,8 +280,8 @@ func (s *Store) PutBlob(ctx context.Context, b blobsvc.Blob, dropUncommitted boo
 	if err != nil {
 		return wrap("put blob", what, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO bs_blobs(container, name, doc) VALUES(?, ?, ?)
-		ON CONFLICT(container, name) DO UPDATE SET doc = excluded.doc`, b.Container, b.Name, doc); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO bs_blobs(container, name, snapshot, doc) VALUES(?, ?, ?, ?)
+		ON CONFLICT(container, name, snapshot) DO UPDATE SET doc = excluded.doc`, b.Container, b.Name, b.Snapshot, doc); err != nil {
 		return wrap("put blob", what, err)
 	}
 	if dropUncommitted {
@@ -301,7 +303,7 @@ func (s *Store) DeleteBlob(ctx context.Context, container, name string) error {
 		return wrap("delete blob", what, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
-	res, err := tx.ExecContext(ctx, `DELETE FROM bs_blobs WHERE container = ? AND name = ?`, container, name)
+	res, err := tx.ExecContext(ctx, `DELETE FROM bs_blobs WHERE container = ? AND name = ? AND snapshot = ''`, container, name)
 	if err != nil {
 		return wrap("delete blob", what, err)
 	}
@@ -320,7 +322,7 @@ func (s *Store) DeleteBlob(ctx context.Context, container, name string) error {
 // ListBlobs implements blobsvc.Store. Names compare bytewise (SQLite's
 // BINARY collation on UTF-8), the order Azure lists in.
 func (s *Store) ListBlobs(ctx context.Context, container, prefix, from string, limit int) ([]blobsvc.Blob, error) {
-	rows, err := s.reader.QueryContext(ctx, `SELECT doc FROM bs_blobs WHERE container = ? AND name >= ?
+	rows, err := s.reader.QueryContext(ctx, `SELECT doc FROM bs_blobs WHERE container = ? AND snapshot = '' AND name >= ?
 		AND substr(CAST(name AS BLOB), 1, ?) = CAST(? AS BLOB) ORDER BY name LIMIT ?`,
 		container, from, len(prefix), prefix, limit)
 	if err != nil {
@@ -413,6 +415,64 @@ func (s *Store) SetServiceProperties(ctx context.Context, doc []byte) error {
 	if _, err := s.writer.ExecContext(ctx, `INSERT INTO bs_service(k, v) VALUES('properties', ?)
 		ON CONFLICT(k) DO UPDATE SET v = excluded.v`, doc); err != nil {
 		return wrap("write", "service properties", err)
+	}
+	return nil
+}
+
+// Snapshot implements blobsvc.Store.
+func (s *Store) Snapshot(ctx context.Context, container, name, snapshot string) (blobsvc.Blob, error) {
+	var b blobsvc.Blob
+	var doc string
+	err := s.reader.QueryRowContext(ctx, `SELECT doc FROM bs_blobs WHERE container = ? AND name = ? AND snapshot = ?`,
+		container, name, snapshot).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) || snapshot == "" {
+		return b, fmt.Errorf("blob %s/%s snapshot %s: %w", container, name, snapshot, blobsvc.ErrBlobNotFound)
+	}
+	if err != nil {
+		return b, wrap("read snapshot of", container+"/"+name, err)
+	}
+	if err := json.Unmarshal([]byte(doc), &b); err != nil {
+		return b, wrap("decode snapshot of", container+"/"+name, err)
+	}
+	return b, nil
+}
+
+// Snapshots implements blobsvc.Store.
+func (s *Store) Snapshots(ctx context.Context, container, name string) ([]blobsvc.Blob, error) {
+	what := container + "/" + name
+	rows, err := s.reader.QueryContext(ctx, `SELECT doc FROM bs_blobs WHERE container = ? AND name = ? AND snapshot != '' ORDER BY snapshot`,
+		container, name)
+	if err != nil {
+		return nil, wrap("list snapshots of", what, err)
+	}
+	defer rows.Close()
+	var out []blobsvc.Blob
+	for rows.Next() {
+		var doc string
+		if err := rows.Scan(&doc); err != nil {
+			return nil, wrap("list snapshots of", what, err)
+		}
+		var b blobsvc.Blob
+		if err := json.Unmarshal([]byte(doc), &b); err != nil {
+			return nil, wrap("decode snapshot of", what, err)
+		}
+		out = append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap("list snapshots of", what, err)
+	}
+	return out, nil
+}
+
+// DeleteSnapshot implements blobsvc.Store.
+func (s *Store) DeleteSnapshot(ctx context.Context, container, name, snapshot string) error {
+	res, err := s.writer.ExecContext(ctx, `DELETE FROM bs_blobs WHERE container = ? AND name = ? AND snapshot = ? AND snapshot != ''`,
+		container, name, snapshot)
+	if err != nil {
+		return wrap("delete snapshot of", container+"/"+name, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("blob %s/%s snapshot %s: %w", container, name, snapshot, blobsvc.ErrBlobNotFound)
 	}
 	return nil
 }
