@@ -28,7 +28,7 @@
 //
 // # Not supported (answered with a documented error)
 //
-// Page and append blobs (Put Blob with another x-ms-blob-type: 400
+// Page blobs (Put Blob with x-ms-blob-type PageBlob: 400
 // InvalidHeaderValue), versions, tags, container ACLs and stored access
 // policies (an unknown comp: 400 InvalidQueryParameterValue), copies from
 // another account. Copy Blob within the account is synchronous (status

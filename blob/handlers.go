@@ -333,19 +333,28 @@ func (s *Server) putBlob(w http.ResponseWriter, c *call) error {
 	if c.r.Header.Get("x-ms-copy-source") != "" {
 		return s.copyBlob(w, c)
 	}
+	var typ blobsvc.BlobType
 	switch t := c.r.Header.Get("x-ms-blob-type"); t {
 	case "BlockBlob":
+		typ = blobsvc.BlockBlob
+	case "AppendBlob":
+		// Put Blob only creates an empty append blob; Append Block fills it.
+		if c.r.ContentLength != 0 {
+			return storagehttp.InvalidHeader("Content-Length", strconv.FormatInt(c.r.ContentLength, 10))
+		}
+		typ = blobsvc.AppendBlob
 	case "":
 		return storagehttp.MissingHeader("x-ms-blob-type")
 	default:
 		return storagehttp.NewError(http.StatusBadRequest, storagehttp.CodeInvalidHeaderValue,
-			"Only block blobs are supported by this server.",
+			"Page blobs are not supported by this server.",
 			storagehttp.Detail{Name: "HeaderName", Value: "x-ms-blob-type"}, storagehttp.Detail{Name: "HeaderValue", Value: t})
 	}
 	o, err := writeOptions(c.r.Header, true)
 	if err != nil {
 		return err
 	}
+	o.Type = typ
 	if o.ContentMD5, err = md5Header(c.r.Header, "Content-MD5"); err != nil {
 		return err
 	}
@@ -464,6 +473,9 @@ func setBlobHeaders(h http.Header, b blobsvc.Blob, now time.Time) {
 	}
 	setLeaseHeaders(h, b.Lease, now)
 	storagehttp.SetMetadataHeaders(h, b.Metadata)
+	if b.Type == blobsvc.AppendBlob {
+		h.Set("x-ms-blob-committed-block-count", strconv.Itoa(len(b.Blocks)))
+	}
 	if cp := b.Copy; cp != nil {
 		h.Set("x-ms-copy-id", cp.ID)
 		h.Set("x-ms-copy-source", cp.Source)
@@ -757,5 +769,57 @@ func (s *Server) snapshotBlob(w http.ResponseWriter, c *call) error {
 	w.Header().Set("x-ms-snapshot", sn.Snapshot)
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	written(w, http.StatusCreated, sn.ETag, sn.LastModified)
+	return nil
+}
+
+// optionalInt64Header reads a non-negative integer header; absent → nil.
+func optionalInt64Header(h http.Header, name string) (*int64, error) {
+	v := h.Get(name)
+	if v == "" {
+		return nil, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return nil, storagehttp.InvalidHeader(name, v)
+	}
+	return &n, nil
+}
+
+// maxAppendBlock is the largest Append Block body (Azure's 100 MiB since
+// version 2022-11-02).
+const maxAppendBlock = 100 << 20
+
+func (s *Server) appendBlock(w http.ResponseWriter, c *call) error {
+	if c.r.ContentLength > maxAppendBlock {
+		return storagehttp.NewError(http.StatusRequestEntityTooLarge, storagehttp.CodeRequestBodyTooLarge,
+			"The request body is too large and exceeds the maximum permissible limit.")
+	}
+	var o blobsvc.AppendOptions
+	var err error
+	if o.LeaseID, err = leaseIDHeader(c.r.Header, "x-ms-lease-id"); err != nil {
+		return err
+	}
+	if o.Cond, err = conditions(c.r.Header); err != nil {
+		return err
+	}
+	if o.MaxSize, err = optionalInt64Header(c.r.Header, "x-ms-blob-condition-maxsize"); err != nil {
+		return err
+	}
+	if o.AppendPos, err = optionalInt64Header(c.r.Header, "x-ms-blob-condition-appendpos"); err != nil {
+		return err
+	}
+	if o.ContentMD5, err = md5Header(c.r.Header, "Content-MD5"); err != nil {
+		return err
+	}
+	body := http.MaxBytesReader(w, c.r.Body, maxAppendBlock)
+	b, offset, err := s.svc.AppendBlock(c.r.Context(), c.path.container, c.path.blob, body, o)
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("x-ms-blob-append-offset", strconv.FormatInt(offset, 10))
+	h.Set("x-ms-blob-committed-block-count", strconv.Itoa(len(b.Blocks)))
+	h.Set("x-ms-request-server-encrypted", "true")
+	written(w, http.StatusCreated, b.ETag, b.LastModified)
 	return nil
 }

@@ -288,6 +288,8 @@ type WriteOptions struct {
 	// ContentMD5 is the request's transactional Content-MD5 (Put Blob,
 	// Put Block): the body must match it.
 	ContentMD5 []byte
+	// Type is the blob type Put Blob creates ("" means BlockBlob).
+	Type BlobType
 }
 
 // checkNames validates both names and that the container exists.
@@ -456,6 +458,12 @@ func (s *Service) commit(ctx context.Context, container, name string, storeIDs [
 	if err := s.checkWrite(old, old.Committed, o, kind); err != nil {
 		return Blob{}, err
 	}
+	if kind == writeCommitList && old.Committed && old.Type != BlockBlob {
+		return Blob{}, fmt.Errorf("blob %s/%s is a %s: %w", container, name, old.Type, ErrInvalidBlobType)
+	}
+	if o.Type == "" {
+		o.Type = BlockBlob
+	}
 	key := contentKey(container, name)
 	info, err := s.content.CommitBlocks(ctx, key, storeIDs, blobstore.Conditions{})
 	if err != nil {
@@ -466,7 +474,7 @@ func (s *Service) commit(ctx context.Context, container, name string, storeIDs [
 	}
 	now := s.Now()
 	b := Blob{
-		Container: container, Name: name, Type: BlockBlob, ContentKey: key, ContentETag: info.ETag,
+		Container: container, Name: name, Type: o.Type, ContentKey: key, ContentETag: info.ETag,
 		Committed: true, Size: size, ETag: newETag(), Created: now, LastModified: now,
 		Properties: o.Properties, Metadata: o.Metadata, Blocks: blocks, Lease: Lease{State: LeaseAvailable},
 	}
@@ -531,6 +539,9 @@ func (s *Service) StageBlock(ctx context.Context, container, name, blockID strin
 		return err
 	}
 	if hasRow(old) {
+		if old.Type != BlockBlob {
+			return fmt.Errorf("blob %s/%s is a %s: %w", container, name, old.Type, ErrInvalidBlobType)
+		}
 		if err := checkWriteLease(old.Lease, leaseID, s.Now()); err != nil {
 			return fmt.Errorf("blob %s/%s: %w", container, name, err)
 		}
@@ -679,6 +690,9 @@ func (s *Service) GetBlockList(ctx context.Context, container, name, leaseID str
 	}
 	if err := checkReadLease(b.Lease, leaseID, s.Now()); err != nil {
 		return BlockLists{}, fmt.Errorf("blob %s/%s: %w", container, name, err)
+	}
+	if ok && b.Type != BlockBlob {
+		return BlockLists{}, fmt.Errorf("blob %s/%s is a %s: %w", container, name, b.Type, ErrInvalidBlobType)
 	}
 	out := BlockLists{Uncommitted: staged}
 	if ok {

@@ -103,7 +103,10 @@ type Block struct {
 // BlobType is x-ms-blob-type.
 type BlobType string
 
-const BlockBlob BlobType = "BlockBlob"
+const (
+	BlockBlob  BlobType = "BlockBlob"
+	AppendBlob BlobType = "AppendBlob"
+)
 
 // Blob is one blob's stored state.
 type Blob struct {
