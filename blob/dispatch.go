@@ -108,6 +108,9 @@ func (s *Server) routeTable() []route {
 		{name: "SetContainerMetadata", scope: scopeContainer, method: "PUT", restype: "container", comp: "metadata", perm: "w", rtype: 'c', sasPerm: "w", h: s.setContainerMetadata},
 		{name: "DeleteContainer", scope: scopeContainer, method: "DELETE", restype: "container", perm: "d", rtype: 'c', h: s.deleteContainer},
 		{name: "LeaseContainer", scope: scopeContainer, method: "PUT", restype: "container", comp: "lease", perm: "wd", rtype: 'c', sasPerm: "wd", h: s.leaseContainer},
+		{name: "GetContainerACL", scope: scopeContainer, method: "GET", restype: "container", comp: "acl", perm: "r", rtype: 'c', h: s.getContainerACL},
+		{name: "GetContainerACL", scope: scopeContainer, method: "HEAD", restype: "container", comp: "acl", perm: "r", rtype: 'c', h: s.getContainerACL},
+		{name: "SetContainerACL", scope: scopeContainer, method: "PUT", restype: "container", comp: "acl", perm: "w", rtype: 'c', h: s.setContainerACL},
 		{name: "ListBlobs", scope: scopeContainer, method: "GET", restype: "container", comp: "list", perm: "l", rtype: 'c', sasPerm: "l", h: s.listBlobs},
 
 		{name: "PutBlob", scope: scopeBlob, method: "PUT", perm: "wc", rtype: 'o', sasPerm: "wc", h: s.putBlob},

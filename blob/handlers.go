@@ -149,13 +149,9 @@ func (s *Server) createContainer(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	var access blobsvc.PublicAccess
-	switch v := c.r.Header.Get("x-ms-blob-public-access"); v {
-	case "":
-	case "container", "blob":
-		access = blobsvc.PublicAccess(v)
-	default:
-		return storagehttp.InvalidHeader("x-ms-blob-public-access", v)
+	access, err := publicAccess(c.r.Header)
+	if err != nil {
+		return err
 	}
 	ct, err := s.svc.CreateContainer(c.r.Context(), c.path.container, md, access)
 	if err != nil {
@@ -821,5 +817,75 @@ func (s *Server) appendBlock(w http.ResponseWriter, c *call) error {
 	h.Set("x-ms-blob-committed-block-count", strconv.Itoa(len(b.Blocks)))
 	h.Set("x-ms-request-server-encrypted", "true")
 	written(w, http.StatusCreated, b.ETag, b.LastModified)
+	return nil
+}
+
+// publicAccess reads x-ms-blob-public-access: container, blob, or absent
+// (private).
+func publicAccess(h http.Header) (blobsvc.PublicAccess, error) {
+	switch v := h.Get("x-ms-blob-public-access"); v {
+	case "":
+		return blobsvc.AccessPrivate, nil
+	case "container", "blob":
+		return blobsvc.PublicAccess(v), nil
+	default:
+		return "", storagehttp.InvalidHeader("x-ms-blob-public-access", v)
+	}
+}
+
+func (s *Server) getContainerACL(w http.ResponseWriter, c *call) error {
+	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	ct, err := s.svc.GetContainer(c.r.Context(), c.path.container, leaseID)
+	if err != nil {
+		return err
+	}
+	if ct.PublicAccess != "" {
+		w.Header().Set("x-ms-blob-public-access", string(ct.PublicAccess))
+	}
+	w.Header().Set("ETag", ct.ETag)
+	w.Header().Set("Last-Modified", httpTime(ct.LastModified))
+	out := signedIdentifiersXML{Identifiers: make([]signedIdentifierXML, 0, len(ct.ACL))}
+	for _, id := range ct.ACL {
+		out.Identifiers = append(out.Identifiers, signedIdentifierXML{ID: id.ID,
+			AccessPolicy: &accessPolicyXML{Start: id.Start, Expiry: id.Expiry, Permission: id.Permission}})
+	}
+	return storagehttp.WriteXML(w, http.StatusOK, out)
+}
+
+func (s *Server) setContainerACL(w http.ResponseWriter, c *call) error {
+	access, err := publicAccess(c.r.Header)
+	if err != nil {
+		return err
+	}
+	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	cond, err := conditions(c.r.Header)
+	if err != nil {
+		return err
+	}
+	var in signedIdentifiersXML
+	if c.r.ContentLength != 0 {
+		if err := storagehttp.DecodeXMLBody(c.r, &in, maxSmallBody); err != nil {
+			return err
+		}
+	}
+	acl := make([]blobsvc.SignedIdentifier, 0, len(in.Identifiers))
+	for _, x := range in.Identifiers {
+		id := blobsvc.SignedIdentifier{ID: x.ID}
+		if x.AccessPolicy != nil {
+			id.Start, id.Expiry, id.Permission = x.AccessPolicy.Start, x.AccessPolicy.Expiry, x.AccessPolicy.Permission
+		}
+		acl = append(acl, id)
+	}
+	ct, err := s.svc.SetContainerACL(c.r.Context(), c.path.container, access, acl, leaseID, cond)
+	if err != nil {
+		return err
+	}
+	written(w, http.StatusOK, ct.ETag, ct.LastModified)
 	return nil
 }

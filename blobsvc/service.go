@@ -185,6 +185,31 @@ func (s *Service) SetContainerMetadata(ctx context.Context, name string, md map[
 	})
 }
 
+// ErrInvalidACL: more than MaxSignedIdentifiers policies, an id longer
+// than 64 characters, or a permission letter a container policy cannot
+// grant.
+var ErrInvalidACL = errors.New("invalid container ACL")
+
+// SetContainerACL replaces the public access level and the stored access
+// policies (new ETag). A lease id, if sent, must be the active lease's.
+func (s *Service) SetContainerACL(ctx context.Context, name string, access PublicAccess, acl []SignedIdentifier, leaseID string, cond Conditions) (Container, error) {
+	if len(acl) > MaxSignedIdentifiers {
+		return Container{}, fmt.Errorf("container %s: %d policies: %w", name, len(acl), ErrInvalidACL)
+	}
+	for _, id := range acl {
+		if id.ID == "" || len(id.ID) > 64 || strings.Trim(id.Permission, "racwdxltmeopi") != "" {
+			return Container{}, fmt.Errorf("container %s: policy %q: %w", name, id.ID, ErrInvalidACL)
+		}
+	}
+	return s.updateContainer(ctx, name, cond, func(c *Container, now time.Time) error {
+		if err := checkReadLease(c.Lease, leaseID, now); err != nil {
+			return err
+		}
+		c.PublicAccess, c.ACL, c.ETag, c.LastModified = access, acl, newETag(), now
+		return nil
+	})
+}
+
 // LeaseContainer runs a lease operation on the container. The container
 // lease guards Delete Container only; it does not change the ETag.
 func (s *Service) LeaseContainer(ctx context.Context, name string, req LeaseRequest, cond Conditions) (Container, LeaseResult, error) {

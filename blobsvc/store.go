@@ -79,7 +79,22 @@ type Container struct {
 	LastModified time.Time
 	PublicAccess PublicAccess
 	Lease        Lease
+	// ACL holds the stored access policies (Set Container ACL), at most
+	// MaxSignedIdentifiers.
+	ACL []SignedIdentifier
 }
+
+// SignedIdentifier is one stored access policy, kept as sent (times in
+// the ISO 8601 form the client used).
+type SignedIdentifier struct {
+	ID         string
+	Start      string
+	Expiry     string
+	Permission string
+}
+
+// MaxSignedIdentifiers bounds a container's stored access policies.
+const MaxSignedIdentifiers = 5
 
 // Properties are a blob's settable HTTP properties.
 type Properties struct {
