@@ -125,6 +125,8 @@ func (s *Server) routeTable() []route {
 		{name: "LeaseBlob", scope: scopeBlob, method: "PUT", comp: "lease", perm: "wd", rtype: 'o', sasPerm: "wd", h: s.leaseBlob},
 		{name: "PutBlock", scope: scopeBlob, method: "PUT", comp: "block", perm: "wc", rtype: 'o', sasPerm: "wc", h: s.putBlock},
 		{name: "PutBlockList", scope: scopeBlob, method: "PUT", comp: "blocklist", perm: "wc", rtype: 'o', sasPerm: "wc", h: s.putBlockList},
+		{name: "GetBlobTags", scope: scopeBlob, method: "GET", comp: "tags", perm: "t", rtype: 'o', sasPerm: "t", snapshotOK: true, h: s.getBlobTags},
+		{name: "SetBlobTags", scope: scopeBlob, method: "PUT", comp: "tags", perm: "t", rtype: 'o', sasPerm: "t", h: s.setBlobTags},
 		{name: "AppendBlock", scope: scopeBlob, method: "PUT", comp: "appendblock", perm: "wa", rtype: 'o', sasPerm: "wa", h: s.appendBlock},
 		{name: "AbortCopyBlob", scope: scopeBlob, method: "PUT", comp: "copy", perm: "w", rtype: 'o', sasPerm: "w", h: s.abortCopy},
 		{name: "GetBlockList", scope: scopeBlob, method: "GET", comp: "blocklist", perm: "r", rtype: 'o', sasPerm: "r", h: s.getBlockList},

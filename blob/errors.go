@@ -30,6 +30,7 @@ var blobErrors = []storagehttp.Mapping{
 	{Target: blobsvc.ErrAppendPosCondition, Status: http.StatusPreconditionFailed, Code: "AppendPositionConditionNotMet", Message: "The append position condition specified was not met."},
 	{Target: blobsvc.ErrBlockCountExceeded, Status: http.StatusConflict, Code: "BlockCountExceedsLimit", Message: "The committed block count cannot exceed the maximum limit of 50,000 blocks."},
 	{Target: blobsvc.ErrInvalidACL, Status: http.StatusBadRequest, Code: storagehttp.CodeInvalidXMLDocument, Message: "XML specified is not syntactically valid."},
+	{Target: blobsvc.ErrInvalidTag, Status: http.StatusBadRequest, Code: "InvalidTag", Message: "The tags specified are invalid. It contains characters that are not permitted."},
 	{Target: blobsvc.ErrInvalidRange, Status: http.StatusRequestedRangeNotSatisfiable, Code: "InvalidRange", Message: "The range specified is invalid for the current size of the resource."},
 	{Target: blobsvc.ErrMD5Mismatch, Status: http.StatusBadRequest, Code: "Md5Mismatch", Message: "The MD5 value specified in the request did not match with the MD5 value calculated by the server."},
 	{Target: blobsvc.ErrLeaseIDMissing, Status: http.StatusPreconditionFailed, Code: "LeaseIdMissing", Message: "There is currently a lease on the blob and no lease ID was specified in the request."},

@@ -295,6 +295,10 @@ func (s *Server) listBlobs(w http.ResponseWriter, c *call) error {
 			}
 			x.Metadata = storagehttp.NewMetadataXML(md)
 		}
+		x.Properties.TagCount = len(b.Tags)
+		if inc["tags"] && len(b.Tags) > 0 {
+			x.Tags = toTagsXML(b.Tags)
+		}
 		out.Blobs.Items = append(out.Blobs.Items, x)
 	}
 	return storagehttp.WriteXML(w, http.StatusOK, out)
@@ -322,7 +326,74 @@ func writeOptions(h http.Header, fallback bool) (blobsvc.WriteOptions, error) {
 	if o.Cond, err = conditions(h); err != nil {
 		return o, err
 	}
+	if o.Tags, err = tagsHeader(h); err != nil {
+		return o, err
+	}
 	return o, nil
+}
+
+// tagsHeader reads x-ms-tags, a URL-encoded query string of tags;
+// absent → nil. A repeated key or an invalid tag is 400 InvalidTag.
+func tagsHeader(h http.Header) (map[string]string, error) {
+	v := h.Get("x-ms-tags")
+	if v == "" {
+		return nil, nil
+	}
+	q, err := url.ParseQuery(v)
+	if err != nil {
+		return nil, storagehttp.InvalidHeader("x-ms-tags", v)
+	}
+	tags := make(map[string]string, len(q))
+	for k, vs := range q {
+		if len(vs) != 1 {
+			return nil, fmt.Errorf("tag %q repeated: %w", k, blobsvc.ErrInvalidTag)
+		}
+		tags[k] = vs[0]
+	}
+	if err := blobsvc.ValidTags(tags); err != nil {
+		return nil, err
+	}
+	return tags, nil
+}
+
+func (s *Server) getBlobTags(w http.ResponseWriter, c *call) error {
+	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	b, err := s.svc.GetBlob(c.r.Context(), c.path.container, c.path.blob, c.q.Get("snapshot"), leaseID, blobsvc.Conditions{})
+	if err != nil {
+		return err
+	}
+	return storagehttp.WriteXML(w, http.StatusOK, toTagsXML(b.Tags))
+}
+
+func (s *Server) setBlobTags(w http.ResponseWriter, c *call) error {
+	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	cond, err := conditions(c.r.Header)
+	if err != nil {
+		return err
+	}
+	var in tagsXML
+	if err := storagehttp.DecodeXMLBody(c.r, &in, maxSmallBody); err != nil {
+		return err
+	}
+	tags := make(map[string]string, len(in.TagSet))
+	for _, t := range in.TagSet {
+		if _, dup := tags[t.Key]; dup {
+			return fmt.Errorf("tag %q repeated: %w", t.Key, blobsvc.ErrInvalidTag)
+		}
+		tags[t.Key] = t.Value
+	}
+	if err := s.svc.SetBlobTags(c.r.Context(), c.path.container, c.path.blob, tags, leaseID, cond); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 func (s *Server) putBlob(w http.ResponseWriter, c *call) error {
@@ -471,6 +542,9 @@ func setBlobHeaders(h http.Header, b blobsvc.Blob, now time.Time) {
 	storagehttp.SetMetadataHeaders(h, b.Metadata)
 	if b.Type == blobsvc.AppendBlob {
 		h.Set("x-ms-blob-committed-block-count", strconv.Itoa(len(b.Blocks)))
+	}
+	if len(b.Tags) > 0 {
+		h.Set("x-ms-tag-count", strconv.Itoa(len(b.Tags)))
 	}
 	if cp := b.Copy; cp != nil {
 		h.Set("x-ms-copy-id", cp.ID)

@@ -169,6 +169,7 @@ type blobItemXML struct {
 	Snapshot   string                   `xml:"Snapshot,omitempty"`
 	Properties blobPropsXML             `xml:"Properties"`
 	Metadata   *storagehttp.MetadataXML `xml:"Metadata,omitempty"`
+	Tags       *tagsXML                 `xml:"Tags,omitempty"`
 }
 
 type blobPropsXML struct {
@@ -189,6 +190,7 @@ type blobPropsXML struct {
 	LeaseState         string `xml:"LeaseState"`
 	LeaseDuration      string `xml:"LeaseDuration,omitempty"`
 	ServerEncrypted    bool   `xml:"ServerEncrypted"`
+	TagCount           int    `xml:"TagCount,omitempty"`
 }
 
 func b64(b []byte) string {
@@ -213,4 +215,23 @@ type accessPolicyXML struct {
 	Start      string `xml:"Start,omitempty"`
 	Expiry     string `xml:"Expiry,omitempty"`
 	Permission string `xml:"Permission,omitempty"`
+}
+
+// tagsXML is Get/Set Blob Tags' document (and a listing's Tags element).
+type tagsXML struct {
+	XMLName xml.Name `xml:"Tags"`
+	TagSet  []tagXML `xml:"TagSet>Tag"`
+}
+
+type tagXML struct {
+	Key   string `xml:"Key"`
+	Value string `xml:"Value"`
+}
+
+func toTagsXML(tags map[string]string) *tagsXML {
+	out := &tagsXML{TagSet: []tagXML{}}
+	for _, k := range blobsvc.SortedTagKeys(tags) {
+		out.TagSet = append(out.TagSet, tagXML{Key: k, Value: tags[k]})
+	}
+	return out
 }

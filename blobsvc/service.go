@@ -315,6 +315,8 @@ type WriteOptions struct {
 	ContentMD5 []byte
 	// Type is the blob type Put Blob creates ("" means BlockBlob).
 	Type BlobType
+	// Tags are the new version's index tags (x-ms-tags).
+	Tags map[string]string
 }
 
 // checkNames validates both names and that the container exists.
@@ -396,6 +398,9 @@ func (s *Service) CopyBlob(ctx context.Context, src CopySource, container, name 
 		o.Metadata = sb.Metadata
 	}
 	o.ContentMD5 = nil
+	if o.Tags == nil {
+		o.Tags = sb.Tags
+	}
 	b, err := s.PutBlob(ctx, container, name, rc, o)
 	if err != nil {
 		return Blob{}, err
@@ -501,7 +506,7 @@ func (s *Service) commit(ctx context.Context, container, name string, storeIDs [
 	b := Blob{
 		Container: container, Name: name, Type: o.Type, ContentKey: key, ContentETag: info.ETag,
 		Committed: true, Size: size, ETag: newETag(), Created: now, LastModified: now,
-		Properties: o.Properties, Metadata: o.Metadata, Blocks: blocks, Lease: Lease{State: LeaseAvailable},
+		Properties: o.Properties, Metadata: o.Metadata, Blocks: blocks, Lease: Lease{State: LeaseAvailable}, Tags: o.Tags,
 	}
 	if ok {
 		b.Created = old.Created

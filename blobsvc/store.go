@@ -143,7 +143,8 @@ type Blob struct {
 	Metadata     map[string]string
 	Blocks       []Block // committed block list
 	Lease        Lease
-	Copy         *CopyInfo // set by Copy Blob, cleared by other content writes
+	Copy         *CopyInfo         // set by Copy Blob, cleared by other content writes
+	Tags         map[string]string // blob index tags
 }
 
 // CopyInfo records the Copy Blob that made a blob (always complete:

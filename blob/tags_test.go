@@ -1,0 +1,70 @@
+package blob_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+)
+
+// TestSDKBlobTags: tags set on upload (x-ms-tags) and by Set Blob Tags
+// are returned by Get Blob Tags, counted in Get Blob Properties and listed
+// with include=tags; Set Blob Tags leaves the ETag alone; invalid tags
+// are 400 InvalidTag.
+func TestSDKBlobTags(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	c := e.client(t)
+	if _, err := c.CreateContainer(ctx, "tagged", nil); err != nil {
+		t.Fatal(err)
+	}
+	cc := c.ServiceClient().NewContainerClient("tagged")
+	bb := cc.NewBlockBlobClient("doc")
+	up, err := bb.UploadBuffer(ctx, []byte("x"), &blockblob.UploadBufferOptions{Tags: map[string]string{"project": "alpha", "stage": "draft 1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := bb.GetTags(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.BlobTagSet) != 2 || *got.BlobTagSet[0].Key != "project" || *got.BlobTagSet[1].Value != "draft 1" {
+		t.Fatalf("tags after upload: %+v", got.BlobTagSet)
+	}
+	if _, err := bb.SetTags(ctx, map[string]string{"project": "beta"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	props, _ := bb.GetProperties(ctx, nil)
+	if props.TagCount == nil || *props.TagCount != 1 {
+		t.Fatalf("tag count %v", props.TagCount)
+	}
+	if *props.ETag != *up.ETag {
+		t.Errorf("Set Blob Tags changed the ETag")
+	}
+	resp, err := cc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Include: container.ListBlobsInclude{Tags: true}}).NextPage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := resp.Segment.BlobItems[0]
+	if it.BlobTags == nil || len(it.BlobTags.BlobTagSet) != 1 || *it.BlobTags.BlobTagSet[0].Value != "beta" {
+		t.Fatalf("listed tags: %+v", it.BlobTags)
+	}
+	if _, err := bb.SetTags(ctx, map[string]string{"bad*key": "v"}, nil); code(err) != "InvalidTag" {
+		t.Fatalf("bad tag key: %v", err)
+	}
+	if _, err := bb.SetTags(ctx, map[string]string{"k": strings.Repeat("v", 257)}, nil); code(err) != "InvalidTag" {
+		t.Fatalf("long tag value: %v", err)
+	}
+	eleven := map[string]string{}
+	for _, k := range strings.Split("a b c d e f g h i j k", " ") {
+		eleven[k] = "v"
+	}
+	if _, err := bb.SetTags(ctx, eleven, nil); code(err) != "InvalidTag" {
+		t.Fatalf("eleven tags: %v", err)
+	}
+	if _, err := cc.NewBlockBlobClient("other").UploadBuffer(ctx, []byte("x"), &blockblob.UploadBufferOptions{Tags: map[string]string{"a#": "b"}}); code(err) != "InvalidTag" {
+		t.Fatalf("bad x-ms-tags: %v", err)
+	}
+}
