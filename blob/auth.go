@@ -4,7 +4,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
+	"github.com/blobshare/blobshare/blobsvc"
 	"github.com/blobshare/blobshare/storagehttp"
 )
 
@@ -15,7 +17,47 @@ func authenticators(sg storagehttp.Signer) []storagehttp.Authenticator {
 	return []storagehttp.Authenticator{
 		storagehttp.SharedKey{Signer: sg, StringToSign: storagehttp.StringToSign, LiteStringToSign: storagehttp.LiteStringToSign},
 		storagehttp.SAS{Signer: sg, Service: 'b', ServiceStringToSign: blobServiceSAS},
+		anonymous{},
 	}
+}
+
+// anonymousResource marks the grant of an unsigned request: it may only
+// read what a container's public access level opens (checkAnonymous).
+const anonymousResource = "anonymous"
+
+// anonymous claims requests with neither an Authorization header nor a
+// SAS signature, last in the chain.
+type anonymous struct{}
+
+func (anonymous) Authenticate(r *http.Request, _ time.Time) (storagehttp.Verdict, storagehttp.Grant, error) {
+	if r.Header.Get("Authorization") != "" || r.URL.Query().Get("sig") != "" {
+		return storagehttp.NotMine, storagehttp.Grant{}, nil
+	}
+	return storagehttp.Pass, storagehttp.Grant{SAS: &storagehttp.SASGrant{Resource: anonymousResource}}, nil
+}
+
+// checkAnonymous lets an unsigned request through only for the reads a
+// container's public access level opens: blob reads under "blob" or
+// "container", container reads and List Blobs under "container". Other
+// operations are 401 NoAuthenticationInformation; a read the level does
+// not open is 404 ResourceNotFound, as Azure hides private resources.
+func (s *Server) checkAnonymous(r *http.Request, rt *route, p resourcePath) error {
+	if rt.anon == 0 {
+		return storagehttp.NewError(http.StatusUnauthorized, storagehttp.CodeNoAuthenticationInformation,
+			"Server failed to authenticate the request. Please refer to the information in the www-authenticate header.")
+	}
+	notFound := storagehttp.NewError(http.StatusNotFound, "ResourceNotFound", "The specified resource does not exist.")
+	ct, err := s.svc.GetContainer(r.Context(), p.container, "")
+	if err != nil {
+		return notFound
+	}
+	switch {
+	case ct.PublicAccess == blobsvc.AccessContainer:
+		return nil
+	case ct.PublicAccess == blobsvc.AccessBlob && rt.anon == 'b':
+		return nil
+	}
+	return notFound
 }
 
 // blobServiceSAS is the blob service-SAS string-to-sign (version

@@ -88,7 +88,11 @@ type route struct {
 	sasPerm string
 	// snapshotOK: the operation takes ?snapshot= (reads and Delete Blob).
 	snapshotOK bool
-	h          handlerFunc
+	// anon: an unsigned request may do it in a container whose public
+	// access level is "blob" or "container" ('b') or only "container"
+	// ('c'); 0: never.
+	anon byte
+	h    handlerFunc
 }
 
 // routeTable lists every supported operation.
@@ -101,24 +105,24 @@ func (s *Server) routeTable() []route {
 		{name: "GetAccountInfo", scope: scopeService, method: "HEAD", restype: "account", comp: "properties", perm: "rwdlacup", rtype: 's', sasPerm: "racwdl", h: s.getAccountInfo},
 
 		{name: "CreateContainer", scope: scopeContainer, method: "PUT", restype: "container", perm: "c", rtype: 'c', h: s.createContainer},
-		{name: "GetContainerProperties", scope: scopeContainer, method: "GET", restype: "container", perm: "r", rtype: 'c', sasPerm: "r", h: s.getContainerProperties},
-		{name: "GetContainerProperties", scope: scopeContainer, method: "HEAD", restype: "container", perm: "r", rtype: 'c', sasPerm: "r", h: s.getContainerProperties},
-		{name: "GetContainerMetadata", scope: scopeContainer, method: "GET", restype: "container", comp: "metadata", perm: "r", rtype: 'c', sasPerm: "r", h: s.getContainerProperties},
-		{name: "GetContainerMetadata", scope: scopeContainer, method: "HEAD", restype: "container", comp: "metadata", perm: "r", rtype: 'c', sasPerm: "r", h: s.getContainerProperties},
+		{name: "GetContainerProperties", scope: scopeContainer, method: "GET", restype: "container", perm: "r", rtype: 'c', sasPerm: "r", anon: 'c', h: s.getContainerProperties},
+		{name: "GetContainerProperties", scope: scopeContainer, method: "HEAD", restype: "container", perm: "r", rtype: 'c', sasPerm: "r", anon: 'c', h: s.getContainerProperties},
+		{name: "GetContainerMetadata", scope: scopeContainer, method: "GET", restype: "container", comp: "metadata", perm: "r", rtype: 'c', sasPerm: "r", anon: 'c', h: s.getContainerProperties},
+		{name: "GetContainerMetadata", scope: scopeContainer, method: "HEAD", restype: "container", comp: "metadata", perm: "r", rtype: 'c', sasPerm: "r", anon: 'c', h: s.getContainerProperties},
 		{name: "SetContainerMetadata", scope: scopeContainer, method: "PUT", restype: "container", comp: "metadata", perm: "w", rtype: 'c', sasPerm: "w", h: s.setContainerMetadata},
 		{name: "DeleteContainer", scope: scopeContainer, method: "DELETE", restype: "container", perm: "d", rtype: 'c', h: s.deleteContainer},
 		{name: "LeaseContainer", scope: scopeContainer, method: "PUT", restype: "container", comp: "lease", perm: "wd", rtype: 'c', sasPerm: "wd", h: s.leaseContainer},
 		{name: "GetContainerACL", scope: scopeContainer, method: "GET", restype: "container", comp: "acl", perm: "r", rtype: 'c', h: s.getContainerACL},
 		{name: "GetContainerACL", scope: scopeContainer, method: "HEAD", restype: "container", comp: "acl", perm: "r", rtype: 'c', h: s.getContainerACL},
 		{name: "SetContainerACL", scope: scopeContainer, method: "PUT", restype: "container", comp: "acl", perm: "w", rtype: 'c', h: s.setContainerACL},
-		{name: "ListBlobs", scope: scopeContainer, method: "GET", restype: "container", comp: "list", perm: "l", rtype: 'c', sasPerm: "l", h: s.listBlobs},
+		{name: "ListBlobs", scope: scopeContainer, method: "GET", restype: "container", comp: "list", perm: "l", rtype: 'c', sasPerm: "l", anon: 'c', h: s.listBlobs},
 
 		{name: "PutBlob", scope: scopeBlob, method: "PUT", perm: "wc", rtype: 'o', sasPerm: "wc", h: s.putBlob},
-		{name: "GetBlob", scope: scopeBlob, method: "GET", perm: "r", rtype: 'o', sasPerm: "r", snapshotOK: true, h: s.getBlob},
-		{name: "GetBlobProperties", scope: scopeBlob, method: "HEAD", perm: "r", rtype: 'o', sasPerm: "r", snapshotOK: true, h: s.getBlobProperties},
+		{name: "GetBlob", scope: scopeBlob, method: "GET", perm: "r", rtype: 'o', sasPerm: "r", snapshotOK: true, anon: 'b', h: s.getBlob},
+		{name: "GetBlobProperties", scope: scopeBlob, method: "HEAD", perm: "r", rtype: 'o', sasPerm: "r", snapshotOK: true, anon: 'b', h: s.getBlobProperties},
 		{name: "SetBlobProperties", scope: scopeBlob, method: "PUT", comp: "properties", perm: "w", rtype: 'o', sasPerm: "w", h: s.setBlobProperties},
-		{name: "GetBlobMetadata", scope: scopeBlob, method: "GET", comp: "metadata", perm: "r", rtype: 'o', sasPerm: "r", snapshotOK: true, h: s.getBlobProperties},
-		{name: "GetBlobMetadata", scope: scopeBlob, method: "HEAD", comp: "metadata", perm: "r", rtype: 'o', sasPerm: "r", snapshotOK: true, h: s.getBlobProperties},
+		{name: "GetBlobMetadata", scope: scopeBlob, method: "GET", comp: "metadata", perm: "r", rtype: 'o', sasPerm: "r", snapshotOK: true, anon: 'b', h: s.getBlobProperties},
+		{name: "GetBlobMetadata", scope: scopeBlob, method: "HEAD", comp: "metadata", perm: "r", rtype: 'o', sasPerm: "r", snapshotOK: true, anon: 'b', h: s.getBlobProperties},
 		{name: "SetBlobMetadata", scope: scopeBlob, method: "PUT", comp: "metadata", perm: "w", rtype: 'o', sasPerm: "w", h: s.setBlobMetadata},
 		{name: "DeleteBlob", scope: scopeBlob, method: "DELETE", perm: "d", rtype: 'o', sasPerm: "d", snapshotOK: true, h: s.deleteBlob},
 		{name: "SnapshotBlob", scope: scopeBlob, method: "PUT", comp: "snapshot", perm: "wc", rtype: 'o', sasPerm: "wc", h: s.snapshotBlob},
@@ -129,7 +133,7 @@ func (s *Server) routeTable() []route {
 		{name: "SetBlobTags", scope: scopeBlob, method: "PUT", comp: "tags", perm: "t", rtype: 'o', sasPerm: "t", h: s.setBlobTags},
 		{name: "AppendBlock", scope: scopeBlob, method: "PUT", comp: "appendblock", perm: "wa", rtype: 'o', sasPerm: "wa", h: s.appendBlock},
 		{name: "AbortCopyBlob", scope: scopeBlob, method: "PUT", comp: "copy", perm: "w", rtype: 'o', sasPerm: "w", h: s.abortCopy},
-		{name: "GetBlockList", scope: scopeBlob, method: "GET", comp: "blocklist", perm: "r", rtype: 'o', sasPerm: "r", h: s.getBlockList},
+		{name: "GetBlockList", scope: scopeBlob, method: "GET", comp: "blocklist", perm: "r", rtype: 'o', sasPerm: "r", anon: 'b', h: s.getBlockList},
 	}
 }
 
@@ -166,7 +170,12 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, storagehttp.InvalidQuery("snapshot", q.Get("snapshot"), "not supported by this operation"), false)
 		return
 	}
-	if g := storagehttp.InfoFrom(r.Context()).Grant.SAS; g != nil {
+	if g := storagehttp.InfoFrom(r.Context()).Grant.SAS; g != nil && g.Resource == anonymousResource && !g.Account {
+		if err := s.checkAnonymous(r, rt, p); err != nil {
+			s.fail(w, r, err, false)
+			return
+		}
+	} else if g != nil {
 		if err := checkSAS(g, rt, p); err != nil {
 			s.fail(w, r, err, false)
 			return
