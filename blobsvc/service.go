@@ -577,11 +577,16 @@ func (s *Service) StageBlock(ctx context.Context, container, name, blockID strin
 		}
 	}
 	// All block ids of a blob decode to the same length.
-	staged, err := s.meta.UncommittedBlocks(ctx, container, name)
+	// One staged block is enough to compare with (the check keeps them
+	// all of one length), so a long upload stays linear.
+	other, err := s.meta.UncommittedBlocks(ctx, container, name, 1)
 	if err != nil {
 		return err
 	}
-	if other := append(staged, old.Blocks...); len(other) > 0 {
+	if len(other) == 0 && len(old.Blocks) > 0 && old.Blocks[0].ID != "" {
+		other = old.Blocks[:1]
+	}
+	if len(other) > 0 {
 		a, _ := decodeBase64(other[0].ID)
 		b, _ := decodeBase64(blockID)
 		if len(a) != len(b) {
@@ -657,7 +662,7 @@ func (s *Service) CommitBlockList(ctx context.Context, container, name string, r
 	if err := s.checkWrite(old, old.Committed, o, writeCommitList); err != nil {
 		return Blob{}, err
 	}
-	staged, err := s.meta.UncommittedBlocks(ctx, container, name)
+	staged, err := s.meta.UncommittedBlocks(ctx, container, name, 0)
 	if err != nil {
 		return Blob{}, err
 	}
@@ -711,7 +716,7 @@ func (s *Service) GetBlockList(ctx context.Context, container, name, leaseID str
 	if err != nil {
 		return BlockLists{}, err
 	}
-	staged, err := s.meta.UncommittedBlocks(ctx, container, name)
+	staged, err := s.meta.UncommittedBlocks(ctx, container, name, 0)
 	if err != nil {
 		return BlockLists{}, err
 	}

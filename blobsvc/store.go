@@ -53,8 +53,8 @@ type Store interface {
 	// with the check that the container exists.
 	StageBlock(ctx context.Context, container, name string, b Block) error
 	// UncommittedBlocks returns the staged blocks of a blob in the order
-	// they were first staged.
-	UncommittedBlocks(ctx context.Context, container, name string) ([]Block, error)
+	// they were first staged, at most limit of them (0: all).
+	UncommittedBlocks(ctx context.Context, container, name string, limit int) ([]Block, error)
 
 	// ServiceProperties returns the stored service properties document
 	// (nil if never set); SetServiceProperties replaces it.

@@ -376,9 +376,13 @@ func (s *Store) StageBlock(ctx context.Context, container, name string, b blobsv
 }
 
 // UncommittedBlocks implements blobsvc.Store.
-func (s *Store) UncommittedBlocks(ctx context.Context, container, name string) ([]blobsvc.Block, error) {
+func (s *Store) UncommittedBlocks(ctx context.Context, container, name string, limit int) ([]blobsvc.Block, error) {
 	what := container + "/" + name
-	rows, err := s.reader.QueryContext(ctx, `SELECT block_id, store_id, size FROM bs_staged WHERE container = ? AND name = ? ORDER BY seq`, container, name)
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	rows, err := s.reader.QueryContext(ctx, `SELECT block_id, store_id, size FROM bs_staged WHERE container = ? AND name = ? ORDER BY seq LIMIT ?`,
+		container, name, limit)
 	if err != nil {
 		return nil, wrap("list staged blocks of", what, err)
 	}

@@ -86,20 +86,23 @@ func TestStoreContract(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	staged, err := s.UncommittedBlocks(ctx, "box", "b")
+	staged, err := s.UncommittedBlocks(ctx, "box", "b", 0)
 	if err != nil || len(staged) != 2 || staged[0].StoreID != "s3" || staged[0].Size != 3 || staged[1].ID != "BB==" {
 		t.Fatalf("staged %+v %v", staged, err)
+	}
+	if first, _ := s.UncommittedBlocks(ctx, "box", "b", 1); len(first) != 1 || first[0].ID != "AA==" {
+		t.Fatalf("first staged block: %+v", first)
 	}
 	if err := s.PutBlob(ctx, blobsvc.Blob{Container: "box", Name: "b", Committed: true}, false); err != nil {
 		t.Fatal(err)
 	}
-	if staged, _ := s.UncommittedBlocks(ctx, "box", "b"); len(staged) != 2 {
+	if staged, _ := s.UncommittedBlocks(ctx, "box", "b", 0); len(staged) != 2 {
 		t.Fatalf("a write that keeps the staged blocks dropped them: %d", len(staged))
 	}
 	if err := s.PutBlob(ctx, blobsvc.Blob{Container: "box", Name: "b", Committed: true}, true); err != nil {
 		t.Fatal(err)
 	}
-	if staged, _ := s.UncommittedBlocks(ctx, "box", "b"); len(staged) != 0 {
+	if staged, _ := s.UncommittedBlocks(ctx, "box", "b", 0); len(staged) != 0 {
 		t.Fatalf("a commit kept %d staged blocks", len(staged))
 	}
 
@@ -126,7 +129,7 @@ func TestStoreContract(t *testing.T) {
 	if left, _ := s.ListBlobs(ctx, "box", "", "", 100); len(left) != 0 {
 		t.Fatalf("a recreated container has %d blobs", len(left))
 	}
-	if staged, _ := s.UncommittedBlocks(ctx, "box", "a"); len(staged) != 0 {
+	if staged, _ := s.UncommittedBlocks(ctx, "box", "a", 0); len(staged) != 0 {
 		t.Fatalf("a recreated container has staged blocks")
 	}
 
