@@ -410,12 +410,12 @@ func (s *Server) putBlob(w http.ResponseWriter, c *call) error {
 			return storagehttp.InvalidHeader("Content-Length", strconv.FormatInt(c.r.ContentLength, 10))
 		}
 		typ = blobsvc.AppendBlob
+	case "PageBlob":
+		return s.createPageBlob(w, c)
 	case "":
 		return storagehttp.MissingHeader("x-ms-blob-type")
 	default:
-		return storagehttp.NewError(http.StatusBadRequest, storagehttp.CodeInvalidHeaderValue,
-			"Page blobs are not supported by this server.",
-			storagehttp.Detail{Name: "HeaderName", Value: "x-ms-blob-type"}, storagehttp.Detail{Name: "HeaderValue", Value: t})
+		return storagehttp.InvalidHeader("x-ms-blob-type", t)
 	}
 	o, err := writeOptions(c.r.Header, true)
 	if err != nil {
@@ -542,6 +542,9 @@ func setBlobHeaders(h http.Header, b blobsvc.Blob, now time.Time) {
 	storagehttp.SetMetadataHeaders(h, b.Metadata)
 	if b.Type == blobsvc.AppendBlob {
 		h.Set("x-ms-blob-committed-block-count", strconv.Itoa(len(b.Blocks)))
+	}
+	if b.Type == blobsvc.PageBlob && b.Page != nil {
+		h.Set("x-ms-blob-sequence-number", strconv.FormatInt(b.Page.SequenceNumber, 10))
 	}
 	if len(b.Tags) > 0 {
 		h.Set("x-ms-tag-count", strconv.Itoa(len(b.Tags)))
@@ -671,8 +674,18 @@ func (s *Server) setBlobProperties(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	b, err := s.svc.SetBlobProperties(c.r.Context(), c.path.container, c.path.blob, p, leaseID, cond)
-	if err != nil {
+	var b blobsvc.Blob
+	if h := c.r.Header; h.Get("x-ms-blob-content-length") != "" || h.Get("x-ms-sequence-number-action") != "" {
+		ch, err := pageBlobChanges(h)
+		if err != nil {
+			return err
+		}
+		b, err = s.svc.SetPageBlobProperties(c.r.Context(), c.path.container, c.path.blob, p, ch, leaseID, cond)
+		if err != nil {
+			return err
+		}
+		w.Header().Set("x-ms-blob-sequence-number", strconv.FormatInt(b.Page.SequenceNumber, 10))
+	} else if b, err = s.svc.SetBlobProperties(c.r.Context(), c.path.container, c.path.blob, p, leaseID, cond); err != nil {
 		return err
 	}
 	written(w, http.StatusOK, b.ETag, b.LastModified)

@@ -801,7 +801,12 @@ func (s *Service) OpenBlob(ctx context.Context, container, name, snapshot string
 		}
 		n = end - off + 1
 	}
-	rc, _, err := s.content.ReadRange(ctx, b.ContentKey, off, n)
+	var rc io.ReadCloser
+	if b.Type == PageBlob {
+		rc, err = s.openPages(ctx, b, off, n)
+	} else {
+		rc, _, err = s.content.ReadRange(ctx, b.ContentKey, off, n)
+	}
 	if err != nil {
 		return b, nil, 0, 0, fmt.Errorf("blob %s/%s: read: %w", container, name, err)
 	}
@@ -810,19 +815,21 @@ func (s *Service) OpenBlob(ctx context.Context, container, name, snapshot string
 
 // SetBlobProperties replaces the blob's HTTP properties (new ETag).
 func (s *Service) SetBlobProperties(ctx context.Context, container, name string, p Properties, leaseID string, cond Conditions) (Blob, error) {
-	return s.updateBlob(ctx, container, name, WriteOptions{LeaseID: leaseID, Cond: cond}, func(b *Blob) {
+	return s.updateBlob(ctx, container, name, WriteOptions{LeaseID: leaseID, Cond: cond}, func(b *Blob) error {
 		b.Properties = p
+		return nil
 	})
 }
 
 // SetBlobMetadata replaces the blob's metadata (new ETag).
 func (s *Service) SetBlobMetadata(ctx context.Context, container, name string, md map[string]string, leaseID string, cond Conditions) (Blob, error) {
-	return s.updateBlob(ctx, container, name, WriteOptions{LeaseID: leaseID, Cond: cond}, func(b *Blob) {
+	return s.updateBlob(ctx, container, name, WriteOptions{LeaseID: leaseID, Cond: cond}, func(b *Blob) error {
 		b.Metadata = md
+		return nil
 	})
 }
 
-func (s *Service) updateBlob(ctx context.Context, container, name string, o WriteOptions, f func(*Blob)) (Blob, error) {
+func (s *Service) updateBlob(ctx context.Context, container, name string, o WriteOptions, f func(*Blob) error) (Blob, error) {
 	if err := s.checkNames(ctx, container, name); err != nil {
 		return Blob{}, err
 	}
@@ -836,7 +843,9 @@ func (s *Service) updateBlob(ctx context.Context, container, name string, o Writ
 	if err := s.checkWrite(b, true, o, writeUpdate); err != nil {
 		return Blob{}, err
 	}
-	f(&b)
+	if err := f(&b); err != nil {
+		return Blob{}, err
+	}
 	b.ETag, b.LastModified = newETag(), s.Now()
 	if err := s.meta.PutBlob(ctx, b, false); err != nil {
 		return Blob{}, err

@@ -121,6 +121,7 @@ type BlobType string
 const (
 	BlockBlob  BlobType = "BlockBlob"
 	AppendBlob BlobType = "AppendBlob"
+	PageBlob   BlobType = "PageBlob"
 )
 
 // Blob is one blob's stored state.
@@ -145,6 +146,29 @@ type Blob struct {
 	Lease        Lease
 	Copy         *CopyInfo         // set by Copy Blob, cleared by other content writes
 	Tags         map[string]string // blob index tags
+	Page         *PageState        // page blobs only
+}
+
+// PageState is a page blob's layout: its content is cut into chunks of
+// PageChunkSize bytes; only written chunks are stored (in index order, as
+// the blocks of the content-store blob), the others read as zeros.
+type PageState struct {
+	Chunks         []PageChunk
+	Ranges         []PageRange // written (not cleared) pages, sorted, merged
+	SequenceNumber int64
+}
+
+// PageChunk is one stored chunk: its index and its block in the content
+// store (Size bytes stored; a chunk shortened by a resize keeps fewer).
+type PageChunk struct {
+	Index   int64
+	StoreID string
+	Size    int64
+}
+
+// PageRange is a range of 512-byte pages, End inclusive.
+type PageRange struct {
+	Start, End int64
 }
 
 // CopyInfo records the Copy Blob that made a blob (always complete:
