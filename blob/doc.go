@@ -16,7 +16,9 @@
 //     string-to-sign.
 //   - handlers.go: one function per operation.
 //   - params.go: conditional headers, lease headers, ranges, properties.
-//   - xml.go: the block-list decoder (fuzzed) and the listing bodies.
+//   - page.go: page blob operations.
+//   - xml.go: the block-list decoder (fuzzed) and the listing, block
+//     list, ACL and tag bodies.
 //   - errors.go: the error table.
 //
 // # Streaming
@@ -28,9 +30,10 @@
 //
 // # Not supported (answered with a documented error)
 //
-// Get Page Ranges with prevsnapshot, incremental copy, versions, x-ms-if-tags and Find Blobs by Tags (an
-// unknown comp: 400 InvalidQueryParameterValue), SAS by stored access policy (storagehttp
-// refuses si; the policies are stored and returned), copies from
-// another account. Copy Blob within the account is synchronous (status
+// Get Page Ranges with prevsnapshot, incremental copy, versions,
+// x-ms-if-tags and Find Blobs by Tags (an unknown comp: 400
+// InvalidQueryParameterValue), SAS by stored access policy (storagehttp
+// refuses si; the policies are stored and returned), copies from another
+// account. Copy Blob within the account is synchronous (status
 // success at once), so Abort Copy Blob answers 409 NoPendingCopyOperation.
 package blob

@@ -1,8 +1,17 @@
 // Package blobsvc is the Azure Blob service's semantics, without HTTP:
-// containers, block blobs, their committed and uncommitted block lists,
-// ETags, the conditional headers (If-Match, If-None-Match,
-// If-Modified-Since, If-Unmodified-Since) and the lease state machine of
-// blobs and containers.
+// containers (metadata, ACLs, leases), block blobs with their committed
+// and uncommitted block lists, append blobs, page blobs, snapshots,
+// synchronous copies, index tags, ETags, the conditional headers
+// (If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since) and
+// the lease state machine of blobs and containers.
+//
+// # Content layout
+//
+// A block blob's content-store blocks are its client blocks (each under a
+// fresh store id). An append blob's are its appended blocks. A page
+// blob's are its written 4 MiB chunks in index order (unwritten chunks
+// read as zeros; page.go). A snapshot's content is a streamed copy under
+// its own key.
 //
 // # Layers
 //
