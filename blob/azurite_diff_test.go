@@ -49,6 +49,9 @@ func (s *side) do(t *testing.T, method, path string, hdr map[string]string, body
 				v = `"0x1"`
 			}
 		}
+		if src, ok := strings.CutPrefix(v, "@url:"); ok { // a URL of this side
+			v = s.base + src
+		}
 		req.Header.Set(k, v)
 	}
 	if req.ContentLength > 0 {
@@ -144,7 +147,7 @@ func TestDifferentialAzurite(t *testing.T) {
 		bpath := "/" + c + "/" + pick(blobs)
 		h := map[string]string{}
 		var method, path, body string
-		switch op := rng.IntN(14); op {
+		switch op := rng.IntN(20); op {
 		case 0:
 			method, path = "PUT", "/"+c+"?restype=container"
 		case 1:
@@ -178,6 +181,9 @@ func TestDifferentialAzurite(t *testing.T) {
 			method, path = "DELETE", bpath
 			conds(h)
 			lease(h)
+			if v := pick([]string{"", "", "include", "only"}); v != "" {
+				h["x-ms-delete-snapshots"] = v
+			}
 		case 10, 11:
 			method, path = "PUT", bpath+"?comp=lease"
 			leaseOp(rng, h, pick)
@@ -198,6 +204,33 @@ func TestDifferentialAzurite(t *testing.T) {
 			}
 			body += "</BlockList>"
 			conds(h)
+			lease(h)
+		case 14:
+			method, path = "PUT", bpath+"?comp=snapshot"
+			conds(h)
+			lease(h)
+		case 15:
+			method, path = "PUT", bpath
+			h["x-ms-blob-type"] = "AppendBlob"
+			conds(h)
+			lease(h)
+		case 16:
+			method, path, body = "PUT", bpath+"?comp=appendblock", fmt.Sprintf("append %d", i)
+			conds(h)
+			lease(h)
+			if rng.IntN(3) == 0 {
+				h["x-ms-blob-condition-appendpos"] = pick([]string{"0", "9", "18"})
+			}
+		case 17:
+			method, path = "PUT", bpath
+			h["x-ms-copy-source"] = "@url:/" + c + "/" + pick(blobs)
+			conds(h)
+			lease(h)
+		case 18:
+			method, path, body = "PUT", bpath+"?comp=tags", "<Tags><TagSet><Tag><Key>k</Key><Value>"+fmt.Sprint(i)+"</Value></Tag></TagSet></Tags>"
+			lease(h)
+		case 19:
+			method, path = "GET", bpath+"?comp=tags"
 			lease(h)
 		}
 		var got [2]answer
@@ -235,7 +268,7 @@ func TestDifferentialAzurite(t *testing.T) {
 					continue
 				}
 				s.do(t, "PUT", bpath+"?comp=lease", map[string]string{"x-ms-lease-action": "break", "x-ms-lease-break-period": "0"}, "")
-				s.do(t, "DELETE", bpath, nil, "")
+				s.do(t, "DELETE", bpath, map[string]string{"x-ms-delete-snapshots": "include"}, "")
 			}
 			continue
 		}

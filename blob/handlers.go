@@ -846,6 +846,10 @@ func (s *Server) snapshotBlob(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	sn, err := s.svc.SnapshotBlob(c.r.Context(), c.path.container, c.path.blob, md, leaseID, cond)
+	if errors.Is(err, blobsvc.ErrNotModified) {
+		notModified(w, sn.ETag, sn.LastModified)
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -45,6 +45,8 @@ func (s *Service) AppendBlock(ctx context.Context, container, name string, r io.
 	if err := s.checkNames(ctx, container, name); err != nil {
 		return Blob{}, 0, err
 	}
+	// Azurite's order: existence (404 before any condition), type,
+	// conditions, lease, block count, position, size.
 	check := func(b Blob, n int64) error {
 		if b.Type != AppendBlob {
 			return fmt.Errorf("blob %s/%s is a %s: %w", container, name, b.Type, ErrInvalidBlobType)
@@ -64,7 +66,7 @@ func (s *Service) AppendBlock(ctx context.Context, container, name string, r io.
 		return nil
 	}
 	// Fail fast before reading the body.
-	b, err := s.conditionedBlob(ctx, container, name, o.Cond, false)
+	b, err := s.committedBlob(ctx, container, name)
 	if err != nil {
 		return Blob{}, 0, err
 	}
@@ -88,7 +90,7 @@ func (s *Service) AppendBlock(ctx context.Context, container, name string, r io.
 	mu := s.stripe(container, name)
 	mu.Lock()
 	defer mu.Unlock()
-	b, err = s.conditionedBlob(ctx, container, name, o.Cond, false)
+	b, err = s.committedBlob(ctx, container, name)
 	if err != nil {
 		return Blob{}, 0, err
 	}
@@ -113,4 +115,17 @@ func (s *Service) AppendBlock(ctx context.Context, container, name string, r io.
 		return Blob{}, 0, err
 	}
 	return b, offset, nil
+}
+
+// committedBlob returns the committed blob or ErrBlobNotFound (no
+// conditions evaluated on a missing blob).
+func (s *Service) committedBlob(ctx context.Context, container, name string) (Blob, error) {
+	b, ok, err := s.blobOrMissing(ctx, container, name)
+	if err != nil {
+		return Blob{}, err
+	}
+	if !ok {
+		return Blob{}, fmt.Errorf("blob %s/%s: %w", container, name, ErrBlobNotFound)
+	}
+	return b, nil
 }

@@ -317,6 +317,11 @@ type WriteOptions struct {
 	Type BlobType
 	// Tags are the new version's index tags (x-ms-tags).
 	Tags map[string]string
+
+	// blocks and page: the layout PutBlob hands commit for an append or
+	// page blob (copies).
+	blocks []Block
+	page   *PageState
 }
 
 // checkNames validates both names and that the container exists.
@@ -397,6 +402,10 @@ func (s *Service) CopyBlob(ctx context.Context, src CopySource, container, name 
 	if o.Metadata == nil {
 		o.Metadata = sb.Metadata
 	}
+	o.Type = sb.Type // the copy is a blob of the source's type
+	if sb.Page != nil {
+		o.page = &PageState{Ranges: sb.Page.Ranges}
+	}
 	o.ContentMD5 = nil
 	if o.Tags == nil {
 		o.Tags = sb.Tags
@@ -444,6 +453,7 @@ func (s *Service) PutBlob(ctx context.Context, container, name string, r io.Read
 	key := contentKey(container, name)
 	sum := md5.New()
 	var ids []string
+	var staged []Block // the pieces, for an append or page blob copy
 	var size int64
 	src := io.TeeReader(r, sum)
 	for {
@@ -455,6 +465,7 @@ func (s *Service) PutBlob(ctx context.Context, container, name string, r io.Read
 		size += n
 		if n > 0 {
 			ids = append(ids, id)
+			staged = append(staged, Block{StoreID: id, Size: n})
 		}
 		if n < stageChunk {
 			break
@@ -466,6 +477,19 @@ func (s *Service) PutBlob(ctx context.Context, container, name string, r io.Read
 	}
 	if o.Properties.ContentMD5 == nil {
 		o.Properties.ContentMD5 = got
+	}
+	switch o.Type {
+	case AppendBlob:
+		o.blocks = staged
+	case PageBlob: // a copy of a page blob: every chunk stored
+		ps := PageState{}
+		if o.page != nil {
+			ps.Ranges = o.page.Ranges
+		}
+		for i, blk := range staged {
+			ps.Chunks = append(ps.Chunks, PageChunk{Index: int64(i), StoreID: blk.StoreID, Size: blk.Size})
+		}
+		o.page = &ps
 	}
 	return s.commit(ctx, container, name, ids, nil, size, o)
 }
@@ -485,11 +509,13 @@ func (s *Service) commit(ctx context.Context, container, name string, storeIDs [
 	if blocks == nil {
 		kind = writePutBlob
 	}
-	if err := s.checkWrite(old, old.Committed, o, kind); err != nil {
-		return Blob{}, err
+	if kind == writeCommitList {
+		err = s.checkCommitList(old, o)
+	} else {
+		err = s.checkWrite(old, old.Committed, o, kind)
 	}
-	if kind == writeCommitList && old.Committed && old.Type != BlockBlob {
-		return Blob{}, fmt.Errorf("blob %s/%s is a %s: %w", container, name, old.Type, ErrInvalidBlobType)
+	if err != nil {
+		return Blob{}, err
 	}
 	if o.Type == "" {
 		o.Type = BlockBlob
@@ -508,6 +534,9 @@ func (s *Service) commit(ctx context.Context, container, name string, storeIDs [
 		Committed: true, Size: size, ETag: newETag(), Created: now, LastModified: now,
 		Properties: o.Properties, Metadata: o.Metadata, Blocks: blocks, Lease: Lease{State: LeaseAvailable}, Tags: o.Tags,
 	}
+	if kind == writePutBlob {
+		b.Blocks, b.Page = o.blocks, o.page
+	}
 	if ok {
 		b.Created = old.Created
 	}
@@ -521,6 +550,24 @@ func (s *Service) commit(ctx context.Context, container, name string, storeIDs [
 		return Blob{}, err
 	}
 	return b, nil
+}
+
+// checkCommitList checks a Put Block List in Azurite's order: the
+// conditions, the blob type (409 InvalidBlobType on an append or page
+// blob), then the lease.
+func (s *Service) checkCommitList(old Blob, o WriteOptions) error {
+	if err := o.Cond.checkWrite(old.Committed, old.ETag, old.LastModified, true); err != nil {
+		return fmt.Errorf("blob %s/%s: %w", old.Container, old.Name, err)
+	}
+	if old.Committed && old.Type != BlockBlob {
+		return fmt.Errorf("blob %s/%s is a %s: %w", old.Container, old.Name, old.Type, ErrInvalidBlobType)
+	}
+	if hasRow(old) {
+		if err := checkWriteLease(old.Lease, o.LeaseID, s.Now()); err != nil {
+			return fmt.Errorf("blob %s/%s: %w", old.Container, old.Name, err)
+		}
+	}
+	return nil
 }
 
 // writeKind tells checkWrite which write it checks.
@@ -659,7 +706,7 @@ func (s *Service) CommitBlockList(ctx context.Context, container, name string, r
 	if err != nil {
 		return Blob{}, err
 	}
-	if err := s.checkWrite(old, old.Committed, o, writeCommitList); err != nil {
+	if err := s.checkCommitList(old, o); err != nil {
 		return Blob{}, err
 	}
 	staged, err := s.meta.UncommittedBlocks(ctx, container, name, 0)

@@ -62,8 +62,8 @@ func (s *Service) getSnapshot(ctx context.Context, container, name, snapshot str
 // its content (copied, streamed, in the content store), properties and
 // metadata (md instead, when not nil). The snapshot keeps the blob's ETag
 // and Last-Modified; the blob itself does not change. Conditions are
-// evaluated as for a write; a lease id, if sent, must be the active
-// lease's. The snapshot's time is unique for the blob even on a clock
+// evaluated as for a read (ErrNotModified possible); a lease id, if
+// sent, must be the active lease's. The snapshot's time is unique for the blob even on a clock
 // that stands still.
 func (s *Service) SnapshotBlob(ctx context.Context, container, name string, md map[string]string, leaseID string, cond Conditions) (Blob, error) {
 	if err := s.checkNames(ctx, container, name); err != nil {
@@ -73,16 +73,12 @@ func (s *Service) SnapshotBlob(ctx context.Context, container, name string, md m
 	// copy without it.
 	mu := s.stripe(container, name)
 	mu.RLock()
-	b, err := s.conditionedBlob(ctx, container, name, cond, false)
-	if err == nil {
-		err = cond.checkWrite(true, b.ETag, b.LastModified, false)
-	}
-	if err == nil {
-		err = checkReadLease(b.Lease, leaseID, s.Now())
-	}
+	// The conditions are a read's (Azurite evaluates them so: 304 for an
+	// unchanged If-Modified-Since, 400 for If-None-Match: *).
+	b, err := s.GetBlob(ctx, container, name, "", leaseID, cond)
 	if err != nil {
 		mu.RUnlock()
-		return Blob{}, fmt.Errorf("blob %s/%s: snapshot: %w", container, name, err)
+		return b, fmt.Errorf("snapshot: %w", err)
 	}
 	rc, _, err := s.content.ReadRange(ctx, b.ContentKey, 0, -1)
 	mu.RUnlock()

@@ -61,8 +61,8 @@ func SortedTagKeys(tags map[string]string) []string {
 
 // SetBlobTags replaces the blob's index tags. As Azure documents, this
 // changes neither the ETag nor Last-Modified. The If-* conditions are
-// evaluated as for a write; a lease id, if sent, must be the active
-// lease's.
+// evaluated as for a write; an active lease needs its id (as Azurite
+// checks it).
 func (s *Service) SetBlobTags(ctx context.Context, container, name string, tags map[string]string, leaseID string, cond Conditions) error {
 	if err := s.checkNames(ctx, container, name); err != nil {
 		return err
@@ -80,7 +80,7 @@ func (s *Service) SetBlobTags(ctx context.Context, container, name string, tags 
 	if err := cond.checkWrite(true, b.ETag, b.LastModified, false); err != nil {
 		return fmt.Errorf("blob %s/%s: %w", container, name, err)
 	}
-	if err := checkReadLease(b.Lease, leaseID, s.Now()); err != nil {
+	if err := checkWriteLease(b.Lease, leaseID, s.Now()); err != nil {
 		return fmt.Errorf("blob %s/%s: %w", container, name, err)
 	}
 	b.Tags = tags
