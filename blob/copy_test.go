@@ -1,7 +1,10 @@
 package blob_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/md5"
+	"io"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
@@ -86,5 +89,88 @@ func TestSDKCopyBlob(t *testing.T) {
 	}
 	if _, err := dst.AbortCopyFromURL(ctx, *resp.CopyID, nil); code(err) != "NoPendingCopyOperation" {
 		t.Fatalf("abort: %v", err)
+	}
+}
+
+// TestSDKCopyKeepsBlobType: copies of append and page blobs are append
+// and page blobs with the same bytes (and page ranges).
+func TestSDKCopyKeepsBlobType(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	c := e.client(t)
+	if _, err := c.CreateContainer(ctx, "kinds", nil); err != nil {
+		t.Fatal(err)
+	}
+	cc := c.ServiceClient().NewContainerClient("kinds")
+	ab := cc.NewAppendBlobClient("log")
+	if _, err := ab.Create(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ab.AppendBlock(ctx, rsc([]byte("one\n")), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cc.NewBlobClient("log-copy").CopyFromURL(ctx, ab.URL(), nil); err != nil {
+		t.Fatal(err)
+	}
+	logCopy := cc.NewAppendBlobClient("log-copy")
+	if _, err := logCopy.AppendBlock(ctx, rsc([]byte("two\n")), nil); err != nil {
+		t.Fatalf("append to the copy of an append blob: %v", err)
+	}
+	if got := download(t, logCopy.BlobClient(), nil); string(got) != "one\ntwo\n" {
+		t.Fatalf("append copy %q", got)
+	}
+
+	pb := cc.NewPageBlobClient("disk")
+	if _, err := pb.Create(ctx, 8192, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pb.UploadPages(ctx, rsc(bytes.Repeat([]byte("p"), 512)), blob.HTTPRange{Offset: 1024, Count: 512}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cc.NewBlobClient("disk-copy").CopyFromURL(ctx, pb.URL(), nil); err != nil {
+		t.Fatal(err)
+	}
+	diskCopy := cc.NewPageBlobClient("disk-copy")
+	props, err := diskCopy.GetProperties(ctx, nil)
+	if err != nil || *props.BlobType != blob.BlobTypePageBlob || *props.ContentLength != 8192 {
+		t.Fatalf("page copy: %v %v", err, props.BlobType)
+	}
+	resp, err := diskCopy.NewGetPageRangesPager(nil).NextPage(ctx)
+	if err != nil || len(resp.PageList.PageRange) != 1 || *resp.PageList.PageRange[0].Start != 1024 {
+		t.Fatalf("page ranges of the copy: %v %+v", err, resp.PageList.PageRange)
+	}
+	want := make([]byte, 8192)
+	copy(want[1024:], bytes.Repeat([]byte("p"), 512))
+	if got := download(t, diskCopy.BlobClient(), nil); !bytes.Equal(got, want) {
+		t.Fatalf("page copy content differs")
+	}
+}
+
+// TestRangeContentMD5: x-ms-range-get-content-md5 returns the MD5 of the
+// range served (at most 4 MiB), and is refused without a bounded range.
+func TestRangeContentMD5(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	c := e.client(t)
+	if _, err := c.CreateContainer(ctx, "md5s", nil); err != nil {
+		t.Fatal(err)
+	}
+	data := []byte("0123456789abcdef")
+	if _, err := c.UploadBuffer(ctx, "md5s", "b", data, nil); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.ServiceClient().NewContainerClient("md5s").NewBlobClient("b").DownloadStream(ctx, &blob.DownloadStreamOptions{
+		Range: blob.HTTPRange{Offset: 4, Count: 6}, RangeGetContentMD5: to.Ptr(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	sum := md5.Sum(data[4:10])
+	if string(got) != "456789" || !bytes.Equal(resp.ContentMD5, sum[:]) {
+		t.Fatalf("range %q md5 %x, want %x", got, resp.ContentMD5, sum)
+	}
+	if st, code, _ := rawRequest(t, e, "GET", "/md5s/b", map[string]string{"x-ms-range-get-content-md5": "true"}, ""); st != 400 || code != "OutOfRangeInput" {
+		t.Fatalf("md5 without a range: %d %s", st, code)
 	}
 }
