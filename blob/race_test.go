@@ -3,12 +3,14 @@ package blob_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"sync"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 )
 
 // TestConcurrentIfMatchOneWinner: eight clients update the same blob at
@@ -99,5 +101,61 @@ func TestDownloadDuringOverwrite(t *testing.T) {
 	}
 	if got := download(t, bb.BlobClient(), nil); !bytes.Equal(got, v2) {
 		t.Fatalf("next download: %d bytes, not the new version", len(got))
+	}
+}
+
+// TestConcurrentLeaseAcquire: eight clients try to acquire the same
+// blob's lease at once with their own ids; exactly one gets it, the
+// others 409 LeaseAlreadyPresent, and the winner's id is the blob's lease.
+func TestConcurrentLeaseAcquire(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	c := e.client(t)
+	if _, err := c.CreateContainer(ctx, "ctr", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.UploadBuffer(ctx, "ctr", "contended", []byte("x"), nil); err != nil {
+		t.Fatal(err)
+	}
+	const clients = 8
+	errs := make([]error, clients)
+	ids := make([]string, clients)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range clients {
+		ids[i] = fmt.Sprintf("%08d-0000-0000-0000-000000000000", i)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			bc := e.client(t).ServiceClient().NewContainerClient("ctr").NewBlobClient("contended")
+			lc, err := lease.NewBlobClient(bc, &lease.BlobClientOptions{LeaseID: &ids[i]})
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			<-start
+			_, errs[i] = lc.AcquireLease(ctx, 30, nil)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Fatalf("clients %d and %d both hold the lease", winner, i)
+		case err == nil:
+			winner = i
+		case code(err) != "LeaseAlreadyPresent":
+			t.Fatalf("client %d: %v", i, err)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("nobody got the lease")
+	}
+	bc := c.ServiceClient().NewContainerClient("ctr").NewBlobClient("contended")
+	if _, err := bc.SetMetadata(ctx, nil, &blob.SetMetadataOptions{AccessConditions: &blob.AccessConditions{
+		LeaseAccessConditions: &blob.LeaseAccessConditions{LeaseID: &ids[winner]}}}); err != nil {
+		t.Fatalf("the winner's write: %v", err)
 	}
 }
