@@ -162,3 +162,24 @@ func TestAuthFailures(t *testing.T) {
 		t.Errorf("bad SAS: %d %s", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
 	}
 }
+
+// TestRootContainer: a blob named right after the account lives in the
+// $root container, reachable both ways.
+func TestRootContainer(t *testing.T) {
+	e := newEnv(t, nil)
+	if st, code, body := rawRequest(t, e, "PUT", "/$root?restype=container", nil, ""); st != 201 {
+		t.Fatalf("create $root: %d %s %s", st, code, body)
+	}
+	if st, code, body := rawRequest(t, e, "PUT", "/top.txt", map[string]string{"x-ms-blob-type": "BlockBlob"}, "at the root"); st != 201 {
+		t.Fatalf("put /top.txt: %d %s %s", st, code, body)
+	}
+	if st, _, body := rawRequest(t, e, "GET", "/$root/top.txt", nil, ""); st != 200 || body != "at the root" {
+		t.Fatalf("get /$root/top.txt: %d %q", st, body)
+	}
+	if st, _, body := rawRequest(t, e, "GET", "/top.txt", nil, ""); st != 200 || body != "at the root" {
+		t.Fatalf("get /top.txt: %d %q", st, body)
+	}
+	if st, _, body := rawRequest(t, e, "GET", "?restype=container&comp=list", nil, ""); st != 200 || !strings.Contains(body, "<Name>top.txt</Name>") {
+		t.Fatalf("list $root: %d %s", st, body)
+	}
+}
