@@ -34,6 +34,8 @@ var blobErrors = []storagehttp.Mapping{
 	{Target: blobsvc.ErrInvalidPageRange, Status: http.StatusRequestedRangeNotSatisfiable, Code: "InvalidPageRange", Message: "The page range specified is invalid."},
 	{Target: blobsvc.ErrInvalidPageBlobLength, Status: http.StatusBadRequest, Code: storagehttp.CodeInvalidHeaderValue, Message: "The value for one of the HTTP headers is not in the correct format."},
 	{Target: blobsvc.ErrSequenceNumberCondition, Status: http.StatusPreconditionFailed, Code: "SequenceNumberConditionNotMet", Message: "The sequence number condition specified was not met."},
+	{Target: blobsvc.ErrInvalidTier, Status: http.StatusBadRequest, Code: storagehttp.CodeInvalidHeaderValue, Message: "The value for one of the HTTP headers is not in the correct format."},
+	{Target: blobsvc.ErrBlobArchived, Status: http.StatusConflict, Code: "BlobArchived", Message: "This operation is not permitted on an archived blob."},
 	{Target: blobsvc.ErrInvalidRange, Status: http.StatusRequestedRangeNotSatisfiable, Code: "InvalidRange", Message: "The range specified is invalid for the current size of the resource."},
 	{Target: blobsvc.ErrMD5Mismatch, Status: http.StatusBadRequest, Code: "Md5Mismatch", Message: "The MD5 value specified in the request did not match with the MD5 value calculated by the server."},
 	{Target: blobsvc.ErrLeaseIDMissing, Status: http.StatusPreconditionFailed, Code: "LeaseIdMissing", Message: "There is currently a lease on the blob and no lease ID was specified in the request."},

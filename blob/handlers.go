@@ -284,7 +284,7 @@ func (s *Server) listBlobs(w http.ResponseWriter, c *call) error {
 			ContentLength: b.Size, ContentType: b.Properties.ContentType, ContentEncoding: b.Properties.ContentEncoding,
 			ContentLanguage: b.Properties.ContentLanguage, ContentMD5: b64(b.Properties.ContentMD5),
 			ContentDisposition: b.Properties.ContentDisposition, CacheControl: b.Properties.CacheControl,
-			BlobType: string(b.Type), AccessTier: "Hot", AccessTierInferred: true,
+			BlobType: string(b.Type), AccessTier: tierOf(*b), AccessTierInferred: b.Tier == "",
 			LeaseStatus: b.Lease.Status(now), LeaseState: string(b.Lease.Effective(now).State), LeaseDuration: b.Lease.DurationName(now),
 			ServerEncrypted: true,
 		}}
@@ -582,8 +582,11 @@ func (s *Server) getBlobProperties(w http.ResponseWriter, c *call) error {
 		written(w, http.StatusOK, b.ETag, b.LastModified)
 		return nil
 	}
-	h.Set("x-ms-access-tier", "Hot")
-	h.Set("x-ms-access-tier-inferred", "true")
+	h.Set("x-ms-access-tier", tierOf(b))
+	h.Set("x-ms-access-tier-inferred", strconv.FormatBool(b.Tier == ""))
+	if b.Tier != "" {
+		h.Set("x-ms-access-tier-change-time", httpTime(b.TierChanged))
+	}
 	if b.Properties.ContentMD5 != nil {
 		h.Set("Content-MD5", b64(b.Properties.ContentMD5))
 	}
@@ -978,5 +981,36 @@ func (s *Server) setContainerACL(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	written(w, http.StatusOK, ct.ETag, ct.LastModified)
+	return nil
+}
+
+// tierOf is the access tier reported: the stored one, or the inferred
+// default (Hot for block blobs, P10 for page blobs, none for append).
+func tierOf(b blobsvc.Blob) string {
+	switch {
+	case b.Tier != "":
+		return b.Tier
+	case b.Type == blobsvc.PageBlob:
+		return "P10"
+	case b.Type == blobsvc.AppendBlob:
+		return ""
+	}
+	return "Hot"
+}
+
+func (s *Server) setBlobTier(w http.ResponseWriter, c *call) error {
+	tier := c.r.Header.Get("x-ms-access-tier")
+	if tier == "" {
+		return storagehttp.MissingHeader("x-ms-access-tier")
+	}
+	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	if err := s.svc.SetBlobTier(c.r.Context(), c.path.container, c.path.blob, tier, leaseID); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusOK)
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 )
@@ -66,5 +67,47 @@ func TestSDKBlobTags(t *testing.T) {
 	}
 	if _, err := cc.NewBlockBlobClient("other").UploadBuffer(ctx, []byte("x"), &blockblob.UploadBufferOptions{Tags: map[string]string{"a#": "b"}}); code(err) != "InvalidTag" {
 		t.Fatalf("bad x-ms-tags: %v", err)
+	}
+}
+
+// TestSDKSetBlobTier: the tier is stored and reported (no longer
+// inferred); an archived blob refuses reads with 409 BlobArchived until
+// set back; a tier of another blob type is 400.
+func TestSDKSetBlobTier(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	c := e.client(t)
+	if _, err := c.CreateContainer(ctx, "tiers", nil); err != nil {
+		t.Fatal(err)
+	}
+	bb := c.ServiceClient().NewContainerClient("tiers").NewBlockBlobClient("b")
+	if _, err := bb.UploadBuffer(ctx, []byte("data"), nil); err != nil {
+		t.Fatal(err)
+	}
+	props, _ := bb.GetProperties(ctx, nil)
+	if *props.AccessTier != "Hot" || !*props.AccessTierInferred {
+		t.Fatalf("default tier %v inferred %v", *props.AccessTier, *props.AccessTierInferred)
+	}
+	if _, err := bb.SetTier(ctx, blob.AccessTierCool, nil); err != nil {
+		t.Fatal(err)
+	}
+	props, _ = bb.GetProperties(ctx, nil)
+	if *props.AccessTier != "Cool" || *props.AccessTierInferred || props.AccessTierChangeTime == nil {
+		t.Fatalf("after Set Blob Tier: %v %v", *props.AccessTier, *props.AccessTierInferred)
+	}
+	if _, err := bb.SetTier(ctx, blob.AccessTierArchive, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bb.DownloadStream(ctx, nil); code(err) != "BlobArchived" {
+		t.Fatalf("read of an archived blob: %v", err)
+	}
+	if _, err := bb.SetTier(ctx, blob.AccessTierHot, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := download(t, bb.BlobClient(), nil); string(got) != "data" {
+		t.Fatalf("after rehydration %q", got)
+	}
+	if _, err := bb.SetTier(ctx, blob.AccessTierP10, nil); code(err) != "InvalidHeaderValue" {
+		t.Fatalf("page tier on a block blob: %v", err)
 	}
 }

@@ -848,6 +848,9 @@ func (s *Service) OpenBlob(ctx context.Context, container, name, snapshot string
 		}
 		n = end - off + 1
 	}
+	if b.Tier == "Archive" {
+		return b, nil, 0, 0, fmt.Errorf("blob %s/%s: %w", container, name, ErrBlobArchived)
+	}
 	var rc io.ReadCloser
 	if b.Type == PageBlob {
 		rc, err = s.openPages(ctx, b, off, n)

@@ -147,6 +147,10 @@ type Blob struct {
 	Copy         *CopyInfo         // set by Copy Blob, cleared by other content writes
 	Tags         map[string]string // blob index tags
 	Page         *PageState        // page blobs only
+	// Tier is the access tier Set Blob Tier stored ("" for the default,
+	// Hot, inferred); TierChanged is when.
+	Tier        string
+	TierChanged time.Time
 }
 
 // PageState is a page blob's layout: its content is cut into chunks of

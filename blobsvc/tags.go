@@ -86,3 +86,45 @@ func (s *Service) SetBlobTags(ctx context.Context, container, name string, tags 
 	b.Tags = tags
 	return s.meta.PutBlob(ctx, b, false)
 }
+
+// ErrInvalidTier: a tier this blob type cannot have (400
+// InvalidHeaderValue). ErrBlobArchived: reading an archived blob (409
+// BlobArchived).
+var (
+	ErrInvalidTier  = errors.New("invalid access tier")
+	ErrBlobArchived = errors.New("blob is archived")
+)
+
+// SetBlobTier stores the blob's access tier (Hot, Cool, Cold or Archive
+// for block blobs; P4 to P80 for page blobs). The tier is stored and
+// reported; an Archive blob refuses reads (409 BlobArchived) until it is
+// set to another tier, which here takes effect at once. The ETag stays.
+func (s *Service) SetBlobTier(ctx context.Context, container, name, tier, leaseID string) error {
+	if err := s.checkNames(ctx, container, name); err != nil {
+		return err
+	}
+	mu := s.stripe(container, name)
+	mu.Lock()
+	defer mu.Unlock()
+	b, err := s.committedBlob(ctx, container, name)
+	if err != nil {
+		return err
+	}
+	ok := false
+	switch b.Type {
+	case BlockBlob:
+		ok = tier == "Hot" || tier == "Cool" || tier == "Cold" || tier == "Archive"
+	case PageBlob:
+		for _, p := range []string{"P4", "P6", "P10", "P15", "P20", "P30", "P40", "P50", "P60", "P70", "P80"} {
+			ok = ok || tier == p
+		}
+	}
+	if !ok {
+		return fmt.Errorf("blob %s/%s (%s): tier %q: %w", container, name, b.Type, tier, ErrInvalidTier)
+	}
+	if err := checkWriteLease(b.Lease, leaseID, s.Now()); err != nil {
+		return fmt.Errorf("blob %s/%s: %w", container, name, err)
+	}
+	b.Tier, b.TierChanged = tier, s.Now()
+	return s.meta.PutBlob(ctx, b, false)
+}
