@@ -12,7 +12,7 @@ REST_FUZZ := FuzzParseRange FuzzParsePath FuzzSharedKey FuzzParseAttributes \
 # Fuzz targets of the SMB server: package:target.
 SMB_FUZZ  := smb:FuzzHeader smb:FuzzFrame smb:FuzzMatchPattern smb/ntlm:FuzzUnwrap smb/ntlm:FuzzNTLM
 # The Blob service's parsers run in the same package:target loop.
-SMB_FUZZ  += blob:FuzzParseBlockList blob:FuzzRangeHeader
+SMB_FUZZ  += blob:FuzzParseBlockList blob:FuzzRangeHeader blobsvc:FuzzMatchTags
 
 # Debian packages the tests drive: rsync (the mount's timestamp tests),
 # smbclient and impacket (real SMB clients).

@@ -31,7 +31,7 @@
 // # Not supported (answered with a documented error)
 //
 // Get Page Ranges with prevsnapshot, incremental copy, versions,
-// x-ms-if-tags and Find Blobs by Tags (an unknown comp: 400
+// Find Blobs by Tags (an unknown comp: 400
 // InvalidQueryParameterValue), SAS by stored access policy (storagehttp
 // refuses si; the policies are stored and returned), copies from another
 // account. Copy Blob within the account is synchronous (status

@@ -71,6 +71,8 @@ func toError(err error, forContainer bool) *storagehttp.Error {
 			return storagehttp.InvalidHeader("x-ms-lease-duration", "")
 		case errors.Is(err, blobsvc.ErrInvalidBreakPeriod):
 			return storagehttp.InvalidHeader("x-ms-lease-break-period", "")
+		case errors.Is(err, blobsvc.ErrInvalidTagsCondition):
+			return storagehttp.InvalidHeader("x-ms-if-tags", "")
 		case errors.Is(err, blobsvc.ErrInvalidLeaseAction):
 			return storagehttp.InvalidHeader("x-ms-lease-action", "")
 		}

@@ -767,6 +767,9 @@ func sourceConditions(h http.Header) (blobsvc.Conditions, error) {
 			src.Set(n, v)
 		}
 	}
+	if v := h.Get("x-ms-source-if-tags"); v != "" {
+		src.Set("x-ms-if-tags", v)
+	}
 	c, err := conditions(src)
 	var e *storagehttp.Error
 	if errors.As(err, &e) && len(e.Details) > 0 {

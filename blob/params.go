@@ -18,7 +18,7 @@ import (
 // If-Unmodified-Since. A date that is not an HTTP date is 400
 // InvalidHeaderValue.
 func conditions(h http.Header) (blobsvc.Conditions, error) {
-	c := blobsvc.Conditions{IfMatch: h.Get("If-Match"), IfNoneMatch: h.Get("If-None-Match")}
+	c := blobsvc.Conditions{IfMatch: h.Get("If-Match"), IfNoneMatch: h.Get("If-None-Match"), IfTags: h.Get("x-ms-if-tags")}
 	for _, d := range []struct {
 		name string
 		dst  **time.Time

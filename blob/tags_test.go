@@ -111,3 +111,36 @@ func TestSDKSetBlobTier(t *testing.T) {
 		t.Fatalf("page tier on a block blob: %v", err)
 	}
 }
+
+// TestSDKIfTags: x-ms-if-tags guards reads and writes by the blob's tags
+// (412 ConditionNotMet when false, 400 when malformed).
+func TestSDKIfTags(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	c := e.client(t)
+	if _, err := c.CreateContainer(ctx, "iftags", nil); err != nil {
+		t.Fatal(err)
+	}
+	bb := c.ServiceClient().NewContainerClient("iftags").NewBlockBlobClient("b")
+	if _, err := bb.UploadBuffer(ctx, []byte("x"), &blockblob.UploadBufferOptions{Tags: map[string]string{"state": "draft", "rev": "2"}}); err != nil {
+		t.Fatal(err)
+	}
+	when := func(expr string) *blob.AccessConditions {
+		return &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfTags: &expr}}
+	}
+	if _, err := bb.GetProperties(ctx, &blob.GetPropertiesOptions{AccessConditions: when(`"state" = 'draft' AND "rev" >= '2'`)}); err != nil {
+		t.Fatalf("matching read: %v", err)
+	}
+	if _, err := bb.GetProperties(ctx, &blob.GetPropertiesOptions{AccessConditions: when(`"state" = 'final'`)}); status(err) != 412 {
+		t.Fatalf("non-matching read: %v", err)
+	}
+	if _, err := bb.SetMetadata(ctx, nil, &blob.SetMetadataOptions{AccessConditions: when(`"state" = 'final'`)}); code(err) != "ConditionNotMet" {
+		t.Fatalf("non-matching write: %v", err)
+	}
+	if _, err := bb.UploadBuffer(ctx, []byte("y"), &blockblob.UploadBufferOptions{AccessConditions: when(`"state" = 'draft'`)}); err != nil {
+		t.Fatalf("matching overwrite: %v", err)
+	}
+	if _, err := bb.Delete(ctx, &blob.DeleteOptions{AccessConditions: when(`"state" = 'draft' AND`)}); code(err) != "InvalidHeaderValue" {
+		t.Fatalf("malformed expression: %v", err)
+	}
+}

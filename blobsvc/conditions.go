@@ -1,6 +1,7 @@
 package blobsvc
 
 import (
+	"fmt"
 	"strings"
 	"time"
 )
@@ -13,6 +14,26 @@ type Conditions struct {
 	IfNoneMatch       string
 	IfModifiedSince   *time.Time
 	IfUnmodifiedSince *time.Time
+	// IfTags is x-ms-if-tags, an expression over the blob's index tags
+	// (MatchTags); blob operations only.
+	IfTags string
+}
+
+// checkTags evaluates IfTags against an existing blob's tags: false is
+// ErrConditionNotMet (412), a malformed expression
+// ErrInvalidTagsCondition. A missing blob is not checked (as Azurite).
+func (c Conditions) checkTags(exists bool, tags map[string]string) error {
+	if c.IfTags == "" || !exists {
+		return nil
+	}
+	ok, err := MatchTags(c.IfTags, tags)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("x-ms-if-tags %s: %w", c.IfTags, ErrConditionNotMet)
+	}
+	return nil
 }
 
 // etagIn reports whether etag is in the header's list ("*" matches any).

@@ -559,6 +559,9 @@ func (s *Service) checkCommitList(old Blob, o WriteOptions) error {
 	if err := o.Cond.checkWrite(old.Committed, old.ETag, old.LastModified, true); err != nil {
 		return fmt.Errorf("blob %s/%s: %w", old.Container, old.Name, err)
 	}
+	if err := o.Cond.checkTags(old.Committed, old.Tags); err != nil {
+		return fmt.Errorf("blob %s/%s: %w", old.Container, old.Name, err)
+	}
 	if old.Committed && old.Type != BlockBlob {
 		return fmt.Errorf("blob %s/%s is a %s: %w", old.Container, old.Name, old.Type, ErrInvalidBlobType)
 	}
@@ -592,6 +595,9 @@ func (s *Service) checkWrite(b Blob, exists bool, o WriteOptions, kind writeKind
 		return fmt.Errorf("blob %s/%s: %w", b.Container, b.Name, ErrBlobExists)
 	}
 	if err := o.Cond.checkWrite(exists, b.ETag, b.LastModified, kind != writeUpdate); err != nil {
+		return fmt.Errorf("blob %s/%s: %w", b.Container, b.Name, err)
+	}
+	if err := o.Cond.checkTags(exists, b.Tags); err != nil {
 		return fmt.Errorf("blob %s/%s: %w", b.Container, b.Name, err)
 	}
 	if !hasRow(b) {
@@ -806,6 +812,9 @@ func (s *Service) GetBlob(ctx context.Context, container, name, snapshot, leaseI
 	if err := cond.checkRead(ok, b.ETag, b.LastModified); err != nil {
 		return b, fmt.Errorf("blob %s/%s: %w", container, name, err)
 	}
+	if err := cond.checkTags(ok, b.Tags); err != nil {
+		return b, fmt.Errorf("blob %s/%s: %w", container, name, err)
+	}
 	if !ok {
 		return Blob{}, fmt.Errorf("blob %s/%s: %w", container, name, ErrBlobNotFound)
 	}
@@ -986,6 +995,9 @@ func (s *Service) LeaseBlob(ctx context.Context, container, name string, req Lea
 		return Blob{}, LeaseResult{}, err
 	}
 	if err := cond.checkWrite(b.Committed, b.ETag, b.LastModified, false); err != nil {
+		return Blob{}, LeaseResult{}, fmt.Errorf("blob %s/%s: %w", container, name, err)
+	}
+	if err := cond.checkTags(b.Committed, b.Tags); err != nil {
 		return Blob{}, LeaseResult{}, fmt.Errorf("blob %s/%s: %w", container, name, err)
 	}
 	now := s.Now()

@@ -80,6 +80,9 @@ func (s *Service) SetBlobTags(ctx context.Context, container, name string, tags 
 	if err := cond.checkWrite(true, b.ETag, b.LastModified, false); err != nil {
 		return fmt.Errorf("blob %s/%s: %w", container, name, err)
 	}
+	if err := cond.checkTags(true, b.Tags); err != nil {
+		return fmt.Errorf("blob %s/%s: %w", container, name, err)
+	}
 	if err := checkWriteLease(b.Lease, leaseID, s.Now()); err != nil {
 		return fmt.Errorf("blob %s/%s: %w", container, name, err)
 	}
