@@ -101,6 +101,8 @@ func (s *Server) routeTable() []route {
 		{name: "ListContainers", scope: scopeService, method: "GET", comp: "list", perm: "l", rtype: 's', h: s.listContainers},
 		{name: "GetServiceProperties", scope: scopeService, method: "GET", restype: "service", comp: "properties", perm: "r", rtype: 's', h: s.getServiceProperties},
 		{name: "SetServiceProperties", scope: scopeService, method: "PUT", restype: "service", comp: "properties", perm: "w", rtype: 's', h: s.setServiceProperties},
+		{name: "FindBlobsByTags", scope: scopeService, method: "GET", comp: "blobs", perm: "f", rtype: 's', h: s.findBlobsByTags},
+		{name: "FindBlobsByTagsInContainer", scope: scopeContainer, method: "GET", restype: "container", comp: "blobs", perm: "f", rtype: 'c', sasPerm: "f", h: s.findBlobsByTags},
 		{name: "GetAccountInfo", scope: scopeService, method: "GET", restype: "account", comp: "properties", perm: "rwdlacup", rtype: 's', sasPerm: "racwdl", h: s.getAccountInfo},
 		{name: "GetAccountInfo", scope: scopeService, method: "HEAD", restype: "account", comp: "properties", perm: "rwdlacup", rtype: 's', sasPerm: "racwdl", h: s.getAccountInfo},
 

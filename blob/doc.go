@@ -30,9 +30,8 @@
 //
 // # Not supported (answered with a documented error)
 //
-// Get Page Ranges with prevsnapshot, incremental copy, versions,
-// Find Blobs by Tags (an unknown comp: 400
-// InvalidQueryParameterValue), SAS by stored access policy (storagehttp
+// Get Page Ranges with prevsnapshot, incremental copy, versions (an
+// unknown comp: 400 InvalidQueryParameterValue), SAS by stored access policy (storagehttp
 // refuses si; the policies are stored and returned), copies from another
 // account. Copy Blob within the account is synchronous (status
 // success at once), so Abort Copy Blob answers 409 NoPendingCopyOperation.

@@ -1017,3 +1017,32 @@ func (s *Server) setBlobTier(w http.ResponseWriter, c *call) error {
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
+
+// findBlobsByTags is Find Blobs by Tags, on the account (every
+// container) or on one container.
+func (s *Server) findBlobsByTags(w http.ResponseWriter, c *call) error {
+	where := c.q.Get("where")
+	if where == "" {
+		return storagehttp.MissingQuery("where")
+	}
+	limit, err := maxResults(c.q)
+	if err != nil {
+		return err
+	}
+	container := ""
+	if c.path.scope == scopeContainer {
+		container = c.path.container
+	}
+	found, next, err := s.svc.FindBlobsByTags(c.r.Context(), container, where, c.q.Get("marker"), limit)
+	if errors.Is(err, blobsvc.ErrInvalidTagsCondition) {
+		return storagehttp.InvalidQuery("where", where, err.Error())
+	}
+	if err != nil {
+		return err
+	}
+	out := findBlobsXML{ServiceEndpoint: s.endpoint(c.r), Where: where, NextMarker: next, Blobs: []foundBlobXML{}}
+	for _, b := range found {
+		out.Blobs = append(out.Blobs, foundBlobXML{Name: b.Name, ContainerName: b.Container, Tags: toTagsXML(b.Tags)})
+	}
+	return storagehttp.WriteXML(w, http.StatusOK, out)
+}

@@ -2,8 +2,12 @@ package blob_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
@@ -142,5 +146,56 @@ func TestSDKIfTags(t *testing.T) {
 	}
 	if _, err := bb.Delete(ctx, &blob.DeleteOptions{AccessConditions: when(`"state" = 'draft' AND`)}); code(err) != "InvalidHeaderValue" {
 		t.Fatalf("malformed expression: %v", err)
+	}
+}
+
+// TestSDKFindBlobsByTags: Find Blobs by Tags over the account and in one
+// container, with @container, paging by marker, and a malformed where.
+func TestSDKFindBlobsByTags(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	c := e.client(t)
+	for _, ct := range []string{"one", "two"} {
+		if _, err := c.CreateContainer(ctx, ct, nil); err != nil {
+			t.Fatal(err)
+		}
+		for i, state := range []string{"draft", "final", "draft"} {
+			if _, err := c.UploadBuffer(ctx, ct, fmt.Sprint("doc", i), []byte("x"), &blockblob.UploadBufferOptions{Tags: map[string]string{"state": state}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	names := func(items []*service.FilterBlobItem) string {
+		var out []string
+		for _, it := range items {
+			out = append(out, *it.ContainerName+"/"+*it.Name)
+		}
+		return strings.Join(out, " ")
+	}
+	resp, err := c.ServiceClient().FilterBlobs(ctx, `"state" = 'draft'`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(resp.Blobs); got != "one/doc0 one/doc2 two/doc0 two/doc2" {
+		t.Fatalf("found %q", got)
+	}
+	resp, _ = c.ServiceClient().FilterBlobs(ctx, `"@container" = 'two' AND "state" = 'final'`, nil)
+	if got := names(resp.Blobs); got != "two/doc1" {
+		t.Fatalf("with @container: %q", got)
+	}
+	page, err := c.ServiceClient().FilterBlobs(ctx, `"state" = 'draft'`, &service.FilterBlobsOptions{MaxResults: to.Ptr(int32(3))})
+	if err != nil || len(page.Blobs) != 3 || page.NextMarker == nil || *page.NextMarker == "" {
+		t.Fatalf("first page: %v %d", err, len(page.Blobs))
+	}
+	rest, err := c.ServiceClient().FilterBlobs(ctx, `"state" = 'draft'`, &service.FilterBlobsOptions{Marker: page.NextMarker})
+	if err != nil || names(rest.Blobs) != "two/doc2" {
+		t.Fatalf("second page: %v %q", err, names(rest.Blobs))
+	}
+	cresp, err := c.ServiceClient().NewContainerClient("one").FilterBlobs(ctx, `"state" = 'final'`, nil)
+	if err != nil || len(cresp.Blobs) != 1 || *cresp.Blobs[0].Name != "doc1" {
+		t.Fatalf("in a container: %v %+v", err, cresp.Blobs)
+	}
+	if _, err := c.ServiceClient().FilterBlobs(ctx, `"state" = `, nil); code(err) != "InvalidQueryParameterValue" {
+		t.Fatalf("malformed where: %v", err)
 	}
 }

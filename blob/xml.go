@@ -235,3 +235,18 @@ func toTagsXML(tags map[string]string) *tagsXML {
 	}
 	return out
 }
+
+// findBlobsXML is Find Blobs by Tags' body.
+type findBlobsXML struct {
+	XMLName         xml.Name       `xml:"EnumerationResults"`
+	ServiceEndpoint string         `xml:"ServiceEndpoint,attr"`
+	Where           string         `xml:"Where"`
+	Blobs           []foundBlobXML `xml:"Blobs>Blob"`
+	NextMarker      string         `xml:"NextMarker"`
+}
+
+type foundBlobXML struct {
+	Name          string   `xml:"Name"`
+	ContainerName string   `xml:"ContainerName"`
+	Tags          *tagsXML `xml:"Tags"`
+}

@@ -1,6 +1,7 @@
 package blobsvc
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -150,4 +151,85 @@ func (p *tagParser) factor() (bool, error) {
 	default:
 		return have <= val, nil
 	}
+}
+
+// TaggedBlob is one Find Blobs by Tags result.
+type TaggedBlob struct {
+	Container, Name string
+	Tags            map[string]string
+}
+
+// FindBlobsByTags returns up to max committed blobs (in container, then
+// name order) whose tags match where; container "" searches every
+// container. In where, "@container" names the container. The marker is
+// "container/name" of the next result.
+func (s *Service) FindBlobsByTags(ctx context.Context, container, where, marker string, max int) ([]TaggedBlob, string, error) {
+	if _, err := MatchTags(where, nil); err != nil {
+		return nil, "", err
+	}
+	var containers []string
+	if container != "" {
+		if _, err := s.GetContainer(ctx, container, ""); err != nil {
+			return nil, "", err
+		}
+		containers = []string{container}
+	} else {
+		from := ""
+		for {
+			cs, err := s.meta.ListContainers(ctx, "", from, listBatch)
+			if err != nil {
+				return nil, "", err
+			}
+			for _, c := range cs {
+				containers = append(containers, c.Name)
+			}
+			if len(cs) < listBatch {
+				break
+			}
+			from = cs[len(cs)-1].Name + "\x00"
+		}
+	}
+	mc, mn, _ := strings.Cut(marker, "/")
+	var out []TaggedBlob
+	for _, c := range containers {
+		if c < mc {
+			continue
+		}
+		from := ""
+		if c == mc {
+			from = mn
+		}
+		for {
+			rows, err := s.meta.ListBlobs(ctx, c, "", from, listBatch)
+			if err != nil {
+				return nil, "", err
+			}
+			for _, b := range rows {
+				if !b.Committed || len(b.Tags) == 0 {
+					continue
+				}
+				tags := make(map[string]string, len(b.Tags)+1)
+				for k, v := range b.Tags {
+					tags[k] = v
+				}
+				tags["@container"] = c
+				ok, err := MatchTags(where, tags)
+				if err != nil {
+					return nil, "", err
+				}
+				if !ok {
+					continue
+				}
+				if len(out) == max {
+					return out, c + "/" + b.Name, nil
+				}
+				out = append(out, TaggedBlob{Container: c, Name: b.Name, Tags: b.Tags})
+			}
+			if len(rows) < listBatch {
+				break
+			}
+			from = rows[len(rows)-1].Name + "\x00"
+		}
+	}
+	return out, "", nil
 }
