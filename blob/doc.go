@@ -28,11 +28,14 @@
 // response. Nothing holds a whole blob in memory (x-ms-range-get-content-md5
 // reads its at most 4 MiB range once).
 //
-// # Not supported (answered with a documented error)
+// # Not supported (answered with a documented error, never a wrong success)
 //
-// Get Page Ranges with prevsnapshot, incremental copy, versions (an
-// unknown comp: 400 InvalidQueryParameterValue), SAS by stored access policy (storagehttp
-// refuses si; the policies are stored and returned), copies from another
-// account. Copy Blob within the account is synchronous (status
-// success at once), so Abort Copy Blob answers 409 NoPendingCopyOperation.
+// Get Page Ranges with prevsnapshot, incremental copy, versions (400
+// InvalidQueryParameterValue); Put Block, Append Block and Put Page From
+// URL (400 InvalidHeaderValue on x-ms-copy-source: their empty body must
+// not pass for the plain operation); copies from another account (400
+// CannotVerifyCopySource); SAS by stored access policy (storagehttp
+// refuses si; the policies are stored and returned). Copy Blob within the
+// account is synchronous (status success at once), so Abort Copy Blob
+// answers 409 NoPendingCopyOperation.
 package blob

@@ -438,7 +438,22 @@ func (s *Server) putBlob(w http.ResponseWriter, c *call) error {
 	return nil
 }
 
+// fromURLUnsupported refuses Put Block / Append Block / Put Page From
+// URL (the same comp with x-ms-copy-source): their body is empty, and
+// treating them as the plain operation would write nothing and succeed.
+func fromURLUnsupported(h http.Header) error {
+	if v := h.Get("x-ms-copy-source"); v != "" {
+		return storagehttp.NewError(http.StatusBadRequest, storagehttp.CodeInvalidHeaderValue,
+			"Operations from a URL (x-ms-copy-source) are supported by Copy Blob only on this server.",
+			storagehttp.Detail{Name: "HeaderName", Value: "x-ms-copy-source"}, storagehttp.Detail{Name: "HeaderValue", Value: v})
+	}
+	return nil
+}
+
 func (s *Server) putBlock(w http.ResponseWriter, c *call) error {
+	if err := fromURLUnsupported(c.r.Header); err != nil {
+		return err
+	}
 	id := c.q.Get("blockid")
 	if id == "" {
 		return storagehttp.MissingQuery("blockid")
@@ -883,6 +898,12 @@ func optionalInt64Header(h http.Header, name string) (*int64, error) {
 const maxAppendBlock = 100 << 20
 
 func (s *Server) appendBlock(w http.ResponseWriter, c *call) error {
+	if err := fromURLUnsupported(c.r.Header); err != nil {
+		return err
+	}
+	if c.r.ContentLength == 0 {
+		return storagehttp.InvalidHeader("Content-Length", "0")
+	}
 	if c.r.ContentLength > maxAppendBlock {
 		return storagehttp.NewError(http.StatusRequestEntityTooLarge, storagehttp.CodeRequestBodyTooLarge,
 			"The request body is too large and exceeds the maximum permissible limit.")

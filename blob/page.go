@@ -85,6 +85,9 @@ func pageRange(h http.Header, required bool) (*blobsvc.Range, error) {
 }
 
 func (s *Server) putPage(w http.ResponseWriter, c *call) error {
+	if err := fromURLUnsupported(c.r.Header); err != nil {
+		return err
+	}
 	h := c.r.Header
 	action := strings.ToLower(h.Get("x-ms-page-write"))
 	if action != "update" && action != "clear" {
