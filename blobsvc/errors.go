@@ -66,3 +66,8 @@ var (
 // (503 ServerBusy; clients retry). Stores classify their driver's busy
 // errors into it.
 var ErrServerBusy = errors.New("metadata store busy")
+
+// ErrContentMismatch: the content store holds another length than the
+// blob's metadata row records (only a crash between the two writes of a
+// commit leaves this; 500).
+var ErrContentMismatch = errors.New("content and metadata disagree")

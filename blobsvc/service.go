@@ -864,7 +864,14 @@ func (s *Service) OpenBlob(ctx context.Context, container, name, snapshot string
 	if b.Type == PageBlob {
 		rc, err = s.openPages(ctx, b, off, n)
 	} else {
-		rc, _, err = s.content.ReadRange(ctx, b.ContentKey, off, n)
+		var info blobstore.Info
+		rc, info, err = s.content.ReadRange(ctx, b.ContentKey, off, n)
+		if err == nil && info.Size != b.Size {
+			// Only a crash between a content commit and its metadata row
+			// leaves them apart; serving either would be a lie.
+			rc.Close()
+			err = fmt.Errorf("content is %d bytes, metadata says %d: %w", info.Size, b.Size, ErrContentMismatch)
+		}
 	}
 	if err != nil {
 		return b, nil, 0, 0, fmt.Errorf("blob %s/%s: read: %w", container, name, err)
