@@ -9,6 +9,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 )
 
@@ -54,6 +55,16 @@ func TestSDKCopyBlob(t *testing.T) {
 	if *props.ContentType != "text/plain" || props.Metadata["Origin"] == nil && props.Metadata["origin"] == nil ||
 		props.CopyStatus == nil || *props.CopyStatus != blob.CopyStatusTypeSuccess || *props.CopyID != *resp.CopyID {
 		t.Fatalf("copied properties: type %v md %v status %v", *props.ContentType, props.Metadata, props.CopyStatus)
+	}
+
+	// include=copy lists the copy's properties.
+	listed, err := c.ServiceClient().NewContainerClient("dst").NewListBlobsFlatPager(&container.ListBlobsFlatOptions{
+		Include: container.ListBlobsInclude{Copy: true}}).NextPage(ctx)
+	if err != nil || len(listed.Segment.BlobItems) != 1 {
+		t.Fatalf("listing with include=copy: %v", err)
+	}
+	if lp := listed.Segment.BlobItems[0].Properties; lp.CopyID == nil || *lp.CopyID != *resp.CopyID || *lp.CopyStatus != blob.CopyStatusTypeSuccess {
+		t.Fatalf("copy properties in the listing: %+v", lp)
 	}
 
 	// Synchronous Copy Blob From URL with new metadata.

@@ -296,6 +296,11 @@ func (s *Server) listBlobs(w http.ResponseWriter, c *call) error {
 			x.Metadata = storagehttp.NewMetadataXML(md)
 		}
 		x.Properties.TagCount = len(b.Tags)
+		if cp := b.Copy; cp != nil && inc["copy"] {
+			x.Properties.CopyID, x.Properties.CopyStatus, x.Properties.CopySource = cp.ID, "success", cp.Source
+			x.Properties.CopyProgress = fmt.Sprintf("%d/%d", cp.Size, cp.Size)
+			x.Properties.CopyCompletionTime = httpTime(cp.Completed)
+		}
 		if inc["tags"] && len(b.Tags) > 0 {
 			x.Tags = toTagsXML(b.Tags)
 		}

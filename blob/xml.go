@@ -191,6 +191,12 @@ type blobPropsXML struct {
 	LeaseDuration      string `xml:"LeaseDuration,omitempty"`
 	ServerEncrypted    bool   `xml:"ServerEncrypted"`
 	TagCount           int    `xml:"TagCount,omitempty"`
+	// include=copy
+	CopyID             string `xml:"CopyId,omitempty"`
+	CopyStatus         string `xml:"CopyStatus,omitempty"`
+	CopySource         string `xml:"CopySource,omitempty"`
+	CopyProgress       string `xml:"CopyProgress,omitempty"`
+	CopyCompletionTime string `xml:"CopyCompletionTime,omitempty"`
 }
 
 func b64(b []byte) string {
