@@ -30,7 +30,7 @@
 //
 // # Not supported (answered with a documented error, never a wrong success)
 //
-// Get Page Ranges with prevsnapshot, incremental copy, versions (400
+// Get Page Ranges with prevsnapshoturl, incremental copy, versions (400
 // InvalidQueryParameterValue); Put Block, Append Block and Put Page From
 // URL (400 InvalidHeaderValue on x-ms-copy-source: their empty body must
 // not pass for the plain operation); copies from another account (400

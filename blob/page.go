@@ -16,13 +16,14 @@ import (
 
 // pageListXML is Get Page Ranges' body.
 type pageListXML struct {
-	XMLName xml.Name       `xml:"PageList"`
-	Ranges  []pageRangeXML `xml:"PageRange"`
+	XMLName xml.Name `xml:"PageList"`
+	Items   []any    // PageRange and ClearRange elements
 }
 
 type pageRangeXML struct {
-	Start int64 `xml:"Start"`
-	End   int64 `xml:"End"`
+	XMLName xml.Name
+	Start   int64 `xml:"Start"`
+	End     int64 `xml:"End"`
 }
 
 // sequenceNumber reads x-ms-blob-sequence-number (0 to 2^63-1); absent →
@@ -131,8 +132,8 @@ func (s *Server) putPage(w http.ResponseWriter, c *call) error {
 }
 
 func (s *Server) getPageRanges(w http.ResponseWriter, c *call) error {
-	if c.q.Has("prevsnapshot") {
-		return storagehttp.InvalidQuery("prevsnapshot", c.q.Get("prevsnapshot"), "page range differences are not supported")
+	if c.q.Has("prevsnapshoturl") {
+		return storagehttp.InvalidQuery("prevsnapshoturl", c.q.Get("prevsnapshoturl"), "managed-disk differences are not supported")
 	}
 	rng, err := pageRange(c.r.Header, false)
 	if err != nil {
@@ -150,13 +151,34 @@ func (s *Server) getPageRanges(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	b, ranges, err := s.svc.PageRanges(c.r.Context(), c.path.container, c.path.blob, c.q.Get("snapshot"), leaseID, cond, from, to)
-	if err != nil {
-		return err
-	}
-	out := pageListXML{Ranges: []pageRangeXML{}}
-	for _, r := range ranges {
-		out.Ranges = append(out.Ranges, pageRangeXML{Start: r.Start, End: r.End})
+	out := pageListXML{Items: []any{}}
+	var b blobsvc.Blob
+	if prev := c.q.Get("prevsnapshot"); prev != "" {
+		var changed, cleared []blobsvc.PageRange
+		b, changed, cleared, err = s.svc.PageRangesDiff(c.r.Context(), c.path.container, c.path.blob, c.q.Get("snapshot"), prev, leaseID, cond, from, to)
+		if err != nil {
+			return err
+		}
+		// Both kinds in one list ordered by start, as Azure sends them.
+		i, j := 0, 0
+		for i < len(changed) || j < len(cleared) {
+			if j == len(cleared) || i < len(changed) && changed[i].Start < cleared[j].Start {
+				out.Items = append(out.Items, pageRangeXML{XMLName: xml.Name{Local: "PageRange"}, Start: changed[i].Start, End: changed[i].End})
+				i++
+			} else {
+				out.Items = append(out.Items, pageRangeXML{XMLName: xml.Name{Local: "ClearRange"}, Start: cleared[j].Start, End: cleared[j].End})
+				j++
+			}
+		}
+	} else {
+		var ranges []blobsvc.PageRange
+		b, ranges, err = s.svc.PageRanges(c.r.Context(), c.path.container, c.path.blob, c.q.Get("snapshot"), leaseID, cond, from, to)
+		if err != nil {
+			return err
+		}
+		for _, r := range ranges {
+			out.Items = append(out.Items, pageRangeXML{XMLName: xml.Name{Local: "PageRange"}, Start: r.Start, End: r.End})
+		}
 	}
 	w.Header().Set("ETag", b.ETag)
 	w.Header().Set("Last-Modified", httpTime(b.LastModified))

@@ -3,6 +3,8 @@ package blob_test
 import (
 	"bytes"
 	"context"
+	"io"
+	"strings"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
@@ -115,5 +117,54 @@ func TestSDKPageBlobs(t *testing.T) {
 	}
 	if _, err := c.ServiceClient().NewContainerClient("disks").NewPageBlobClient("block").ClearPages(ctx, blob.HTTPRange{Offset: 0, Count: 512}, nil); code(err) != "InvalidBlobType" {
 		t.Fatalf("page write to a block blob: %v", err)
+	}
+}
+
+// TestSDKPageRangesDiff: Get Page Ranges with prevsnapshot reports the
+// pages written since the snapshot as PageRange and the pages cleared
+// since as ClearRange.
+func TestSDKPageRangesDiff(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	c := e.client(t)
+	if _, err := c.CreateContainer(ctx, "diffs", nil); err != nil {
+		t.Fatal(err)
+	}
+	pb := c.ServiceClient().NewContainerClient("diffs").NewPageBlobClient("d")
+	if _, err := pb.Create(ctx, 16384, nil); err != nil {
+		t.Fatal(err)
+	}
+	page := func(b byte) io.ReadSeekCloser { return rsc(bytes.Repeat([]byte{b}, 512)) }
+	for _, off := range []int64{0, 2048, 4096} {
+		if _, err := pb.UploadPages(ctx, page('x'), blob.HTTPRange{Offset: off, Count: 512}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, err := pb.CreateSnapshot(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pb.UploadPages(ctx, page('y'), blob.HTTPRange{Offset: 2048, Count: 512}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pb.UploadPages(ctx, page('z'), blob.HTTPRange{Offset: 8192, Count: 512}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pb.ClearPages(ctx, blob.HTTPRange{Offset: 4096, Count: 512}, nil); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := pb.NewGetPageRangesDiffPager(&pageblob.GetPageRangesDiffOptions{PrevSnapshot: snap.Snapshot}).NextPage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changed, cleared []string
+	for _, r := range resp.PageList.PageRange {
+		changed = append(changed, itoa(*r.Start)+"-"+itoa(*r.End))
+	}
+	for _, r := range resp.PageList.ClearRange {
+		cleared = append(cleared, itoa(*r.Start)+"-"+itoa(*r.End))
+	}
+	if got := strings.Join(changed, " ") + " | " + strings.Join(cleared, " "); got != "2048-2559 8192-8703 | 4096-4607" {
+		t.Fatalf("diff %q", got)
 	}
 }
