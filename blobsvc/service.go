@@ -324,7 +324,8 @@ type WriteOptions struct {
 	page   *PageState
 }
 
-// checkNames validates both names and that the container exists.
+// checkNames validates the container and blob names (existence is the
+// callers' to check, with the rows they read).
 func (s *Service) checkNames(ctx context.Context, container, name string) error {
 	if err := ValidContainerName(container); err != nil {
 		return err
