@@ -12,13 +12,36 @@ import (
 
 // authenticators is the Blob service's chain: SharedKey and SharedKey
 // Lite with the Blob/Queue strings-to-sign, account SAS with 'b' in ss,
-// and blob service SAS (sr=c and sr=b).
-func authenticators(sg storagehttp.Signer) []storagehttp.Authenticator {
+// blob service SAS (sr=c and sr=b, with stored access policies), and
+// unsigned requests last.
+func (s *Server) authenticators(sg storagehttp.Signer) []storagehttp.Authenticator {
 	return []storagehttp.Authenticator{
 		storagehttp.SharedKey{Signer: sg, StringToSign: storagehttp.StringToSign, LiteStringToSign: storagehttp.LiteStringToSign},
-		storagehttp.SAS{Signer: sg, Service: 'b', ServiceStringToSign: blobServiceSAS},
+		storagehttp.SAS{Signer: sg, Service: 'b', ServiceStringToSign: blobServiceSAS, StoredPolicy: s.storedPolicy},
 		anonymous{},
 	}
+}
+
+// storedPolicy resolves a service SAS's si from the ACL of the container
+// the request addresses (Set Container ACL).
+func (s *Server) storedPolicy(r *http.Request, id string) (storagehttp.StoredPolicy, bool) {
+	p, err := parsePath(r.URL.EscapedPath())
+	if err != nil || p.container == "" {
+		return storagehttp.StoredPolicy{}, false
+	}
+	if p.scope == scopeContainer && r.URL.Query().Get("restype") != "container" {
+		p.container = "$root"
+	}
+	ct, err := s.svc.GetContainer(r.Context(), p.container, "")
+	if err != nil {
+		return storagehttp.StoredPolicy{}, false
+	}
+	for _, pol := range ct.ACL {
+		if pol.ID == id {
+			return storagehttp.StoredPolicy{Start: pol.Start, Expiry: pol.Expiry, Permission: pol.Permission}, true
+		}
+	}
+	return storagehttp.StoredPolicy{}, false
 }
 
 // anonymousResource marks the grant of an unsigned request: it may only

@@ -34,8 +34,7 @@
 // InvalidQueryParameterValue); Put Block, Append Block and Put Page From
 // URL (400 InvalidHeaderValue on x-ms-copy-source: their empty body must
 // not pass for the plain operation); copies from another account (400
-// CannotVerifyCopySource); SAS by stored access policy (storagehttp
-// refuses si; the policies are stored and returned). Copy Blob within the
+// CannotVerifyCopySource). Copy Blob within the
 // account is synchronous (status success at once), so Abort Copy Blob
 // answers 409 NoPendingCopyOperation.
 package blob

@@ -8,6 +8,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
@@ -129,5 +130,72 @@ func TestSharedKeyLite(t *testing.T) {
 	}
 	if st := send(func(r *http.Request) string { return sg.Sign(storagehttp.LiteStringToSign(blobsrv.DevAccount, r)) }); st != 201 {
 		t.Fatalf("SharedKeyLite: %d", st)
+	}
+}
+
+// TestSASStoredPolicy: a service SAS naming a stored access policy (si)
+// takes its permissions and expiry from the container's ACL; an unknown
+// policy, an expired one, or a field in both SAS and policy is refused.
+func TestSASStoredPolicy(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	owner := e.client(t)
+	if _, err := owner.CreateContainer(ctx, "pol", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := owner.UploadBuffer(ctx, "pol", "doc", []byte("hi"), nil); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	cc := owner.ServiceClient().NewContainerClient("pol")
+	if _, err := cc.SetAccessPolicy(ctx, &container.SetAccessPolicyOptions{ContainerACL: []*container.SignedIdentifier{
+		{ID: to.Ptr("readers"), AccessPolicy: &container.AccessPolicy{Expiry: to.Ptr(now.Add(time.Hour)), Permission: to.Ptr("rl")}},
+		{ID: to.Ptr("old"), AccessPolicy: &container.AccessPolicy{Expiry: to.Ptr(now.Add(-time.Hour)), Permission: to.Ptr("r")}},
+		{ID: to.Ptr("open"), AccessPolicy: &container.AccessPolicy{Permission: to.Ptr("r")}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	cred, err := azblob.NewSharedKeyCredential(blobsrv.DevAccount, blobsrv.DevKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := func(v sas.BlobSignatureValues) *container.Client {
+		t.Helper()
+		v.Protocol, v.ContainerName = sas.ProtocolHTTPSandHTTP, "pol"
+		qp, err := v.SignWithSharedKey(cred)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := container.NewClientWithNoCredential(e.URL+"/pol?"+qp.Encode(), &container.ClientOptions{ClientOptions: noRetry})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	readers := client(sas.BlobSignatureValues{Identifier: "readers"})
+	if _, err := readers.NewBlobClient("doc").GetProperties(ctx, nil); err != nil {
+		t.Fatalf("read under the policy: %v", err)
+	}
+	if _, err := readers.NewListBlobsFlatPager(nil).NextPage(ctx); err != nil {
+		t.Fatalf("list under the policy: %v", err)
+	}
+	if _, err := readers.NewBlockBlobClient("new").UploadBuffer(ctx, []byte("x"), nil); code(err) != "AuthorizationPermissionMismatch" {
+		t.Fatalf("write under a read policy: %v", err)
+	}
+	if _, err := client(sas.BlobSignatureValues{Identifier: "old"}).NewBlobClient("doc").GetProperties(ctx, nil); status(err) != http.StatusForbidden {
+		t.Fatalf("expired policy: %v", err)
+	}
+	if _, err := client(sas.BlobSignatureValues{Identifier: "nosuch"}).NewBlobClient("doc").GetProperties(ctx, nil); status(err) != http.StatusForbidden {
+		t.Fatalf("unknown policy: %v", err)
+	}
+	// The policy without an expiry: the SAS brings it.
+	withExpiry := client(sas.BlobSignatureValues{Identifier: "open", ExpiryTime: now.Add(time.Hour)})
+	if _, err := withExpiry.NewBlobClient("doc").GetProperties(ctx, nil); err != nil {
+		t.Fatalf("policy plus the SAS's expiry: %v", err)
+	}
+	// A field in both: refused.
+	both := client(sas.BlobSignatureValues{Identifier: "readers", ExpiryTime: now.Add(time.Hour)})
+	if _, err := both.NewBlobClient("doc").GetProperties(ctx, nil); status(err) != http.StatusForbidden {
+		t.Fatalf("expiry in both SAS and policy: %v", err)
 	}
 }
