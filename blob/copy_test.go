@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/appendblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 )
@@ -183,5 +185,47 @@ func TestRangeContentMD5(t *testing.T) {
 	}
 	if st, code, _ := rawRequest(t, e, "GET", "/md5s/b", map[string]string{"x-ms-range-get-content-md5": "true"}, ""); st != 400 || code != "OutOfRangeInput" {
 		t.Fatalf("md5 without a range: %d %s", st, code)
+	}
+}
+
+// TestSDKFromURL: Put Block From URL (with a source range) and Append
+// Block From URL copy bytes of another blob of the account.
+func TestSDKFromURL(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	c := e.client(t)
+	if _, err := c.CreateContainer(ctx, "urls", nil); err != nil {
+		t.Fatal(err)
+	}
+	cc := c.ServiceClient().NewContainerClient("urls")
+	src := cc.NewBlockBlobClient("src")
+	if _, err := src.UploadBuffer(ctx, []byte("0123456789"), nil); err != nil {
+		t.Fatal(err)
+	}
+	dst := cc.NewBlockBlobClient("dst")
+	if _, err := dst.StageBlockFromURL(ctx, blockID(0), src.URL(), &blockblob.StageBlockFromURLOptions{Range: blob.HTTPRange{Offset: 2, Count: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dst.StageBlockFromURL(ctx, blockID(1), src.URL(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dst.CommitBlockList(ctx, []string{blockID(0), blockID(1)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := download(t, dst.BlobClient(), nil); string(got) != "2340123456789" {
+		t.Fatalf("blocks from URL: %q", got)
+	}
+	ab := cc.NewAppendBlobClient("log")
+	if _, err := ab.Create(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ab.AppendBlockFromURL(ctx, src.URL(), &appendblob.AppendBlockFromURLOptions{Range: blob.HTTPRange{Offset: 8, Count: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := download(t, ab.BlobClient(), nil); string(got) != "89" {
+		t.Fatalf("append from URL: %q", got)
+	}
+	if _, err := dst.StageBlockFromURL(ctx, blockID(2), e.URL+"/urls/missing", nil); code(err) != "BlobNotFound" {
+		t.Fatalf("missing source: %v", err)
 	}
 }

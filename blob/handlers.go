@@ -443,9 +443,9 @@ func (s *Server) putBlob(w http.ResponseWriter, c *call) error {
 	return nil
 }
 
-// fromURLUnsupported refuses Put Block / Append Block / Put Page From
-// URL (the same comp with x-ms-copy-source): their body is empty, and
-// treating them as the plain operation would write nothing and succeed.
+// fromURLUnsupported refuses Put Page From URL (comp=page with
+// x-ms-copy-source): its body is empty, and treating it as the plain
+// operation would write nothing and succeed.
 func fromURLUnsupported(h http.Header) error {
 	if v := h.Get("x-ms-copy-source"); v != "" {
 		return storagehttp.NewError(http.StatusBadRequest, storagehttp.CodeInvalidHeaderValue,
@@ -456,8 +456,14 @@ func fromURLUnsupported(h http.Header) error {
 }
 
 func (s *Server) putBlock(w http.ResponseWriter, c *call) error {
-	if err := fromURLUnsupported(c.r.Header); err != nil {
-		return err
+	body := io.Reader(c.r.Body)
+	if c.r.Header.Get("x-ms-copy-source") != "" { // Put Block From URL
+		rc, err := s.openSource(c)
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		body = rc
 	}
 	id := c.q.Get("blockid")
 	if id == "" {
@@ -471,7 +477,7 @@ func (s *Server) putBlock(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	if err := s.svc.StageBlock(c.r.Context(), c.path.container, c.path.blob, id, c.r.Body, sum, leaseID); err != nil {
+	if err := s.svc.StageBlock(c.r.Context(), c.path.container, c.path.blob, id, body, sum, leaseID); err != nil {
 		return err
 	}
 	if sum != nil {
@@ -802,23 +808,7 @@ func sourceConditions(h http.Header) (blobsvc.Conditions, error) {
 // are synchronous here, for a source in this account addressed
 // path-style (http://host/<account>/<container>/<blob>).
 func (s *Server) copyBlob(w http.ResponseWriter, c *call) error {
-	raw := c.r.Header.Get("x-ms-copy-source")
-	u, err := url.Parse(raw)
-	if err != nil {
-		return storagehttp.InvalidHeader("x-ms-copy-source", raw)
-	}
-	p, err := parsePath(u.EscapedPath())
-	if err != nil || p.scope != scopeBlob {
-		return storagehttp.InvalidHeader("x-ms-copy-source", raw)
-	}
-	if p.account != s.account {
-		return storagehttp.NewError(http.StatusBadRequest, "CannotVerifyCopySource",
-			"Copies from another account are not supported by this server.")
-	}
-	if u.Query().Has("versionid") {
-		return storagehttp.InvalidHeader("x-ms-copy-source", raw)
-	}
-	srcCond, err := sourceConditions(c.r.Header)
+	src, err := s.copySource(c.r.Header)
 	if err != nil {
 		return err
 	}
@@ -829,8 +819,7 @@ func (s *Server) copyBlob(w http.ResponseWriter, c *call) error {
 	if len(o.Metadata) == 0 {
 		o.Metadata = nil // the source's metadata is copied
 	}
-	b, err := s.svc.CopyBlob(c.r.Context(), blobsvc.CopySource{Container: p.container, Name: p.blob, Snapshot: u.Query().Get("snapshot"), URL: raw, Cond: srcCond},
-		c.path.container, c.path.blob, o)
+	b, err := s.svc.CopyBlob(c.r.Context(), src, c.path.container, c.path.blob, o)
 	if err != nil {
 		return err
 	}
@@ -841,6 +830,54 @@ func (s *Server) copyBlob(w http.ResponseWriter, c *call) error {
 	h.Set("x-ms-copy-status", "success")
 	written(w, http.StatusAccepted, b.ETag, b.LastModified)
 	return nil
+}
+
+// copySource reads x-ms-copy-source (a blob of this account, path-style,
+// optionally ?snapshot=) and the x-ms-source-if-* conditions.
+func (s *Server) copySource(h http.Header) (blobsvc.CopySource, error) {
+	raw := h.Get("x-ms-copy-source")
+	u, err := url.Parse(raw)
+	if err != nil {
+		return blobsvc.CopySource{}, storagehttp.InvalidHeader("x-ms-copy-source", raw)
+	}
+	p, err := parsePath(u.EscapedPath())
+	if err != nil || p.scope != scopeBlob {
+		return blobsvc.CopySource{}, storagehttp.InvalidHeader("x-ms-copy-source", raw)
+	}
+	if p.account != s.account {
+		return blobsvc.CopySource{}, storagehttp.NewError(http.StatusBadRequest, "CannotVerifyCopySource",
+			"Copies from another account are not supported by this server.")
+	}
+	if u.Query().Has("versionid") {
+		return blobsvc.CopySource{}, storagehttp.InvalidHeader("x-ms-copy-source", raw)
+	}
+	cond, err := sourceConditions(h)
+	if err != nil {
+		return blobsvc.CopySource{}, err
+	}
+	return blobsvc.CopySource{Container: p.container, Name: p.blob, Snapshot: u.Query().Get("snapshot"), URL: raw, Cond: cond}, nil
+}
+
+// openSource opens the bytes of a From URL operation's source: the
+// x-ms-source-range, or the whole blob.
+func (s *Server) openSource(c *call) (io.ReadCloser, error) {
+	src, err := s.copySource(c.r.Header)
+	if err != nil {
+		return nil, err
+	}
+	var rng *blobsvc.Range
+	if v := c.r.Header.Get("x-ms-source-range"); v != "" {
+		h := http.Header{}
+		h.Set("x-ms-range", v)
+		if rng, err = byteRange(h); err != nil {
+			return nil, storagehttp.InvalidHeader("x-ms-source-range", v)
+		}
+	}
+	_, rc, _, _, err := s.svc.OpenBlob(c.r.Context(), src.Container, src.Name, src.Snapshot, rng, "", src.Cond)
+	if errors.Is(err, blobsvc.ErrNotModified) {
+		err = fmt.Errorf("copy source: %w", blobsvc.ErrConditionNotMet)
+	}
+	return rc, err
 }
 
 // abortCopy answers Abort Copy Blob: copies here finish before Copy Blob
@@ -903,10 +940,8 @@ func optionalInt64Header(h http.Header, name string) (*int64, error) {
 const maxAppendBlock = 100 << 20
 
 func (s *Server) appendBlock(w http.ResponseWriter, c *call) error {
-	if err := fromURLUnsupported(c.r.Header); err != nil {
-		return err
-	}
-	if c.r.ContentLength == 0 {
+	fromURL := c.r.Header.Get("x-ms-copy-source") != ""
+	if c.r.ContentLength == 0 && !fromURL {
 		return storagehttp.InvalidHeader("Content-Length", "0")
 	}
 	if c.r.ContentLength > maxAppendBlock {
@@ -930,7 +965,15 @@ func (s *Server) appendBlock(w http.ResponseWriter, c *call) error {
 	if o.ContentMD5, err = md5Header(c.r.Header, "Content-MD5"); err != nil {
 		return err
 	}
-	body := http.MaxBytesReader(w, c.r.Body, maxAppendBlock)
+	var body io.Reader = http.MaxBytesReader(w, c.r.Body, maxAppendBlock)
+	if fromURL { // Append Block From URL
+		rc, err := s.openSource(c)
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		body = io.LimitReader(rc, maxAppendBlock)
+	}
 	b, offset, err := s.svc.AppendBlock(c.r.Context(), c.path.container, c.path.blob, body, o)
 	if err != nil {
 		return err
