@@ -31,9 +31,7 @@
 // # Not supported (answered with a documented error, never a wrong success)
 //
 // Get Page Ranges with prevsnapshoturl, incremental copy, versions (400
-// InvalidQueryParameterValue); Put Page From URL (400 InvalidHeaderValue
-// on x-ms-copy-source: its empty body must not pass for the plain
-// operation); copies from another account (400
+// InvalidQueryParameterValue); copies from another account (400
 // CannotVerifyCopySource). Copy Blob within the
 // account is synchronous (status success at once), so Abort Copy Blob
 // answers 409 NoPendingCopyOperation.

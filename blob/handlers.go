@@ -443,18 +443,6 @@ func (s *Server) putBlob(w http.ResponseWriter, c *call) error {
 	return nil
 }
 
-// fromURLUnsupported refuses Put Page From URL (comp=page with
-// x-ms-copy-source): its body is empty, and treating it as the plain
-// operation would write nothing and succeed.
-func fromURLUnsupported(h http.Header) error {
-	if v := h.Get("x-ms-copy-source"); v != "" {
-		return storagehttp.NewError(http.StatusBadRequest, storagehttp.CodeInvalidHeaderValue,
-			"Operations from a URL (x-ms-copy-source) are supported by Copy Blob only on this server.",
-			storagehttp.Detail{Name: "HeaderName", Value: "x-ms-copy-source"}, storagehttp.Detail{Name: "HeaderValue", Value: v})
-	}
-	return nil
-}
-
 func (s *Server) putBlock(w http.ResponseWriter, c *call) error {
 	body := io.Reader(c.r.Body)
 	if c.r.Header.Get("x-ms-copy-source") != "" { // Put Block From URL

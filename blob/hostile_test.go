@@ -72,7 +72,7 @@ func TestHostileInput(t *testing.T) {
 		{"missing container", "GET", "/nosuch/blob", nil, "", 404, "ContainerNotFound"},
 		{"put block from another account", "PUT", "/ctr/bl?comp=block&blockid=QUFB", map[string]string{"x-ms-copy-source": "http://x/otheraccount/c/b"}, "", 400, "CannotVerifyCopySource"},
 		{"put block from a bad URL", "PUT", "/ctr/bl?comp=block&blockid=QUFB", map[string]string{"x-ms-copy-source": "http://x/"}, "", 400, "InvalidHeaderValue"},
-		{"put page from URL", "PUT", "/ctr/small?comp=page", map[string]string{"x-ms-copy-source": "http://x/y/z", "x-ms-page-write": "update", "x-ms-range": "bytes=0-511"}, "", 400, "InvalidHeaderValue"},
+		{"put page from URL without source range", "PUT", "/ctr/small?comp=page", map[string]string{"x-ms-copy-source": "http://x/y/z", "x-ms-page-write": "update", "x-ms-range": "bytes=0-511"}, "", 400, "InvalidHeaderValue"},
 		{"empty append block", "PUT", "/ctr/small?comp=appendblock", nil, "", 400, "InvalidHeaderValue"},
 		{"missing blob", "GET", "/ctr/nosuch", nil, "", 404, "BlobNotFound"},
 	}

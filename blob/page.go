@@ -2,6 +2,7 @@ package blob
 
 import (
 	"encoding/xml"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -86,10 +87,8 @@ func pageRange(h http.Header, required bool) (*blobsvc.Range, error) {
 }
 
 func (s *Server) putPage(w http.ResponseWriter, c *call) error {
-	if err := fromURLUnsupported(c.r.Header); err != nil {
-		return err
-	}
 	h := c.r.Header
+	fromURL := h.Get("x-ms-copy-source") != "" // Put Page From URL
 	action := strings.ToLower(h.Get("x-ms-page-write"))
 	if action != "update" && action != "clear" {
 		if action == "" {
@@ -102,8 +101,20 @@ func (s *Server) putPage(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	want := rng.End - rng.Start + 1
-	if action == "update" && c.r.ContentLength != want || action == "clear" && c.r.ContentLength > 0 {
+	if fromURL && (action != "update" || c.r.ContentLength > 0 || h.Get("x-ms-source-range") == "") {
+		return storagehttp.InvalidHeader("x-ms-copy-source", h.Get("x-ms-copy-source"))
+	}
+	if !fromURL && (action == "update" && c.r.ContentLength != want || action == "clear" && c.r.ContentLength > 0) {
 		return storagehttp.InvalidHeader("Content-Length", strconv.FormatInt(c.r.ContentLength, 10))
+	}
+	var body io.Reader = c.r.Body
+	if fromURL {
+		rc, err := s.openSource(c)
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		body = rc
 	}
 	var seq blobsvc.SequenceConditions
 	for _, x := range []struct {
@@ -121,7 +132,7 @@ func (s *Server) putPage(w http.ResponseWriter, c *call) error {
 	if o.Cond, err = conditions(h); err != nil {
 		return err
 	}
-	b, err := s.svc.PutPages(c.r.Context(), c.path.container, c.path.blob, rng.Start, rng.End, c.r.Body, action == "clear", seq, o)
+	b, err := s.svc.PutPages(c.r.Context(), c.path.container, c.path.blob, rng.Start, rng.End, body, action == "clear", seq, o)
 	if err != nil {
 		return err
 	}

@@ -168,3 +168,32 @@ func TestSDKPageRangesDiff(t *testing.T) {
 		t.Fatalf("diff %q", got)
 	}
 }
+
+// TestSDKPutPageFromURL: Put Page From URL copies a source range of
+// another blob of the account into pages.
+func TestSDKPutPageFromURL(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	c := e.client(t)
+	if _, err := c.CreateContainer(ctx, "pfu", nil); err != nil {
+		t.Fatal(err)
+	}
+	cc := c.ServiceClient().NewContainerClient("pfu")
+	src := cc.NewBlockBlobClient("src")
+	data := bytes.Repeat([]byte("s"), 1024)
+	if _, err := src.UploadBuffer(ctx, data, nil); err != nil {
+		t.Fatal(err)
+	}
+	pb := cc.NewPageBlobClient("disk")
+	if _, err := pb.Create(ctx, 4096, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pb.UploadPagesFromURL(ctx, src.URL(), 512, 1024, 512, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]byte, 4096)
+	copy(want[1024:1536], data[512:1024])
+	if got := download(t, pb.BlobClient(), nil); !bytes.Equal(got, want) {
+		t.Fatalf("page from URL content differs")
+	}
+}
