@@ -171,6 +171,10 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err, p.scope == scopeContainer)
 		return
 	}
+	if q.Has("versionid") {
+		s.fail(w, r, storagehttp.InvalidQuery("versionid", q.Get("versionid"), "blob versions are not supported"), false)
+		return
+	}
 	if q.Has("snapshot") && !rt.snapshotOK {
 		s.fail(w, r, storagehttp.InvalidQuery("snapshot", q.Get("snapshot"), "not supported by this operation"), false)
 		return
