@@ -102,16 +102,11 @@ func (s *Service) AppendBlock(ctx context.Context, container, name string, r io.
 		ids = append(ids, blk.StoreID)
 	}
 	ids = append(ids, storeID)
-	info, err := s.content.CommitBlocks(ctx, b.ContentKey, ids, blobstore.Conditions{})
-	if err != nil {
-		return Blob{}, 0, fmt.Errorf("blob %s/%s: append commit: %w", container, name, err)
-	}
 	offset := b.Size
 	b.Blocks = append(b.Blocks, Block{StoreID: storeID, Size: n})
 	b.Size += n
-	b.ContentETag = info.ETag
 	b.ETag, b.LastModified = newETag(), s.Now()
-	if err := s.meta.PutBlob(ctx, b, false); err != nil {
+	if err := s.commitContent(ctx, &b, ids, false); err != nil {
 		return Blob{}, 0, err
 	}
 	return b, offset, nil

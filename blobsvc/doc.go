@@ -20,8 +20,10 @@
 // blobstore.Store under a key derived from the container and blob name;
 // each client block is staged there under a fresh content-store block
 // id, so re-staging a client id never disturbs a committed block of the
-// same id. A commit (Put Blob, Put Block List) commits the content
-// first, then records the new metadata row.
+// same id. A commit (Put Blob, Put Block List, Append Block, Put Page)
+// records the new metadata row as an intent, commits the content, then
+// writes the row (dropping the intent in the same transaction); Recover
+// finishes or drops what a crash left in between.
 //
 // # Concurrency
 //

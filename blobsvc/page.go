@@ -63,12 +63,8 @@ func (s *Service) CreatePageBlob(ctx context.Context, container, name string, le
 		return Blob{}, err
 	}
 	key := contentKey(container, name)
-	info, err := s.content.CommitBlocks(ctx, key, nil, blobstore.Conditions{})
-	if err != nil {
-		return Blob{}, fmt.Errorf("blob %s/%s: create page blob: %w", container, name, err)
-	}
 	now := s.Now()
-	b := Blob{Container: container, Name: name, Type: PageBlob, ContentKey: key, ContentETag: info.ETag, Committed: true,
+	b := Blob{Container: container, Name: name, Type: PageBlob, ContentKey: key, Committed: true,
 		Size: length, ETag: newETag(), Created: now, LastModified: now, Properties: o.Properties, Metadata: o.Metadata,
 		Lease: Lease{State: LeaseAvailable}, Tags: o.Tags, Page: &PageState{SequenceNumber: sequence}}
 	if old.Committed {
@@ -77,7 +73,7 @@ func (s *Service) CreatePageBlob(ctx context.Context, container, name string, le
 	if hasRow(old) {
 		b.Lease = old.Lease
 	}
-	if err := s.meta.PutBlob(ctx, b, false); err != nil {
+	if err := s.commitContent(ctx, &b, nil, false); err != nil {
 		return Blob{}, err
 	}
 	return b, nil
@@ -156,10 +152,6 @@ func (s *Service) PutPages(ctx context.Context, container, name string, start, e
 	for j, c := range chunks {
 		ids[j] = c.StoreID
 	}
-	info, err := s.content.CommitBlocks(ctx, b.ContentKey, ids, blobstore.Conditions{})
-	if err != nil {
-		return Blob{}, fmt.Errorf("blob %s/%s: put page commit: %w", container, name, err)
-	}
 	nps := *ps
 	nps.Chunks = chunks
 	if clear {
@@ -167,9 +159,9 @@ func (s *Service) PutPages(ctx context.Context, container, name string, start, e
 	} else {
 		nps.Ranges = addRange(ps.Ranges, PageRange{start, end})
 	}
-	b.Page, b.ContentETag = &nps, info.ETag
+	b.Page = &nps
 	b.ETag, b.LastModified = newETag(), s.Now()
-	if err := s.meta.PutBlob(ctx, b, false); err != nil {
+	if err := s.commitContent(ctx, &b, ids, false); err != nil {
 		return Blob{}, err
 	}
 	return b, nil
@@ -384,16 +376,24 @@ func (s *Service) applyPageChanges(ctx context.Context, b *Blob, ch PageBlobChan
 			for j, c := range kept {
 				ids[j] = c.StoreID
 			}
-			info, err := s.content.CommitBlocks(ctx, b.ContentKey, ids, blobstore.Conditions{})
-			if err != nil {
-				return fmt.Errorf("blob %s/%s: resize commit: %w", b.Container, b.Name, err)
-			}
-			ps.Chunks, b.ContentETag = kept, info.ETag
+			ps.Chunks = kept
 			if n == 0 {
 				ps.Ranges = nil
 			} else {
 				ps.Ranges = subtractRange(ps.Ranges, PageRange{n, MaxPageBlobLen})
 			}
+			// The row as it will be, as the commit's intent (the caller
+			// writes it, with the intent's removal, after we return).
+			b.Size, b.Page = n, &ps
+			if err := s.meta.PutIntent(ctx, *b, false); err != nil {
+				return err
+			}
+			info, err := s.content.CommitBlocks(ctx, b.ContentKey, ids, blobstore.Conditions{})
+			if err != nil {
+				return errors.Join(fmt.Errorf("blob %s/%s: resize commit: %w", b.Container, b.Name, err),
+					s.meta.DeleteIntent(ctx, b.Container, b.Name))
+			}
+			b.ContentETag = info.ETag
 		}
 		b.Size = n
 	}

@@ -522,16 +522,9 @@ func (s *Service) commit(ctx context.Context, container, name string, storeIDs [
 		o.Type = BlockBlob
 	}
 	key := contentKey(container, name)
-	info, err := s.content.CommitBlocks(ctx, key, storeIDs, blobstore.Conditions{})
-	if err != nil {
-		if errors.Is(err, blobstore.ErrNotFound) {
-			return Blob{}, fmt.Errorf("blob %s/%s: a block is gone from the content store: %w", container, name, ErrInvalidBlockList)
-		}
-		return Blob{}, fmt.Errorf("blob %s/%s: commit: %w", container, name, err)
-	}
 	now := s.Now()
 	b := Blob{
-		Container: container, Name: name, Type: o.Type, ContentKey: key, ContentETag: info.ETag,
+		Container: container, Name: name, Type: o.Type, ContentKey: key,
 		Committed: true, Size: size, ETag: newETag(), Created: now, LastModified: now,
 		Properties: o.Properties, Metadata: o.Metadata, Blocks: blocks, Lease: Lease{State: LeaseAvailable}, Tags: o.Tags,
 	}
@@ -547,10 +540,72 @@ func (s *Service) commit(ctx context.Context, container, name string, storeIDs [
 	// Put Block List discards the uncommitted blocks; Put Blob leaves
 	// them (Azurite does; Azure documents the discard for Put Block List
 	// only).
-	if err := s.meta.PutBlob(ctx, b, kind == writeCommitList); err != nil {
+	if err := s.commitContent(ctx, &b, storeIDs, kind == writeCommitList); err != nil {
+		if errors.Is(err, blobstore.ErrNotFound) {
+			return Blob{}, fmt.Errorf("blob %s/%s: a block is gone from the content store: %w", container, name, ErrInvalidBlockList)
+		}
 		return Blob{}, err
 	}
 	return b, nil
+}
+
+// commitContent makes storeIDs the content of b's key and records b (with
+// the content store's new ETag) as the blob's row. An intent row written
+// first makes the pair crash-safe: if the process dies after the content
+// commit but before the row, Recover finds the intent and finishes the
+// row; if it dies before the commit, Recover drops the intent.
+func (s *Service) commitContent(ctx context.Context, b *Blob, storeIDs []string, dropUncommitted bool) error {
+	if err := s.meta.PutIntent(ctx, *b, dropUncommitted); err != nil {
+		return err
+	}
+	info, err := s.content.CommitBlocks(ctx, b.ContentKey, storeIDs, blobstore.Conditions{})
+	if err != nil {
+		if derr := s.meta.DeleteIntent(ctx, b.Container, b.Name); derr != nil {
+			err = errors.Join(err, derr)
+		}
+		return fmt.Errorf("blob %s/%s: commit: %w", b.Container, b.Name, err)
+	}
+	b.ContentETag = info.ETag
+	return s.meta.PutBlob(ctx, *b, dropUncommitted) // removes the intent in its transaction
+}
+
+// Recover finishes or drops the intents a crash left (see commitContent):
+// an intent whose content commit happened (the content store's ETag is
+// no longer the row's) becomes the blob's row; the others are dropped.
+// Run it before serving. It returns how many commits it finished.
+func (s *Service) Recover(ctx context.Context) (int, error) {
+	intents, err := s.meta.Intents(ctx)
+	if err != nil {
+		return 0, err
+	}
+	done := 0
+	for _, in := range intents {
+		b := in.Blob
+		info, err := s.content.Stat(ctx, b.ContentKey)
+		if errors.Is(err, blobstore.ErrNotFound) {
+			if err := s.meta.DeleteIntent(ctx, b.Container, b.Name); err != nil {
+				return done, err
+			}
+			continue
+		}
+		if err != nil {
+			return done, fmt.Errorf("recover blob %s/%s: %w", b.Container, b.Name, err)
+		}
+		cur, curErr := s.meta.Blob(ctx, b.Container, b.Name)
+		if curErr == nil && cur.ContentETag == info.ETag {
+			// The commit never happened: the row still names the content.
+			if err := s.meta.DeleteIntent(ctx, b.Container, b.Name); err != nil {
+				return done, err
+			}
+			continue
+		}
+		b.ContentETag = info.ETag
+		if err := s.meta.PutBlob(ctx, b, in.DropUncommitted); err != nil {
+			return done, fmt.Errorf("recover blob %s/%s: %w", b.Container, b.Name, err)
+		}
+		done++
+	}
+	return done, nil
 }
 
 // checkCommitList checks a Put Block List in Azurite's order: the
@@ -910,10 +965,11 @@ func (s *Service) updateBlob(ctx context.Context, container, name string, o Writ
 	if err := s.checkWrite(b, true, o, writeUpdate); err != nil {
 		return Blob{}, err
 	}
+	// The new ETag first: f may record the final row as a commit intent.
+	b.ETag, b.LastModified = newETag(), s.Now()
 	if err := f(&b); err != nil {
 		return Blob{}, err
 	}
-	b.ETag, b.LastModified = newETag(), s.Now()
 	if err := s.meta.PutBlob(ctx, b, false); err != nil {
 		return Blob{}, err
 	}

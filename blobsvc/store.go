@@ -49,6 +49,14 @@ type Store interface {
 	Snapshots(ctx context.Context, container, name string) ([]Blob, error)
 	DeleteSnapshot(ctx context.Context, container, name, snapshot string) error
 
+	// PutIntent records the row a content commit is about to make
+	// current (with whether it drops the staged blocks); PutBlob and
+	// DeleteBlob of the blob remove it, DeleteIntent drops it, Intents
+	// lists those a crash left.
+	PutIntent(ctx context.Context, b Blob, dropUncommitted bool) error
+	DeleteIntent(ctx context.Context, container, name string) error
+	Intents(ctx context.Context) ([]Intent, error)
+
 	// StageBlock records (or replaces) an uncommitted block, atomically
 	// with the check that the container exists.
 	StageBlock(ctx context.Context, container, name string, b Block) error
@@ -182,4 +190,10 @@ type CopyInfo struct {
 	Source    string // the x-ms-copy-source URL as sent
 	Size      int64
 	Completed time.Time
+}
+
+// Intent is a commit in progress (Store.PutIntent).
+type Intent struct {
+	Blob            Blob
+	DropUncommitted bool
 }

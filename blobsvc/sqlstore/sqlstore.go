@@ -52,6 +52,13 @@ CREATE TABLE IF NOT EXISTS bs_staged (
 	size      INTEGER NOT NULL
 );
 CREATE UNIQUE INDEX IF NOT EXISTS bs_staged_id ON bs_staged(container, name, block_id);
+CREATE TABLE IF NOT EXISTS bs_intents (
+	container TEXT NOT NULL,
+	name      TEXT NOT NULL,
+	drop_uncommitted INTEGER NOT NULL,
+	doc       TEXT NOT NULL,
+	PRIMARY KEY (container, name)
+);
 CREATE TABLE IF NOT EXISTS bs_service (
 	k TEXT PRIMARY KEY,
 	v BLOB NOT NULL
@@ -205,7 +212,7 @@ func (s *Store) DeleteContainer(ctx context.Context, name string) ([]string, err
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, wrap("list blobs of", name, err)
 	}
-	for _, q := range []string{`DELETE FROM bs_blobs WHERE container = ?`, `DELETE FROM bs_staged WHERE container = ?`} {
+	for _, q := range []string{`DELETE FROM bs_blobs WHERE container = ?`, `DELETE FROM bs_staged WHERE container = ?`, `DELETE FROM bs_intents WHERE container = ?`} {
 		if _, err := tx.ExecContext(ctx, q, name); err != nil {
 			return nil, wrap("delete blobs of", name, err)
 		}
@@ -289,6 +296,11 @@ func (s *Store) PutBlob(ctx context.Context, b blobsvc.Blob, dropUncommitted boo
 			return wrap("drop staged blocks of", what, err)
 		}
 	}
+	if b.Snapshot == "" {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM bs_intents WHERE container = ? AND name = ?`, b.Container, b.Name); err != nil {
+			return wrap("drop the commit intent of", what, err)
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return wrap("put blob", what, err)
 	}
@@ -310,8 +322,10 @@ func (s *Store) DeleteBlob(ctx context.Context, container, name string) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("blob %s: %w", what, blobsvc.ErrBlobNotFound)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM bs_staged WHERE container = ? AND name = ?`, container, name); err != nil {
-		return wrap("drop staged blocks of", what, err)
+	for _, q := range []string{`DELETE FROM bs_staged WHERE container = ? AND name = ?`, `DELETE FROM bs_intents WHERE container = ? AND name = ?`} {
+		if _, err := tx.ExecContext(ctx, q, container, name); err != nil {
+			return wrap("drop staged blocks and intent of", what, err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return wrap("delete blob", what, err)
@@ -479,4 +493,51 @@ func (s *Store) DeleteSnapshot(ctx context.Context, container, name, snapshot st
 		return fmt.Errorf("blob %s/%s snapshot %s: %w", container, name, snapshot, blobsvc.ErrBlobNotFound)
 	}
 	return nil
+}
+
+// PutIntent implements blobsvc.Store.
+func (s *Store) PutIntent(ctx context.Context, b blobsvc.Blob, dropUncommitted bool) error {
+	doc, err := encode(b)
+	if err != nil {
+		return err
+	}
+	if _, err := s.writer.ExecContext(ctx, `INSERT INTO bs_intents(container, name, drop_uncommitted, doc) VALUES(?, ?, ?, ?)
+		ON CONFLICT(container, name) DO UPDATE SET drop_uncommitted = excluded.drop_uncommitted, doc = excluded.doc`,
+		b.Container, b.Name, dropUncommitted, doc); err != nil {
+		return wrap("record the commit intent of", b.Container+"/"+b.Name, err)
+	}
+	return nil
+}
+
+// DeleteIntent implements blobsvc.Store.
+func (s *Store) DeleteIntent(ctx context.Context, container, name string) error {
+	if _, err := s.writer.ExecContext(ctx, `DELETE FROM bs_intents WHERE container = ? AND name = ?`, container, name); err != nil {
+		return wrap("drop the commit intent of", container+"/"+name, err)
+	}
+	return nil
+}
+
+// Intents implements blobsvc.Store.
+func (s *Store) Intents(ctx context.Context) ([]blobsvc.Intent, error) {
+	rows, err := s.writer.QueryContext(ctx, `SELECT drop_uncommitted, doc FROM bs_intents ORDER BY container, name`)
+	if err != nil {
+		return nil, wrap("list", "commit intents", err)
+	}
+	defer rows.Close()
+	var out []blobsvc.Intent
+	for rows.Next() {
+		var in blobsvc.Intent
+		var doc string
+		if err := rows.Scan(&in.DropUncommitted, &doc); err != nil {
+			return nil, wrap("list", "commit intents", err)
+		}
+		if err := json.Unmarshal([]byte(doc), &in.Blob); err != nil {
+			return nil, wrap("decode", "commit intent", err)
+		}
+		out = append(out, in)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap("list", "commit intents", err)
+	}
+	return out, nil
 }

@@ -51,8 +51,18 @@ func startBlob(ctx context.Context, c *cli.Context, dataPath string, content blo
 		ln.Close()
 		return nil, err
 	}
+	svc := blobsvc.New(store, content, nil)
+	// Commits a crash interrupted between content and metadata are
+	// finished (or dropped) before the first request.
+	if n, err := svc.Recover(ctx); err != nil {
+		ln.Close()
+		store.Close()
+		return nil, fmt.Errorf("blob service recovery: %w", err)
+	} else if n > 0 {
+		logger.Info("blob service finished interrupted commits", "count", n)
+	}
 	handler, err := blob.New(blob.Config{
-		Service:     blobsvc.New(store, content, nil),
+		Service:     svc,
 		Account:     c.String("account"),
 		Key:         c.String("key"),
 		DisableAuth: c.Bool("no-auth"),
