@@ -9,18 +9,19 @@ FUZZTIME  ?= 5s
 # Fuzz targets of the REST parsers; go test -fuzz takes one target at a time.
 REST_FUZZ := FuzzParseRange FuzzParsePath FuzzSharedKey FuzzParseAttributes \
              FuzzParseSMBTime FuzzParseMetadata FuzzDecodeXMLBody
-# Fuzz targets of the other packages (the SMB server, the Queue service,
-# secdesc): package:target.
+# Fuzz targets of the other packages (the SMB server, the Queue and Blob
+# services, secdesc): package:target.
 PKG_FUZZ  := smb:FuzzHeader smb:FuzzFrame smb:FuzzMatchPattern smb/ntlm:FuzzUnwrap smb/ntlm:FuzzNTLM \
-             queue:FuzzMessageBody queue:FuzzQueueRequest secdesc:FuzzPermission
+             queue:FuzzMessageBody queue:FuzzQueueRequest secdesc:FuzzPermission \
+             blob:FuzzParseBlockList blob:FuzzRangeHeader blobsvc:FuzzMatchTags
 
 # Debian packages the tests drive: rsync (the mount's timestamp tests),
 # smbclient and impacket (real SMB clients).
 DEB_PKGS  := rsync smbclient python3-impacket
 
 # The packages whose goroutines share state; their tests also run under the
-# race detector (about 70 s on a 2-core machine).
-RACE_PKGS := ./locks ./fs ./msgqueue/...
+# race detector (about 2 minutes on a 2-core machine).
+RACE_PKGS := ./locks ./fs ./msgqueue/... ./blob ./blobsvc/...
 
 .PHONY: test deps npm node debs vet unit race fuzz bench build
 

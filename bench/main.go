@@ -48,6 +48,8 @@ var suites = []suite{
 	{"./rest", "^BenchmarkTransfer$", "1x", "REST upload/download with the Go SDK vs Azurite's Blob API with azblob (aim ≥ 2×)"},
 	{"./rest", "^BenchmarkGetFileProperties$", "2000x", "Get File Properties latency under 16 concurrent clients"},
 	{"./queue", "^BenchmarkQueueCycles$", "3000x", "Queue put+get+delete cycles/s from 16 workers vs Azurite's Queue service, 3 alternating rounds (aim ≥ 5×, p99 below Azurite's)"},
+	{"./blob", "^BenchmarkBlobTransfer$", "2x", "Blob service upload/download with azblob vs Azurite, 4 MiB blocks, 4 in flight (aim ≥ 10× up, ≥ 5× down)"},
+	{"./blob", "^BenchmarkBlobGetProperties$", "4000x", "Get Blob Properties from 16 clients vs Azurite (aim ≥ 5× ops/s, p99 below Azurite's)"},
 }
 
 // result is one benchmark line.

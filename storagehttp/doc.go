@@ -26,7 +26,9 @@
 //   - sas.go: account SAS (ss must name the service's letter) and service
 //     SAS, whose string-to-sign the service supplies (its canonicalized
 //     resource and fields differ per service); the SAS time window,
-//     protocol and source IP checks.
+//     protocol and source IP checks; stored access policies (si) through
+//     a resolver the service supplies (FileREST: share ACLs; Blob: container
+//     ACLs).
 //   - errors.go: Error (status, x-ms-error-code, message, details), the
 //     common error codes and constructors, Classify (the service's own
 //     table first, then the neutral cases: an over-long body is 413, a

@@ -188,6 +188,16 @@ func (a SAS) applyPolicy(r *http.Request, q url.Values, si string) (url.Values, 
 	return merged, nil
 }
 
+// ParsePolicyTime reads a stored access policy's start or expiry as a
+// service keeps it (the ISO 8601 forms SAS tokens carry); "" is the zero
+// time: the SAS must give that field itself.
+func ParsePolicyTime(v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	return parseSASTime(v)
+}
+
 func formatPolicyTime(t time.Time) string {
 	if t.IsZero() {
 		return ""

@@ -39,6 +39,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "share-mode", Value: "read,write,delete", Usage: "share mode given to FUSE opens (read,write,delete or none)"},
 			&cli.StringFlag{Name: "blob-backend", Usage: "where file content lives: file://DIR (default file://DATA/blobs) or azure://ACCOUNT/CONTAINER?endpoint=URL"},
 			queueAddrFlag(),
+			blobAddrFlag(),
 			&cli.BoolFlag{Name: "debug", Usage: "log at debug level, including every failed request with its status and error code"},
 			smbFlag(),
 			&cli.IntFlag{Name: "share-retention-days", Usage: "keep deleted shares this many days for Undelete Share (0: delete at once)"},
@@ -106,6 +107,11 @@ func runServe(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	blobEP, err := startBlob(ctx, c, dd.Path, dd.Store, logger)
+	if err != nil {
+		return errors.Join(err, queueEP.shutdown(context.Background()))
+	}
+	defer stopBlob(blobEP, logger) // before the data directory closes: in-flight requests use its store
 	srv := &http.Server{
 		Handler:           logFailedRequests(handler, logger, slog.LevelDebug),
 		ReadHeaderTimeout: 30 * time.Second,
@@ -150,9 +156,9 @@ func runServe(c *cli.Context) error {
 
 	restURL := fmt.Sprintf("http://%s/%s", ln.Addr(), c.String("account"))
 	if mounted != nil {
-		logger.Info("blobshare serving", "rest", restURL, "mount", mounted.Dir(), "smb", smbEP.addr(), "queue", queueEP.url, "data", dd.Path)
+		logger.Info("blobshare serving", "rest", restURL, "mount", mounted.Dir(), "smb", smbEP.addr(), "queue", queueEP.url, "blob", blobEP.url, "data", dd.Path)
 	} else {
-		logger.Info("blobshare serving", "rest", restURL, "mount", "none", "smb", smbEP.addr(), "queue", queueEP.url, "data", dd.Path)
+		logger.Info("blobshare serving", "rest", restURL, "mount", "none", "smb", smbEP.addr(), "queue", queueEP.url, "blob", blobEP.url, "data", dd.Path)
 	}
 
 	select {
@@ -169,6 +175,12 @@ func runServe(c *cli.Context) error {
 		}
 		srv.Close()
 		return fmt.Errorf("queue server: %w", err)
+	case err := <-blobEP.failed():
+		if mounted != nil {
+			mounted.Unmount()
+		}
+		srv.Close()
+		return fmt.Errorf("blob server: %w", err)
 	}
 
 	logger.Info("blobshare stopping")

@@ -1,0 +1,165 @@
+package blob
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/blobshare/blobshare/blobsvc"
+	"github.com/blobshare/blobshare/storagehttp"
+)
+
+// authenticators is the Blob service's chain: SharedKey and SharedKey
+// Lite with the Blob/Queue strings-to-sign, account SAS with 'b' in ss,
+// blob service SAS (sr=c and sr=b, with stored access policies), and
+// unsigned requests last.
+func (s *Server) authenticators(sg storagehttp.Signer) []storagehttp.Authenticator {
+	return []storagehttp.Authenticator{
+		storagehttp.SharedKey{Signer: sg, StringToSign: storagehttp.StringToSign, LiteStringToSign: storagehttp.LiteStringToSign},
+		storagehttp.SAS{Signer: sg, Service: 'b', ServiceStringToSign: blobServiceSAS, StoredPolicy: s.storedPolicy},
+		anonymous{},
+	}
+}
+
+// storedPolicy resolves a service SAS's si from the ACL of the container
+// the request addresses (Set Container ACL).
+func (s *Server) storedPolicy(r *http.Request, id string) (storagehttp.AccessPolicy, bool, error) {
+	p, err := parsePath(r.URL.EscapedPath())
+	if err != nil || p.container == "" {
+		return storagehttp.AccessPolicy{}, false, nil
+	}
+	if p.scope == scopeContainer && r.URL.Query().Get("restype") != "container" {
+		p.container = "$root"
+	}
+	ct, err := s.svc.GetContainer(r.Context(), p.container, "")
+	if err != nil {
+		return storagehttp.AccessPolicy{}, false, nil
+	}
+	for _, pol := range ct.ACL {
+		if pol.ID != id {
+			continue
+		}
+		start, err := storagehttp.ParsePolicyTime(pol.Start)
+		if err != nil {
+			return storagehttp.AccessPolicy{}, false, storagehttp.AuthFailed("The stored access policy " + id + " has an unreadable start time.")
+		}
+		expiry, err := storagehttp.ParsePolicyTime(pol.Expiry)
+		if err != nil {
+			return storagehttp.AccessPolicy{}, false, storagehttp.AuthFailed("The stored access policy " + id + " has an unreadable expiry time.")
+		}
+		return storagehttp.AccessPolicy{Start: start, Expiry: expiry, Permission: pol.Permission}, true, nil
+	}
+	return storagehttp.AccessPolicy{}, false, nil
+}
+
+// anonymousResource marks the grant of an unsigned request: it may only
+// read what a container's public access level opens (checkAnonymous).
+const anonymousResource = "anonymous"
+
+// anonymous claims requests with neither an Authorization header nor a
+// SAS signature, last in the chain.
+type anonymous struct{}
+
+func (anonymous) Authenticate(r *http.Request, _ time.Time) (storagehttp.Verdict, storagehttp.Grant, error) {
+	if r.Header.Get("Authorization") != "" || r.URL.Query().Get("sig") != "" {
+		return storagehttp.NotMine, storagehttp.Grant{}, nil
+	}
+	return storagehttp.Pass, storagehttp.Grant{SAS: &storagehttp.SASGrant{Resource: anonymousResource}}, nil
+}
+
+// checkAnonymous lets an unsigned request through only for the reads a
+// container's public access level opens: blob reads under "blob" or
+// "container", container reads and List Blobs under "container". Other
+// operations are 401 NoAuthenticationInformation; a read the level does
+// not open is 404 ResourceNotFound, as Azure hides private resources.
+func (s *Server) checkAnonymous(r *http.Request, rt *route, p resourcePath) error {
+	if rt.anon == 0 {
+		return storagehttp.NewError(http.StatusUnauthorized, storagehttp.CodeNoAuthenticationInformation,
+			"Server failed to authenticate the request. Please refer to the information in the www-authenticate header.")
+	}
+	notFound := storagehttp.NewError(http.StatusNotFound, "ResourceNotFound", "The specified resource does not exist.")
+	ct, err := s.svc.GetContainer(r.Context(), p.container, "")
+	if err != nil {
+		return notFound
+	}
+	switch {
+	case ct.PublicAccess == blobsvc.AccessContainer:
+		return nil
+	case ct.PublicAccess == blobsvc.AccessBlob && rt.anon == 'b':
+		return nil
+	}
+	return notFound
+}
+
+// blobServiceSAS is the blob service-SAS string-to-sign (version
+// 2018-11-09 and later; 2020-12-06 added the encryption scope): sp, st,
+// se, "/blob/<account>/<container>[/<blob>]", si, sip, spr, sv, sr, the
+// snapshot time, [ses,] rscc, rscd, rsce, rscl, rsct. The grant's
+// Resource is "c:<container>" or "b:<container>/<blob>", as signed.
+func blobServiceSAS(account string, r *http.Request, q url.Values) (sts, resource string, err error) {
+	p, perr := parsePath(r.URL.EscapedPath())
+	if perr != nil || p.container == "" {
+		return "", "", storagehttp.AuthFailed("A blob service SAS must address a container or a blob.")
+	}
+	if p.scope == scopeContainer && q.Get("restype") != "container" {
+		p.container, p.blob = "$root", p.container
+	}
+	canonical := "/blob/" + account + "/" + p.container
+	switch q.Get("sr") {
+	case "c":
+		resource = "c:" + p.container
+	case "b":
+		if p.blob == "" {
+			return "", "", storagehttp.AuthFailed("A blob SAS (sr=b) must address a blob.")
+		}
+		canonical += "/" + p.blob
+		resource = "b:" + p.container + "/" + p.blob
+	default:
+		return "", "", storagehttp.AuthFailed("The signed resource (sr) must be c or b.")
+	}
+	sv := q.Get("sv")
+	if sv < "2018-11-09" {
+		return "", "", storagehttp.AuthFailed("Service SAS versions before 2018-11-09 are not supported.")
+	}
+	fields := []string{q.Get("sp"), q.Get("st"), q.Get("se"), canonical, q.Get("si"), q.Get("sip"), q.Get("spr"), sv,
+		q.Get("sr"), q.Get("sst")}
+	if sv >= "2020-12-06" {
+		fields = append(fields, q.Get("ses"))
+	}
+	fields = append(fields, q.Get("rscc"), q.Get("rscd"), q.Get("rsce"), q.Get("rscl"), q.Get("rsct"))
+	return strings.Join(fields, "\n"), resource, nil
+}
+
+// checkSAS checks a SAS grant against the chosen operation: an account
+// SAS by resource type and permission letters; a service SAS by its
+// resource (the container, or the one blob) and letters.
+func checkSAS(g *storagehttp.SASGrant, rt *route, p resourcePath) error {
+	letters := rt.perm
+	if !g.Account {
+		letters = rt.sasPerm
+		kind, name, _ := strings.Cut(g.Resource, ":")
+		ok := false
+		switch kind {
+		case "c":
+			ok = p.container != "" && name == p.container
+		case "b":
+			ok = p.scope == scopeBlob && name == p.container+"/"+p.blob
+		}
+		if !ok {
+			return storagehttp.NewError(http.StatusForbidden, storagehttp.CodeAuthorizationFailure,
+				"This request is not authorized to perform this operation.")
+		}
+	}
+	if letters == "" {
+		return storagehttp.NewError(http.StatusForbidden, storagehttp.CodeAuthorizationPermissionMismatch,
+			"This request is not authorized to perform this operation using this permission.")
+	}
+	var err error
+	for i := 0; i < len(letters); i++ {
+		if err = g.CheckScope(letters[i], rt.rtype); err == nil {
+			return nil
+		}
+	}
+	return err
+}

@@ -1,0 +1,208 @@
+package blob_test
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+
+	"github.com/blobshare/blobshare/blobstore/azure/azuritetest"
+)
+
+// benchBytes is the transfer size: BLOBSHARE_BENCH_BYTES (1073741824 for
+// the 1 GiB), 64 MiB by default to keep runs short.
+func benchBytes(b *testing.B) int64 {
+	if v := os.Getenv("BLOBSHARE_BENCH_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			b.Fatalf("BLOBSHARE_BENCH_BYTES=%q: want a positive byte count", v)
+		}
+		return n
+	}
+	return 64 << 20
+}
+
+const (
+	benchBlock       = 4 << 20 // 4 MiB blocks
+	benchConcurrency = 4       // blocks in flight
+)
+
+// benchSides returns azblob clients for blobshare (in-process server on
+// 127.0.0.1:0) and Azurite, each with container "bench".
+func benchSides(b *testing.B) (bs, az *azblob.Client) {
+	b.Helper()
+	ctx := context.Background()
+	azs := azuritetest.Start(b)
+	if azs == nil {
+		b.Skip("no Azurite")
+	}
+	e := newEnv(b, nil)
+	opts := &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1, TryTimeout: 10 * time.Minute}}}
+	var err error
+	if bs, err = azblob.NewClientFromConnectionString(e.ConnStr, opts); err != nil {
+		b.Fatal(err)
+	}
+	if az, err = azblob.NewClientFromConnectionString(azs.ConnectionString, opts); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []*azblob.Client{bs, az} {
+		if _, err := c.CreateContainer(ctx, "bench", nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return bs, az
+}
+
+func mbps(n int64, d time.Duration) float64 { return float64(n) / (1 << 20) / d.Seconds() }
+
+// BenchmarkBlobTransfer uploads and downloads the same bytes, streamed
+// from and to temp files with the azblob SDK (4 MiB blocks, 4 in flight),
+// through blobshare's Blob service and Azurite's, alternating the sides
+// within each iteration, and reports MB/s and the blobshare/Azurite
+// ratios (aim ≥ 10× up, ≥ 5× down).
+//
+//	go test ./blob -run '^$' -bench '^BenchmarkBlobTransfer$' -benchtime 2x
+//	BLOBSHARE_BENCH_BYTES=1073741824 go test ./blob -run '^$' -bench '^BenchmarkBlobTransfer$' -benchtime 1x -timeout 30m
+func BenchmarkBlobTransfer(b *testing.B) {
+	n := benchBytes(b)
+	bs, az := benchSides(b)
+	ctx := context.Background()
+	dir := b.TempDir()
+	src, err := os.Create(filepath.Join(dir, "payload"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Close()
+	if _, err := io.CopyN(src, rand.Reader, n); err != nil {
+		b.Fatal(err)
+	}
+	var up, down [2]time.Duration
+	sides := [2]*azblob.Client{bs, az}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		name := fmt.Sprintf("payload-%d", i)
+		for k := range 2 {
+			j := (i + k) % 2 // alternate which side goes first
+			bb := sides[j].ServiceClient().NewContainerClient("bench").NewBlockBlobClient(name)
+			start := time.Now()
+			if _, err := bb.UploadFile(ctx, src, &blockblob.UploadFileOptions{BlockSize: benchBlock, Concurrency: benchConcurrency}); err != nil {
+				b.Fatal(err)
+			}
+			up[j] += time.Since(start)
+			sink, err := os.Create(filepath.Join(dir, "sink"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			start = time.Now()
+			got, err := bb.DownloadFile(ctx, sink, &blob.DownloadFileOptions{BlockSize: benchBlock, Concurrency: benchConcurrency})
+			down[j] += time.Since(start)
+			sink.Close()
+			if err != nil || got != n {
+				b.Fatalf("download: %d bytes, %v", got, err)
+			}
+		}
+	}
+	b.StopTimer()
+	total := n * int64(b.N)
+	b.SetBytes(2 * n)
+	b.ReportMetric(mbps(total, up[0]), "blobshare_up_MB/s")
+	b.ReportMetric(mbps(total, down[0]), "blobshare_down_MB/s")
+	b.ReportMetric(mbps(total, up[1]), "azurite_up_MB/s")
+	b.ReportMetric(mbps(total, down[1]), "azurite_down_MB/s")
+	b.ReportMetric(up[1].Seconds()/up[0].Seconds(), "up_ratio")
+	b.ReportMetric(down[1].Seconds()/down[0].Seconds(), "down_ratio")
+	b.Logf("%d MiB ×%d: blobshare up %.1f down %.1f MB/s; azurite up %.1f down %.1f MB/s; ratio up %.2fx down %.2fx",
+		n>>20, b.N, mbps(total, up[0]), mbps(total, down[0]), mbps(total, up[1]), mbps(total, down[1]),
+		up[1].Seconds()/up[0].Seconds(), down[1].Seconds()/down[0].Seconds())
+}
+
+// BenchmarkBlobGetProperties runs b.N Get Blob Properties from 16
+// concurrent clients against each side, two alternating rounds each, and
+// reports ops/s, p99 and the blobshare/Azurite ratio of ops/s (aim ≥ 5×,
+// p99 below Azurite's).
+//
+//	go test ./blob -run '^$' -bench '^BenchmarkBlobGetProperties$' -benchtime 4000x
+func BenchmarkBlobGetProperties(b *testing.B) {
+	const clients = 16
+	bs, az := benchSides(b)
+	ctx := context.Background()
+	sides := [2]*blob.Client{}
+	for j, c := range []*azblob.Client{bs, az} {
+		if _, err := c.UploadBuffer(ctx, "bench", "props", []byte("hello"), nil); err != nil {
+			b.Fatal(err)
+		}
+		sides[j] = c.ServiceClient().NewContainerClient("bench").NewBlobClient("props")
+	}
+	var elapsed [2]time.Duration
+	var lat [2][]time.Duration
+	b.ResetTimer()
+	for round := range 4 {
+		j := round % 2
+		d, l := concurrentCalls(b, clients, max(b.N/2, 1), func() error {
+			_, err := sides[j].GetProperties(ctx, nil)
+			return err
+		})
+		elapsed[j] += d
+		lat[j] = append(lat[j], l...)
+	}
+	b.StopTimer()
+	ops := func(j int) float64 { return float64(len(lat[j])) / elapsed[j].Seconds() }
+	p99 := func(j int) time.Duration {
+		slices.Sort(lat[j])
+		return lat[j][min(len(lat[j])-1, len(lat[j])*99/100)]
+	}
+	b.ReportMetric(ops(0), "blobshare_ops/s")
+	b.ReportMetric(ops(1), "azurite_ops/s")
+	b.ReportMetric(float64(p99(0).Microseconds()), "blobshare_p99_µs")
+	b.ReportMetric(float64(p99(1).Microseconds()), "azurite_p99_µs")
+	b.ReportMetric(ops(0)/ops(1), "ops_ratio")
+	b.Logf("Get Blob Properties, %d clients: blobshare %.0f ops/s p99 %v; azurite %.0f ops/s p99 %v; ratio %.2fx",
+		clients, ops(0), p99(0), ops(1), p99(1), ops(0)/ops(1))
+}
+
+// concurrentCalls makes n calls spread over callers goroutines and
+// returns the wall time and each call's latency.
+func concurrentCalls(b *testing.B, callers, n int, call func() error) (time.Duration, []time.Duration) {
+	next := make(chan struct{}, n)
+	for range n {
+		next <- struct{}{}
+	}
+	close(next)
+	var mu sync.Mutex
+	var all []time.Duration
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var local []time.Duration
+			for range next {
+				t := time.Now()
+				if err := call(); err != nil {
+					b.Error(err)
+					return
+				}
+				local = append(local, time.Since(t))
+			}
+			mu.Lock()
+			all = append(all, local...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return time.Since(start), all
+}

@@ -1,0 +1,86 @@
+package blob
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/blobshare/blobshare/blobsvc"
+	"github.com/blobshare/blobshare/storagehttp"
+)
+
+// blobErrors is the Blob service's error table for blob operations
+// (blobsvc's sentinels).
+var blobErrors = []storagehttp.Mapping{
+	{Target: blobsvc.ErrContainerNotFound, Status: http.StatusNotFound, Code: "ContainerNotFound", Message: "The specified container does not exist."},
+	{Target: blobsvc.ErrContainerExists, Status: http.StatusConflict, Code: "ContainerAlreadyExists", Message: "The specified container already exists."},
+	{Target: blobsvc.ErrBlobNotFound, Status: http.StatusNotFound, Code: "BlobNotFound", Message: "The specified blob does not exist."},
+	{Target: blobsvc.ErrInvalidContainerName, Status: http.StatusBadRequest, Code: storagehttp.CodeInvalidResourceName, Message: "The specified resource name contains invalid characters."},
+	{Target: blobsvc.ErrInvalidBlobName, Status: http.StatusBadRequest, Code: storagehttp.CodeInvalidResourceName, Message: "The specified resource name contains invalid characters."},
+	{Target: blobsvc.ErrInvalidBlockID, Status: http.StatusBadRequest, Code: "InvalidBlockId", Message: "The specified block ID is invalid. The block ID must be Base64-encoded."},
+	{Target: blobsvc.ErrInvalidBlockList, Status: http.StatusBadRequest, Code: "InvalidBlockList", Message: "The specified block list is invalid."},
+	{Target: blobsvc.ErrConditionNotMet, Status: http.StatusPreconditionFailed, Code: "ConditionNotMet", Message: "The condition specified using HTTP conditional header(s) is not met."},
+	{Target: blobsvc.ErrUnsatisfiableCondition, Status: http.StatusBadRequest, Code: "UnsatisfiableCondition", Message: "The request includes an unsatisfiable condition for this operation."},
+	{Target: blobsvc.ErrBlobExists, Status: http.StatusConflict, Code: "BlobAlreadyExists", Message: "The specified blob already exists."},
+	{Target: blobsvc.ErrBlockIDLength, Status: http.StatusBadRequest, Code: "InvalidBlobOrBlock", Message: "The specified blob or block content is invalid."},
+	{Target: blobsvc.ErrSnapshotsPresent, Status: http.StatusConflict, Code: "SnapshotsPresent", Message: "This operation is not permitted because the blob has snapshots."},
+	{Target: blobsvc.ErrInvalidDeleteSnapshots, Status: http.StatusBadRequest, Code: storagehttp.CodeInvalidHeaderValue, Message: "The value for one of the HTTP headers is not in the correct format."},
+	{Target: blobsvc.ErrInvalidSnapshot, Status: http.StatusBadRequest, Code: storagehttp.CodeInvalidQueryParameterValue, Message: "Value for one of the query parameters specified in the request URI is invalid."},
+	{Target: blobsvc.ErrInvalidBlobType, Status: http.StatusConflict, Code: "InvalidBlobType", Message: "The blob type is invalid for this operation."},
+	{Target: blobsvc.ErrMaxSizeCondition, Status: http.StatusPreconditionFailed, Code: "MaxBlobSizeConditionNotMet", Message: "The max blob size condition specified was not met."},
+	{Target: blobsvc.ErrAppendPosCondition, Status: http.StatusPreconditionFailed, Code: "AppendPositionConditionNotMet", Message: "The append position condition specified was not met."},
+	{Target: blobsvc.ErrBlockCountExceeded, Status: http.StatusConflict, Code: "BlockCountExceedsLimit", Message: "The committed block count cannot exceed the maximum limit of 50,000 blocks."},
+	{Target: blobsvc.ErrInvalidACL, Status: http.StatusBadRequest, Code: storagehttp.CodeInvalidXMLDocument, Message: "XML specified is not syntactically valid."},
+	{Target: blobsvc.ErrInvalidTag, Status: http.StatusBadRequest, Code: "InvalidTag", Message: "The tags specified are invalid. It contains characters that are not permitted."},
+	{Target: blobsvc.ErrInvalidPageRange, Status: http.StatusRequestedRangeNotSatisfiable, Code: "InvalidPageRange", Message: "The page range specified is invalid."},
+	{Target: blobsvc.ErrInvalidPageBlobLength, Status: http.StatusBadRequest, Code: storagehttp.CodeInvalidHeaderValue, Message: "The value for one of the HTTP headers is not in the correct format."},
+	{Target: blobsvc.ErrSequenceNumberCondition, Status: http.StatusPreconditionFailed, Code: "SequenceNumberConditionNotMet", Message: "The sequence number condition specified was not met."},
+	{Target: blobsvc.ErrInvalidTier, Status: http.StatusBadRequest, Code: storagehttp.CodeInvalidHeaderValue, Message: "The value for one of the HTTP headers is not in the correct format."},
+	{Target: blobsvc.ErrBlobArchived, Status: http.StatusConflict, Code: "BlobArchived", Message: "This operation is not permitted on an archived blob."},
+	{Target: blobsvc.ErrInvalidRange, Status: http.StatusRequestedRangeNotSatisfiable, Code: "InvalidRange", Message: "The range specified is invalid for the current size of the resource."},
+	{Target: blobsvc.ErrMD5Mismatch, Status: http.StatusBadRequest, Code: "Md5Mismatch", Message: "The MD5 value specified in the request did not match with the MD5 value calculated by the server."},
+	{Target: blobsvc.ErrLeaseIDMissing, Status: http.StatusPreconditionFailed, Code: "LeaseIdMissing", Message: "There is currently a lease on the blob and no lease ID was specified in the request."},
+	{Target: blobsvc.ErrLeaseIDMismatch, Status: http.StatusPreconditionFailed, Code: "LeaseIdMismatchWithBlobOperation", Message: "The lease ID specified did not match the lease ID for the blob."},
+	{Target: blobsvc.ErrLeaseNotPresent, Status: http.StatusPreconditionFailed, Code: "LeaseNotPresentWithBlobOperation", Message: "There is currently no lease on the blob."},
+	{Target: blobsvc.ErrLeaseLost, Status: http.StatusPreconditionFailed, Code: "LeaseLost", Message: "A lease ID was specified, but the lease for the blob has expired."},
+	{Target: blobsvc.ErrLeaseAlreadyPresent, Status: http.StatusConflict, Code: "LeaseAlreadyPresent", Message: "There is already a lease present."},
+	{Target: blobsvc.ErrLeaseNotPresentWithLeaseOp, Status: http.StatusConflict, Code: "LeaseNotPresentWithLeaseOperation", Message: "There is currently no lease on the blob."},
+	{Target: blobsvc.ErrLeaseIDMismatchWithLeaseOp, Status: http.StatusConflict, Code: "LeaseIdMismatchWithLeaseOperation", Message: "The lease ID specified did not match the lease ID for the blob."},
+	{Target: blobsvc.ErrLeaseBreakingNoAcquire, Status: http.StatusConflict, Code: "LeaseIsBreakingAndCannotBeAcquired", Message: "The lease ID matched, but the lease is currently in breaking state and cannot be acquired until it is broken."},
+	{Target: blobsvc.ErrLeaseBreakingNoChange, Status: http.StatusConflict, Code: "LeaseIsBreakingAndCannotBeChanged", Message: "The lease ID matched, but the lease is currently in breaking state and cannot be changed."},
+	{Target: blobsvc.ErrLeaseBrokenNoRenew, Status: http.StatusConflict, Code: "LeaseIsBrokenAndCannotBeRenewed", Message: "The lease ID matched, but the lease has been broken explicitly and cannot be renewed."},
+	{Target: blobsvc.ErrServerBusy, Status: http.StatusServiceUnavailable, Code: "ServerBusy", Message: "The server is currently unable to receive requests. Please retry your request."},
+}
+
+// containerLeaseErrors replaces the blob wording for operations on a
+// container (Azure's …WithContainerOperation codes).
+var containerLeaseErrors = []storagehttp.Mapping{
+	{Target: blobsvc.ErrLeaseIDMissing, Status: http.StatusPreconditionFailed, Code: "LeaseIdMissing", Message: "There is currently a lease on the container and no lease ID was specified in the request."},
+	{Target: blobsvc.ErrLeaseIDMismatch, Status: http.StatusPreconditionFailed, Code: "LeaseIdMismatchWithContainerOperation", Message: "The lease ID specified did not match the lease ID for the container."},
+	{Target: blobsvc.ErrLeaseNotPresent, Status: http.StatusPreconditionFailed, Code: "LeaseNotPresentWithContainerOperation", Message: "There is currently no lease on the container."},
+	{Target: blobsvc.ErrLeaseLost, Status: http.StatusPreconditionFailed, Code: "LeaseLost", Message: "A lease ID was specified, but the lease for the container has expired."},
+	{Target: blobsvc.ErrLeaseNotPresentWithLeaseOp, Status: http.StatusConflict, Code: "LeaseNotPresentWithLeaseOperation", Message: "There is currently no lease on the container."},
+	{Target: blobsvc.ErrLeaseIDMismatchWithLeaseOp, Status: http.StatusConflict, Code: "LeaseIdMismatchWithLeaseOperation", Message: "The lease ID specified did not match the lease ID for the container."},
+}
+
+// toError maps any error to its reply; forContainer picks the container
+// wording of the lease errors.
+func toError(err error, forContainer bool) *storagehttp.Error {
+	return storagehttp.Classify(err, func(err error) *storagehttp.Error {
+		switch {
+		case errors.Is(err, blobsvc.ErrInvalidLeaseDuration):
+			return storagehttp.InvalidHeader("x-ms-lease-duration", "")
+		case errors.Is(err, blobsvc.ErrInvalidBreakPeriod):
+			return storagehttp.InvalidHeader("x-ms-lease-break-period", "")
+		case errors.Is(err, blobsvc.ErrInvalidTagsCondition):
+			return storagehttp.InvalidHeader("x-ms-if-tags", "")
+		case errors.Is(err, blobsvc.ErrInvalidLeaseAction):
+			return storagehttp.InvalidHeader("x-ms-lease-action", "")
+		}
+		if forContainer {
+			if e := storagehttp.MatchTable(err, containerLeaseErrors); e != nil {
+				return e
+			}
+		}
+		return storagehttp.MatchTable(err, blobErrors)
+	})
+}

@@ -1,0 +1,1105 @@
+package blob
+
+import (
+	"crypto/md5"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/blobshare/blobshare/blobsvc"
+	"github.com/blobshare/blobshare/storagehttp"
+)
+
+const defaultContentType = "application/octet-stream"
+
+func httpTime(t time.Time) string { return t.UTC().Format(http.TimeFormat) }
+
+// endpoint is the service URL as the client addressed it, for the
+// ServiceEndpoint attribute of listings.
+func (s *Server) endpoint(r *http.Request) string {
+	return "http://" + r.Host + "/" + s.account + "/"
+}
+
+// written sends the ETag and Last-Modified of a write with status.
+func written(w http.ResponseWriter, status int, etag string, lm time.Time) {
+	h := w.Header()
+	h.Set("ETag", etag)
+	h.Set("Last-Modified", httpTime(lm))
+	h.Set("Content-Length", "0")
+	w.WriteHeader(status)
+}
+
+func setLeaseHeaders(h http.Header, l blobsvc.Lease, now time.Time) {
+	h.Set("x-ms-lease-status", l.Status(now))
+	h.Set("x-ms-lease-state", string(l.Effective(now).State))
+	if d := l.DurationName(now); d != "" {
+		h.Set("x-ms-lease-duration", d)
+	}
+}
+
+// notModified answers 304 with the resource's validators and no body.
+func notModified(w http.ResponseWriter, etag string, lm time.Time) {
+	h := w.Header()
+	h.Set("ETag", etag)
+	h.Set("Last-Modified", httpTime(lm))
+	h.Set(storagehttp.ErrorCodeHeader, "ConditionNotMet")
+	w.WriteHeader(http.StatusNotModified)
+}
+
+// ---- service ----
+
+func (s *Server) listContainers(w http.ResponseWriter, c *call) error {
+	limit, err := maxResults(c.q)
+	if err != nil {
+		return err
+	}
+	prefix, marker := c.q.Get("prefix"), c.q.Get("marker")
+	cs, next, err := s.svc.ListContainers(c.r.Context(), prefix, marker, limit)
+	if err != nil {
+		return err
+	}
+	withMD := includes(c.q)["metadata"]
+	now := s.svc.Now()
+	out := containerListXML{ServiceEndpoint: s.endpoint(c.r), Prefix: prefix, Marker: marker, NextMarker: next, Containers: []containerXML{}}
+	if _, ok := c.q["maxresults"]; ok {
+		out.MaxResults = limit
+	}
+	for _, ct := range cs {
+		x := containerXML{Name: ct.Name, Properties: containerPropsXML{
+			LastModified: httpTime(ct.LastModified), ETag: ct.ETag,
+			LeaseStatus: ct.Lease.Status(now), LeaseState: string(ct.Lease.Effective(now).State),
+			LeaseDuration: ct.Lease.DurationName(now), PublicAccess: string(ct.PublicAccess),
+		}}
+		if withMD {
+			md := ct.Metadata
+			if md == nil {
+				md = map[string]string{}
+			}
+			x.Metadata = storagehttp.NewMetadataXML(md)
+		}
+		out.Containers = append(out.Containers, x)
+	}
+	return storagehttp.WriteXML(w, http.StatusOK, out)
+}
+
+// defaultServiceProperties is answered until Set Service Properties
+// stores a document.
+const defaultServiceProperties = `<StorageServiceProperties><Logging><Version>1.0</Version><Read>false</Read><Write>false</Write><Delete>false</Delete><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy></Logging>` +
+	`<HourMetrics><Version>1.0</Version><Enabled>false</Enabled><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy></HourMetrics>` +
+	`<MinuteMetrics><Version>1.0</Version><Enabled>false</Enabled><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy></MinuteMetrics>` +
+	`<Cors /><DeleteRetentionPolicy><Enabled>false</Enabled></DeleteRetentionPolicy><StaticWebsite><Enabled>false</Enabled></StaticWebsite></StorageServiceProperties>`
+
+func (s *Server) getServiceProperties(w http.ResponseWriter, c *call) error {
+	doc, err := s.svc.ServiceProperties(c.r.Context())
+	if err != nil {
+		return err
+	}
+	if doc == nil {
+		doc = []byte(defaultServiceProperties)
+	}
+	w.Header().Set("Content-Type", "application/xml")
+	w.Header().Set("Content-Length", strconv.Itoa(len(storagehttp.XMLDecl)+len(doc)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.WriteString(w, storagehttp.XMLDecl)
+	_, _ = w.Write(doc)
+	return nil
+}
+
+// serviceProps is checked for well-formedness only; the document is
+// stored as sent (without its XML declaration) and returned as is.
+type serviceProps struct {
+	Inner []byte `xml:",innerxml"`
+}
+
+func (s *Server) setServiceProperties(w http.ResponseWriter, c *call) error {
+	var doc struct {
+		XMLName struct{} `xml:"StorageServiceProperties"`
+		serviceProps
+	}
+	if err := storagehttp.DecodeXMLBody(c.r, &doc, maxSmallBody); err != nil {
+		return err
+	}
+	stored := "<StorageServiceProperties>" + string(doc.Inner) + "</StorageServiceProperties>"
+	if err := s.svc.SetServiceProperties(c.r.Context(), []byte(stored)); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+func (s *Server) getAccountInfo(w http.ResponseWriter, c *call) error {
+	h := w.Header()
+	h.Set("x-ms-sku-name", "Standard_LRS")
+	h.Set("x-ms-account-kind", "StorageV2")
+	h.Set("x-ms-is-hns-enabled", "false")
+	h.Set("Content-Length", "0")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// ---- containers ----
+
+func (s *Server) createContainer(w http.ResponseWriter, c *call) error {
+	md, err := storagehttp.ParseMetadata(c.r.Header)
+	if err != nil {
+		return err
+	}
+	access, err := publicAccess(c.r.Header)
+	if err != nil {
+		return err
+	}
+	ct, err := s.svc.CreateContainer(c.r.Context(), c.path.container, md, access)
+	if err != nil {
+		return err
+	}
+	written(w, http.StatusCreated, ct.ETag, ct.LastModified)
+	return nil
+}
+
+func (s *Server) getContainerProperties(w http.ResponseWriter, c *call) error {
+	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	ct, err := s.svc.GetContainer(c.r.Context(), c.path.container, leaseID)
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	storagehttp.SetMetadataHeaders(h, ct.Metadata)
+	setLeaseHeaders(h, ct.Lease, s.svc.Now())
+	if ct.PublicAccess != "" {
+		h.Set("x-ms-blob-public-access", string(ct.PublicAccess))
+	}
+	h.Set("x-ms-has-immutability-policy", "false")
+	h.Set("x-ms-has-legal-hold", "false")
+	written(w, http.StatusOK, ct.ETag, ct.LastModified)
+	return nil
+}
+
+func (s *Server) setContainerMetadata(w http.ResponseWriter, c *call) error {
+	md, err := storagehttp.ParseMetadata(c.r.Header)
+	if err != nil {
+		return err
+	}
+	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	cond, err := conditions(c.r.Header)
+	if err != nil {
+		return err
+	}
+	ct, err := s.svc.SetContainerMetadata(c.r.Context(), c.path.container, md, leaseID, cond)
+	if err != nil {
+		return err
+	}
+	written(w, http.StatusOK, ct.ETag, ct.LastModified)
+	return nil
+}
+
+func (s *Server) deleteContainer(w http.ResponseWriter, c *call) error {
+	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	cond, err := conditions(c.r.Header)
+	if err != nil {
+		return err
+	}
+	if err := s.svc.DeleteContainer(c.r.Context(), c.path.container, leaseID, cond); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+func (s *Server) leaseContainer(w http.ResponseWriter, c *call) error {
+	req, err := leaseRequest(c.r.Header)
+	if err != nil {
+		return err
+	}
+	cond, err := conditions(c.r.Header)
+	if err != nil {
+		return err
+	}
+	ct, res, err := s.svc.LeaseContainer(c.r.Context(), c.path.container, req, cond)
+	if err != nil {
+		return err
+	}
+	leaseReply(w, req.Action, res, ct.ETag, ct.LastModified)
+	return nil
+}
+
+// leaseReply answers a lease operation: acquire 201, break 202, others
+// 200; the lease id (not for release or break) or the lease time (break).
+func leaseReply(w http.ResponseWriter, action blobsvc.LeaseAction, res blobsvc.LeaseResult, etag string, lm time.Time) {
+	status := http.StatusOK
+	switch action {
+	case blobsvc.LeaseAcquire:
+		status = http.StatusCreated
+	case blobsvc.LeaseBreak:
+		status = http.StatusAccepted
+		w.Header().Set("x-ms-lease-time", strconv.Itoa(res.Time))
+	}
+	if res.ID != "" {
+		w.Header().Set("x-ms-lease-id", res.ID)
+	}
+	written(w, status, etag, lm)
+}
+
+func (s *Server) listBlobs(w http.ResponseWriter, c *call) error {
+	limit, err := maxResults(c.q)
+	if err != nil {
+		return err
+	}
+	inc := includes(c.q)
+	o := blobsvc.ListOptions{Prefix: c.q.Get("prefix"), Delimiter: c.q.Get("delimiter"), Marker: c.q.Get("marker"), Max: limit,
+		IncludeUncommitted: inc["uncommittedblobs"], IncludeSnapshots: inc["snapshots"]}
+	items, next, err := s.svc.ListBlobs(c.r.Context(), c.path.container, o)
+	if err != nil {
+		return err
+	}
+	withMD := inc["metadata"]
+	now := s.svc.Now()
+	out := blobListXML{ServiceEndpoint: s.endpoint(c.r), ContainerName: c.path.container, Prefix: o.Prefix, Marker: o.Marker,
+		Delimiter: o.Delimiter, NextMarker: next}
+	if _, ok := c.q["maxresults"]; ok {
+		out.MaxResults = limit
+	}
+	for _, it := range items {
+		if it.Blob == nil {
+			out.Blobs.Items = append(out.Blobs.Items, blobPrefixXML{Name: it.Prefix})
+			continue
+		}
+		b := it.Blob
+		x := blobItemXML{Name: b.Name, Snapshot: b.Snapshot, Properties: blobPropsXML{
+			CreationTime: httpTime(b.Created), LastModified: httpTime(b.LastModified), ETag: b.ETag,
+			ContentLength: b.Size, ContentType: b.Properties.ContentType, ContentEncoding: b.Properties.ContentEncoding,
+			ContentLanguage: b.Properties.ContentLanguage, ContentMD5: b64(b.Properties.ContentMD5),
+			ContentDisposition: b.Properties.ContentDisposition, CacheControl: b.Properties.CacheControl,
+			BlobType: string(b.Type), AccessTier: tierOf(*b), AccessTierInferred: b.Tier == "",
+			LeaseStatus: b.Lease.Status(now), LeaseState: string(b.Lease.Effective(now).State), LeaseDuration: b.Lease.DurationName(now),
+			ServerEncrypted: true,
+		}}
+		if withMD {
+			md := b.Metadata
+			if md == nil {
+				md = map[string]string{}
+			}
+			x.Metadata = storagehttp.NewMetadataXML(md)
+		}
+		x.Properties.TagCount = len(b.Tags)
+		if cp := b.Copy; cp != nil && inc["copy"] {
+			x.Properties.CopyID, x.Properties.CopyStatus, x.Properties.CopySource = cp.ID, "success", cp.Source
+			x.Properties.CopyProgress = fmt.Sprintf("%d/%d", cp.Size, cp.Size)
+			x.Properties.CopyCompletionTime = httpTime(cp.Completed)
+		}
+		if inc["tags"] && len(b.Tags) > 0 {
+			x.Tags = toTagsXML(b.Tags)
+		}
+		out.Blobs.Items = append(out.Blobs.Items, x)
+	}
+	return storagehttp.WriteXML(w, http.StatusOK, out)
+}
+
+// ---- blobs ----
+
+// writeOptions reads what Put Blob and Put Block List share: properties,
+// metadata, lease id and conditions.
+func writeOptions(h http.Header, fallback bool) (blobsvc.WriteOptions, error) {
+	var o blobsvc.WriteOptions
+	var err error
+	if o.Properties, err = blobProperties(h, fallback); err != nil {
+		return o, err
+	}
+	if o.Properties.ContentType == "" {
+		o.Properties.ContentType = defaultContentType
+	}
+	if o.Metadata, err = storagehttp.ParseMetadata(h); err != nil {
+		return o, err
+	}
+	if o.LeaseID, err = leaseIDHeader(h, "x-ms-lease-id"); err != nil {
+		return o, err
+	}
+	if o.Cond, err = conditions(h); err != nil {
+		return o, err
+	}
+	if o.Tags, err = tagsHeader(h); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+// tagsHeader reads x-ms-tags, a URL-encoded query string of tags;
+// absent → nil. A repeated key or an invalid tag is 400 InvalidTag.
+func tagsHeader(h http.Header) (map[string]string, error) {
+	v := h.Get("x-ms-tags")
+	if v == "" {
+		return nil, nil
+	}
+	q, err := url.ParseQuery(v)
+	if err != nil {
+		return nil, storagehttp.InvalidHeader("x-ms-tags", v)
+	}
+	tags := make(map[string]string, len(q))
+	for k, vs := range q {
+		if len(vs) != 1 {
+			return nil, fmt.Errorf("tag %q repeated: %w", k, blobsvc.ErrInvalidTag)
+		}
+		tags[k] = vs[0]
+	}
+	if err := blobsvc.ValidTags(tags); err != nil {
+		return nil, err
+	}
+	return tags, nil
+}
+
+func (s *Server) getBlobTags(w http.ResponseWriter, c *call) error {
+	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	b, err := s.svc.GetBlob(c.r.Context(), c.path.container, c.path.blob, c.q.Get("snapshot"), leaseID, blobsvc.Conditions{})
+	if err != nil {
+		return err
+	}
+	return storagehttp.WriteXML(w, http.StatusOK, toTagsXML(b.Tags))
+}
+
+func (s *Server) setBlobTags(w http.ResponseWriter, c *call) error {
+	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	cond, err := conditions(c.r.Header)
+	if err != nil {
+		return err
+	}
+	var in tagsXML
+	if err := storagehttp.DecodeXMLBody(c.r, &in, maxSmallBody); err != nil {
+		return err
+	}
+	tags := make(map[string]string, len(in.TagSet))
+	for _, t := range in.TagSet {
+		if _, dup := tags[t.Key]; dup {
+			return fmt.Errorf("tag %q repeated: %w", t.Key, blobsvc.ErrInvalidTag)
+		}
+		tags[t.Key] = t.Value
+	}
+	if err := s.svc.SetBlobTags(c.r.Context(), c.path.container, c.path.blob, tags, leaseID, cond); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) putBlob(w http.ResponseWriter, c *call) error {
+	if c.r.Header.Get("x-ms-copy-source") != "" {
+		return s.copyBlob(w, c)
+	}
+	var typ blobsvc.BlobType
+	switch t := c.r.Header.Get("x-ms-blob-type"); t {
+	case "BlockBlob":
+		typ = blobsvc.BlockBlob
+	case "AppendBlob":
+		// Put Blob only creates an empty append blob; Append Block fills it.
+		if c.r.ContentLength != 0 {
+			return storagehttp.InvalidHeader("Content-Length", strconv.FormatInt(c.r.ContentLength, 10))
+		}
+		typ = blobsvc.AppendBlob
+	case "PageBlob":
+		return s.createPageBlob(w, c)
+	case "":
+		return storagehttp.MissingHeader("x-ms-blob-type")
+	default:
+		return storagehttp.InvalidHeader("x-ms-blob-type", t)
+	}
+	o, err := writeOptions(c.r.Header, true)
+	if err != nil {
+		return err
+	}
+	o.Type = typ
+	if o.ContentMD5, err = md5Header(c.r.Header, "Content-MD5"); err != nil {
+		return err
+	}
+	if o.Properties.ContentMD5 == nil {
+		o.Properties.ContentMD5 = o.ContentMD5
+	}
+	b, err := s.svc.PutBlob(c.r.Context(), c.path.container, c.path.blob, c.r.Body, o)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-MD5", b64(b.Properties.ContentMD5))
+	w.Header().Set("x-ms-request-server-encrypted", "true")
+	written(w, http.StatusCreated, b.ETag, b.LastModified)
+	return nil
+}
+
+func (s *Server) putBlock(w http.ResponseWriter, c *call) error {
+	body := io.Reader(c.r.Body)
+	if c.r.Header.Get("x-ms-copy-source") != "" { // Put Block From URL
+		rc, err := s.openSource(c)
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		body = rc
+	}
+	id := c.q.Get("blockid")
+	if id == "" {
+		return storagehttp.MissingQuery("blockid")
+	}
+	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	sum, err := md5Header(c.r.Header, "Content-MD5")
+	if err != nil {
+		return err
+	}
+	if err := s.svc.StageBlock(c.r.Context(), c.path.container, c.path.blob, id, body, sum, leaseID); err != nil {
+		return err
+	}
+	if sum != nil {
+		w.Header().Set("Content-MD5", b64(sum))
+	}
+	w.Header().Set("x-ms-request-server-encrypted", "true")
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusCreated)
+	return nil
+}
+
+func (s *Server) putBlockList(w http.ResponseWriter, c *call) error {
+	o, err := writeOptions(c.r.Header, false)
+	if err != nil {
+		return err
+	}
+	refs, err := parseBlockList(c.r.Body)
+	if err != nil {
+		return err
+	}
+	for _, ref := range refs {
+		if blobsvc.ValidBlockID(ref.ID) != nil {
+			return fmt.Errorf("block %q: %w", ref.ID, blobsvc.ErrInvalidBlockList)
+		}
+	}
+	b, err := s.svc.CommitBlockList(c.r.Context(), c.path.container, c.path.blob, refs, o)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("x-ms-request-server-encrypted", "true")
+	written(w, http.StatusCreated, b.ETag, b.LastModified)
+	return nil
+}
+
+func (s *Server) getBlockList(w http.ResponseWriter, c *call) error {
+	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	which := strings.ToLower(c.q.Get("blocklisttype"))
+	if which == "" {
+		which = "committed"
+	}
+	if which != "committed" && which != "uncommitted" && which != "all" {
+		return storagehttp.InvalidQuery("blocklisttype", c.q.Get("blocklisttype"), "must be committed, uncommitted or all")
+	}
+	lists, err := s.svc.GetBlockList(c.r.Context(), c.path.container, c.path.blob, leaseID)
+	if err != nil {
+		return err
+	}
+	var out blockListXML
+	if which != "uncommitted" {
+		out.Committed = toBlocksXML(lists.Committed)
+	}
+	if which != "committed" {
+		out.Uncommitted = toBlocksXML(lists.Uncommitted)
+	}
+	if b := lists.Blob; b != nil {
+		w.Header().Set("ETag", b.ETag)
+		w.Header().Set("Last-Modified", httpTime(b.LastModified))
+		w.Header().Set("x-ms-blob-content-length", strconv.FormatInt(b.Size, 10))
+	}
+	return storagehttp.WriteXML(w, http.StatusOK, out)
+}
+
+// setBlobHeaders writes a blob's properties as response headers (Get
+// Blob, Get Blob Properties); Content-Length is the caller's.
+func setBlobHeaders(h http.Header, b blobsvc.Blob, now time.Time) {
+	h.Set("ETag", b.ETag)
+	h.Set("Last-Modified", httpTime(b.LastModified))
+	h.Set("x-ms-creation-time", httpTime(b.Created))
+	h.Set("x-ms-blob-type", string(b.Type))
+	h.Set("Accept-Ranges", "bytes")
+	h.Set("x-ms-server-encrypted", "true")
+	p := b.Properties
+	ct := p.ContentType
+	if ct == "" {
+		ct = defaultContentType
+	}
+	h.Set("Content-Type", ct)
+	for k, v := range map[string]string{"Content-Encoding": p.ContentEncoding, "Content-Language": p.ContentLanguage,
+		"Content-Disposition": p.ContentDisposition, "Cache-Control": p.CacheControl} {
+		if v != "" {
+			h.Set(k, v)
+		}
+	}
+	setLeaseHeaders(h, b.Lease, now)
+	storagehttp.SetMetadataHeaders(h, b.Metadata)
+	if b.Type == blobsvc.AppendBlob {
+		h.Set("x-ms-blob-committed-block-count", strconv.Itoa(len(b.Blocks)))
+	}
+	if b.Type == blobsvc.PageBlob && b.Page != nil {
+		h.Set("x-ms-blob-sequence-number", strconv.FormatInt(b.Page.SequenceNumber, 10))
+	}
+	if len(b.Tags) > 0 {
+		h.Set("x-ms-tag-count", strconv.Itoa(len(b.Tags)))
+	}
+	if cp := b.Copy; cp != nil {
+		h.Set("x-ms-copy-id", cp.ID)
+		h.Set("x-ms-copy-source", cp.Source)
+		h.Set("x-ms-copy-status", "success")
+		h.Set("x-ms-copy-progress", fmt.Sprintf("%d/%d", cp.Size, cp.Size))
+		h.Set("x-ms-copy-completion-time", httpTime(cp.Completed))
+	}
+}
+
+func (s *Server) getBlobProperties(w http.ResponseWriter, c *call) error {
+	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	cond, err := conditions(c.r.Header)
+	if err != nil {
+		return err
+	}
+	b, err := s.svc.GetBlob(c.r.Context(), c.path.container, c.path.blob, c.q.Get("snapshot"), leaseID, cond)
+	if errors.Is(err, blobsvc.ErrNotModified) {
+		notModified(w, b.ETag, b.LastModified)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	setBlobHeaders(h, b, s.svc.Now())
+	if c.path.scope == scopeBlob && c.q.Get("comp") == "metadata" {
+		h.Del("Content-Type")
+		written(w, http.StatusOK, b.ETag, b.LastModified)
+		return nil
+	}
+	h.Set("x-ms-access-tier", tierOf(b))
+	h.Set("x-ms-access-tier-inferred", strconv.FormatBool(b.Tier == ""))
+	if b.Tier != "" {
+		h.Set("x-ms-access-tier-change-time", httpTime(b.TierChanged))
+	}
+	if b.Properties.ContentMD5 != nil {
+		h.Set("Content-MD5", b64(b.Properties.ContentMD5))
+	}
+	h.Set("Content-Length", strconv.FormatInt(b.Size, 10))
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// maxRangeMD5 is the largest range x-ms-range-get-content-md5 may ask
+// for (Azure's 4 MiB).
+const maxRangeMD5 = 4 << 20
+
+func (s *Server) getBlob(w http.ResponseWriter, c *call) error {
+	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	cond, err := conditions(c.r.Header)
+	if err != nil {
+		return err
+	}
+	rng, err := byteRange(c.r.Header)
+	if err != nil {
+		return err
+	}
+	wantMD5 := strings.EqualFold(c.r.Header.Get("x-ms-range-get-content-md5"), "true")
+	if wantMD5 && (rng == nil || rng.End < 0 || rng.End-rng.Start+1 > maxRangeMD5) {
+		return storagehttp.OutOfRange("x-ms-range-get-content-md5", "true")
+	}
+	b, rc, off, n, err := s.svc.OpenBlob(c.r.Context(), c.path.container, c.path.blob, c.q.Get("snapshot"), rng, leaseID, cond)
+	if errors.Is(err, blobsvc.ErrNotModified) {
+		notModified(w, b.ETag, b.LastModified)
+		return nil
+	}
+	if errors.Is(err, blobsvc.ErrInvalidRange) {
+		w.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(b.Size, 10))
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	h := w.Header()
+	setBlobHeaders(h, b, s.svc.Now())
+	status := http.StatusOK
+	var body io.Reader = rc
+	if rng != nil {
+		status = http.StatusPartialContent
+		h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", off, off+n-1, b.Size))
+		h.Set("x-ms-blob-content-length", strconv.FormatInt(b.Size, 10))
+		if b.Properties.ContentMD5 != nil {
+			h.Set("x-ms-blob-content-md5", b64(b.Properties.ContentMD5))
+		}
+		if wantMD5 {
+			// At most 4 MiB: the range is read once to hash it, then
+			// served from memory.
+			buf, err := io.ReadAll(io.LimitReader(rc, maxRangeMD5))
+			if err != nil {
+				return err
+			}
+			sum := md5.Sum(buf)
+			h.Set("Content-MD5", b64(sum[:]))
+			body = strings.NewReader(string(buf))
+		}
+	} else if b.Properties.ContentMD5 != nil {
+		h.Set("Content-MD5", b64(b.Properties.ContentMD5))
+	}
+	h.Set("Content-Length", strconv.FormatInt(n, 10))
+	w.WriteHeader(status)
+	if _, err := io.Copy(w, body); err != nil {
+		// Headers are gone: all that is left is to cut the response.
+		s.log.Debug("blob: download interrupted", "path", c.r.URL.Path, "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	return nil
+}
+
+func (s *Server) setBlobProperties(w http.ResponseWriter, c *call) error {
+	p, err := blobProperties(c.r.Header, false)
+	if err != nil {
+		return err
+	}
+	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	cond, err := conditions(c.r.Header)
+	if err != nil {
+		return err
+	}
+	var b blobsvc.Blob
+	if h := c.r.Header; h.Get("x-ms-blob-content-length") != "" || h.Get("x-ms-sequence-number-action") != "" {
+		ch, err := pageBlobChanges(h)
+		if err != nil {
+			return err
+		}
+		b, err = s.svc.SetPageBlobProperties(c.r.Context(), c.path.container, c.path.blob, p, ch, leaseID, cond)
+		if err != nil {
+			return err
+		}
+		w.Header().Set("x-ms-blob-sequence-number", strconv.FormatInt(b.Page.SequenceNumber, 10))
+	} else if b, err = s.svc.SetBlobProperties(c.r.Context(), c.path.container, c.path.blob, p, leaseID, cond); err != nil {
+		return err
+	}
+	written(w, http.StatusOK, b.ETag, b.LastModified)
+	return nil
+}
+
+func (s *Server) setBlobMetadata(w http.ResponseWriter, c *call) error {
+	md, err := storagehttp.ParseMetadata(c.r.Header)
+	if err != nil {
+		return err
+	}
+	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	cond, err := conditions(c.r.Header)
+	if err != nil {
+		return err
+	}
+	b, err := s.svc.SetBlobMetadata(c.r.Context(), c.path.container, c.path.blob, md, leaseID, cond)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("x-ms-request-server-encrypted", "true")
+	written(w, http.StatusOK, b.ETag, b.LastModified)
+	return nil
+}
+
+func (s *Server) deleteBlob(w http.ResponseWriter, c *call) error {
+	if c.q.Has("versionid") {
+		return storagehttp.InvalidQuery("versionid", c.q.Get("versionid"), "versions are not supported")
+	}
+	snaps := blobsvc.DeleteSnapshots(c.r.Header.Get("x-ms-delete-snapshots"))
+	if snaps != "" && snaps != blobsvc.DeleteSnapshotsInclude && snaps != blobsvc.DeleteSnapshotsOnly {
+		return storagehttp.InvalidHeader("x-ms-delete-snapshots", string(snaps))
+	}
+	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	cond, err := conditions(c.r.Header)
+	if err != nil {
+		return err
+	}
+	if err := s.svc.DeleteBlob(c.r.Context(), c.path.container, c.path.blob, c.q.Get("snapshot"), snaps, leaseID, cond); err != nil {
+		return err
+	}
+	w.Header().Set("x-ms-delete-type-permanent", "true")
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+func (s *Server) leaseBlob(w http.ResponseWriter, c *call) error {
+	req, err := leaseRequest(c.r.Header)
+	if err != nil {
+		return err
+	}
+	cond, err := conditions(c.r.Header)
+	if err != nil {
+		return err
+	}
+	b, res, err := s.svc.LeaseBlob(c.r.Context(), c.path.container, c.path.blob, req, cond)
+	if err != nil {
+		return err
+	}
+	leaseReply(w, req.Action, res, b.ETag, b.LastModified)
+	return nil
+}
+
+// sourceConditions reads the x-ms-source-if-* headers of Copy Blob.
+func sourceConditions(h http.Header) (blobsvc.Conditions, error) {
+	src := http.Header{}
+	for _, n := range []string{"If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since"} {
+		if v := h.Get("x-ms-source-" + n); v != "" {
+			src.Set(n, v)
+		}
+	}
+	if v := h.Get("x-ms-source-if-tags"); v != "" {
+		src.Set("x-ms-if-tags", v)
+	}
+	c, err := conditions(src)
+	var e *storagehttp.Error
+	if errors.As(err, &e) && len(e.Details) > 0 {
+		e.Details[0].Value = "x-ms-source-" + e.Details[0].Value
+	}
+	return c, err
+}
+
+// copyBlob is Copy Blob and Copy Blob From URL (x-ms-requires-sync): both
+// are synchronous here, for a source in this account addressed
+// path-style (http://host/<account>/<container>/<blob>).
+func (s *Server) copyBlob(w http.ResponseWriter, c *call) error {
+	src, err := s.copySource(c.r.Header)
+	if err != nil {
+		return err
+	}
+	o, err := writeOptions(c.r.Header, false)
+	if err != nil {
+		return err
+	}
+	if len(o.Metadata) == 0 {
+		o.Metadata = nil // the source's metadata is copied
+	}
+	b, err := s.svc.CopyBlob(c.r.Context(), src, c.path.container, c.path.blob, o)
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	if b.Copy != nil {
+		h.Set("x-ms-copy-id", b.Copy.ID)
+	}
+	h.Set("x-ms-copy-status", "success")
+	written(w, http.StatusAccepted, b.ETag, b.LastModified)
+	return nil
+}
+
+// copySource reads x-ms-copy-source (a blob of this account, path-style,
+// optionally ?snapshot=) and the x-ms-source-if-* conditions.
+func (s *Server) copySource(h http.Header) (blobsvc.CopySource, error) {
+	raw := h.Get("x-ms-copy-source")
+	u, err := url.Parse(raw)
+	if err != nil {
+		return blobsvc.CopySource{}, storagehttp.InvalidHeader("x-ms-copy-source", raw)
+	}
+	p, err := parsePath(u.EscapedPath())
+	if err != nil || p.scope != scopeBlob {
+		return blobsvc.CopySource{}, storagehttp.InvalidHeader("x-ms-copy-source", raw)
+	}
+	if p.account != s.account {
+		return blobsvc.CopySource{}, storagehttp.NewError(http.StatusBadRequest, "CannotVerifyCopySource",
+			"Copies from another account are not supported by this server.")
+	}
+	if u.Query().Has("versionid") {
+		return blobsvc.CopySource{}, storagehttp.InvalidHeader("x-ms-copy-source", raw)
+	}
+	cond, err := sourceConditions(h)
+	if err != nil {
+		return blobsvc.CopySource{}, err
+	}
+	return blobsvc.CopySource{Container: p.container, Name: p.blob, Snapshot: u.Query().Get("snapshot"), URL: raw, Cond: cond}, nil
+}
+
+// openSource opens the bytes of a From URL operation's source: the
+// x-ms-source-range, or the whole blob.
+func (s *Server) openSource(c *call) (io.ReadCloser, error) {
+	src, err := s.copySource(c.r.Header)
+	if err != nil {
+		return nil, err
+	}
+	var rng *blobsvc.Range
+	if v := c.r.Header.Get("x-ms-source-range"); v != "" {
+		h := http.Header{}
+		h.Set("x-ms-range", v)
+		if rng, err = byteRange(h); err != nil {
+			return nil, storagehttp.InvalidHeader("x-ms-source-range", v)
+		}
+	}
+	_, rc, _, _, err := s.svc.OpenBlob(c.r.Context(), src.Container, src.Name, src.Snapshot, rng, "", src.Cond)
+	if errors.Is(err, blobsvc.ErrNotModified) {
+		err = fmt.Errorf("copy source: %w", blobsvc.ErrConditionNotMet)
+	}
+	return rc, err
+}
+
+// abortCopy answers Abort Copy Blob: copies here finish before Copy Blob
+// answers, so there is never one to abort (409 NoPendingCopyOperation).
+func (s *Server) abortCopy(w http.ResponseWriter, c *call) error {
+	if c.r.Header.Get("x-ms-copy-action") != "abort" {
+		return storagehttp.InvalidHeader("x-ms-copy-action", c.r.Header.Get("x-ms-copy-action"))
+	}
+	if _, err := s.svc.GetBlob(c.r.Context(), c.path.container, c.path.blob, "", "", blobsvc.Conditions{}); err != nil {
+		return err
+	}
+	return storagehttp.NewError(http.StatusConflict, "NoPendingCopyOperation", "There is currently no pending copy operation.")
+}
+
+func (s *Server) snapshotBlob(w http.ResponseWriter, c *call) error {
+	md, err := storagehttp.ParseMetadata(c.r.Header)
+	if err != nil {
+		return err
+	}
+	if len(md) == 0 {
+		md = nil // the blob's metadata is kept
+	}
+	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	cond, err := conditions(c.r.Header)
+	if err != nil {
+		return err
+	}
+	sn, err := s.svc.SnapshotBlob(c.r.Context(), c.path.container, c.path.blob, md, leaseID, cond)
+	if errors.Is(err, blobsvc.ErrNotModified) {
+		notModified(w, sn.ETag, sn.LastModified)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	w.Header().Set("x-ms-snapshot", sn.Snapshot)
+	w.Header().Set("x-ms-request-server-encrypted", "true")
+	written(w, http.StatusCreated, sn.ETag, sn.LastModified)
+	return nil
+}
+
+// optionalInt64Header reads a non-negative integer header; absent → nil.
+func optionalInt64Header(h http.Header, name string) (*int64, error) {
+	v := h.Get(name)
+	if v == "" {
+		return nil, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return nil, storagehttp.InvalidHeader(name, v)
+	}
+	return &n, nil
+}
+
+// maxAppendBlock is the largest Append Block body (Azure's 100 MiB since
+// version 2022-11-02).
+const maxAppendBlock = 100 << 20
+
+func (s *Server) appendBlock(w http.ResponseWriter, c *call) error {
+	fromURL := c.r.Header.Get("x-ms-copy-source") != ""
+	if c.r.ContentLength == 0 && !fromURL {
+		return storagehttp.InvalidHeader("Content-Length", "0")
+	}
+	if c.r.ContentLength > maxAppendBlock {
+		return storagehttp.NewError(http.StatusRequestEntityTooLarge, storagehttp.CodeRequestBodyTooLarge,
+			"The request body is too large and exceeds the maximum permissible limit.")
+	}
+	var o blobsvc.AppendOptions
+	var err error
+	if o.LeaseID, err = leaseIDHeader(c.r.Header, "x-ms-lease-id"); err != nil {
+		return err
+	}
+	if o.Cond, err = conditions(c.r.Header); err != nil {
+		return err
+	}
+	if o.MaxSize, err = optionalInt64Header(c.r.Header, "x-ms-blob-condition-maxsize"); err != nil {
+		return err
+	}
+	if o.AppendPos, err = optionalInt64Header(c.r.Header, "x-ms-blob-condition-appendpos"); err != nil {
+		return err
+	}
+	if o.ContentMD5, err = md5Header(c.r.Header, "Content-MD5"); err != nil {
+		return err
+	}
+	var body io.Reader = http.MaxBytesReader(w, c.r.Body, maxAppendBlock)
+	if fromURL { // Append Block From URL
+		rc, err := s.openSource(c)
+		if err != nil {
+			return err
+		}
+		defer rc.Close()
+		body = io.LimitReader(rc, maxAppendBlock)
+	}
+	b, offset, err := s.svc.AppendBlock(c.r.Context(), c.path.container, c.path.blob, body, o)
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("x-ms-blob-append-offset", strconv.FormatInt(offset, 10))
+	h.Set("x-ms-blob-committed-block-count", strconv.Itoa(len(b.Blocks)))
+	h.Set("x-ms-request-server-encrypted", "true")
+	written(w, http.StatusCreated, b.ETag, b.LastModified)
+	return nil
+}
+
+// publicAccess reads x-ms-blob-public-access: container, blob, or absent
+// (private).
+func publicAccess(h http.Header) (blobsvc.PublicAccess, error) {
+	switch v := h.Get("x-ms-blob-public-access"); v {
+	case "":
+		return blobsvc.AccessPrivate, nil
+	case "container", "blob":
+		return blobsvc.PublicAccess(v), nil
+	default:
+		return "", storagehttp.InvalidHeader("x-ms-blob-public-access", v)
+	}
+}
+
+func (s *Server) getContainerACL(w http.ResponseWriter, c *call) error {
+	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	ct, err := s.svc.GetContainer(c.r.Context(), c.path.container, leaseID)
+	if err != nil {
+		return err
+	}
+	if ct.PublicAccess != "" {
+		w.Header().Set("x-ms-blob-public-access", string(ct.PublicAccess))
+	}
+	w.Header().Set("ETag", ct.ETag)
+	w.Header().Set("Last-Modified", httpTime(ct.LastModified))
+	out := signedIdentifiersXML{Identifiers: make([]signedIdentifierXML, 0, len(ct.ACL))}
+	for _, id := range ct.ACL {
+		out.Identifiers = append(out.Identifiers, signedIdentifierXML{ID: id.ID,
+			AccessPolicy: &accessPolicyXML{Start: id.Start, Expiry: id.Expiry, Permission: id.Permission}})
+	}
+	return storagehttp.WriteXML(w, http.StatusOK, out)
+}
+
+func (s *Server) setContainerACL(w http.ResponseWriter, c *call) error {
+	access, err := publicAccess(c.r.Header)
+	if err != nil {
+		return err
+	}
+	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	cond, err := conditions(c.r.Header)
+	if err != nil {
+		return err
+	}
+	var in signedIdentifiersXML
+	if c.r.ContentLength != 0 {
+		if err := storagehttp.DecodeXMLBody(c.r, &in, maxSmallBody); err != nil {
+			return err
+		}
+	}
+	acl := make([]blobsvc.SignedIdentifier, 0, len(in.Identifiers))
+	for _, x := range in.Identifiers {
+		id := blobsvc.SignedIdentifier{ID: x.ID}
+		if x.AccessPolicy != nil {
+			id.Start, id.Expiry, id.Permission = x.AccessPolicy.Start, x.AccessPolicy.Expiry, x.AccessPolicy.Permission
+		}
+		acl = append(acl, id)
+	}
+	ct, err := s.svc.SetContainerACL(c.r.Context(), c.path.container, access, acl, leaseID, cond)
+	if err != nil {
+		return err
+	}
+	written(w, http.StatusOK, ct.ETag, ct.LastModified)
+	return nil
+}
+
+// tierOf is the access tier reported: the stored one, or the inferred
+// default (Hot for block blobs, P10 for page blobs, none for append).
+func tierOf(b blobsvc.Blob) string {
+	switch {
+	case b.Tier != "":
+		return b.Tier
+	case b.Type == blobsvc.PageBlob:
+		return "P10"
+	case b.Type == blobsvc.AppendBlob:
+		return ""
+	}
+	return "Hot"
+}
+
+func (s *Server) setBlobTier(w http.ResponseWriter, c *call) error {
+	tier := c.r.Header.Get("x-ms-access-tier")
+	if tier == "" {
+		return storagehttp.MissingHeader("x-ms-access-tier")
+	}
+	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
+	if err != nil {
+		return err
+	}
+	if err := s.svc.SetBlobTier(c.r.Context(), c.path.container, c.path.blob, tier, leaseID); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// findBlobsByTags is Find Blobs by Tags, on the account (every
+// container) or on one container.
+func (s *Server) findBlobsByTags(w http.ResponseWriter, c *call) error {
+	where := c.q.Get("where")
+	if where == "" {
+		return storagehttp.MissingQuery("where")
+	}
+	limit, err := maxResults(c.q)
+	if err != nil {
+		return err
+	}
+	container := ""
+	if c.path.scope == scopeContainer {
+		container = c.path.container
+	}
+	found, next, err := s.svc.FindBlobsByTags(c.r.Context(), container, where, c.q.Get("marker"), limit)
+	if errors.Is(err, blobsvc.ErrInvalidTagsCondition) {
+		return storagehttp.InvalidQuery("where", where, err.Error())
+	}
+	if err != nil {
+		return err
+	}
+	out := findBlobsXML{ServiceEndpoint: s.endpoint(c.r), Where: where, NextMarker: next, Blobs: []foundBlobXML{}}
+	for _, b := range found {
+		out.Blobs = append(out.Blobs, foundBlobXML{Name: b.Name, ContainerName: b.Container, Tags: toTagsXML(b.Tags)})
+	}
+	return storagehttp.WriteXML(w, http.StatusOK, out)
+}

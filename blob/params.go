@@ -1,0 +1,206 @@
+package blob
+
+import (
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/blobshare/blobshare/blobsvc"
+	"github.com/blobshare/blobshare/storagehttp"
+)
+
+// conditions reads If-Match, If-None-Match, If-Modified-Since and
+// If-Unmodified-Since. A date that is not an HTTP date is 400
+// InvalidHeaderValue.
+func conditions(h http.Header) (blobsvc.Conditions, error) {
+	c := blobsvc.Conditions{IfMatch: h.Get("If-Match"), IfNoneMatch: h.Get("If-None-Match"), IfTags: h.Get("x-ms-if-tags")}
+	for _, d := range []struct {
+		name string
+		dst  **time.Time
+	}{{"If-Modified-Since", &c.IfModifiedSince}, {"If-Unmodified-Since", &c.IfUnmodifiedSince}} {
+		v := h.Get(d.name)
+		if v == "" {
+			continue
+		}
+		t, err := http.ParseTime(v)
+		if err != nil {
+			return c, storagehttp.InvalidHeader(d.name, v)
+		}
+		*d.dst = &t
+	}
+	return c, nil
+}
+
+// leaseIDHeader reads a lease id header, which must be a GUID.
+func leaseIDHeader(h http.Header, name string) (string, error) {
+	v := h.Get(name)
+	if v == "" {
+		return "", nil
+	}
+	if _, err := uuid.Parse(v); err != nil {
+		return "", storagehttp.InvalidHeader(name, v)
+	}
+	return v, nil
+}
+
+// byteRange reads x-ms-range (preferred) or Range: "bytes=N-" or
+// "bytes=N-M" with N ≤ M. Absent → nil; anything else → 400
+// InvalidHeaderValue.
+func byteRange(h http.Header) (*blobsvc.Range, error) {
+	name := "x-ms-range"
+	v := h.Get(name)
+	if v == "" {
+		name = "Range"
+		v = h.Get(name)
+	}
+	if v == "" {
+		return nil, nil
+	}
+	spec, ok := strings.CutPrefix(v, "bytes=")
+	if !ok {
+		return nil, storagehttp.InvalidHeader(name, v)
+	}
+	lo, hi, ok := strings.Cut(spec, "-")
+	if !ok {
+		return nil, storagehttp.InvalidHeader(name, v)
+	}
+	start, err := strconv.ParseInt(lo, 10, 64)
+	if err != nil || start < 0 {
+		return nil, storagehttp.InvalidHeader(name, v)
+	}
+	r := &blobsvc.Range{Start: start, End: -1}
+	if hi != "" {
+		end, err := strconv.ParseInt(hi, 10, 64)
+		if err != nil || end < start {
+			return nil, storagehttp.InvalidHeader(name, v)
+		}
+		r.End = end
+	}
+	return r, nil
+}
+
+// md5Header decodes a base64 MD5 header (16 bytes); absent → nil.
+func md5Header(h http.Header, name string) ([]byte, error) {
+	v := h.Get(name)
+	if v == "" {
+		return nil, nil
+	}
+	b, err := base64.StdEncoding.DecodeString(v)
+	if err != nil || len(b) != 16 {
+		return nil, storagehttp.InvalidHeader(name, v)
+	}
+	return b, nil
+}
+
+// blobProperties reads the x-ms-blob-* property headers; with fallback
+// the plain HTTP headers count when the x-ms-blob- form is absent (Put
+// Blob).
+func blobProperties(h http.Header, fallback bool) (blobsvc.Properties, error) {
+	get := func(name string) string {
+		if v := h.Get("x-ms-blob-" + name); v != "" || !fallback {
+			return v
+		}
+		return h.Get(name)
+	}
+	p := blobsvc.Properties{
+		ContentType:        get("Content-Type"),
+		ContentEncoding:    get("Content-Encoding"),
+		ContentLanguage:    get("Content-Language"),
+		ContentDisposition: get("Content-Disposition"),
+		CacheControl:       get("Cache-Control"),
+	}
+	md5, err := md5Header(h, "x-ms-blob-content-md5")
+	if err != nil {
+		return p, err
+	}
+	p.ContentMD5 = md5
+	return p, nil
+}
+
+// maxResults reads maxresults: 1..5000, default 5000 (larger values are
+// clipped, as Azure does); 0, negative or not a number → 400.
+func maxResults(q url.Values) (int, error) {
+	v, ok := q["maxresults"]
+	if !ok {
+		return blobsvc.DefaultListMaxResults, nil
+	}
+	raw := ""
+	if len(v) > 0 {
+		raw = v[0]
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil {
+		return 0, storagehttp.InvalidQuery("maxresults", raw, "not an integer")
+	}
+	if n <= 0 {
+		return 0, storagehttp.OutOfRangeQuery("maxresults", raw, 1, blobsvc.DefaultListMaxResults)
+	}
+	return min(n, blobsvc.DefaultListMaxResults), nil
+}
+
+// includes reads the include parameter's comma-separated list.
+func includes(q url.Values) map[string]bool {
+	m := map[string]bool{}
+	for _, v := range q["include"] {
+		for it := range strings.SplitSeq(v, ",") {
+			m[strings.ToLower(strings.TrimSpace(it))] = true
+		}
+	}
+	return m
+}
+
+// leaseRequest reads Lease Blob / Lease Container's headers.
+func leaseRequest(h http.Header) (blobsvc.LeaseRequest, error) {
+	var req blobsvc.LeaseRequest
+	action := strings.ToLower(h.Get("x-ms-lease-action"))
+	if action == "" {
+		return req, storagehttp.MissingHeader("x-ms-lease-action")
+	}
+	req.Action = blobsvc.LeaseAction(action)
+	var err error
+	if req.ID, err = leaseIDHeader(h, "x-ms-lease-id"); err != nil {
+		return req, err
+	}
+	if req.ProposedID, err = leaseIDHeader(h, "x-ms-proposed-lease-id"); err != nil {
+		return req, err
+	}
+	switch req.Action {
+	case blobsvc.LeaseAcquire:
+		v := h.Get("x-ms-lease-duration")
+		if v == "" {
+			return req, storagehttp.MissingHeader("x-ms-lease-duration")
+		}
+		d, err := strconv.Atoi(v)
+		if err != nil || (d != blobsvc.InfiniteLease && (d < blobsvc.MinLeaseSeconds || d > blobsvc.MaxLeaseSeconds)) {
+			return req, storagehttp.InvalidHeader("x-ms-lease-duration", v)
+		}
+		req.Duration = d
+	case blobsvc.LeaseRenew, blobsvc.LeaseRelease:
+		if req.ID == "" {
+			return req, storagehttp.MissingHeader("x-ms-lease-id")
+		}
+	case blobsvc.LeaseChange:
+		if req.ID == "" {
+			return req, storagehttp.MissingHeader("x-ms-lease-id")
+		}
+		if req.ProposedID == "" {
+			return req, storagehttp.MissingHeader("x-ms-proposed-lease-id")
+		}
+	case blobsvc.LeaseBreak:
+		if v := h.Get("x-ms-lease-break-period"); v != "" {
+			p, err := strconv.Atoi(v)
+			if err != nil || p < 0 || p > blobsvc.MaxBreakPeriod {
+				return req, storagehttp.InvalidHeader("x-ms-lease-break-period", v)
+			}
+			req.BreakPeriod = &p
+		}
+	default:
+		return req, storagehttp.InvalidHeader("x-ms-lease-action", h.Get("x-ms-lease-action"))
+	}
+	return req, nil
+}

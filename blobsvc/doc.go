@@ -1,0 +1,47 @@
+// Package blobsvc is the Azure Blob service's semantics, without HTTP:
+// containers (metadata, ACLs, leases), block blobs with their committed
+// and uncommitted block lists, append blobs, page blobs, snapshots,
+// synchronous copies, index tags, ETags, the conditional headers
+// (If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since) and
+// the lease state machine of blobs and containers.
+//
+// # Content layout
+//
+// A block blob's content-store blocks are its client blocks (each under a
+// fresh store id). An append blob's are its appended blocks. A page
+// blob's are its written 4 MiB chunks in index order (unwritten chunks
+// read as zeros; page.go). A snapshot's content is a streamed copy under
+// its own key.
+//
+// # Layers
+//
+// Metadata (containers, blob properties, block lists, leases) lives in a
+// Store (package sqlstore: SQLite in --data). Content lives in a
+// blobstore.Store under a key derived from the container and blob name;
+// each client block is staged there under a fresh content-store block
+// id, so re-staging a client id never disturbs a committed block of the
+// same id. A commit (Put Blob, Put Block List, Append Block, Put Page)
+// records the new metadata row as an intent, commits the content, then
+// writes the row (dropping the intent in the same transaction); Recover
+// finishes or drops what a crash left in between.
+//
+// # Concurrency
+//
+// Last writer wins by default. Writers of one blob are serialised by a
+// striped in-process lock held from their condition and lease checks to
+// their metadata write, so an If-Match or a lease check and the write it
+// guards are one step: of two writers conditioned on the same ETag exactly
+// one succeeds. Uploads stream into the content store before the lock is
+// taken. A reader holds the stripe shared only while it reads the row and
+// opens the content version it names, then streams without it: a Get
+// Blob streaming while a Put Blob replaces the blob returns the old
+// version whole. One process owns a metadata database.
+//
+// # Leases
+//
+// Lease implements Azure's Lease Blob table (acquire, renew, change,
+// release, break; available, leased, expired, breaking, broken). Expired
+// and broken are derived from stored times at each request with the
+// injected clock, so no timer runs and tests move time explicitly. Lease
+// operations never change the ETag or Last-Modified.
+package blobsvc

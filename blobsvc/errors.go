@@ -1,0 +1,73 @@
+package blobsvc
+
+import "errors"
+
+// Sentinels of the Blob service's outcomes. Stores return ErrContainerNotFound,
+// ErrContainerExists and ErrBlobNotFound (wrapped with the resource); the
+// Service adds the rest. The HTTP front end maps each to its Azure error.
+var (
+	ErrContainerNotFound = errors.New("container not found")
+	ErrContainerExists   = errors.New("container already exists")
+	ErrBlobNotFound      = errors.New("blob not found")
+	// ErrInvalidContainerName: not 3-63 lowercase letters, digits and
+	// single inner hyphens (nor $root, $logs, $web).
+	ErrInvalidContainerName = errors.New("invalid container name")
+	// ErrInvalidBlobName: empty, longer than 1024 characters, not UTF-8,
+	// or with a control character.
+	ErrInvalidBlobName = errors.New("invalid blob name")
+	// ErrInvalidBlockID: a block id that is not base64 of at most 64
+	// bytes, or whose length differs from the blob's other blocks.
+	ErrInvalidBlockID = errors.New("invalid block id")
+	// ErrInvalidBlockList: Put Block List names a block that does not
+	// exist where the list says to look, or has too many blocks.
+	ErrInvalidBlockList = errors.New("invalid block list")
+	// ErrConditionNotMet: If-Match, If-None-Match, If-Modified-Since or
+	// If-Unmodified-Since failed on a write (412), or on a read for
+	// If-Match / If-Unmodified-Since.
+	ErrConditionNotMet = errors.New("condition not met")
+	// ErrUnsatisfiableCondition: a read with If-None-Match: * (400).
+	ErrUnsatisfiableCondition = errors.New("unsatisfiable condition")
+	// ErrBlobExists: Put Blob or Put Block List with If-None-Match: * on
+	// an existing blob (409 BlobAlreadyExists).
+	ErrBlobExists = errors.New("blob already exists")
+	// ErrNotModified: a GET/HEAD whose If-None-Match matched or whose
+	// If-Modified-Since found no change (304).
+	ErrNotModified = errors.New("not modified")
+	// ErrInvalidRange: a range starting at or past the end of the blob.
+	ErrInvalidRange = errors.New("invalid range")
+	// ErrBlockIDLength: a Put Block whose id decodes to another length
+	// than the blob's staged blocks' ids (400 InvalidBlobOrBlock).
+	ErrBlockIDLength = errors.New("block id length differs from the blob's other blocks")
+	// ErrMD5Mismatch: the Content-MD5 sent does not match the content.
+	ErrMD5Mismatch = errors.New("content MD5 mismatch")
+)
+
+// Lease errors, one per Azure error code.
+var (
+	// Blob or container operations against a lease (412).
+	ErrLeaseIDMissing  = errors.New("lease id missing")  // LeaseIdMissing
+	ErrLeaseIDMismatch = errors.New("lease id mismatch") // LeaseIdMismatchWithBlobOperation / ContainerOperation
+	ErrLeaseNotPresent = errors.New("lease not present") // LeaseNotPresentWithBlobOperation / ContainerOperation
+	ErrLeaseLost       = errors.New("lease lost")        // LeaseLost
+	// Lease operations (409).
+	ErrLeaseAlreadyPresent        = errors.New("lease already present")            // LeaseAlreadyPresent
+	ErrLeaseNotPresentWithLeaseOp = errors.New("no lease for the lease operation") // LeaseNotPresentWithLeaseOperation
+	ErrLeaseIDMismatchWithLeaseOp = errors.New("lease id mismatch for the lease operation")
+	ErrLeaseBreakingNoAcquire     = errors.New("lease is breaking and cannot be acquired")
+	ErrLeaseBreakingNoChange      = errors.New("lease is breaking and cannot be changed")
+	ErrLeaseBrokenNoRenew         = errors.New("lease is broken and cannot be renewed")
+	// ErrInvalidLeaseDuration / ErrInvalidBreakPeriod: out of 15-60 (or
+	// -1) / 0-60 seconds.
+	ErrInvalidLeaseDuration = errors.New("invalid lease duration")
+	ErrInvalidBreakPeriod   = errors.New("invalid lease break period")
+)
+
+// ErrServerBusy: the metadata store could not take the write in time
+// (503 ServerBusy; clients retry). Stores classify their driver's busy
+// errors into it.
+var ErrServerBusy = errors.New("metadata store busy")
+
+// ErrContentMismatch: the content store holds another length than the
+// blob's metadata row records (only a crash between the two writes of a
+// commit leaves this; 500).
+var ErrContentMismatch = errors.New("content and metadata disagree")

@@ -1,0 +1,199 @@
+package blobsvc
+
+import (
+	"context"
+	"time"
+)
+
+// Store keeps the Blob service's metadata: containers, blobs (their
+// properties, metadata, committed block lists and leases) and staged
+// (uncommitted) blocks. Content is not here: it lives in a blobstore.Store
+// under each blob's ContentKey.
+//
+// The Service serialises writers of one blob (and of one container's
+// lease) itself; a Store only has to make each call atomic. Times are kept
+// with nanosecond precision. Missing resources are ErrContainerNotFound
+// or ErrBlobNotFound, wrapped with their names.
+type Store interface {
+	// CreateContainer adds c (ErrContainerExists if present).
+	CreateContainer(ctx context.Context, c Container) error
+	Container(ctx context.Context, name string) (Container, error)
+	// UpdateContainer replaces the stored container c.Name.
+	UpdateContainer(ctx context.Context, c Container) error
+	// DeleteContainer removes the container and all its blob and block
+	// rows in one transaction and returns the content keys of the blobs
+	// it held (for the caller to delete from the content store).
+	DeleteContainer(ctx context.Context, name string) ([]string, error)
+	// ListContainers returns up to limit containers whose names start
+	// with prefix and are ≥ from, in name order.
+	ListContainers(ctx context.Context, prefix, from string, limit int) ([]Container, error)
+
+	// Blob returns the committed blob (ErrBlobNotFound).
+	Blob(ctx context.Context, container, name string) (Blob, error)
+	// PutBlob stores b (insert or replace), atomically with the check
+	// that its container exists (ErrContainerNotFound). With
+	// dropUncommitted it also removes the blob's staged blocks (a commit
+	// discards them).
+	PutBlob(ctx context.Context, b Blob, dropUncommitted bool) error
+	// DeleteBlob removes the blob and its staged blocks.
+	DeleteBlob(ctx context.Context, container, name string) error
+	// ListBlobs returns up to limit blobs of the container whose names
+	// start with prefix and are ≥ from, in name order (bytewise).
+	ListBlobs(ctx context.Context, container, prefix, from string, limit int) ([]Blob, error)
+
+	// Snapshot returns one snapshot of a blob (ErrBlobNotFound);
+	// Snapshots all of them, oldest first; DeleteSnapshot removes one.
+	// PutBlob with b.Snapshot set stores a snapshot; Blob, DeleteBlob and
+	// ListBlobs concern base blobs only.
+	Snapshot(ctx context.Context, container, name, snapshot string) (Blob, error)
+	Snapshots(ctx context.Context, container, name string) ([]Blob, error)
+	DeleteSnapshot(ctx context.Context, container, name, snapshot string) error
+
+	// PutIntent records the row a content commit is about to make
+	// current (with whether it drops the staged blocks); PutBlob and
+	// DeleteBlob of the blob remove it, DeleteIntent drops it, Intents
+	// lists those a crash left.
+	PutIntent(ctx context.Context, b Blob, dropUncommitted bool) error
+	DeleteIntent(ctx context.Context, container, name string) error
+	Intents(ctx context.Context) ([]Intent, error)
+
+	// StageBlock records (or replaces) an uncommitted block, atomically
+	// with the check that the container exists.
+	StageBlock(ctx context.Context, container, name string, b Block) error
+	// UncommittedBlocks returns the staged blocks of a blob in the order
+	// they were first staged, at most limit of them (0: all).
+	UncommittedBlocks(ctx context.Context, container, name string, limit int) ([]Block, error)
+
+	// ServiceProperties returns the stored service properties document
+	// (nil if never set); SetServiceProperties replaces it.
+	ServiceProperties(ctx context.Context) ([]byte, error)
+	SetServiceProperties(ctx context.Context, doc []byte) error
+}
+
+// PublicAccess is a container's x-ms-blob-public-access level.
+type PublicAccess string
+
+const (
+	AccessPrivate   PublicAccess = ""
+	AccessBlob      PublicAccess = "blob"
+	AccessContainer PublicAccess = "container"
+)
+
+// Container is one container's stored state.
+type Container struct {
+	Name         string
+	Metadata     map[string]string
+	ETag         string
+	LastModified time.Time
+	PublicAccess PublicAccess
+	Lease        Lease
+	// ACL holds the stored access policies (Set Container ACL), at most
+	// MaxSignedIdentifiers.
+	ACL []SignedIdentifier
+}
+
+// SignedIdentifier is one stored access policy, kept as sent (times in
+// the ISO 8601 form the client used).
+type SignedIdentifier struct {
+	ID         string
+	Start      string
+	Expiry     string
+	Permission string
+}
+
+// MaxSignedIdentifiers bounds a container's stored access policies.
+const MaxSignedIdentifiers = 5
+
+// Properties are a blob's settable HTTP properties.
+type Properties struct {
+	ContentType        string
+	ContentEncoding    string
+	ContentLanguage    string
+	ContentDisposition string
+	CacheControl       string
+	ContentMD5         []byte
+}
+
+// Block is one block of a block list. StoreID is the id of its data in
+// the content store: fresh per Put Block, so that re-staging an Azure id
+// never disturbs a committed block of the same id.
+type Block struct {
+	ID      string // the client's base64 block id
+	StoreID string
+	Size    int64
+}
+
+// BlobType is x-ms-blob-type.
+type BlobType string
+
+const (
+	BlockBlob  BlobType = "BlockBlob"
+	AppendBlob BlobType = "AppendBlob"
+	PageBlob   BlobType = "PageBlob"
+)
+
+// Blob is one blob's stored state.
+type Blob struct {
+	Container   string
+	Name        string
+	Snapshot    string // "" for the base blob; the x-ms-snapshot time of a snapshot
+	Type        BlobType
+	ContentKey  string // key in the content store
+	ContentETag string // the content store's ETag of the committed version
+	// Committed is false for a blob that so far has only uncommitted
+	// blocks (Put Block on a new name): Get Blob and friends answer
+	// BlobNotFound for it, Lease Blob and Delete Blob act on it.
+	Committed    bool
+	Size         int64
+	ETag         string
+	Created      time.Time
+	LastModified time.Time
+	Properties   Properties
+	Metadata     map[string]string
+	Blocks       []Block // committed block list
+	Lease        Lease
+	Copy         *CopyInfo         // set by Copy Blob, cleared by other content writes
+	Tags         map[string]string // blob index tags
+	Page         *PageState        // page blobs only
+	// Tier is the access tier Set Blob Tier stored ("" for the default,
+	// Hot, inferred); TierChanged is when.
+	Tier        string
+	TierChanged time.Time
+}
+
+// PageState is a page blob's layout: its content is cut into chunks of
+// PageChunkSize bytes; only written chunks are stored (in index order, as
+// the blocks of the content-store blob), the others read as zeros.
+type PageState struct {
+	Chunks         []PageChunk
+	Ranges         []PageRange // written (not cleared) pages, sorted, merged
+	SequenceNumber int64
+}
+
+// PageChunk is one stored chunk: its index and its block in the content
+// store (Size bytes stored; a chunk shortened by a resize keeps fewer).
+type PageChunk struct {
+	Index   int64
+	StoreID string
+	Size    int64
+}
+
+// PageRange is a range of 512-byte pages, End inclusive.
+type PageRange struct {
+	Start, End int64
+}
+
+// CopyInfo records the Copy Blob that made a blob (always complete:
+// copies within the account are synchronous).
+type CopyInfo struct {
+	ID        string
+	Source    string // the x-ms-copy-source URL as sent
+	Size      int64
+	Completed time.Time
+}
+
+// Intent is a commit in progress (Store.PutIntent).
+type Intent struct {
+	Blob            Blob
+	DropUncommitted bool
+}

@@ -1,0 +1,133 @@
+package blobsvc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// Blob index tag bounds (Azure's).
+const (
+	MaxTags        = 10
+	MaxTagKeyLen   = 128
+	MaxTagValueLen = 256
+)
+
+// ErrInvalidTag: more than MaxTags tags, a key of 0 or more than 128
+// characters, a value over 256, or a character outside letters, digits,
+// space and + - . / : = _ (400 InvalidTag).
+var ErrInvalidTag = errors.New("invalid blob tag")
+
+// ValidTags checks a tag set.
+func ValidTags(tags map[string]string) error {
+	if len(tags) > MaxTags {
+		return fmt.Errorf("%d tags: %w", len(tags), ErrInvalidTag)
+	}
+	ok := func(s string) bool {
+		for _, r := range s {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') && !containsRune(" +-./:=_", r) {
+				return false
+			}
+		}
+		return true
+	}
+	for k, v := range tags {
+		if k == "" || len(k) > MaxTagKeyLen || len(v) > MaxTagValueLen || !ok(k) || !ok(v) {
+			return fmt.Errorf("tag %q=%q: %w", k, v, ErrInvalidTag)
+		}
+	}
+	return nil
+}
+
+func containsRune(s string, r rune) bool {
+	for _, c := range s {
+		if c == r {
+			return true
+		}
+	}
+	return false
+}
+
+// SortedTagKeys returns the keys of tags in order (for stable output).
+func SortedTagKeys(tags map[string]string) []string {
+	keys := make([]string, 0, len(tags))
+	for k := range tags {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// SetBlobTags replaces the blob's index tags. As Azure documents, this
+// changes neither the ETag nor Last-Modified. The If-* conditions are
+// evaluated as for a write; an active lease needs its id (as Azurite
+// checks it).
+func (s *Service) SetBlobTags(ctx context.Context, container, name string, tags map[string]string, leaseID string, cond Conditions) error {
+	if err := s.checkNames(ctx, container, name); err != nil {
+		return err
+	}
+	if err := ValidTags(tags); err != nil {
+		return err
+	}
+	mu := s.stripe(container, name)
+	mu.Lock()
+	defer mu.Unlock()
+	b, err := s.conditionedBlob(ctx, container, name, cond, false)
+	if err != nil {
+		return err
+	}
+	if err := cond.checkWrite(true, b.ETag, b.LastModified, false); err != nil {
+		return fmt.Errorf("blob %s/%s: %w", container, name, err)
+	}
+	if err := cond.checkTags(true, b.Tags); err != nil {
+		return fmt.Errorf("blob %s/%s: %w", container, name, err)
+	}
+	if err := checkWriteLease(b.Lease, leaseID, s.Now()); err != nil {
+		return fmt.Errorf("blob %s/%s: %w", container, name, err)
+	}
+	b.Tags = tags
+	return s.meta.PutBlob(ctx, b, false)
+}
+
+// ErrInvalidTier: a tier this blob type cannot have (400
+// InvalidHeaderValue). ErrBlobArchived: reading an archived blob (409
+// BlobArchived).
+var (
+	ErrInvalidTier  = errors.New("invalid access tier")
+	ErrBlobArchived = errors.New("blob is archived")
+)
+
+// SetBlobTier stores the blob's access tier (Hot, Cool, Cold or Archive
+// for block blobs; P4 to P80 for page blobs). The tier is stored and
+// reported; an Archive blob refuses reads (409 BlobArchived) until it is
+// set to another tier, which here takes effect at once. The ETag stays.
+func (s *Service) SetBlobTier(ctx context.Context, container, name, tier, leaseID string) error {
+	if err := s.checkNames(ctx, container, name); err != nil {
+		return err
+	}
+	mu := s.stripe(container, name)
+	mu.Lock()
+	defer mu.Unlock()
+	b, err := s.committedBlob(ctx, container, name)
+	if err != nil {
+		return err
+	}
+	ok := false
+	switch b.Type {
+	case BlockBlob:
+		ok = tier == "Hot" || tier == "Cool" || tier == "Cold" || tier == "Archive"
+	case PageBlob:
+		for _, p := range []string{"P4", "P6", "P10", "P15", "P20", "P30", "P40", "P50", "P60", "P70", "P80"} {
+			ok = ok || tier == p
+		}
+	}
+	if !ok {
+		return fmt.Errorf("blob %s/%s (%s): tier %q: %w", container, name, b.Type, tier, ErrInvalidTier)
+	}
+	if err := checkWriteLease(b.Lease, leaseID, s.Now()); err != nil {
+		return fmt.Errorf("blob %s/%s: %w", container, name, err)
+	}
+	b.Tier, b.TierChanged = tier, s.Now()
+	return s.meta.PutBlob(ctx, b, false)
+}
