@@ -27,7 +27,7 @@ const shutdownGrace = 30 * time.Second
 func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "serve",
-		Usage:     "serve the share over FileREST and, with --mount, a FUSE mount",
+		Usage:     "serve every endpoint (FileREST, SMB, Blob, Queue) and, with --mount, a FUSE mount",
 		ArgsUsage: " ",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "data", Value: "./blobshare-data", Usage: "directory of the SQLite database and the local blob store (created if missing)"},
