@@ -14,7 +14,7 @@ SMB_FUZZ  := smb:FuzzHeader smb:FuzzFrame smb:FuzzMatchPattern smb/ntlm:FuzzUnwr
 
 # Debian packages the tests drive: rsync (the mount's timestamp tests),
 # smbclient and impacket (real SMB clients).
-DEB_PKGS  := rsync smbclient python3-impacket
+DEB_PKGS  := rsync smbclient python3-impacket samba samba-testsuite
 
 # The packages whose goroutines share state; their tests also run under the
 # race detector (about 40 s on a 2-core machine).

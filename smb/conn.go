@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/blobshare/blobshare/ntstatus"
@@ -61,11 +62,26 @@ type conn struct {
 	sessions map[uint64]*session
 	nextFile uint64
 	rbuf     []byte
+
+	// wmu serialises frames on the wire: the loop's replies and the final
+	// responses of pending requests.
+	wmu sync.Mutex
+	bw  *bufio.Writer
+
+	// Pending (async) requests, by async id; their goroutines are waited
+	// for (pwg) before the connection's sessions close.
+	pmu       sync.Mutex
+	pending   map[uint64]*pendingOp
+	nextAsync uint64
+	pwg       sync.WaitGroup
+	// afterSend runs once the current reply frame is on the wire: pending
+	// requests start waiting only after their interim response went out.
+	afterSend []func()
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{srv: s, nc: nc, remote: nc.RemoteAddr().String(), seqHi: 1,
-		used: map[uint64]struct{}{}, sessions: map[uint64]*session{}}
+		used: map[uint64]struct{}{}, sessions: map[uint64]*session{}, pending: map[uint64]*pendingOp{}}
 	c.log = s.log.With("smb_client", c.remote)
 	c.signingRequired = !s.cfg.SigningOptional
 	return c
@@ -79,7 +95,7 @@ func (c *conn) serve(ctx context.Context) {
 		}
 	}()
 	br := bufio.NewReaderSize(c.nc, 64<<10)
-	bw := bufio.NewWriterSize(c.nc, 64<<10)
+	c.bw = bufio.NewWriterSize(c.nc, 64<<10)
 	for {
 		msg, err := c.readFrame(br)
 		if err != nil {
@@ -93,21 +109,32 @@ func (c *conn) serve(ctx context.Context) {
 			c.log.Debug("smb: dropping connection", "err", err)
 			return
 		}
-		if out == nil {
-			continue
+		if out != nil {
+			if err := c.send(out, nil); err != nil {
+				return
+			}
 		}
-		var hdr [4]byte
-		binary.BigEndian.PutUint32(hdr[:], uint32(len(out))) // len(out) < 2^24: hdr[0] stays 0
-		if _, err := bw.Write(hdr[:]); err != nil {
-			return
+		for _, f := range c.afterSend {
+			f()
 		}
-		if _, err := bw.Write(out); err != nil {
-			return
-		}
-		if err := bw.Flush(); err != nil {
-			return
-		}
+		c.afterSend = c.afterSend[:0]
 	}
+}
+
+// send writes one reply frame (NetBIOS framing); sess, when set, is the
+// session whose pending request the frame answers.
+func (c *conn) send(out []byte, sess *session) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	var hdr [4]byte
+	binary.BigEndian.PutUint32(hdr[:], uint32(len(out))) // len(out) < 2^24: hdr[0] stays 0
+	if _, err := c.bw.Write(hdr[:]); err != nil {
+		return err
+	}
+	if _, err := c.bw.Write(out); err != nil {
+		return err
+	}
+	return c.bw.Flush()
 }
 
 // readFrame reads one NetBIOS session message (RFC 1002 framing as SMB2
@@ -138,6 +165,12 @@ func (c *conn) readFrame(r *bufio.Reader) ([]byte, error) {
 // running delete-on-close) before the goroutine ends.
 func (c *conn) close() {
 	c.nc.Close()
+	for _, f := range c.afterSend {
+		f() // lets pending requests whose interim response never went out end
+	}
+	c.afterSend = nil
+	c.endPending(func(*pendingOp) bool { return true }, ntstatus.Cancelled)
+	c.pwg.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for id, s := range c.sessions {
@@ -205,6 +238,11 @@ func (c *conn) handleFrame(ctx context.Context, msg []byte) ([]byte, error) {
 	if len(resps) == 0 {
 		return nil, nil
 	}
+	return c.encodeResponses(resps), nil
+}
+
+// encodeResponses encodes a chain of responses, signing those that sign.
+func (c *conn) encodeResponses(resps []*response) []byte {
 	var out []byte
 	for i, r := range resps {
 		start := len(out)
@@ -218,7 +256,7 @@ func (c *conn) handleFrame(ctx context.Context, msg []byte) ([]byte, error) {
 			r.hdr.Flags |= flagSigned
 		}
 		r.hdr.encode(out[start:])
-		if r.hdr.Flags&flagSigned != 0 {
+		if r.hdr.Flags&flagSigned != 0 && r.sess != nil && r.sess.signer != nil {
 			sig := signatureOf(r.sess.signer, out[start:])
 			copy(out[start+48:start+64], sig[:])
 		}
@@ -226,7 +264,7 @@ func (c *conn) handleFrame(ctx context.Context, msg []byte) ([]byte, error) {
 			r.onSent(out[start:])
 		}
 	}
-	return out, nil
+	return out
 }
 
 // consumeCredits checks the request's message ids against the granted
@@ -281,6 +319,8 @@ type request struct {
 	rel  *related
 	// onSent, set by a handler, is passed on to the response.
 	onSent func(msg []byte)
+	// asyncID is set by a handler that answers STATUS_PENDING.
+	asyncID uint64
 }
 
 // handleMessage serves one SMB2 request of a frame.
@@ -289,7 +329,8 @@ func (c *conn) handleMessage(ctx context.Context, h header, msg []byte, rel *rel
 		return nil, fmt.Errorf("smb: response sent to the server: %w", errDisconnect)
 	}
 	if h.Command == cmdCancel {
-		return nil, nil // nothing is ever pending: no reply (MS-SMB2 3.3.5.16)
+		c.cancelRequest(h) // never answered (MS-SMB2 3.3.5.16)
+		return nil, nil
 	}
 	if err := c.consumeCredits(h); err != nil {
 		return nil, err
@@ -318,6 +359,9 @@ func (c *conn) handleMessage(ctx context.Context, h header, msg []byte, rel *rel
 		return nil, err
 	}
 	resp.hdr.Credits = c.grantCredits(h.Credits)
+	if status.IsError() {
+		c.log.Debug("smb: request failed", "command", h.Command, "message_id", h.MessageID, "status", status.String())
+	}
 	if req.sess != nil && h.Command != cmdSessionSetup {
 		resp.sess = req.sess
 		resp.sign = h.Flags&flagSigned != 0 || req.sess.signingRequired
@@ -327,6 +371,19 @@ func (c *conn) handleMessage(ctx context.Context, h header, msg []byte, rel *rel
 		rel.status = status
 	}
 	resp.hdr.Status = uint32(status)
+	if status == ntstatus.UserSessionDeleted && h.Flags&flagSigned != 0 {
+		// The session and its key are gone: the response to a signed
+		// request keeps the SIGNED flag with no signature, which clients
+		// accept for this status only (Samba's smbXcli checks the flag,
+		// then skips the signature).
+		resp.hdr.Flags |= flagSigned
+	}
+	if status == ntstatus.Pending {
+		// An interim response: the final one follows from the pending
+		// request's goroutine (async.go).
+		resp.hdr.Flags |= flagAsync
+		resp.hdr.AsyncID = req.asyncID
+	}
 	withData := status == ntstatus.Success || status == ntstatus.BufferOverflow ||
 		(h.Command == cmdSessionSetup && status == ntstatus.MoreProcessingRequired)
 	if !withData && out == nil {

@@ -291,6 +291,7 @@ func (c *conn) closeFile(ctx context.Context, req *request) (ntstatus.Status, []
 		a, _ = o.h.Attr(ctx)
 	}
 	delete(req.sess.opens, o.id.Volatile)
+	c.endPendingOn(o)
 	if err := o.h.Close(ctx); err != nil {
 		return ntstatus.FromError(err), nil, nil
 	}

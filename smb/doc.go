@@ -13,8 +13,21 @@
 // one frame out (compound chains answered as chains). Credits follow
 // MS-SMB2 3.3.5.2.3: a request whose message ids lie outside the granted
 // window, or reuse one, closes the connection; the window is bounded by
-// maxCredits. Nothing is ever pending, so CANCEL has nothing to cancel and
-// blocking locks fail at once (STATUS_LOCK_NOT_GRANTED).
+// maxCredits. A blocking LOCK (one element, no FAIL_IMMEDIATELY) that
+// conflicts goes async: an interim STATUS_PENDING response (signed when the
+// request was), then a goroutine of the connection retries it and sends the
+// final response when it is granted, when CANCEL names it
+// (STATUS_CANCELLED), or when its open, tree or session closes
+// (STATUS_RANGE_NOT_LOCKED). Those goroutines are waited for before the
+// connection's opens close.
+//
+// # Conformance
+//
+// TestSmbtorture runs Samba's smbtorture against the server: every smb2
+// test of the in-scope suites that Samba's smbd passes on the machine
+// (testdata/smbtorture-smbd-pass.txt, rebuilt by TestSmbtortureSmbdOracle),
+// except those of testdata/smbtorture-known-failures.txt, each listed with
+// why it does not pass yet.
 //
 // # Negotiation and authentication
 //

@@ -141,11 +141,16 @@ const (
 	lockFailImmediately uint32 = 0x10
 )
 
-// lock serves LOCK: every element through the lock table, in order. A
-// request whose elements all lock takes them all or none (an element that
-// fails undoes the ones before it); unlocks are applied one by one.
-// Blocking locks (no FAIL_IMMEDIATELY) are not waited for: they fail at
-// once like failing-immediately ones.
+// lock serves LOCK (MS-SMB2 3.3.5.14, with the choices Samba's smbd makes
+// where the text leaves room): the first element says whether the request
+// locks or unlocks. A lock request takes its elements in order, all or
+// none (an element that fails undoes the ones before it); only a request
+// of one element may block, and a blocking lock that conflicts goes async
+// (STATUS_PENDING) and waits until granted, cancelled (STATUS_CANCELLED)
+// or its open closes (STATUS_RANGE_NOT_LOCKED). An unlock request unlocks
+// element by element and stops at the first that fails; an element that is
+// not an unlock fails it with STATUS_INVALID_PARAMETER, the unlocks before
+// it done.
 func (c *conn) lock(ctx context.Context, req *request) (ntstatus.Status, []byte, error) {
 	b, err := body(req.msg, 48)
 	if err != nil {
@@ -167,53 +172,66 @@ func (c *conn) lock(ctx context.Context, req *request) (ntstatus.Status, []byte,
 		flags uint32
 	}
 	els := make([]element, count)
-	unlocking := false
 	for i := range els {
 		e := b[24+24*i:]
 		els[i] = element{locks.Range{Offset: le.Uint64(e), Length: le.Uint64(e[8:])}, le.Uint32(e[16:])}
-		f := els[i].flags &^ lockFailImmediately
-		switch f {
-		case lockShared, lockExclusive:
-			if i > 0 && unlocking {
-				return ntstatus.InvalidParameter, nil, nil
-			}
-		case lockUnlock:
-			if els[i].flags&lockFailImmediately != 0 || (i > 0 && !unlocking) {
-				return ntstatus.InvalidParameter, nil, nil
-			}
-			unlocking = true
-		default:
-			return ntstatus.InvalidParameter, nil, nil
-		}
-		if !els[i].r.Valid() {
-			return ntstatus.InvalidLockRange, nil, nil
-		}
 	}
-	if unlocking {
+	ok := []byte{4, 0, 0, 0}
+	if els[0].flags == lockUnlock {
 		for _, e := range els {
+			if e.flags != lockUnlock {
+				return ntstatus.InvalidParameter, nil, nil
+			}
+			if !e.r.Valid() {
+				return ntstatus.InvalidLockRange, nil, nil
+			}
 			if err := o.h.Unlock(ctx, e.r); err != nil {
 				return ntstatus.FromError(err), nil, nil
 			}
 		}
-		return ntstatus.Success, []byte{4, 0, 0, 0}, nil
+		return ntstatus.Success, ok, nil
+	}
+	blocking := false
+	for i, e := range els {
+		switch e.flags {
+		case lockShared, lockExclusive:
+			if count > 1 {
+				return ntstatus.InvalidParameter, nil, nil
+			}
+			blocking = i == 0
+		case lockShared | lockFailImmediately, lockExclusive | lockFailImmediately:
+		default:
+			return ntstatus.InvalidParameter, nil, nil
+		}
+		if !e.r.Valid() {
+			return ntstatus.InvalidLockRange, nil, nil
+		}
+	}
+	kindOf := func(flags uint32) locks.LockKind {
+		if flags&lockExclusive != 0 {
+			return locks.LockExclusive
+		}
+		return locks.LockShared
 	}
 	for i, e := range els {
-		kind := locks.LockShared
-		if e.flags&lockExclusive != 0 {
-			kind = locks.LockExclusive
+		err := o.h.Lock(ctx, e.r, kindOf(e.flags))
+		if err == nil {
+			continue
 		}
-		if err := o.h.Lock(ctx, e.r, kind); err != nil {
-			for _, done := range els[:i] {
-				_ = o.h.Unlock(ctx, done.r)
-			}
-			st := ntstatus.FromError(err)
-			if st == ntstatus.FileLockConflict {
-				st = ntstatus.LockNotGranted
-			}
-			return st, nil, nil
+		if blocking && errors.Is(err, locks.ErrLockNotGranted) {
+			req.asyncID = c.goPending(req, o, waitLock(o, e.r, kindOf(e.flags), c.srv.ctx))
+			return ntstatus.Pending, nil, nil
 		}
+		for _, done := range els[:i] {
+			_ = o.h.Unlock(ctx, done.r)
+		}
+		st := ntstatus.FromError(err)
+		if st == ntstatus.FileLockConflict {
+			st = ntstatus.LockNotGranted
+		}
+		return st, nil, nil
 	}
-	return ntstatus.Success, []byte{4, 0, 0, 0}, nil
+	return ntstatus.Success, ok, nil
 }
 
 // FSCTL codes.

@@ -147,7 +147,9 @@ func (c *rawClient) call(cmd uint16, body []byte) (ntstatus.Status, []byte) {
 		c.t.Fatalf("command %#x: bad response header", cmd)
 	}
 	c.lastSession, c.lastTree = h.SessionID, h.TreeID
-	if c.signer != nil && h.SessionID == c.session && h.Flags&flagSigned != 0 {
+	// STATUS_USER_SESSION_DELETED has no key left to sign with: like
+	// Samba's client, only the SIGNED flag is checked there.
+	if c.signer != nil && h.SessionID == c.session && h.Flags&flagSigned != 0 && ntstatus.Status(h.Status) != ntstatus.UserSessionDeleted {
 		if signatureOf(c.signer, resp) != h.Signature {
 			c.t.Fatalf("command %#x: response signature does not verify", cmd)
 		}

@@ -15,7 +15,7 @@ import (
 // requireTool skips a test whose external client is missing, or fails it
 // under BLOBSHARE_REQUIRE_ALL=1 (CI), where every client must be installed
 // (make test installs them).
-func requireTool(t *testing.T, what string, err error) {
+func requireTool(t testing.TB, what string, err error) {
 	t.Helper()
 	if err == nil {
 		return
