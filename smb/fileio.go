@@ -61,6 +61,9 @@ func (c *conn) read(ctx context.Context, req *request) (ntstatus.Status, []byte,
 	if (n == 0 && length > 0) || uint32(n) < minCount {
 		return ntstatus.EndOfFile, nil, nil
 	}
+	// The position after the read, as smbd keeps it (Windows keeps it
+	// for synchronous-I/O opens).
+	o.position = int64(offset) + int64(n)
 	le.PutUint16(out, 17)
 	out[2] = headerSize + 16
 	le.PutUint32(out[4:], uint32(n))

@@ -97,6 +97,27 @@ func (c *conn) queryDirectory(ctx context.Context, req *request) (ntstatus.Statu
 			return ntstatus.NoSuchFile, nil, nil
 		}
 	}
+	if !restart && o.listPos < len(o.listing) {
+		// A continuing enumeration leaves out the names deleted since it
+		// started (smbtorture dir.fixed: Windows and smbd do).
+		entries, err := c.srv.cfg.FS.ListEntries(ctx, o.h.File())
+		if err != nil {
+			return ntstatus.FromError(err), nil, nil
+		}
+		now := make(map[string]fs.Attr, len(entries))
+		for _, e := range entries {
+			now[e.Name] = e
+		}
+		kept := o.listing[:o.listPos]
+		for _, e := range o.listing[o.listPos:] {
+			if e.Name == "." || e.Name == ".." {
+				kept = append(kept, e)
+			} else if cur, ok := now[e.Name]; ok {
+				kept = append(kept, cur)
+			}
+		}
+		o.listing = kept
+	}
 	var out []byte
 	last := -1
 	for o.listPos < len(o.listing) {
