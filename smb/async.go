@@ -51,7 +51,8 @@ func (c *conn) goPending(req *request, o *open, wait func(ctx context.Context) n
 	c.pending[p.asyncID] = p
 	c.pmu.Unlock()
 	sess := req.sess
-	sign := req.hdr.Flags&flagSigned != 0 || (sess != nil && sess.signingRequired)
+	sign := req.enc == nil && (req.hdr.Flags&flagSigned != 0 || (sess != nil && sess.signingRequired))
+	enc := req.enc
 	hdr := header{Command: req.hdr.Command, Flags: flagResponse | flagAsync, MessageID: req.hdr.MessageID,
 		AsyncID: p.asyncID, SessionID: req.hdr.SessionID, CreditCharge: req.hdr.CreditCharge}
 	c.pwg.Add(1)
@@ -82,7 +83,7 @@ func (c *conn) goPending(req *request, o *open, wait func(ctx context.Context) n
 		if sign && sess != nil {
 			resp.sess, resp.sign = sess, true
 		}
-		if err := c.send(c.encodeResponses([]*response{resp}), sess); err != nil {
+		if err := c.send(c.encodeResponses([]*response{resp}), enc); err != nil {
 			c.log.Debug("smb: sending a pending request's final response", "err", err)
 		}
 	}()

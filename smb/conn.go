@@ -53,6 +53,10 @@ type conn struct {
 	preauth         [64]byte // connection preauth integrity hash (3.1.1)
 	signingRequired bool
 	maxIO           uint32
+	// cipher is the negotiated encryption cipher (0: none), signAlg the
+	// 3.x signing algorithm (AES-CMAC unless 3.1.1 negotiated another).
+	cipher  uint16
+	signAlg uint16
 
 	// Credits: the message ids granted are [seqLo, seqHi); used holds
 	// those above seqLo already consumed.
@@ -104,13 +108,20 @@ func (c *conn) serve(ctx context.Context) {
 			}
 			return
 		}
-		out, err := c.handleFrame(ctx, msg)
+		var enc *session
+		if len(msg) >= 4 && [4]byte(msg[:4]) == protoTransform {
+			if enc, msg, err = c.decryptFrame(msg); err != nil {
+				c.log.Debug("smb: dropping connection", "err", err)
+				return
+			}
+		}
+		out, err := c.handleFrame(ctx, msg, enc)
 		if err != nil {
 			c.log.Debug("smb: dropping connection", "err", err)
 			return
 		}
 		if out != nil {
-			if err := c.send(out, nil); err != nil {
+			if err := c.send(out, enc); err != nil {
 				return
 			}
 		}
@@ -121,9 +132,34 @@ func (c *conn) serve(ctx context.Context) {
 	}
 }
 
-// send writes one reply frame (NetBIOS framing); sess, when set, is the
-// session whose pending request the frame answers.
-func (c *conn) send(out []byte, sess *session) error {
+// decryptFrame opens an SMB2 TRANSFORM frame with the key of the session
+// it names. A frame that does not open drops the connection (MS-SMB2
+// 3.3.5.2.1.1).
+func (c *conn) decryptFrame(msg []byte) (*session, []byte, error) {
+	id, err := decodeTransform(msg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("smb: bad transform header: %w", errDisconnect)
+	}
+	s := c.sessions[id]
+	if s == nil || s.crypto == nil {
+		return nil, nil, fmt.Errorf("smb: encrypted message for session %#x without keys: %w", id, errDisconnect)
+	}
+	plain, err := s.crypto.decrypt(msg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", err, errDisconnect)
+	}
+	return s, plain, nil
+}
+
+// send writes one reply frame (NetBIOS framing), encrypted with enc's key
+// when enc is set (the request came encrypted, so the reply goes so).
+func (c *conn) send(out []byte, enc *session) error {
+	if enc != nil {
+		var err error
+		if out, err = enc.crypto.encrypt(out, enc.id); err != nil {
+			return err
+		}
+	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	var hdr [4]byte
@@ -201,8 +237,11 @@ type related struct {
 
 // handleFrame serves one frame: an SMB1 NEGOTIATE, or one SMB2 message or
 // a compound chain. It returns the reply frame (nil for none).
-func (c *conn) handleFrame(ctx context.Context, msg []byte) ([]byte, error) {
+func (c *conn) handleFrame(ctx context.Context, msg []byte, enc *session) ([]byte, error) {
 	if len(msg) >= 4 && [4]byte(msg[:4]) == protoSMB1 {
+		if enc != nil {
+			return nil, fmt.Errorf("smb: encrypted SMB1 message: %w", errDisconnect)
+		}
 		if c.negotiated || c.dialect == dialectWildcard {
 			return nil, fmt.Errorf("smb: SMB1 message after negotiation: %w", errDisconnect)
 		}
@@ -223,7 +262,7 @@ func (c *conn) handleFrame(ctx context.Context, msg []byte) ([]byte, error) {
 			}
 			end = int(h.NextCommand)
 		}
-		r, err := c.handleMessage(ctx, h, m[:end], &rel, off == 0)
+		r, err := c.handleMessage(ctx, h, m[:end], &rel, off == 0, enc)
 		if err != nil {
 			return nil, err
 		}
@@ -321,10 +360,13 @@ type request struct {
 	onSent func(msg []byte)
 	// asyncID is set by a handler that answers STATUS_PENDING.
 	asyncID uint64
+	// enc is the session whose key decrypted the request (nil: it came
+	// in the clear); the response goes encrypted with it.
+	enc *session
 }
 
 // handleMessage serves one SMB2 request of a frame.
-func (c *conn) handleMessage(ctx context.Context, h header, msg []byte, rel *related, first bool) (*response, error) {
+func (c *conn) handleMessage(ctx context.Context, h header, msg []byte, rel *related, first bool, enc *session) (*response, error) {
 	if h.Flags&flagResponse != 0 {
 		return nil, fmt.Errorf("smb: response sent to the server: %w", errDisconnect)
 	}
@@ -353,7 +395,7 @@ func (c *conn) handleMessage(ctx context.Context, h header, msg []byte, rel *rel
 	} else {
 		*rel = related{}
 	}
-	req := &request{hdr: h, msg: msg, rel: rel}
+	req := &request{hdr: h, msg: msg, rel: rel, enc: enc}
 	status, out, err := c.dispatch(ctx, req, resp)
 	if err != nil {
 		return nil, err
@@ -364,7 +406,8 @@ func (c *conn) handleMessage(ctx context.Context, h header, msg []byte, rel *rel
 	}
 	if req.sess != nil && h.Command != cmdSessionSetup {
 		resp.sess = req.sess
-		resp.sign = h.Flags&flagSigned != 0 || req.sess.signingRequired
+		// An encrypted reply is not signed (MS-SMB2 3.3.4.1.1).
+		resp.sign = enc == nil && (h.Flags&flagSigned != 0 || req.sess.signingRequired)
 	}
 	rel.any, rel.sessionID, rel.treeID = true, resp.hdr.SessionID, resp.hdr.TreeID
 	if status.IsError() && h.Command == cmdCreate {
@@ -423,7 +466,12 @@ func (c *conn) dispatch(ctx context.Context, req *request, resp *response) (ntst
 	if s == nil || !s.valid {
 		return ntstatus.UserSessionDeleted, nil, nil
 	}
-	if s.signer != nil {
+	switch {
+	case req.enc != nil:
+		// Encryption authenticates the request; it carries no signature.
+	case s.encryptData:
+		return ntstatus.AccessDenied, nil, nil // MS-SMB2 3.3.5.2.9
+	case s.signer != nil:
 		if h.Flags&flagSigned != 0 {
 			if signatureOf(s.signer, req.msg) != h.Signature {
 				c.log.Warn("smb: bad message signature", "command", h.Command)

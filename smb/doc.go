@@ -37,7 +37,22 @@
 // user is the account name in any domain, the password the account key as
 // typed; anonymous and guest logons fail with STATUS_LOGON_FAILURE.
 // Signing is required by default: HMAC-SHA256 for 2.x, AES-CMAC for 3.x
-// with keys derived per MS-SMB2 3.1.4.2. Encryption is not offered.
+// with keys derived per MS-SMB2 3.1.4.2, and on 3.1.1 the algorithm the
+// signing capabilities context picks (the client's first of AES-GMAC,
+// AES-CMAC, HMAC-SHA256). When the client sent a SPNEGO mechListMIC the
+// last SESSION_SETUP answers with the server's.
+//
+// # Encryption
+//
+// SMB2 TRANSFORM messages with AES-128-CCM (3.0 and 3.0.2, announced by
+// the encryption capability; ccm.go, as the standard library has no CCM)
+// and AES-128-GCM or CCM on 3.1.1 (the encryption context: GCM preferred),
+// keys derived per MS-SMB2 3.3.5.5.3. A request that comes encrypted is
+// answered encrypted and unsigned; a frame that does not decrypt drops the
+// connection. With Config.EncryptData (serve --smb-encrypt) the session
+// setup sets SMB2_SESSION_FLAG_ENCRYPT_DATA (tree connects
+// SMB2_SHAREFLAG_ENCRYPT_DATA), clients without a common cipher are refused
+// STATUS_ACCESS_DENIED, and requests in the clear get STATUS_ACCESS_DENIED.
 //
 // # Shares, opens and paths
 //

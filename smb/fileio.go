@@ -290,11 +290,7 @@ func (c *conn) ioctl(ctx context.Context, req *request) (ntstatus.Status, []byte
 		}
 	}
 	resp := make([]byte, 24)
-	var caps uint32
-	if c.dialect != dialect202 {
-		caps = capLargeMTU
-	}
-	le.PutUint32(resp, caps)
+	le.PutUint32(resp, c.serverCaps(c.dialect))
 	copy(resp[4:20], c.srv.guid[:])
 	mode := secSigningEnabled
 	if c.signingRequired {

@@ -36,6 +36,12 @@ type Config struct {
 	// SigningOptional lets clients that do not sign in; by default the
 	// server requires signed messages once a session is set up.
 	SigningOptional bool
+	// EncryptData requires encryption (serve --smb-encrypt): sessions of
+	// clients that cannot encrypt (SMB 2.x, or no common cipher) are
+	// refused, and a session's unencrypted requests get
+	// STATUS_ACCESS_DENIED. Without it, a client that encrypts its
+	// requests gets encrypted responses.
+	EncryptData bool
 }
 
 // Server serves SMB2/3 on listeners. Every file share of the FileSystem is

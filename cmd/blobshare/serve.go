@@ -41,6 +41,7 @@ func serveCommand() *cli.Command {
 			queueAddrFlag(),
 			&cli.BoolFlag{Name: "debug", Usage: "log at debug level, including every failed request with its status and error code"},
 			smbFlag(),
+			smbEncryptFlag(),
 		},
 		Action: runServe,
 	}
@@ -135,7 +136,7 @@ func runServe(c *cli.Context) error {
 		}
 	}
 
-	smbEP, err := startSMB(c.String("smb"), dd.FS, c.String("account"), c.String("key"), logger)
+	smbEP, err := startSMB(c.String("smb"), c.Bool("smb-encrypt"), dd.FS, c.String("account"), c.String("key"), logger)
 	if err != nil {
 		srv.Close()
 		if mounted != nil {
