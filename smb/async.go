@@ -17,6 +17,8 @@ type pendingOp struct {
 	messageID uint64
 	sessionID uint64
 	open      *open
+	// closed is the final status when the open closes first.
+	closed ntstatus.Status
 	// cancel ends the wait; its cause is the status of the final
 	// response (STATUS_CANCELLED for CANCEL, STATUS_RANGE_NOT_LOCKED when
 	// the open closes).
@@ -41,11 +43,11 @@ const lockWaitBackoff = 20 * time.Millisecond
 // goPending registers a pending request and returns its async id; start
 // (called by the connection loop once the interim response is sent) runs
 // wait on a goroutine and sends its final response.
-func (c *conn) goPending(req *request, o *open, wait func(ctx context.Context) ntstatus.Status) uint64 {
+func (c *conn) goPending(req *request, o *open, closed ntstatus.Status, wait func(ctx context.Context) ntstatus.Status) uint64 {
 	c.pmu.Lock()
 	c.nextAsync++
 	p := &pendingOp{asyncID: c.nextAsync, messageID: req.hdr.MessageID, sessionID: req.hdr.SessionID,
-		open: o, stopped: make(chan struct{}), interimSent: make(chan struct{})}
+		open: o, closed: closed, stopped: make(chan struct{}), interimSent: make(chan struct{})}
 	ctx, cancel := context.WithCancelCause(c.srv.ctx)
 	p.cancel = cancel
 	c.pending[p.asyncID] = p
@@ -104,15 +106,20 @@ func (c *conn) cancelRequest(h header) {
 	}
 }
 
-// endPending ends the pending requests match selects with status st and
-// waits until they stop waiting (so that an open is closed only once
-// nothing waits on it); their final responses follow.
+// endPending ends the pending requests match selects with the status
+// their open's closing gives (or st, when not zero) and waits until they
+// stop waiting (so that an open is closed only once nothing waits on it);
+// their final responses follow.
 func (c *conn) endPending(match func(p *pendingOp) bool, st ntstatus.Status) {
 	c.pmu.Lock()
 	var ended []*pendingOp
 	for _, p := range c.pending {
 		if match(p) {
-			p.cancel(statusCause{st})
+			end := st
+			if end == 0 {
+				end = p.closed
+			}
+			p.cancel(statusCause{end})
 			ended = append(ended, p)
 		}
 	}
@@ -122,10 +129,18 @@ func (c *conn) endPending(match func(p *pendingOp) bool, st ntstatus.Status) {
 	}
 }
 
-// endPendingOn ends the pending requests on open o: its close answers them
-// STATUS_RANGE_NOT_LOCKED, as Windows and Samba do.
+// endPendingOn ends the pending requests on open o as its close does: a
+// blocking lock STATUS_RANGE_NOT_LOCKED, a CHANGE_NOTIFY
+// STATUS_NOTIFY_CLEANUP, as Windows and Samba answer them.
 func (c *conn) endPendingOn(o *open) {
-	c.endPending(func(p *pendingOp) bool { return p.open == o }, ntstatus.RangeNotLocked)
+	c.endPending(func(p *pendingOp) bool { return p.open == o }, 0)
+}
+
+// waitCancel is the wait of a CHANGE_NOTIFY: no change is ever reported,
+// so it pends until cancelled or its open closes.
+func waitCancel(ctx context.Context) ntstatus.Status {
+	<-ctx.Done()
+	return ntstatus.Cancelled
 }
 
 // waitLock retries a blocking lock until it is granted, fails for another

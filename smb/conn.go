@@ -520,7 +520,7 @@ func (c *conn) dispatch(ctx context.Context, req *request, resp *response) (ntst
 	case cmdSetInfo:
 		return c.setInfo(ctx, req)
 	case cmdChangeNotify:
-		return ntstatus.NotSupported, nil, nil
+		return c.changeNotify(ctx, req)
 	case cmdOplockBreak:
 		// No oplock or lease is ever granted, so there is nothing to
 		// acknowledge (MS-SMB2 3.3.5.22).

@@ -14,12 +14,13 @@
 // MS-SMB2 3.3.5.2.3: a request whose message ids lie outside the granted
 // window, or reuse one, closes the connection; the window is bounded by
 // maxCredits. A blocking LOCK (one element, no FAIL_IMMEDIATELY) that
-// conflicts goes async: an interim STATUS_PENDING response (signed when the
-// request was), then a goroutine of the connection retries it and sends the
-// final response when it is granted, when CANCEL names it
-// (STATUS_CANCELLED), or when its open, tree or session closes
-// (STATUS_RANGE_NOT_LOCKED). Those goroutines are waited for before the
-// connection's opens close.
+// conflicts, and every CHANGE_NOTIFY, go async: an interim STATUS_PENDING
+// response (signed when the request was), then a goroutine of the
+// connection waits (a lock retries until granted) and sends the final
+// response: granted, STATUS_CANCELLED when CANCEL names it, or, when its
+// open, tree or session closes, STATUS_RANGE_NOT_LOCKED for a lock and
+// STATUS_NOTIFY_CLEANUP for a notify. Those goroutines are waited for
+// before the connection's opens close.
 //
 // # Conformance
 //
@@ -65,6 +66,8 @@
 // anything outside its share. Opens belong to a session and a tree; a file
 // id of another session or tree is STATUS_FILE_CLOSED.
 //
-// Oplocks and leases are always granted NONE; CHANGE_NOTIFY answers
-// STATUS_NOT_SUPPORTED; the security descriptor is fixed.
+// Oplocks and leases are always granted NONE; CHANGE_NOTIFY goes async and
+// pends until CANCEL or until its directory is closed
+// (STATUS_NOTIFY_CLEANUP): no change is ever reported; the security
+// descriptor is fixed.
 package smb

@@ -222,7 +222,7 @@ func (c *conn) lock(ctx context.Context, req *request) (ntstatus.Status, []byte,
 			continue
 		}
 		if blocking && errors.Is(err, locks.ErrLockNotGranted) {
-			req.asyncID = c.goPending(req, o, waitLock(o, e.r, kindOf(e.flags), c.srv.ctx))
+			req.asyncID = c.goPending(req, o, ntstatus.RangeNotLocked, waitLock(o, e.r, kindOf(e.flags), c.srv.ctx))
 			return ntstatus.Pending, nil, nil
 		}
 		for _, done := range els[:i] {
@@ -235,6 +235,29 @@ func (c *conn) lock(ctx context.Context, req *request) (ntstatus.Status, []byte,
 		return st, nil, nil
 	}
 	return ntstatus.Success, ok, nil
+}
+
+// changeNotify serves CHANGE_NOTIFY (MS-SMB2 3.3.5.19): on a directory
+// open with FILE_LIST_DIRECTORY it goes async and pends until CANCEL
+// (STATUS_CANCELLED) or until the open closes (STATUS_NOTIFY_CLEANUP):
+// changes are never reported.
+func (c *conn) changeNotify(ctx context.Context, req *request) (ntstatus.Status, []byte, error) {
+	b, err := body(req.msg, 32)
+	if err != nil {
+		return ntstatus.InvalidParameter, nil, nil
+	}
+	o, st := c.lookupOpen(req, b[8:])
+	if o == nil {
+		return st, nil, nil
+	}
+	switch {
+	case !o.isDir:
+		return ntstatus.InvalidParameter, nil, nil
+	case o.access&locks.MaskReadData == 0: // FILE_LIST_DIRECTORY
+		return ntstatus.AccessDenied, nil, nil
+	}
+	req.asyncID = c.goPending(req, o, ntstatus.NotifyCleanup, waitCancel)
+	return ntstatus.Pending, nil, nil
 }
 
 // FSCTL codes.

@@ -174,7 +174,7 @@ func (c *conn) logoff(ctx context.Context, req *request) (ntstatus.Status, []byt
 	if _, err := body(req.msg, 4); err != nil {
 		return ntstatus.InvalidParameter, nil, nil
 	}
-	c.endPending(func(p *pendingOp) bool { return p.sessionID == req.sess.id }, ntstatus.RangeNotLocked)
+	c.endPending(func(p *pendingOp) bool { return p.sessionID == req.sess.id }, 0)
 	req.sess.closeAll(ctx, c.log)
 	req.sess.valid = false
 	delete(c.sessions, req.sess.id)
@@ -241,7 +241,7 @@ func (c *conn) treeDisconnect(ctx context.Context, req *request) (ntstatus.Statu
 		return ntstatus.InvalidParameter, nil, nil
 	}
 	s := req.sess
-	c.endPending(func(p *pendingOp) bool { return p.open.tree == req.tree }, ntstatus.RangeNotLocked)
+	c.endPending(func(p *pendingOp) bool { return p.open.tree == req.tree }, 0)
 	for id, o := range s.opens {
 		if o.tree == req.tree {
 			if err := o.h.Close(ctx); err != nil {
