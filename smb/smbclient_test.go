@@ -34,7 +34,7 @@ func (e *env) smbclient(t *testing.T, share string, extra []string, commands ...
 
 // randomFile writes n random bytes to a temp file and returns its path and
 // SHA-256, streaming (n may be large).
-func randomFile(t *testing.T, n int64) (string, [32]byte) {
+func randomFile(t testing.TB, n int64) (string, [32]byte) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "up.bin")
 	f, err := os.Create(path)
@@ -51,7 +51,7 @@ func randomFile(t *testing.T, n int64) (string, [32]byte) {
 	return path, [32]byte(h.Sum(nil))
 }
 
-func fileSHA256(t *testing.T, path string) [32]byte {
+func fileSHA256(t testing.TB, path string) [32]byte {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
