@@ -46,6 +46,7 @@ var suites = []suite{
 	{"./fs/fusefs", "SmallFiles", "3x", "mount vs go-fuse loopback, 10,000 small files, 3 alternating rounds (aim ≥ 0.5)"},
 	{"./rest", "^BenchmarkTransfer$", "1x", "REST upload/download with the Go SDK vs Azurite's Blob API with azblob (aim ≥ 2×)"},
 	{"./rest", "^BenchmarkGetFileProperties$", "2000x", "Get File Properties latency under 16 concurrent clients"},
+	{"./smb", "SmbclientVsSmbd|ServeRSS", "1x", "smbclient put/get and small-file mput, blobshare vs Samba's smbd on the same disk (aim ≥ 1.0 read, ≥ 0.8 write and small files); serve peak RSS (aim < 200 MiB)"},
 }
 
 // result is one benchmark line.

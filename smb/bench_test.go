@@ -19,10 +19,10 @@ import (
 )
 
 // Benchmark sizes: quick by default, the issue's full sizes behind
-// BLOBSHARE_SMB_BENCH_FULL=1 (1 GiB, 5,000 small files, a 2 GiB copy for
+// BLOBSHARE_BENCH_FULL=1 (1 GiB, 5,000 small files, a 2 GiB copy for
 // the peak RSS).
 func benchSizes() (large int64, smallFiles int, rssFile int64) {
-	if os.Getenv("BLOBSHARE_SMB_BENCH_FULL") == "1" {
+	if os.Getenv("BLOBSHARE_BENCH_FULL") == "1" {
 		return 1 << 30, 5000, 2 << 30
 	}
 	return 128 << 20, 300, 256 << 20
@@ -128,7 +128,7 @@ func BenchmarkSmbclientVsSmbd(b *testing.B) {
 
 // BenchmarkServeRSS: the peak resident memory (VmHWM) of a `blobshare
 // serve` process while smbclient puts and gets one large file (2 GiB with
-// BLOBSHARE_SMB_BENCH_FULL=1): streaming keeps it far below the file's
+// BLOBSHARE_BENCH_FULL=1): streaming keeps it far below the file's
 // size (the issue's aim: under 200 MiB).
 //
 //	go test -run '^$' -bench ServeRSS -benchtime 1x ./smb
