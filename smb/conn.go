@@ -210,7 +210,7 @@ func (c *conn) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for id, s := range c.sessions {
-		s.closeAll(ctx, c.log)
+		s.closeAll(ctx, c.srv, c.log)
 		delete(c.sessions, id)
 	}
 }

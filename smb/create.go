@@ -309,6 +309,7 @@ func (c *conn) closeFile(ctx context.Context, req *request) (ntstatus.Status, []
 	}
 	delete(req.sess.opens, o.id.Volatile)
 	c.endPendingOn(o)
+	c.srv.forgetDirty(o)
 	if err := o.h.Close(ctx); err != nil {
 		return ntstatus.FromError(err), nil, nil
 	}

@@ -66,6 +66,11 @@
 // anything outside its share. Opens belong to a session and a tree; a file
 // id of another session or tree is STATUS_FILE_CLOSED.
 //
+// fs commits a handle's writes at FLUSH and CLOSE; so that SMB clients see
+// each other's writes at once, as on Windows, the server tracks the opens
+// with uncommitted writes per file and commits them before another open
+// of the file reads it or queries its information.
+//
 // Oplocks and leases are always granted NONE; CHANGE_NOTIFY goes async and
 // pends until CANCEL or until its directory is closed
 // (STATUS_NOTIFY_CLEANUP): no change is ever reported; the security

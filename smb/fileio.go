@@ -53,6 +53,7 @@ func (c *conn) read(ctx context.Context, req *request) (ntstatus.Status, []byte,
 	case offset > 1<<62:
 		return ntstatus.InvalidParameter, nil, nil
 	}
+	c.srv.commitOthers(ctx, o)
 	out := make([]byte, 16+int(length))
 	n, err := o.h.ReadAt(ctx, out[16:], int64(offset))
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -109,6 +110,7 @@ func (c *conn) write(ctx context.Context, req *request) (ntstatus.Status, []byte
 	if err != nil {
 		return ntstatus.FromError(err), nil, nil
 	}
+	c.srv.markDirty(o)
 	out := make([]byte, 16)
 	le.PutUint16(out, 17)
 	le.PutUint32(out[4:], uint32(n))
@@ -129,6 +131,7 @@ func (c *conn) flush(ctx context.Context, req *request) (ntstatus.Status, []byte
 		if o.access&(locks.MaskWriteData|locks.MaskAppendData) == 0 {
 			return ntstatus.AccessDenied, nil, nil
 		}
+		c.srv.forgetDirty(o)
 		if err := o.h.Flush(ctx); err != nil {
 			return ntstatus.FromError(err), nil, nil
 		}

@@ -164,3 +164,38 @@ func TestGoSMB2WrongKey(t *testing.T) {
 		t.Fatalf("user name in capitals: %v", err)
 	}
 }
+
+// TestGoSMB2WritesSeenByOtherHandle: what one SMB open writes, another
+// open of the file (another session) reads at once, before any FLUSH or
+// CLOSE, with the new size, as on a Windows server.
+func TestGoSMB2WritesSeenByOtherHandle(t *testing.T) {
+	e := newEnv(t)
+	e.mustShare("data")
+	writer := e.dial("data")
+	reader := e.dial("data")
+	w, err := writer.OpenFile("shared.txt", os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	r, err := reader.Open("shared.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for i, chunk := range []string{"first write, ", "second write"} {
+		if _, err := w.Write([]byte(chunk)); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+		want := "first write, second write"[:len("first write, ")+i*len("second write")]
+		got := make([]byte, 64)
+		n, err := r.ReadAt(got, 0)
+		if string(got[:n]) != want {
+			t.Fatalf("after write %d the other handle reads %q (%v), want %q", i, got[:n], err, want)
+		}
+		st, err := r.Stat()
+		if err != nil || st.Size() != int64(len(want)) {
+			t.Fatalf("after write %d the other handle's stat: size %v, %v; want %d", i, st, err, len(want))
+		}
+	}
+}

@@ -83,6 +83,7 @@ func (c *conn) queryInfo(ctx context.Context, req *request) (ntstatus.Status, []
 				return ntstatus.AccessDenied, nil, nil
 			}
 		}
+		c.srv.commitOthers(ctx, o)
 		a, err := o.h.Attr(ctx)
 		if err != nil {
 			return ntstatus.FromError(err), nil, nil

@@ -42,8 +42,9 @@ type tree struct {
 }
 
 // closeAll closes every open of the session.
-func (s *session) closeAll(ctx context.Context, log *slog.Logger) {
+func (s *session) closeAll(ctx context.Context, srv *Server, log *slog.Logger) {
 	for id, o := range s.opens {
+		srv.forgetDirty(o)
 		if err := o.h.Close(ctx); err != nil && !errors.Is(err, context.Canceled) {
 			log.Debug("smb: closing open at session end", "path", o.path, "err", err)
 		}
@@ -175,7 +176,7 @@ func (c *conn) logoff(ctx context.Context, req *request) (ntstatus.Status, []byt
 		return ntstatus.InvalidParameter, nil, nil
 	}
 	c.endPending(func(p *pendingOp) bool { return p.sessionID == req.sess.id }, 0)
-	req.sess.closeAll(ctx, c.log)
+	req.sess.closeAll(ctx, c.srv, c.log)
 	req.sess.valid = false
 	delete(c.sessions, req.sess.id)
 	return ntstatus.Success, []byte{4, 0, 0, 0}, nil
@@ -244,6 +245,7 @@ func (c *conn) treeDisconnect(ctx context.Context, req *request) (ntstatus.Statu
 	c.endPending(func(p *pendingOp) bool { return p.open.tree == req.tree }, 0)
 	for id, o := range s.opens {
 		if o.tree == req.tree {
+			c.srv.forgetDirty(o)
 			if err := o.h.Close(ctx); err != nil {
 				c.log.Debug("smb: closing open at tree disconnect", "path", o.path, "err", err)
 			}
