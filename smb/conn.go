@@ -81,6 +81,11 @@ type conn struct {
 	// afterSend runs once the current reply frame is on the wire: pending
 	// requests start waiting only after their interim response went out.
 	afterSend []func()
+	// single is set while serving a frame of one message; readBuf is then
+	// the buffer a READ answers in, reused frame after frame (the reply is
+	// sent before the next frame is read).
+	single  bool
+	readBuf []byte
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -224,6 +229,9 @@ type response struct {
 	// onSent sees the response as sent (signed, before padding), for the
 	// preauth integrity hash.
 	onSent func(msg []byte)
+	// frame, when set, is a buffer whose bytes after the header are body:
+	// a lone response is encoded in place, without copying the body.
+	frame []byte
 }
 
 // related is what a related request in a compound inherits.
@@ -249,6 +257,7 @@ func (c *conn) handleFrame(ctx context.Context, msg []byte, enc *session) ([]byt
 	}
 	var resps []*response
 	var rel related
+	c.single = len(msg) >= headerSize && le.Uint32(msg[20:]) == 0 // NextCommand
 	for off := 0; ; {
 		m := msg[off:]
 		h, err := decodeHeader(m)
@@ -283,10 +292,16 @@ func (c *conn) handleFrame(ctx context.Context, msg []byte, enc *session) ([]byt
 // encodeResponses encodes a chain of responses, signing those that sign.
 func (c *conn) encodeResponses(resps []*response) []byte {
 	var out []byte
+	lone := len(resps) == 1 && resps[0].frame != nil
 	for i, r := range resps {
 		start := len(out)
-		out = append(out, make([]byte, headerSize)...)
-		out = append(out, r.body...)
+		if lone {
+			// The body already follows room for the header: no copy.
+			out = r.frame
+		} else {
+			out = append(out, make([]byte, headerSize)...)
+			out = append(out, r.body...)
+		}
 		if i < len(resps)-1 {
 			out = appendPad(out)
 			r.hdr.NextCommand = uint32(len(out) - start)
@@ -360,6 +375,8 @@ type request struct {
 	onSent func(msg []byte)
 	// asyncID is set by a handler that answers STATUS_PENDING.
 	asyncID uint64
+	// frame: see response.frame (set by READ).
+	frame []byte
 	// enc is the session whose key decrypted the request (nil: it came
 	// in the clear); the response goes encrypted with it.
 	enc *session
@@ -434,6 +451,7 @@ func (c *conn) handleMessage(ctx context.Context, h header, msg []byte, rel *rel
 	}
 	resp.body = out
 	resp.onSent = req.onSent
+	resp.frame = req.frame
 	return resp, nil
 }
 

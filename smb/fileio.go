@@ -54,7 +54,16 @@ func (c *conn) read(ctx context.Context, req *request) (ntstatus.Status, []byte,
 		return ntstatus.InvalidParameter, nil, nil
 	}
 	c.srv.commitOthers(ctx, o)
-	out := make([]byte, 16+int(length))
+	var frame []byte
+	if c.single {
+		if cap(c.readBuf) < headerSize+16+int(length) {
+			c.readBuf = make([]byte, headerSize+16+int(length))
+		}
+		frame = c.readBuf[:headerSize+16+int(length)]
+	} else {
+		frame = make([]byte, headerSize+16+int(length))
+	}
+	out := frame[headerSize:]
 	n, err := o.h.ReadAt(ctx, out[16:], int64(offset))
 	if err != nil && !errors.Is(err, io.EOF) {
 		return ntstatus.FromError(err), nil, nil
@@ -68,6 +77,7 @@ func (c *conn) read(ctx context.Context, req *request) (ntstatus.Status, []byte,
 	le.PutUint16(out, 17)
 	out[2] = headerSize + 16
 	le.PutUint32(out[4:], uint32(n))
+	req.frame = frame[:headerSize+16+n]
 	return ntstatus.Success, out[:16+n], nil
 }
 
