@@ -2,6 +2,7 @@ package smb
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"unicode"
 
@@ -97,31 +98,28 @@ func (c *conn) queryDirectory(ctx context.Context, req *request) (ntstatus.Statu
 			return ntstatus.NoSuchFile, nil, nil
 		}
 	}
-	if !restart && o.listPos < len(o.listing) {
-		// A continuing enumeration leaves out the names deleted since it
-		// started (smbtorture dir.fixed: Windows and smbd do).
-		entries, err := c.srv.cfg.FS.ListEntries(ctx, o.h.File())
-		if err != nil {
-			return ntstatus.FromError(err), nil, nil
-		}
-		now := make(map[string]fs.Attr, len(entries))
-		for _, e := range entries {
-			now[e.Name] = e
-		}
-		kept := o.listing[:o.listPos]
-		for _, e := range o.listing[o.listPos:] {
-			if e.Name == "." || e.Name == ".." {
-				kept = append(kept, e)
-			} else if cur, ok := now[e.Name]; ok {
-				kept = append(kept, cur)
-			}
-		}
-		o.listing = kept
-	}
 	var out []byte
 	last := -1
 	for o.listPos < len(o.listing) {
-		e := encodeDirEntry(class, o.listing[o.listPos])
+		a := o.listing[o.listPos]
+		if !restart && a.Name != "." && a.Name != ".." {
+			// A continuing enumeration leaves out the names removed
+			// since it started (smbtorture dir.fixed: Windows and smbd
+			// do), looking up only what it is about to return, so that
+			// enumerating entry by entry stays linear.
+			cur, err := c.srv.cfg.FS.Lookup(ctx, o.h.File(), a.Name)
+			switch {
+			case errors.Is(err, fs.ErrNotFound) || err == nil && cur.DeletePending:
+				o.listPos++
+				continue
+			case err != nil:
+				return ntstatus.FromError(err), nil, nil
+			}
+			cur.Name = a.Name
+			o.listing[o.listPos] = cur
+			a = cur
+		}
+		e := encodeDirEntry(class, a)
 		start := align8(len(out))
 		if start+len(e) > int(outMax) {
 			break

@@ -17,6 +17,7 @@ type FileSystem interface {
 	OpenEntry(ctx context.Context, req fs.OpenEntryRequest) (*fs.Handle, fs.Attr, fs.OpenAction, error)
 	GetShare(ctx context.Context, name string) (fs.Attr, error)
 	ListEntries(ctx context.Context, dir fs.FileID) ([]fs.Attr, error)
+	Lookup(ctx context.Context, parent fs.FileID, name string) (fs.Attr, error)
 	Setattr(ctx context.Context, id fs.FileID, req fs.SetattrRequest) (fs.Attr, error)
 	StatFS(ctx context.Context) (fs.StatFS, error)
 }

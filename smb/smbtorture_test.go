@@ -22,8 +22,9 @@ var tortureSuites = []string{
 	"smb2.rename", "smb2.read", "smb2.rw", "smb2.dir", "smb2.mkdir", "smb2.getinfo", "smb2.setinfo",
 }
 
-// tortureTimeout bounds one smbtorture run (one suite's tests).
-const tortureTimeout = 3 * time.Minute
+// tortureTimeout bounds one smbtorture run (one suite's tests): generous,
+// for runs under the race detector (smb2.dir's thousands of files).
+const tortureTimeout = 8 * time.Minute
 
 // readTestList reads a testdata list: one test per line (a name may hold
 // spaces), '#' comments; with reasons, "name<TAB>reason".
