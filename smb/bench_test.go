@@ -43,8 +43,10 @@ func smbclientRun(tb testing.TB, p smbPeer, commands ...string) time.Duration {
 	host, port, _ := strings.Cut(p.addr, ":")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
+	// Signing required on both sides: blobshare always requires it, and
+	// smbd is measured doing the same work.
 	cmd := exec.CommandContext(ctx, bin, "//"+host+"/"+p.share, "-p", port, "-U", p.user+"%"+p.password,
-		"-c", strings.Join(commands, "; "))
+		"--option=client signing=required", "-c", strings.Join(commands, "; "))
 	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
 	out, err := cmd.CombinedOutput()

@@ -81,16 +81,20 @@ type conn struct {
 	// afterSend runs once the current reply frame is on the wire: pending
 	// requests start waiting only after their interim response went out.
 	afterSend []func()
-	// single is set while serving a frame of one message; readBuf is then
-	// the buffer a READ answers in, reused frame after frame (the reply is
-	// sent before the next frame is read).
-	single  bool
-	readBuf []byte
+	// single is set while serving a frame of one message: a READ is then
+	// served on a goroutine (fileio.go), taking one of readSlots and a
+	// buffer of readBufs.
+	single    bool
+	readSlots chan struct{}
+	rbufMu    sync.Mutex
+	readBufs  [][]byte
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{srv: s, nc: nc, remote: nc.RemoteAddr().String(), seqHi: 1,
-		used: map[uint64]struct{}{}, sessions: map[uint64]*session{}, pending: map[uint64]*pendingOp{}}
+		used: map[uint64]struct{}{}, sessions: map[uint64]*session{}, pending: map[uint64]*pendingOp{},
+		readSlots: make(chan struct{}, maxReadsInFlight)}
+	c.bw = bufio.NewWriterSize(nc, 64<<10)
 	c.log = s.log.With("smb_client", c.remote)
 	c.signingRequired = !s.cfg.SigningOptional
 	return c
@@ -104,7 +108,6 @@ func (c *conn) serve(ctx context.Context) {
 		}
 	}()
 	br := bufio.NewReaderSize(c.nc, 64<<10)
-	c.bw = bufio.NewWriterSize(c.nc, 64<<10)
 	for {
 		msg, err := c.readFrame(br)
 		if err != nil {
@@ -377,6 +380,9 @@ type request struct {
 	asyncID uint64
 	// frame: see response.frame (set by READ).
 	frame []byte
+	// deferred, set by READ, computes the response on a goroutine: its
+	// status, body and the buffer (with room for the header) holding it.
+	deferred func() (ntstatus.Status, []byte, []byte)
 	// enc is the session whose key decrypted the request (nil: it came
 	// in the clear); the response goes encrypted with it.
 	enc *session
@@ -418,13 +424,17 @@ func (c *conn) handleMessage(ctx context.Context, h header, msg []byte, rel *rel
 		return nil, err
 	}
 	resp.hdr.Credits = c.grantCredits(h.Credits)
-	if status.IsError() {
-		c.log.Debug("smb: request failed", "command", h.Command, "message_id", h.MessageID, "status", status.String())
-	}
 	if req.sess != nil && h.Command != cmdSessionSetup {
 		resp.sess = req.sess
 		// An encrypted reply is not signed (MS-SMB2 3.3.4.1.1).
 		resp.sign = enc == nil && (h.Flags&flagSigned != 0 || req.sess.signingRequired)
+	}
+	if req.deferred != nil {
+		c.goDeferred(resp, req.deferred, enc)
+		return nil, nil
+	}
+	if status.IsError() {
+		c.log.Debug("smb: request failed", "command", h.Command, "message_id", h.MessageID, "status", status.String())
 	}
 	rel.any, rel.sessionID, rel.treeID = true, resp.hdr.SessionID, resp.hdr.TreeID
 	if status.IsError() && h.Command == cmdCreate {
@@ -453,6 +463,30 @@ func (c *conn) handleMessage(ctx context.Context, h header, msg []byte, rel *rel
 	resp.onSent = req.onSent
 	resp.frame = req.frame
 	return resp, nil
+}
+
+// goDeferred computes and sends a response on a goroutine (a READ alone in
+// its frame): the header is resp's, status and body come from compute.
+// The goroutine gives back the read slot and buffer and is waited for when
+// the connection closes.
+func (c *conn) goDeferred(resp *response, compute func() (ntstatus.Status, []byte, []byte), enc *session) {
+	c.pwg.Add(1)
+	go func() {
+		defer c.pwg.Done()
+		defer func() { <-c.readSlots }()
+		st, body, frame := compute()
+		defer c.putReadBuf(frame)
+		resp.hdr.Status = uint32(st)
+		if st == ntstatus.Success {
+			resp.body, resp.frame = body, frame[:headerSize+len(body)]
+		} else {
+			c.log.Debug("smb: request failed", "command", resp.hdr.Command, "message_id", resp.hdr.MessageID, "status", st.String())
+			c.fail(resp, st)
+		}
+		if err := c.send(c.encodeResponses([]*response{resp}), enc); err != nil {
+			c.log.Debug("smb: sending a read's response", "err", err)
+		}
+	}()
 }
 
 // fail turns resp into an error response (MS-SMB2 2.2.2).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/locks"
@@ -24,8 +25,9 @@ type open struct {
 	pattern  string
 	listDone bool
 	// position is FilePositionInformation: kept for the client, which
-	// sets and reads it; READ and WRITE name their offsets.
-	position int64
+	// sets and reads it (and READs, on goroutines, move it); READ and
+	// WRITE name their offsets.
+	position atomic.Int64
 }
 
 // CreateOptions bits (MS-SMB2 2.2.13).

@@ -30,6 +30,12 @@
 // except those of testdata/smbtorture-known-failures.txt, each listed with
 // why it does not pass yet.
 //
+// A READ alone in its frame is served on a goroutine of the connection
+// (at most maxReadsInFlight at once, each with a buffer kept for reuse),
+// so the disk read and the network send of one overlap the next requests,
+// as smbd's asynchronous reads do; its response may overtake later ones,
+// which SMB2 allows. Reads inside a compound are served in order.
+//
 // # Negotiation and authentication
 //
 // Dialects 2.0.2, 2.1, 3.0, 3.0.2 and 3.1.1 (with the SHA-512 preauth

@@ -54,31 +54,74 @@ func (c *conn) read(ctx context.Context, req *request) (ntstatus.Status, []byte,
 		return ntstatus.InvalidParameter, nil, nil
 	}
 	c.srv.commitOthers(ctx, o)
-	var frame []byte
 	if c.single {
-		if cap(c.readBuf) < headerSize+16+int(length) {
-			c.readBuf = make([]byte, headerSize+16+int(length))
+		// A READ alone in its frame is read and answered on a goroutine
+		// of the connection while the next requests are served (as
+		// smbd's asynchronous reads overlap disk and network): at most
+		// maxReadsInFlight at once, the loop waiting for a slot.
+		c.readSlots <- struct{}{}
+		req.deferred = func() (ntstatus.Status, []byte, []byte) {
+			frame := c.getReadBuf(headerSize + 16 + int(length))
+			st, body := c.readInto(ctx, o, frame, offset, minCount)
+			return st, body, frame
 		}
-		frame = c.readBuf[:headerSize+16+int(length)]
-	} else {
-		frame = make([]byte, headerSize+16+int(length))
+		return ntstatus.Pending, nil, nil // replaced by the deferred result
 	}
+	frame := make([]byte, headerSize+16+int(length))
+	st, out := c.readInto(ctx, o, frame, offset, minCount)
+	if st == ntstatus.Success {
+		req.frame = frame[:headerSize+len(out)]
+	}
+	return st, out, nil
+}
+
+// readInto reads into frame (room for the header, then the READ response
+// body) and returns the status and the body.
+func (c *conn) readInto(ctx context.Context, o *open, frame []byte, offset uint64, minCount uint32) (ntstatus.Status, []byte) {
 	out := frame[headerSize:]
 	n, err := o.h.ReadAt(ctx, out[16:], int64(offset))
 	if err != nil && !errors.Is(err, io.EOF) {
-		return ntstatus.FromError(err), nil, nil
+		return ntstatus.FromError(err), nil
 	}
-	if (n == 0 && length > 0) || uint32(n) < minCount {
-		return ntstatus.EndOfFile, nil, nil
+	if (n == 0 && len(out) > 16) || uint32(n) < minCount {
+		return ntstatus.EndOfFile, nil
 	}
 	// The position after the read, as smbd keeps it (Windows keeps it
 	// for synchronous-I/O opens).
-	o.position = int64(offset) + int64(n)
+	o.position.Store(int64(offset) + int64(n))
 	le.PutUint16(out, 17)
 	out[2] = headerSize + 16
 	le.PutUint32(out[4:], uint32(n))
-	req.frame = frame[:headerSize+16+n]
-	return ntstatus.Success, out[:16+n], nil
+	return ntstatus.Success, out[:16+n]
+}
+
+// maxReadsInFlight bounds the READs a connection serves at once (and so
+// the read buffers it keeps: one of up to maxIO each).
+const maxReadsInFlight = 4
+
+// getReadBuf returns a buffer of n bytes from the connection's free list.
+func (c *conn) getReadBuf(n int) []byte {
+	c.rbufMu.Lock()
+	defer c.rbufMu.Unlock()
+	for i, b := range c.readBufs {
+		if cap(b) >= n {
+			c.readBufs = append(c.readBufs[:i], c.readBufs[i+1:]...)
+			return b[:n]
+		}
+	}
+	if len(c.readBufs) > 0 {
+		c.readBufs = c.readBufs[1:] // too small: dropped for a larger one
+	}
+	return make([]byte, n)
+}
+
+// putReadBuf gives a buffer back to the free list.
+func (c *conn) putReadBuf(b []byte) {
+	c.rbufMu.Lock()
+	defer c.rbufMu.Unlock()
+	if len(c.readBufs) < maxReadsInFlight {
+		c.readBufs = append(c.readBufs, b[:cap(b)])
+	}
 }
 
 // write serves WRITE.

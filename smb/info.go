@@ -193,7 +193,7 @@ func (c *conn) fileInfo(o *open, a fs.Attr, class byte) ([]byte, bool, ntstatus.
 		b = le.AppendUint64(b, uint64(a.ID))
 		b = le.AppendUint32(b, 0)                // EA
 		b = le.AppendUint32(b, uint32(o.access)) // access
-		b = le.AppendUint64(b, uint64(o.position))
+		b = le.AppendUint64(b, uint64(o.position.Load()))
 		b = le.AppendUint32(b, 0) // mode
 		b = le.AppendUint32(b, 0) // alignment
 		name := utf16le(o.wireName())
@@ -224,7 +224,7 @@ func (c *conn) fileInfo(o *open, a fs.Attr, class byte) ([]byte, bool, ntstatus.
 		le.PutUint64(b, uint64(a.Size)) // CompressedFileSize: not compressed
 		return b, false, ntstatus.Success
 	case filePositionInformation:
-		return u64(uint64(o.position)), false, ntstatus.Success
+		return u64(uint64(o.position.Load())), false, ntstatus.Success
 	case fileStreamInformation:
 		if a.Kind.IsDir() {
 			return []byte{}, true, ntstatus.Success
@@ -478,7 +478,7 @@ func (c *conn) setInfo(ctx context.Context, req *request) (ntstatus.Status, []by
 		if pos > 1<<62 {
 			return ntstatus.InvalidParameter, nil, nil
 		}
-		o.position = int64(pos)
+		o.position.Store(int64(pos))
 	case fileModeInformation:
 	default:
 		return ntstatus.InvalidInfoClass, nil, nil
