@@ -199,3 +199,31 @@ func TestGoSMB2WritesSeenByOtherHandle(t *testing.T) {
 		}
 	}
 }
+
+// TestGoSMB2RenameDirWithOpenFile: a directory with a file open below it
+// does not move (STATUS_ACCESS_DENIED, which go-smb2 reports as
+// os.ErrPermission); once the file is closed it does.
+func TestGoSMB2RenameDirWithOpenFile(t *testing.T) {
+	e := newEnv(t)
+	e.mustShare("data")
+	sh := e.dial("data")
+	if err := sh.MkdirAll(`outer\inner`, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := sh.Create(`outer\inner\open.txt`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.Rename("outer", "moved"); !errors.Is(err, os.ErrPermission) {
+		t.Fatalf("rename with a file open two levels below: %v, want STATUS_ACCESS_DENIED", err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.Rename("outer", "moved"); err != nil {
+		t.Fatalf("rename once the file is closed: %v", err)
+	}
+	if _, err := sh.Stat(`moved\inner\open.txt`); err != nil {
+		t.Fatalf("the file after the rename: %v", err)
+	}
+}
