@@ -160,7 +160,8 @@ func (fsys *FileSystem) openEntry(ctx context.Context, req OpenEntryRequest) (*H
 // 2.1.5.14.11): the handle must have Delete access, which its open already
 // had checked against every other handle, so the source is not checked
 // again, but a directory with a handle open below it does not move
-// (locks.ErrAccessDenied). An existing destination is replaced only with
+// (locks.ErrAccessDenied), and nothing moves out of a directory open with
+// Delete access (locks.ErrSharingViolation). An existing destination is replaced only with
 // replace and only if it is a file (ErrExist otherwise); a replaced file
 // is checked like a REST rename destination (locks.OpRenameReplace).
 func (h *Handle) Rename(ctx context.Context, dest string, replace bool) (Attr, error) {
@@ -196,6 +197,19 @@ func (h *Handle) Rename(ctx context.Context, dest string, replace bool) (Attr, e
 			// STATUS_ACCESS_DENIED).
 			if err := q.noOpensBelow(tx, src.id); err != nil {
 				return nil, err
+			}
+		}
+		// Nor does anything out of a directory open with Delete access:
+		// the rename would take a name from under that open (Windows and
+		// smbd answer STATUS_SHARING_VIOLATION; smbtorture's
+		// rename.*delete_access tests).
+		parentHandles, err := tx.Handles(src.parent)
+		if err != nil {
+			return nil, err
+		}
+		for _, ph := range parentHandles {
+			if ph.Access&locks.AccessDelete != 0 {
+				return nil, fmt.Errorf("parent directory %d is open with delete access by handle %d: %w", src.parent, ph.ID, locks.ErrSharingViolation)
 			}
 		}
 		chs, err := q.move(tx, src, dr.parent.id, dr.name, moveOpts{noReplace: !replace, byHandle: true})

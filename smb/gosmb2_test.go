@@ -227,3 +227,29 @@ func TestGoSMB2RenameDirWithOpenFile(t *testing.T) {
 		t.Fatalf("the file after the rename: %v", err)
 	}
 }
+
+// TestGoSMB2RenameOutOfDirOpenForDelete: while another session holds the
+// parent directory open with DELETE access, a file in it does not move
+// (STATUS_SHARING_VIOLATION); once that open closes, it does.
+func TestGoSMB2RenameOutOfDirOpenForDelete(t *testing.T) {
+	e := newEnv(t)
+	e.mustShare("data")
+	sh := e.dial("data")
+	if err := sh.Mkdir("dir", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.WriteFile(`dir\a.txt`, []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := e.smbctl(t, "data")
+	// DELETE | FILE_LIST_DIRECTORY, share all, FILE_OPEN, FILE_DIRECTORY_FILE.
+	c.expect("ok", "open d dir 0x00010001 7 1 1")
+	var re *smb2.ResponseError
+	if err := sh.Rename(`dir\a.txt`, `dir\b.txt`); !errors.As(err, &re) || re.Code != 0xC0000043 {
+		t.Fatalf("rename while the parent is open with DELETE: %v, want STATUS_SHARING_VIOLATION", err)
+	}
+	c.expect("ok", "close d")
+	if err := sh.Rename(`dir\a.txt`, `dir\b.txt`); err != nil {
+		t.Fatalf("rename once the parent's open closed: %v", err)
+	}
+}
