@@ -10,7 +10,8 @@
 // Messages arrive in NetBIOS session framing (a zero byte and a 24-bit
 // length); a frame over maxFrame closes the connection before it is read.
 // A connection serves its requests in order on one goroutine: one frame in,
-// one frame out (compound chains answered as chains). Credits follow
+// one frame out (compound chains answered as chains), but for the
+// asynchronous replies below. Credits follow
 // MS-SMB2 3.3.5.2.3: a request whose message ids lie outside the granted
 // window, or reuse one, closes the connection; the window is bounded by
 // maxCredits. A blocking LOCK (one element, no FAIL_IMMEDIATELY) that
@@ -22,6 +23,12 @@
 // STATUS_NOTIFY_CLEANUP for a notify. Those goroutines are waited for
 // before the connection's opens close.
 //
+// A READ alone in its frame is served on a goroutine of the connection
+// (at most maxReadsInFlight at once, each with a buffer kept for reuse),
+// so the disk read and the network send of one overlap the next requests,
+// as smbd's asynchronous reads do; its response may overtake later ones,
+// which SMB2 allows. Reads inside a compound are served in order.
+//
 // # Conformance
 //
 // TestSmbtorture runs Samba's smbtorture against the server: every smb2
@@ -29,12 +36,6 @@
 // (testdata/smbtorture-smbd-pass.txt, rebuilt by TestSmbtortureSmbdOracle),
 // except those of testdata/smbtorture-known-failures.txt, each listed with
 // why it does not pass yet.
-//
-// A READ alone in its frame is served on a goroutine of the connection
-// (at most maxReadsInFlight at once, each with a buffer kept for reuse),
-// so the disk read and the network send of one overlap the next requests,
-// as smbd's asynchronous reads do; its response may overtake later ones,
-// which SMB2 allows. Reads inside a compound are served in order.
 //
 // # Negotiation and authentication
 //
