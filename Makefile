@@ -16,8 +16,9 @@ PKG_FUZZ  := smb:FuzzHeader smb:FuzzFrame smb:FuzzMatchPattern smb/ntlm:FuzzUnwr
              blob:FuzzParseBlockList blob:FuzzRangeHeader blobsvc:FuzzMatchTags
 
 # Debian packages the tests drive: rsync (the mount's timestamp tests),
-# smbclient and impacket (real SMB clients).
-DEB_PKGS  := rsync smbclient python3-impacket
+# smbclient and impacket (real SMB clients), samba and samba-testsuite
+# (smbtorture, and smbd as the oracle for its test list).
+DEB_PKGS  := rsync smbclient python3-impacket samba samba-testsuite
 
 # The packages whose goroutines share state; their tests also run under the
 # race detector (about 2 minutes on a 2-core machine).

@@ -50,6 +50,7 @@ var suites = []suite{
 	{"./queue", "^BenchmarkQueueCycles$", "3000x", "Queue put+get+delete cycles/s from 16 workers vs Azurite's Queue service, 3 alternating rounds (aim ≥ 5×, p99 below Azurite's)"},
 	{"./blob", "^BenchmarkBlobTransfer$", "2x", "Blob service upload/download with azblob vs Azurite, 4 MiB blocks, 4 in flight (aim ≥ 10× up, ≥ 5× down)"},
 	{"./blob", "^BenchmarkBlobGetProperties$", "4000x", "Get Blob Properties from 16 clients vs Azurite (aim ≥ 5× ops/s, p99 below Azurite's)"},
+	{"./smb", "SmbclientVsSmbd|ServeRSS", "1x", "smbclient put/get and small-file mput, blobshare vs Samba's smbd on the same disk (aim ≥ 1.0 read, ≥ 0.8 write and small files); serve peak RSS (aim < 200 MiB)"},
 }
 
 // result is one benchmark line.

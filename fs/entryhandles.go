@@ -2,6 +2,8 @@ package fs
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/blobshare/blobshare/locks"
 )
@@ -157,9 +159,11 @@ func (fsys *FileSystem) openEntry(ctx context.Context, req OpenEntryRequest) (*H
 // in the same share), as a rename through an open handle does (MS-FSA
 // 2.1.5.14.11): the handle must have Delete access, which its open already
 // had checked against every other handle, so the source is not checked
-// again. An existing destination is replaced only with replace and only if
-// it is a file (ErrExist otherwise); a replaced file is checked like a
-// REST rename destination (locks.OpRenameReplace).
+// again, but a directory with a handle open below it does not move
+// (locks.ErrAccessDenied), and nothing moves out of a directory open with
+// Delete access (locks.ErrSharingViolation). An existing destination is replaced only with
+// replace and only if it is a file (ErrExist otherwise); a replaced file
+// is checked like a REST rename destination (locks.OpRenameReplace).
 func (h *Handle) Rename(ctx context.Context, dest string, replace bool) (Attr, error) {
 	if err := h.checkOpen("rename"); err != nil {
 		return Attr{}, err
@@ -187,6 +191,27 @@ func (h *Handle) Rename(ctx context.Context, dest string, replace bool) (Attr, e
 		if dr.found && dr.e.id != src.id && (dr.e.kind.IsDir() || !replace) {
 			return nil, ErrExist
 		}
+		if src.kind.IsDir() {
+			// A directory with anything open below it does not move
+			// (MS-FSA 2.1.5.14.11; Windows and smbd answer
+			// STATUS_ACCESS_DENIED).
+			if err := q.noOpensBelow(tx, src.id); err != nil {
+				return nil, err
+			}
+		}
+		// Nor does anything out of a directory open with Delete access:
+		// the rename would take a name from under that open (Windows and
+		// smbd answer STATUS_SHARING_VIOLATION; smbtorture's
+		// rename.*delete_access tests).
+		parentHandles, err := tx.Handles(src.parent)
+		if err != nil {
+			return nil, err
+		}
+		for _, ph := range parentHandles {
+			if ph.Access&locks.AccessDelete != 0 {
+				return nil, fmt.Errorf("parent directory %d is open with delete access by handle %d: %w", src.parent, ph.ID, locks.ErrSharingViolation)
+			}
+		}
 		chs, err := q.move(tx, src, dr.parent.id, dr.name, moveOpts{noReplace: !replace, byHandle: true})
 		if err != nil {
 			return nil, err
@@ -200,6 +225,28 @@ func (h *Handle) Rename(ctx context.Context, dest string, replace bool) (Attr, e
 	})
 	fsys.kickGC()
 	return a, pathErr("rename", dest, err)
+}
+
+// noOpensBelow fails with locks.ErrAccessDenied if a handle is open on
+// an entry below directory dir.
+func (q *q) noOpensBelow(tx *locks.Tx, dir FileID) error {
+	all, err := tx.AllHandles()
+	if err != nil {
+		return err
+	}
+	for _, h := range all {
+		if h.File == dir {
+			continue
+		}
+		in, err := q.isAncestor(dir, h.File)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		if in {
+			return fmt.Errorf("directory %d has handle %d open below it: %w", dir, h.ID, locks.ErrAccessDenied)
+		}
+	}
+	return nil
 }
 
 // ListEntries lists every entry of directory dir with its attributes, in

@@ -3,8 +3,10 @@ package integration
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -73,5 +75,47 @@ func TestServeSMBFlag(t *testing.T) {
 	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
 	if len(lines) != 1 || !strings.Contains(stderr, "--smb") || !strings.Contains(stderr, "address already in use") {
 		t.Fatalf("busy --smb port: want one line naming --smb, got:\n%s", stderr)
+	}
+}
+
+// TestServeSMBEncrypt: with --smb-encrypt, go-smb2 on 3.1.1 is told to
+// encrypt (the session flag) and writes through; on 2.1, which cannot
+// encrypt, its logon is refused.
+func TestServeSMBEncrypt(t *testing.T) {
+	s := startServe(t, t.TempDir(), "--smb-encrypt")
+	if _, err := serviceClient(t, s).NewShareClient("data").Create(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	dial := func(dialect uint16) (*smb2.Session, error) {
+		nc, err := net.Dial("tcp", s.SMBAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nc.Close() })
+		d := &smb2.Dialer{
+			Negotiator: smb2.Negotiator{RequireMessageSigning: true, SpecifiedDialect: dialect},
+			Initiator:  &smb2.NTLMInitiator{User: rest.DevAccount, Password: rest.DevKey},
+		}
+		return d.Dial(nc)
+	}
+	sess, err := dial(0x0311)
+	if err != nil {
+		t.Fatalf("3.1.1 logon with --smb-encrypt: %v", err)
+	}
+	defer sess.Logoff()
+	sh, err := sess.Mount("data")
+	if err != nil {
+		t.Fatalf("mount: %v", err)
+	}
+	defer sh.Umount()
+	if err := sh.WriteFile("sealed.txt", []byte("encrypted on the wire"), 0o644); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	if got, err := sh.ReadFile("sealed.txt"); err != nil || string(got) != "encrypted on the wire" {
+		t.Fatalf("read back %q, %v", got, err)
+	}
+	// go-smb2 reports STATUS_ACCESS_DENIED at logon as os.ErrPermission.
+	if _, err := dial(0x0210); !errors.Is(err, os.ErrPermission) {
+		t.Fatalf("2.1 logon with --smb-encrypt: %v, want STATUS_ACCESS_DENIED", err)
 	}
 }

@@ -336,7 +336,7 @@ func ioConflicts(locks []lockRec, r lockRequester, rng Range, write bool) []Hand
 // own (owner, key), which the request replaces instead.
 func lockBlocker(locks []lockRec, r lockRequester, rng Range, kind LockKind) (lockRec, bool) {
 	for _, l := range locks {
-		if !l.Range.Overlaps(rng) || advisory(l, r) {
+		if !lockRangesOverlap(l.Range, rng) || advisory(l, r) {
 			continue
 		}
 		if r.posix && l.POSIX && l.owner == r.owner && l.Key == r.key {
@@ -348,6 +348,24 @@ func lockBlocker(locks []lockRec, r lockRequester, rng Range, kind LockKind) (lo
 	}
 	return lockRec{}, false
 }
+
+// lockRangesOverlap decides whether two lock ranges conflict as lock
+// against lock, with the arithmetic of MS-FSA 2.1.4.10 on half-open
+// ranges [Offset, Offset+Length) that Samba's smbd uses too (locking.md
+// A15, smbd the oracle): a zero-length lock conflicts with a lock whose
+// bytes lie on both sides of its offset, never with one it starts or ends
+// at, and {0, 0} with nothing; equal non-empty ranges always conflict.
+// Reads and writes keep to Overlaps: a zero-length lock covers no byte.
+func lockRangesOverlap(a, b Range) bool {
+	if a.Length != 0 && a == b {
+		return true
+	}
+	return !endsBy(a, b.Offset) && !endsBy(b, a.Offset)
+}
+
+// endsBy reports whether r ends at or before off (r.Offset+r.Length <= off
+// without overflow).
+func endsBy(r Range, off uint64) bool { return r.Length <= off && r.Offset <= off-r.Length }
 
 // flockBlockers lists the other handles whose flocks refuse a flock of
 // kind through handle: any flock refuses an exclusive one, an exclusive

@@ -17,6 +17,7 @@ type Status uint32
 const (
 	Success                  Status = 0x00000000
 	Pending                  Status = 0x00000103
+	NotifyCleanup            Status = 0x0000010B
 	NotifyEnumDir            Status = 0x0000010C
 	BufferOverflow           Status = 0x80000005
 	NoMoreFiles              Status = 0x80000006
@@ -81,6 +82,7 @@ const (
 var names = map[Status]string{
 	Success:                  "STATUS_SUCCESS",
 	Pending:                  "STATUS_PENDING",
+	NotifyCleanup:            "STATUS_NOTIFY_CLEANUP",
 	NotifyEnumDir:            "STATUS_NOTIFY_ENUM_DIR",
 	BufferOverflow:           "STATUS_BUFFER_OVERFLOW",
 	NoMoreFiles:              "STATUS_NO_MORE_FILES",

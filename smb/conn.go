@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/blobshare/blobshare/ntstatus"
@@ -52,6 +53,10 @@ type conn struct {
 	preauth         [64]byte // connection preauth integrity hash (3.1.1)
 	signingRequired bool
 	maxIO           uint32
+	// cipher is the negotiated encryption cipher (0: none), signAlg the
+	// 3.x signing algorithm (AES-CMAC unless 3.1.1 negotiated another).
+	cipher  uint16
+	signAlg uint16
 
 	// Credits: the message ids granted are [seqLo, seqHi); used holds
 	// those above seqLo already consumed.
@@ -61,11 +66,35 @@ type conn struct {
 	sessions map[uint64]*session
 	nextFile uint64
 	rbuf     []byte
+
+	// wmu serialises frames on the wire: the loop's replies and the final
+	// responses of pending requests.
+	wmu sync.Mutex
+	bw  *bufio.Writer
+
+	// Pending (async) requests, by async id; their goroutines are waited
+	// for (pwg) before the connection's sessions close.
+	pmu       sync.Mutex
+	pending   map[uint64]*pendingOp
+	nextAsync uint64
+	pwg       sync.WaitGroup
+	// afterSend runs once the current reply frame is on the wire: pending
+	// requests start waiting only after their interim response went out.
+	afterSend []func()
+	// single is set while serving a frame of one message: a READ is then
+	// served on a goroutine (fileio.go), taking one of readSlots and a
+	// buffer of readBufs.
+	single    bool
+	readSlots chan struct{}
+	rbufMu    sync.Mutex
+	readBufs  [][]byte
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{srv: s, nc: nc, remote: nc.RemoteAddr().String(), seqHi: 1,
-		used: map[uint64]struct{}{}, sessions: map[uint64]*session{}}
+		used: map[uint64]struct{}{}, sessions: map[uint64]*session{}, pending: map[uint64]*pendingOp{},
+		readSlots: make(chan struct{}, maxReadsInFlight)}
+	c.bw = bufio.NewWriterSize(nc, 64<<10)
 	c.log = s.log.With("smb_client", c.remote)
 	c.signingRequired = !s.cfg.SigningOptional
 	return c
@@ -79,7 +108,6 @@ func (c *conn) serve(ctx context.Context) {
 		}
 	}()
 	br := bufio.NewReaderSize(c.nc, 64<<10)
-	bw := bufio.NewWriterSize(c.nc, 64<<10)
 	for {
 		msg, err := c.readFrame(br)
 		if err != nil {
@@ -88,26 +116,69 @@ func (c *conn) serve(ctx context.Context) {
 			}
 			return
 		}
-		out, err := c.handleFrame(ctx, msg)
+		var enc *session
+		if len(msg) >= 4 && [4]byte(msg[:4]) == protoTransform {
+			if enc, msg, err = c.decryptFrame(msg); err != nil {
+				c.log.Debug("smb: dropping connection", "err", err)
+				return
+			}
+		}
+		out, err := c.handleFrame(ctx, msg, enc)
 		if err != nil {
 			c.log.Debug("smb: dropping connection", "err", err)
 			return
 		}
-		if out == nil {
-			continue
+		if out != nil {
+			if err := c.send(out, enc); err != nil {
+				return
+			}
 		}
-		var hdr [4]byte
-		binary.BigEndian.PutUint32(hdr[:], uint32(len(out))) // len(out) < 2^24: hdr[0] stays 0
-		if _, err := bw.Write(hdr[:]); err != nil {
-			return
+		for _, f := range c.afterSend {
+			f()
 		}
-		if _, err := bw.Write(out); err != nil {
-			return
-		}
-		if err := bw.Flush(); err != nil {
-			return
+		c.afterSend = c.afterSend[:0]
+	}
+}
+
+// decryptFrame opens an SMB2 TRANSFORM frame with the key of the session
+// it names. A frame that does not open drops the connection (MS-SMB2
+// 3.3.5.2.1.1).
+func (c *conn) decryptFrame(msg []byte) (*session, []byte, error) {
+	id, err := decodeTransform(msg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("smb: bad transform header: %w", errDisconnect)
+	}
+	s := c.sessions[id]
+	if s == nil || s.crypto == nil {
+		return nil, nil, fmt.Errorf("smb: encrypted message for session %#x without keys: %w", id, errDisconnect)
+	}
+	plain, err := s.crypto.decrypt(msg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", err, errDisconnect)
+	}
+	return s, plain, nil
+}
+
+// send writes one reply frame (NetBIOS framing), encrypted with enc's key
+// when enc is set (the request came encrypted, so the reply goes so).
+func (c *conn) send(out []byte, enc *session) error {
+	if enc != nil {
+		var err error
+		if out, err = enc.crypto.encrypt(out, enc.id); err != nil {
+			return err
 		}
 	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	var hdr [4]byte
+	binary.BigEndian.PutUint32(hdr[:], uint32(len(out))) // len(out) < 2^24: hdr[0] stays 0
+	if _, err := c.bw.Write(hdr[:]); err != nil {
+		return err
+	}
+	if _, err := c.bw.Write(out); err != nil {
+		return err
+	}
+	return c.bw.Flush()
 }
 
 // readFrame reads one NetBIOS session message (RFC 1002 framing as SMB2
@@ -138,10 +209,16 @@ func (c *conn) readFrame(r *bufio.Reader) ([]byte, error) {
 // running delete-on-close) before the goroutine ends.
 func (c *conn) close() {
 	c.nc.Close()
+	for _, f := range c.afterSend {
+		f() // lets pending requests whose interim response never went out end
+	}
+	c.afterSend = nil
+	c.endPending(func(*pendingOp) bool { return true }, ntstatus.Cancelled)
+	c.pwg.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for id, s := range c.sessions {
-		s.closeAll(ctx, c.log)
+		s.closeAll(ctx, c.srv, c.log)
 		delete(c.sessions, id)
 	}
 }
@@ -155,6 +232,9 @@ type response struct {
 	// onSent sees the response as sent (signed, before padding), for the
 	// preauth integrity hash.
 	onSent func(msg []byte)
+	// frame, when set, is a buffer whose bytes after the header are body:
+	// a lone response is encoded in place, without copying the body.
+	frame []byte
 }
 
 // related is what a related request in a compound inherits.
@@ -168,8 +248,11 @@ type related struct {
 
 // handleFrame serves one frame: an SMB1 NEGOTIATE, or one SMB2 message or
 // a compound chain. It returns the reply frame (nil for none).
-func (c *conn) handleFrame(ctx context.Context, msg []byte) ([]byte, error) {
+func (c *conn) handleFrame(ctx context.Context, msg []byte, enc *session) ([]byte, error) {
 	if len(msg) >= 4 && [4]byte(msg[:4]) == protoSMB1 {
+		if enc != nil {
+			return nil, fmt.Errorf("smb: encrypted SMB1 message: %w", errDisconnect)
+		}
 		if c.negotiated || c.dialect == dialectWildcard {
 			return nil, fmt.Errorf("smb: SMB1 message after negotiation: %w", errDisconnect)
 		}
@@ -177,6 +260,7 @@ func (c *conn) handleFrame(ctx context.Context, msg []byte) ([]byte, error) {
 	}
 	var resps []*response
 	var rel related
+	c.single = len(msg) >= headerSize && le.Uint32(msg[20:]) == 0 // NextCommand
 	for off := 0; ; {
 		m := msg[off:]
 		h, err := decodeHeader(m)
@@ -190,7 +274,7 @@ func (c *conn) handleFrame(ctx context.Context, msg []byte) ([]byte, error) {
 			}
 			end = int(h.NextCommand)
 		}
-		r, err := c.handleMessage(ctx, h, m[:end], &rel, off == 0)
+		r, err := c.handleMessage(ctx, h, m[:end], &rel, off == 0, enc)
 		if err != nil {
 			return nil, err
 		}
@@ -205,11 +289,22 @@ func (c *conn) handleFrame(ctx context.Context, msg []byte) ([]byte, error) {
 	if len(resps) == 0 {
 		return nil, nil
 	}
+	return c.encodeResponses(resps), nil
+}
+
+// encodeResponses encodes a chain of responses, signing those that sign.
+func (c *conn) encodeResponses(resps []*response) []byte {
 	var out []byte
+	lone := len(resps) == 1 && resps[0].frame != nil
 	for i, r := range resps {
 		start := len(out)
-		out = append(out, make([]byte, headerSize)...)
-		out = append(out, r.body...)
+		if lone {
+			// The body already follows room for the header: no copy.
+			out = r.frame
+		} else {
+			out = append(out, make([]byte, headerSize)...)
+			out = append(out, r.body...)
+		}
 		if i < len(resps)-1 {
 			out = appendPad(out)
 			r.hdr.NextCommand = uint32(len(out) - start)
@@ -218,7 +313,7 @@ func (c *conn) handleFrame(ctx context.Context, msg []byte) ([]byte, error) {
 			r.hdr.Flags |= flagSigned
 		}
 		r.hdr.encode(out[start:])
-		if r.hdr.Flags&flagSigned != 0 {
+		if r.hdr.Flags&flagSigned != 0 && r.sess != nil && r.sess.signer != nil {
 			sig := signatureOf(r.sess.signer, out[start:])
 			copy(out[start+48:start+64], sig[:])
 		}
@@ -226,7 +321,7 @@ func (c *conn) handleFrame(ctx context.Context, msg []byte) ([]byte, error) {
 			r.onSent(out[start:])
 		}
 	}
-	return out, nil
+	return out
 }
 
 // consumeCredits checks the request's message ids against the granted
@@ -281,15 +376,26 @@ type request struct {
 	rel  *related
 	// onSent, set by a handler, is passed on to the response.
 	onSent func(msg []byte)
+	// asyncID is set by a handler that answers STATUS_PENDING.
+	asyncID uint64
+	// frame: see response.frame (set by READ).
+	frame []byte
+	// deferred, set by READ, computes the response on a goroutine: its
+	// status, body and the buffer (with room for the header) holding it.
+	deferred func() (ntstatus.Status, []byte, []byte)
+	// enc is the session whose key decrypted the request (nil: it came
+	// in the clear); the response goes encrypted with it.
+	enc *session
 }
 
 // handleMessage serves one SMB2 request of a frame.
-func (c *conn) handleMessage(ctx context.Context, h header, msg []byte, rel *related, first bool) (*response, error) {
+func (c *conn) handleMessage(ctx context.Context, h header, msg []byte, rel *related, first bool, enc *session) (*response, error) {
 	if h.Flags&flagResponse != 0 {
 		return nil, fmt.Errorf("smb: response sent to the server: %w", errDisconnect)
 	}
 	if h.Command == cmdCancel {
-		return nil, nil // nothing is ever pending: no reply (MS-SMB2 3.3.5.16)
+		c.cancelRequest(h) // never answered (MS-SMB2 3.3.5.16)
+		return nil, nil
 	}
 	if err := c.consumeCredits(h); err != nil {
 		return nil, err
@@ -312,7 +418,7 @@ func (c *conn) handleMessage(ctx context.Context, h header, msg []byte, rel *rel
 	} else {
 		*rel = related{}
 	}
-	req := &request{hdr: h, msg: msg, rel: rel}
+	req := &request{hdr: h, msg: msg, rel: rel, enc: enc}
 	status, out, err := c.dispatch(ctx, req, resp)
 	if err != nil {
 		return nil, err
@@ -320,13 +426,34 @@ func (c *conn) handleMessage(ctx context.Context, h header, msg []byte, rel *rel
 	resp.hdr.Credits = c.grantCredits(h.Credits)
 	if req.sess != nil && h.Command != cmdSessionSetup {
 		resp.sess = req.sess
-		resp.sign = h.Flags&flagSigned != 0 || req.sess.signingRequired
+		// An encrypted reply is not signed (MS-SMB2 3.3.4.1.1).
+		resp.sign = enc == nil && (h.Flags&flagSigned != 0 || req.sess.signingRequired)
+	}
+	if req.deferred != nil {
+		c.goDeferred(resp, req.deferred, enc)
+		return nil, nil
+	}
+	if status.IsError() {
+		c.log.Debug("smb: request failed", "command", h.Command, "message_id", h.MessageID, "status", status.String())
 	}
 	rel.any, rel.sessionID, rel.treeID = true, resp.hdr.SessionID, resp.hdr.TreeID
 	if status.IsError() && h.Command == cmdCreate {
 		rel.status = status
 	}
 	resp.hdr.Status = uint32(status)
+	if status == ntstatus.UserSessionDeleted && h.Flags&flagSigned != 0 {
+		// The session and its key are gone: the response to a signed
+		// request keeps the SIGNED flag with no signature, which clients
+		// accept for this status only (Samba's smbXcli checks the flag,
+		// then skips the signature).
+		resp.hdr.Flags |= flagSigned
+	}
+	if status == ntstatus.Pending {
+		// An interim response: the final one follows from the pending
+		// request's goroutine (async.go).
+		resp.hdr.Flags |= flagAsync
+		resp.hdr.AsyncID = req.asyncID
+	}
 	withData := status == ntstatus.Success || status == ntstatus.BufferOverflow ||
 		(h.Command == cmdSessionSetup && status == ntstatus.MoreProcessingRequired)
 	if !withData && out == nil {
@@ -334,7 +461,32 @@ func (c *conn) handleMessage(ctx context.Context, h header, msg []byte, rel *rel
 	}
 	resp.body = out
 	resp.onSent = req.onSent
+	resp.frame = req.frame
 	return resp, nil
+}
+
+// goDeferred computes and sends a response on a goroutine (a READ alone in
+// its frame): the header is resp's, status and body come from compute.
+// The goroutine gives back the read slot and buffer and is waited for when
+// the connection closes.
+func (c *conn) goDeferred(resp *response, compute func() (ntstatus.Status, []byte, []byte), enc *session) {
+	c.pwg.Add(1)
+	go func() {
+		defer c.pwg.Done()
+		defer func() { <-c.readSlots }()
+		st, body, frame := compute()
+		defer c.putReadBuf(frame)
+		resp.hdr.Status = uint32(st)
+		if st == ntstatus.Success {
+			resp.body, resp.frame = body, frame[:headerSize+len(body)]
+		} else {
+			c.log.Debug("smb: request failed", "command", resp.hdr.Command, "message_id", resp.hdr.MessageID, "status", st.String())
+			c.fail(resp, st)
+		}
+		if err := c.send(c.encodeResponses([]*response{resp}), enc); err != nil {
+			c.log.Debug("smb: sending a read's response", "err", err)
+		}
+	}()
 }
 
 // fail turns resp into an error response (MS-SMB2 2.2.2).
@@ -366,7 +518,12 @@ func (c *conn) dispatch(ctx context.Context, req *request, resp *response) (ntst
 	if s == nil || !s.valid {
 		return ntstatus.UserSessionDeleted, nil, nil
 	}
-	if s.signer != nil {
+	switch {
+	case req.enc != nil:
+		// Encryption authenticates the request; it carries no signature.
+	case s.encryptData:
+		return ntstatus.AccessDenied, nil, nil // MS-SMB2 3.3.5.2.9
+	case s.signer != nil:
 		if h.Flags&flagSigned != 0 {
 			if signatureOf(s.signer, req.msg) != h.Signature {
 				c.log.Warn("smb: bad message signature", "command", h.Command)
@@ -415,7 +572,7 @@ func (c *conn) dispatch(ctx context.Context, req *request, resp *response) (ntst
 	case cmdSetInfo:
 		return c.setInfo(ctx, req)
 	case cmdChangeNotify:
-		return ntstatus.NotSupported, nil, nil
+		return c.changeNotify(ctx, req)
 	case cmdOplockBreak:
 		// No oplock or lease is ever granted, so there is nothing to
 		// acknowledge (MS-SMB2 3.3.5.22).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/locks"
@@ -23,6 +24,10 @@ type open struct {
 	listPos  int
 	pattern  string
 	listDone bool
+	// position is FilePositionInformation: kept for the client, which
+	// sets and reads it (and READs, on goroutines, move it); READ and
+	// WRITE name their offsets.
+	position atomic.Int64
 }
 
 // CreateOptions bits (MS-SMB2 2.2.13).
@@ -70,7 +75,11 @@ func sharePath(name string) (string, ntstatus.Status) {
 	parts := strings.Split(name, `\`)
 	for _, p := range parts {
 		switch {
-		case p == "" || p == "." || p == "..":
+		case p == "..":
+			// Windows answers a ".." component this way (smbtorture
+			// mkdir); none may be used, even one that stays inside.
+			return "", ntstatus.ObjectPathSyntaxBad
+		case p == "" || p == ".":
 			return "", ntstatus.ObjectNameInvalid
 		case strings.ContainsAny(p, ":"):
 			return "", ntstatus.ObjectNameInvalid
@@ -144,6 +153,11 @@ func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byt
 	if options&optDeleteOnClose != 0 && granted&locks.MaskDelete == 0 {
 		return ntstatus.InvalidParameter, nil, nil
 	}
+	if options&optDeleteOnClose != 0 && attrs&fs.AttrReadOnly != 0 && disposition != 1 {
+		// A file created (or overwritten) ReadOnly cannot be deleted on
+		// close (MS-FSA 2.1.5.1.2.1).
+		return ntstatus.CannotDelete, nil, nil
+	}
 	var share locks.ShareMode
 	if shareAccess&1 != 0 {
 		share |= locks.ShareRead
@@ -179,6 +193,11 @@ func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byt
 		h, a, action, err = c.srv.cfg.FS.OpenEntry(ctx, oreq)
 	}
 	if err != nil {
+		if disposition == 2 && (errors.Is(err, fs.ErrNotDir) || errors.Is(err, fs.ErrIsDir)) && !errors.Is(err, locks.ErrSharingViolation) {
+			// FILE_CREATE of a name that exists as the other kind: the
+			// name collides before its kind matters (mkdir over a file).
+			return ntstatus.ObjectNameCollision, nil, nil
+		}
 		return createStatus(err, rel), nil, nil
 	}
 	s := req.sess
@@ -291,6 +310,8 @@ func (c *conn) closeFile(ctx context.Context, req *request) (ntstatus.Status, []
 		a, _ = o.h.Attr(ctx)
 	}
 	delete(req.sess.opens, o.id.Volatile)
+	c.endPendingOn(o)
+	c.srv.forgetDirty(o)
 	if err := o.h.Close(ctx); err != nil {
 		return ntstatus.FromError(err), nil, nil
 	}

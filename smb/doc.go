@@ -10,11 +10,32 @@
 // Messages arrive in NetBIOS session framing (a zero byte and a 24-bit
 // length); a frame over maxFrame closes the connection before it is read.
 // A connection serves its requests in order on one goroutine: one frame in,
-// one frame out (compound chains answered as chains). Credits follow
+// one frame out (compound chains answered as chains), but for the
+// asynchronous replies below. Credits follow
 // MS-SMB2 3.3.5.2.3: a request whose message ids lie outside the granted
 // window, or reuse one, closes the connection; the window is bounded by
-// maxCredits. Nothing is ever pending, so CANCEL has nothing to cancel and
-// blocking locks fail at once (STATUS_LOCK_NOT_GRANTED).
+// maxCredits. A blocking LOCK (one element, no FAIL_IMMEDIATELY) that
+// conflicts, and every CHANGE_NOTIFY, go async: an interim STATUS_PENDING
+// response (signed when the request was), then a goroutine of the
+// connection waits (a lock retries until granted) and sends the final
+// response: granted, STATUS_CANCELLED when CANCEL names it, or, when its
+// open, tree or session closes, STATUS_RANGE_NOT_LOCKED for a lock and
+// STATUS_NOTIFY_CLEANUP for a notify. Those goroutines are waited for
+// before the connection's opens close.
+//
+// A READ alone in its frame is served on a goroutine of the connection
+// (at most maxReadsInFlight at once, each with a buffer kept for reuse),
+// so the disk read and the network send of one overlap the next requests,
+// as smbd's asynchronous reads do; its response may overtake later ones,
+// which SMB2 allows. Reads inside a compound are served in order.
+//
+// # Conformance
+//
+// TestSmbtorture runs Samba's smbtorture against the server: every smb2
+// test of the in-scope suites that Samba's smbd passes on the machine
+// (testdata/smbtorture-smbd-pass.txt, rebuilt by TestSmbtortureSmbdOracle),
+// except those of testdata/smbtorture-known-failures.txt, each listed with
+// why it does not pass yet.
 //
 // # Negotiation and authentication
 //
@@ -24,7 +45,22 @@
 // user is the account name in any domain, the password the account key as
 // typed; anonymous and guest logons fail with STATUS_LOGON_FAILURE.
 // Signing is required by default: HMAC-SHA256 for 2.x, AES-CMAC for 3.x
-// with keys derived per MS-SMB2 3.1.4.2. Encryption is not offered.
+// with keys derived per MS-SMB2 3.1.4.2, and on 3.1.1 the algorithm the
+// signing capabilities context picks (the client's first of AES-GMAC,
+// AES-CMAC, HMAC-SHA256). When the client sent a SPNEGO mechListMIC the
+// last SESSION_SETUP answers with the server's.
+//
+// # Encryption
+//
+// SMB2 TRANSFORM messages with AES-128-CCM (3.0 and 3.0.2, announced by
+// the encryption capability; ccm.go, as the standard library has no CCM)
+// and AES-128-GCM or CCM on 3.1.1 (the encryption context: GCM preferred),
+// keys derived per MS-SMB2 3.3.5.5.3. A request that comes encrypted is
+// answered encrypted and unsigned; a frame that does not decrypt drops the
+// connection. With Config.EncryptData (serve --smb-encrypt) the session
+// setup sets SMB2_SESSION_FLAG_ENCRYPT_DATA (tree connects
+// SMB2_SHAREFLAG_ENCRYPT_DATA), clients without a common cipher are refused
+// STATUS_ACCESS_DENIED, and requests in the clear get STATUS_ACCESS_DENIED.
 //
 // # Shares, opens and paths
 //
@@ -37,6 +73,13 @@
 // anything outside its share. Opens belong to a session and a tree; a file
 // id of another session or tree is STATUS_FILE_CLOSED.
 //
-// Oplocks and leases are always granted NONE; CHANGE_NOTIFY answers
-// STATUS_NOT_SUPPORTED; the security descriptor is fixed.
+// fs commits a handle's writes at FLUSH and CLOSE; so that SMB clients see
+// each other's writes at once, as on Windows, the server tracks the opens
+// with uncommitted writes per file and commits them before another open
+// of the file reads it or queries its information.
+//
+// Oplocks and leases are always granted NONE; CHANGE_NOTIFY goes async and
+// pends until CANCEL or until its directory is closed
+// (STATUS_NOTIFY_CLEANUP): no change is ever reported; the security
+// descriptor is fixed.
 package smb

@@ -43,7 +43,9 @@ func testLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-func newEnv(t testing.TB) *env {
+// newEnv serves a fresh data directory; opts adjust the SMB server's
+// configuration.
+func newEnv(t testing.TB, opts ...func(*smb.Config)) *env {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -63,7 +65,11 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := smb.New(smb.Config{FS: fsys, Account: rest.DevAccount, Key: rest.DevKey, Logger: testLogger()})
+	cfg := smb.Config{FS: fsys, Account: rest.DevAccount, Key: rest.DevKey, Logger: testLogger()}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	srv, err := smb.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,12 +140,17 @@ func (e *env) dialAs(shareName, user, password string) *smb2.Share {
 }
 
 func (e *env) session(user, password string) (*smb2.Session, error) {
+	return e.sessionDialect(user, password, 0)
+}
+
+// sessionDialect logs on with go-smb2 offering only dialect (0: all).
+func (e *env) sessionDialect(user, password string, dialect uint16) (*smb2.Session, error) {
 	nc, err := net.Dial("tcp", e.smbAddr)
 	if err != nil {
 		return nil, err
 	}
 	d := &smb2.Dialer{
-		Negotiator: smb2.Negotiator{RequireMessageSigning: true},
+		Negotiator: smb2.Negotiator{RequireMessageSigning: true, SpecifiedDialect: dialect},
 		Initiator:  &smb2.NTLMInitiator{User: user, Password: password},
 	}
 	s, err := d.Dial(nc)

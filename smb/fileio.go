@@ -53,18 +53,75 @@ func (c *conn) read(ctx context.Context, req *request) (ntstatus.Status, []byte,
 	case offset > 1<<62:
 		return ntstatus.InvalidParameter, nil, nil
 	}
-	out := make([]byte, 16+int(length))
+	c.srv.commitOthers(ctx, o)
+	if c.single {
+		// A READ alone in its frame is read and answered on a goroutine
+		// of the connection while the next requests are served (as
+		// smbd's asynchronous reads overlap disk and network): at most
+		// maxReadsInFlight at once, the loop waiting for a slot.
+		c.readSlots <- struct{}{}
+		req.deferred = func() (ntstatus.Status, []byte, []byte) {
+			frame := c.getReadBuf(headerSize + 16 + int(length))
+			st, body := c.readInto(ctx, o, frame, offset, minCount)
+			return st, body, frame
+		}
+		return ntstatus.Pending, nil, nil // replaced by the deferred result
+	}
+	frame := make([]byte, headerSize+16+int(length))
+	st, out := c.readInto(ctx, o, frame, offset, minCount)
+	if st == ntstatus.Success {
+		req.frame = frame[:headerSize+len(out)]
+	}
+	return st, out, nil
+}
+
+// readInto reads into frame (room for the header, then the READ response
+// body) and returns the status and the body.
+func (c *conn) readInto(ctx context.Context, o *open, frame []byte, offset uint64, minCount uint32) (ntstatus.Status, []byte) {
+	out := frame[headerSize:]
 	n, err := o.h.ReadAt(ctx, out[16:], int64(offset))
 	if err != nil && !errors.Is(err, io.EOF) {
-		return ntstatus.FromError(err), nil, nil
+		return ntstatus.FromError(err), nil
 	}
-	if (n == 0 && length > 0) || uint32(n) < minCount {
-		return ntstatus.EndOfFile, nil, nil
+	if (n == 0 && len(out) > 16) || uint32(n) < minCount {
+		return ntstatus.EndOfFile, nil
 	}
+	// The position after the read, as smbd keeps it (Windows keeps it
+	// for synchronous-I/O opens).
+	o.position.Store(int64(offset) + int64(n))
 	le.PutUint16(out, 17)
 	out[2] = headerSize + 16
 	le.PutUint32(out[4:], uint32(n))
-	return ntstatus.Success, out[:16+n], nil
+	return ntstatus.Success, out[:16+n]
+}
+
+// maxReadsInFlight bounds the READs a connection serves at once (and so
+// the read buffers it keeps: one of up to maxIO each).
+const maxReadsInFlight = 4
+
+// getReadBuf returns a buffer of n bytes from the connection's free list.
+func (c *conn) getReadBuf(n int) []byte {
+	c.rbufMu.Lock()
+	defer c.rbufMu.Unlock()
+	for i, b := range c.readBufs {
+		if cap(b) >= n {
+			c.readBufs = append(c.readBufs[:i], c.readBufs[i+1:]...)
+			return b[:n]
+		}
+	}
+	if len(c.readBufs) > 0 {
+		c.readBufs = c.readBufs[1:] // too small: dropped for a larger one
+	}
+	return make([]byte, n)
+}
+
+// putReadBuf gives a buffer back to the free list.
+func (c *conn) putReadBuf(b []byte) {
+	c.rbufMu.Lock()
+	defer c.rbufMu.Unlock()
+	if len(c.readBufs) < maxReadsInFlight {
+		c.readBufs = append(c.readBufs, b[:cap(b)])
+	}
 }
 
 // write serves WRITE.
@@ -106,6 +163,7 @@ func (c *conn) write(ctx context.Context, req *request) (ntstatus.Status, []byte
 	if err != nil {
 		return ntstatus.FromError(err), nil, nil
 	}
+	c.srv.markDirty(o)
 	out := make([]byte, 16)
 	le.PutUint16(out, 17)
 	le.PutUint32(out[4:], uint32(n))
@@ -126,6 +184,7 @@ func (c *conn) flush(ctx context.Context, req *request) (ntstatus.Status, []byte
 		if o.access&(locks.MaskWriteData|locks.MaskAppendData) == 0 {
 			return ntstatus.AccessDenied, nil, nil
 		}
+		c.srv.forgetDirty(o)
 		if err := o.h.Flush(ctx); err != nil {
 			return ntstatus.FromError(err), nil, nil
 		}
@@ -141,11 +200,16 @@ const (
 	lockFailImmediately uint32 = 0x10
 )
 
-// lock serves LOCK: every element through the lock table, in order. A
-// request whose elements all lock takes them all or none (an element that
-// fails undoes the ones before it); unlocks are applied one by one.
-// Blocking locks (no FAIL_IMMEDIATELY) are not waited for: they fail at
-// once like failing-immediately ones.
+// lock serves LOCK (MS-SMB2 3.3.5.14, with the choices Samba's smbd makes
+// where the text leaves room): the first element says whether the request
+// locks or unlocks. A lock request takes its elements in order, all or
+// none (an element that fails undoes the ones before it); only a request
+// of one element may block, and a blocking lock that conflicts goes async
+// (STATUS_PENDING) and waits until granted, cancelled (STATUS_CANCELLED)
+// or its open closes (STATUS_RANGE_NOT_LOCKED). An unlock request unlocks
+// element by element and stops at the first that fails; an element that is
+// not an unlock fails it with STATUS_INVALID_PARAMETER, the unlocks before
+// it done.
 func (c *conn) lock(ctx context.Context, req *request) (ntstatus.Status, []byte, error) {
 	b, err := body(req.msg, 48)
 	if err != nil {
@@ -167,53 +231,89 @@ func (c *conn) lock(ctx context.Context, req *request) (ntstatus.Status, []byte,
 		flags uint32
 	}
 	els := make([]element, count)
-	unlocking := false
 	for i := range els {
 		e := b[24+24*i:]
 		els[i] = element{locks.Range{Offset: le.Uint64(e), Length: le.Uint64(e[8:])}, le.Uint32(e[16:])}
-		f := els[i].flags &^ lockFailImmediately
-		switch f {
-		case lockShared, lockExclusive:
-			if i > 0 && unlocking {
-				return ntstatus.InvalidParameter, nil, nil
-			}
-		case lockUnlock:
-			if els[i].flags&lockFailImmediately != 0 || (i > 0 && !unlocking) {
-				return ntstatus.InvalidParameter, nil, nil
-			}
-			unlocking = true
-		default:
-			return ntstatus.InvalidParameter, nil, nil
-		}
-		if !els[i].r.Valid() {
-			return ntstatus.InvalidLockRange, nil, nil
-		}
 	}
-	if unlocking {
+	ok := []byte{4, 0, 0, 0}
+	if els[0].flags == lockUnlock {
 		for _, e := range els {
+			if e.flags != lockUnlock {
+				return ntstatus.InvalidParameter, nil, nil
+			}
+			if !e.r.Valid() {
+				return ntstatus.InvalidLockRange, nil, nil
+			}
 			if err := o.h.Unlock(ctx, e.r); err != nil {
 				return ntstatus.FromError(err), nil, nil
 			}
 		}
-		return ntstatus.Success, []byte{4, 0, 0, 0}, nil
+		return ntstatus.Success, ok, nil
+	}
+	blocking := false
+	for i, e := range els {
+		switch e.flags {
+		case lockShared, lockExclusive:
+			if count > 1 {
+				return ntstatus.InvalidParameter, nil, nil
+			}
+			blocking = i == 0
+		case lockShared | lockFailImmediately, lockExclusive | lockFailImmediately:
+		default:
+			return ntstatus.InvalidParameter, nil, nil
+		}
+		if !e.r.Valid() {
+			return ntstatus.InvalidLockRange, nil, nil
+		}
+	}
+	kindOf := func(flags uint32) locks.LockKind {
+		if flags&lockExclusive != 0 {
+			return locks.LockExclusive
+		}
+		return locks.LockShared
 	}
 	for i, e := range els {
-		kind := locks.LockShared
-		if e.flags&lockExclusive != 0 {
-			kind = locks.LockExclusive
+		err := o.h.Lock(ctx, e.r, kindOf(e.flags))
+		if err == nil {
+			continue
 		}
-		if err := o.h.Lock(ctx, e.r, kind); err != nil {
-			for _, done := range els[:i] {
-				_ = o.h.Unlock(ctx, done.r)
-			}
-			st := ntstatus.FromError(err)
-			if st == ntstatus.FileLockConflict {
-				st = ntstatus.LockNotGranted
-			}
-			return st, nil, nil
+		if blocking && errors.Is(err, locks.ErrLockNotGranted) {
+			req.asyncID = c.goPending(req, o, ntstatus.RangeNotLocked, waitLock(o, e.r, kindOf(e.flags), c.srv.ctx))
+			return ntstatus.Pending, nil, nil
 		}
+		for _, done := range els[:i] {
+			_ = o.h.Unlock(ctx, done.r)
+		}
+		st := ntstatus.FromError(err)
+		if st == ntstatus.FileLockConflict {
+			st = ntstatus.LockNotGranted
+		}
+		return st, nil, nil
 	}
-	return ntstatus.Success, []byte{4, 0, 0, 0}, nil
+	return ntstatus.Success, ok, nil
+}
+
+// changeNotify serves CHANGE_NOTIFY (MS-SMB2 3.3.5.19): on a directory
+// open with FILE_LIST_DIRECTORY it goes async and pends until CANCEL
+// (STATUS_CANCELLED) or until the open closes (STATUS_NOTIFY_CLEANUP):
+// changes are never reported.
+func (c *conn) changeNotify(ctx context.Context, req *request) (ntstatus.Status, []byte, error) {
+	b, err := body(req.msg, 32)
+	if err != nil {
+		return ntstatus.InvalidParameter, nil, nil
+	}
+	o, st := c.lookupOpen(req, b[8:])
+	if o == nil {
+		return st, nil, nil
+	}
+	switch {
+	case !o.isDir:
+		return ntstatus.InvalidParameter, nil, nil
+	case o.access&locks.MaskReadData == 0: // FILE_LIST_DIRECTORY
+		return ntstatus.AccessDenied, nil, nil
+	}
+	req.asyncID = c.goPending(req, o, ntstatus.NotifyCleanup, waitCancel)
+	return ntstatus.Pending, nil, nil
 }
 
 // FSCTL codes.
@@ -269,11 +369,7 @@ func (c *conn) ioctl(ctx context.Context, req *request) (ntstatus.Status, []byte
 		}
 	}
 	resp := make([]byte, 24)
-	var caps uint32
-	if c.dialect != dialect202 {
-		caps = capLargeMTU
-	}
-	le.PutUint32(resp, caps)
+	le.PutUint32(resp, c.serverCaps(c.dialect))
 	copy(resp[4:20], c.srv.guid[:])
 	mode := secSigningEnabled
 	if c.signingRequired {

@@ -164,3 +164,92 @@ func TestGoSMB2WrongKey(t *testing.T) {
 		t.Fatalf("user name in capitals: %v", err)
 	}
 }
+
+// TestGoSMB2WritesSeenByOtherHandle: what one SMB open writes, another
+// open of the file (another session) reads at once, before any FLUSH or
+// CLOSE, with the new size, as on a Windows server.
+func TestGoSMB2WritesSeenByOtherHandle(t *testing.T) {
+	e := newEnv(t)
+	e.mustShare("data")
+	writer := e.dial("data")
+	reader := e.dial("data")
+	w, err := writer.OpenFile("shared.txt", os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	r, err := reader.Open("shared.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for i, chunk := range []string{"first write, ", "second write"} {
+		if _, err := w.Write([]byte(chunk)); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+		want := "first write, second write"[:len("first write, ")+i*len("second write")]
+		got := make([]byte, 64)
+		n, err := r.ReadAt(got, 0)
+		if string(got[:n]) != want {
+			t.Fatalf("after write %d the other handle reads %q (%v), want %q", i, got[:n], err, want)
+		}
+		st, err := r.Stat()
+		if err != nil || st.Size() != int64(len(want)) {
+			t.Fatalf("after write %d the other handle's stat: size %v, %v; want %d", i, st, err, len(want))
+		}
+	}
+}
+
+// TestGoSMB2RenameDirWithOpenFile: a directory with a file open below it
+// does not move (STATUS_ACCESS_DENIED, which go-smb2 reports as
+// os.ErrPermission); once the file is closed it does.
+func TestGoSMB2RenameDirWithOpenFile(t *testing.T) {
+	e := newEnv(t)
+	e.mustShare("data")
+	sh := e.dial("data")
+	if err := sh.MkdirAll(`outer\inner`, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := sh.Create(`outer\inner\open.txt`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.Rename("outer", "moved"); !errors.Is(err, os.ErrPermission) {
+		t.Fatalf("rename with a file open two levels below: %v, want STATUS_ACCESS_DENIED", err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.Rename("outer", "moved"); err != nil {
+		t.Fatalf("rename once the file is closed: %v", err)
+	}
+	if _, err := sh.Stat(`moved\inner\open.txt`); err != nil {
+		t.Fatalf("the file after the rename: %v", err)
+	}
+}
+
+// TestGoSMB2RenameOutOfDirOpenForDelete: while another session holds the
+// parent directory open with DELETE access, a file in it does not move
+// (STATUS_SHARING_VIOLATION); once that open closes, it does.
+func TestGoSMB2RenameOutOfDirOpenForDelete(t *testing.T) {
+	e := newEnv(t)
+	e.mustShare("data")
+	sh := e.dial("data")
+	if err := sh.Mkdir("dir", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.WriteFile(`dir\a.txt`, []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := e.smbctl(t, "data")
+	// DELETE | FILE_LIST_DIRECTORY, share all, FILE_OPEN, FILE_DIRECTORY_FILE.
+	c.expect("ok", "open d dir 0x00010001 7 1 1")
+	var re *smb2.ResponseError
+	if err := sh.Rename(`dir\a.txt`, `dir\b.txt`); !errors.As(err, &re) || re.Code != 0xC0000043 {
+		t.Fatalf("rename while the parent is open with DELETE: %v, want STATUS_SHARING_VIOLATION", err)
+	}
+	c.expect("ok", "close d")
+	if err := sh.Rename(`dir\a.txt`, `dir\b.txt`); err != nil {
+		t.Fatalf("rename once the parent's open closed: %v", err)
+	}
+}

@@ -150,8 +150,8 @@ func TestHostileRequests(t *testing.T) {
 			name string
 			want ntstatus.Status
 		}{
-			{`..\data2\x`, ntstatus.ObjectNameInvalid},
-			{`dir\..\..\x`, ntstatus.ObjectNameInvalid},
+			{`..\data2\x`, ntstatus.ObjectPathSyntaxBad},
+			{`dir\..\..\x`, ntstatus.ObjectPathSyntaxBad},
 			{`.\x`, ntstatus.ObjectNameInvalid},
 			{`\x`, ntstatus.InvalidParameter},
 			{`\\server\data\x`, ntstatus.InvalidParameter},

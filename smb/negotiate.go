@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha512"
 	"fmt"
+	"slices"
 
 	"github.com/blobshare/blobshare/ntstatus"
 	"github.com/blobshare/blobshare/smb/ntlm"
@@ -53,7 +54,7 @@ func (c *conn) smb1Negotiate(msg []byte) ([]byte, error) {
 	}
 	// The SMB1 request used message id 0.
 	c.seqLo = 1
-	body := c.negotiateBody(c.dialect, nil)
+	body := c.negotiateBody(c.dialect, nil, 0)
 	hdr := header{Command: cmdNegotiate, Flags: flagResponse, Credits: c.grantCredits(1)}
 	out := make([]byte, headerSize, headerSize+len(body))
 	hdr.encode(out)
@@ -89,10 +90,12 @@ func (c *conn) negotiate(req *request) (ntstatus.Status, []byte, error) {
 		return ntstatus.NotSupported, nil, nil
 	}
 	var contexts []byte
+	var nctx uint16
+	c.signAlg = signAESCMAC
 	if best == dialect311 {
 		off, n := le.Uint32(b[28:]), int(le.Uint16(b[32:]))
-		ok, err := hasPreauthSHA512(req.msg, off, n)
-		if err != nil || !ok {
+		nc, err := parseNegotiateContexts(req.msg, off, n)
+		if err != nil || !nc.preauthSHA512 {
 			return ntstatus.InvalidParameter, nil, nil
 		}
 		salt := make([]byte, 32)
@@ -102,17 +105,36 @@ func (c *conn) negotiate(req *request) (ntstatus.Status, []byte, error) {
 		// SMB2_PREAUTH_INTEGRITY_CAPABILITIES: one algorithm, SHA-512.
 		data := []byte{1, 0, 32, 0, byte(hashSHA512), 0}
 		data = append(data, salt...)
-		contexts = le.AppendUint16(nil, ctxPreauthIntegrity)
-		contexts = le.AppendUint16(contexts, uint16(len(data)))
-		contexts = append(contexts, 0, 0, 0, 0)
-		contexts = append(contexts, data...)
+		contexts, nctx = appendContext(nil, ctxPreauthIntegrity, data), 1
+		if nc.ciphers != nil {
+			// GCM before CCM, whatever the client's order (as Windows).
+			for _, want := range []uint16{cipherAES128GCM, cipherAES128CCM} {
+				if c.cipher == 0 && slices.Contains(nc.ciphers, want) {
+					c.cipher = want
+				}
+			}
+			// No common cipher: one cipher, 0 (MS-SMB2 3.3.5.4).
+			contexts, nctx = appendContext(contexts, ctxEncryption, le.AppendUint16([]byte{1, 0}, c.cipher)), nctx+1
+		}
+		if nc.signing != nil {
+			// The client's first choice among those known.
+			for _, alg := range nc.signing {
+				if alg == signHMACSHA256 || alg == signAESCMAC || alg == signAESGMAC {
+					c.signAlg = alg
+					break
+				}
+			}
+			contexts, nctx = appendContext(contexts, ctxSigning, le.AppendUint16([]byte{1, 0}, c.signAlg)), nctx+1
+		}
+	} else if best >= dialect300 && c.clientCaps&capEncryption != 0 {
+		c.cipher = cipherAES128CCM
 	}
 	c.dialect, c.negotiated = best, true
 	c.maxIO = smallIO
 	if best != dialect202 {
 		c.maxIO = maxIO
 	}
-	out := c.negotiateBody(best, contexts)
+	out := c.negotiateBody(best, contexts, nctx)
 	if best == dialect311 {
 		// The preauth hash covers this request and the response, which is
 		// exactly what handleFrame will send (a NEGOTIATE is never
@@ -123,48 +145,90 @@ func (c *conn) negotiate(req *request) (ntstatus.Status, []byte, error) {
 	return ntstatus.Success, out, nil
 }
 
-// hasPreauthSHA512 walks the negotiate contexts of a 3.1.1 request and
-// reports whether a preauth integrity context offers SHA-512.
-func hasPreauthSHA512(msg []byte, off uint32, n int) (bool, error) {
+// negotiateContexts is what a 3.1.1 NEGOTIATE request offers.
+type negotiateContexts struct {
+	preauthSHA512 bool
+	ciphers       []uint16 // nil: no encryption context
+	signing       []uint16 // nil: no signing context
+}
+
+// parseNegotiateContexts walks the negotiate contexts of a 3.1.1 request.
+func parseNegotiateContexts(msg []byte, off uint32, n int) (negotiateContexts, error) {
+	var nc negotiateContexts
 	if off < headerSize || int(off) > len(msg) {
-		return false, errMalformed
+		return nc, errMalformed
 	}
 	b := msg[off:]
-	found := false
 	for i := 0; i < n; i++ {
 		if len(b) < 8 {
-			return false, errMalformed
+			return nc, errMalformed
 		}
 		typ, size := le.Uint16(b), int(le.Uint16(b[2:]))
 		if len(b) < 8+size {
-			return false, errMalformed
+			return nc, errMalformed
 		}
 		data := b[8 : 8+size]
-		if typ == ctxPreauthIntegrity {
+		switch typ {
+		case ctxPreauthIntegrity:
 			if len(data) < 4 {
-				return false, errMalformed
+				return nc, errMalformed
 			}
-			count := int(le.Uint16(data))
-			if len(data) < 4+2*count {
-				return false, errMalformed
+			ids, err := uint16List(data, 4)
+			if err != nil {
+				return nc, err
 			}
-			for j := 0; j < count; j++ {
-				if le.Uint16(data[4+2*j:]) == hashSHA512 {
-					found = true
-				}
+			nc.preauthSHA512 = nc.preauthSHA512 || slices.Contains(ids, hashSHA512)
+		case ctxEncryption:
+			ids, err := uint16List(data, 2)
+			if err != nil {
+				return nc, err
 			}
+			nc.ciphers = append(make([]uint16, 0, len(ids)), ids...)
+		case ctxSigning:
+			ids, err := uint16List(data, 2)
+			if err != nil {
+				return nc, err
+			}
+			nc.signing = append(make([]uint16, 0, len(ids)), ids...)
 		}
 		next := align8(8 + size)
 		if i < n-1 && next > len(b) {
-			return false, errMalformed
+			return nc, errMalformed
 		}
 		b = b[min(next, len(b)):]
 	}
-	return found, nil
+	return nc, nil
+}
+
+// uint16List reads a count (the first two bytes of data) and that many
+// 16-bit ids starting at offset start.
+func uint16List(data []byte, start int) ([]uint16, error) {
+	if len(data) < 2 {
+		return nil, errMalformed
+	}
+	count := int(le.Uint16(data))
+	if len(data) < start+2*count {
+		return nil, errMalformed
+	}
+	ids := make([]uint16, count)
+	for i := range ids {
+		ids[i] = le.Uint16(data[start+2*i:])
+	}
+	return ids, nil
+}
+
+// appendContext appends one negotiate context, 8-byte aligned after the
+// one before it.
+func appendContext(contexts []byte, typ uint16, data []byte) []byte {
+	contexts = appendPad(contexts)
+	contexts = le.AppendUint16(contexts, typ)
+	contexts = le.AppendUint16(contexts, uint16(len(data)))
+	contexts = append(contexts, 0, 0, 0, 0)
+	return append(contexts, data...)
 }
 
 // negotiateBody builds a NEGOTIATE response body for dialect.
-func (c *conn) negotiateBody(dialect uint16, contexts []byte) []byte {
+func (c *conn) negotiateBody(dialect uint16, contexts []byte, count uint16) []byte {
 	token := ntlm.NegTokenInit()
 	b := make([]byte, 64, 64+len(token)+8+len(contexts))
 	le.PutUint16(b, 65)
@@ -175,11 +239,7 @@ func (c *conn) negotiateBody(dialect uint16, contexts []byte) []byte {
 	le.PutUint16(b[2:], mode)
 	le.PutUint16(b[4:], dialect)
 	copy(b[8:24], c.srv.guid[:])
-	var caps uint32
-	if dialect != dialect202 {
-		caps |= capLargeMTU
-	}
-	le.PutUint32(b[24:], caps)
+	le.PutUint32(b[24:], c.serverCaps(dialect))
 	io := uint32(smallIO)
 	if dialect != dialect202 && dialect != dialectWildcard {
 		io = maxIO
@@ -196,11 +256,26 @@ func (c *conn) negotiateBody(dialect uint16, contexts []byte) []byte {
 		for (headerSize+len(b))%8 != 0 {
 			b = append(b, 0)
 		}
-		le.PutUint16(b[6:], 1)
+		le.PutUint16(b[6:], count)
 		le.PutUint32(b[60:], uint32(headerSize+len(b)))
 		b = append(b, contexts...)
 	}
 	return b
+}
+
+// serverCaps are the capabilities the server announces for dialect (in
+// NEGOTIATE and again in VALIDATE_NEGOTIATE_INFO): large MTU from 2.1,
+// encryption for 3.0 and 3.0.2 clients that can encrypt (3.1.1 negotiates
+// it in a context instead).
+func (c *conn) serverCaps(dialect uint16) uint32 {
+	var caps uint32
+	if dialect != dialect202 {
+		caps |= capLargeMTU
+	}
+	if (dialect == dialect300 || dialect == dialect302) && c.cipher != 0 {
+		caps |= capEncryption
+	}
+	return caps
 }
 
 // preauthHash extends a preauth integrity hash with one message.

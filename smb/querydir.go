@@ -2,6 +2,7 @@ package smb
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"unicode"
 
@@ -100,7 +101,25 @@ func (c *conn) queryDirectory(ctx context.Context, req *request) (ntstatus.Statu
 	var out []byte
 	last := -1
 	for o.listPos < len(o.listing) {
-		e := encodeDirEntry(class, o.listing[o.listPos])
+		a := o.listing[o.listPos]
+		if !restart && a.Name != "." && a.Name != ".." {
+			// A continuing enumeration leaves out the names removed
+			// since it started (smbtorture dir.fixed: Windows and smbd
+			// do), looking up only what it is about to return, so that
+			// enumerating entry by entry stays linear.
+			cur, err := c.srv.cfg.FS.Lookup(ctx, o.h.File(), a.Name)
+			switch {
+			case errors.Is(err, fs.ErrNotFound) || err == nil && cur.DeletePending:
+				o.listPos++
+				continue
+			case err != nil:
+				return ntstatus.FromError(err), nil, nil
+			}
+			cur.Name = a.Name
+			o.listing[o.listPos] = cur
+			a = cur
+		}
+		e := encodeDirEntry(class, a)
 		start := align8(len(out))
 		if start+len(e) > int(outMax) {
 			break

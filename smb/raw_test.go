@@ -51,10 +51,15 @@ func newTestFS(t testing.TB) *fs.FileSystem {
 	return fsys
 }
 
-// newTestServer serves fsys on 127.0.0.1:0 and returns the address.
-func newTestServer(t testing.TB, fsys *fs.FileSystem) string {
+// newTestServer serves fsys on 127.0.0.1:0 and returns the address; opts
+// adjust the configuration.
+func newTestServer(t testing.TB, fsys *fs.FileSystem, opts ...func(*Config)) string {
 	t.Helper()
-	srv, err := New(Config{FS: fsys, Account: testAccount, Key: testKey, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	cfg := Config{FS: fsys, Account: testAccount, Key: testKey, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +85,8 @@ type rawClient struct {
 	session uint64
 	tree    uint32
 	signer  signer
+	// dialect is what negotiate asked for (2.1 unless negotiateWith).
+	dialect uint16
 	// lastSession and lastTree are the ids of the last response.
 	lastSession uint64
 	lastTree    uint32
@@ -147,7 +154,9 @@ func (c *rawClient) call(cmd uint16, body []byte) (ntstatus.Status, []byte) {
 		c.t.Fatalf("command %#x: bad response header", cmd)
 	}
 	c.lastSession, c.lastTree = h.SessionID, h.TreeID
-	if c.signer != nil && h.SessionID == c.session && h.Flags&flagSigned != 0 {
+	// STATUS_USER_SESSION_DELETED has no key left to sign with: like
+	// Samba's client, only the SIGNED flag is checked there.
+	if c.signer != nil && h.SessionID == c.session && h.Flags&flagSigned != 0 && ntstatus.Status(h.Status) != ntstatus.UserSessionDeleted {
 		if signatureOf(c.signer, resp) != h.Signature {
 			c.t.Fatalf("command %#x: response signature does not verify", cmd)
 		}
@@ -155,16 +164,21 @@ func (c *rawClient) call(cmd uint16, body []byte) (ntstatus.Status, []byte) {
 	return ntstatus.Status(h.Status), resp[headerSize:]
 }
 
-func (c *rawClient) negotiate() {
+func (c *rawClient) negotiate() { c.negotiateWith(dialect210, 0) }
+
+// negotiateWith negotiates one dialect (2.x or 3.0) with capabilities.
+func (c *rawClient) negotiateWith(dialect uint16, caps uint32) {
 	c.t.Helper()
 	b := make([]byte, 36, 38)
 	le.PutUint16(b, 36)
 	le.PutUint16(b[2:], 1)
 	le.PutUint16(b[4:], secSigningEnabled)
-	b = le.AppendUint16(b, dialect210)
+	le.PutUint32(b[8:], caps)
+	b = le.AppendUint16(b, dialect)
 	if st, _ := c.call(cmdNegotiate, b); st != ntstatus.Success {
 		c.t.Fatalf("negotiate: %v", st)
 	}
+	c.dialect = dialect
 }
 
 func sessionSetupRequest(token []byte) []byte {
@@ -193,7 +207,9 @@ func (c *rawClient) login(user, password string) ntstatus.Status {
 	}
 	st, _ = c.call(cmdSessionSetup, sessionSetupRequest(auth))
 	if st == ntstatus.Success {
-		c.signer = hmacSigner{key: key}
+		if c.signer, err = newSigner(c.dialect, signAESCMAC, key, nil); err != nil {
+			c.t.Fatal(err)
+		}
 	}
 	return st
 }

@@ -17,6 +17,7 @@ type FileSystem interface {
 	OpenEntry(ctx context.Context, req fs.OpenEntryRequest) (*fs.Handle, fs.Attr, fs.OpenAction, error)
 	GetShare(ctx context.Context, name string) (fs.Attr, error)
 	ListEntries(ctx context.Context, dir fs.FileID) ([]fs.Attr, error)
+	Lookup(ctx context.Context, parent fs.FileID, name string) (fs.Attr, error)
 	Setattr(ctx context.Context, id fs.FileID, req fs.SetattrRequest) (fs.Attr, error)
 	StatFS(ctx context.Context) (fs.StatFS, error)
 }
@@ -36,6 +37,12 @@ type Config struct {
 	// SigningOptional lets clients that do not sign in; by default the
 	// server requires signed messages once a session is set up.
 	SigningOptional bool
+	// EncryptData requires encryption (serve --smb-encrypt): sessions of
+	// clients that cannot encrypt (SMB 2.x, or no common cipher) are
+	// refused, and a session's unencrypted requests get
+	// STATUS_ACCESS_DENIED. Without it, a client that encrypts its
+	// requests gets encrypted responses.
+	EncryptData bool
 }
 
 // Server serves SMB2/3 on listeners. Every file share of the FileSystem is
@@ -54,6 +61,13 @@ type Server struct {
 	conns      map[*conn]struct{}
 	nextSessID uint64
 	closed     bool
+
+	// dirty lists, per file, the opens with writes not yet committed: a
+	// READ or QUERY_INFO through another open commits them first, so SMB
+	// clients see each other's writes at once, as on Windows (fs makes a
+	// handle's writes visible to others when it commits them).
+	dirtyMu sync.Mutex
+	dirty   map[fs.FileID]map[*open]struct{}
 }
 
 // ErrServerClosed is returned by Serve after Close.
@@ -65,7 +79,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("smb: Config needs FS and Account")
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now,
-		listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{}}
+		listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{}, dirty: map[fs.FileID]map[*open]struct{}{}}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -152,4 +166,54 @@ func (s *Server) newSessionID() uint64 {
 	// Spread ids out so that one connection's guesses do not hit another's
 	// session by counting: the top half is random per server.
 	return uint64(s.guid[0])<<56 | uint64(s.guid[1])<<48 | uint64(s.guid[2])<<40 | s.nextSessID
+}
+
+// markDirty records that o has written since its last commit.
+func (s *Server) markDirty(o *open) {
+	s.dirtyMu.Lock()
+	defer s.dirtyMu.Unlock()
+	f := o.h.File()
+	m := s.dirty[f]
+	if m == nil {
+		m = map[*open]struct{}{}
+		s.dirty[f] = m
+	}
+	m[o] = struct{}{}
+}
+
+// forgetDirty drops o (it commits or closes itself).
+func (s *Server) forgetDirty(o *open) {
+	s.dirtyMu.Lock()
+	defer s.dirtyMu.Unlock()
+	f := o.h.File()
+	if m := s.dirty[f]; m != nil {
+		delete(m, o)
+		if len(m) == 0 {
+			delete(s.dirty, f)
+		}
+	}
+}
+
+// commitOthers commits the writes of the other opens of o's file, so that
+// what o reads next includes them. A failing commit is the writer's to
+// report (at its FLUSH or CLOSE); here it is only logged.
+func (s *Server) commitOthers(ctx context.Context, o *open) {
+	s.dirtyMu.Lock()
+	f := o.h.File()
+	var writers []*open
+	for w := range s.dirty[f] {
+		if w != o {
+			writers = append(writers, w)
+			delete(s.dirty[f], w)
+		}
+	}
+	if len(s.dirty[f]) == 0 {
+		delete(s.dirty, f)
+	}
+	s.dirtyMu.Unlock()
+	for _, w := range writers {
+		if err := w.h.Flush(ctx); err != nil {
+			s.log.Debug("smb: committing another open's writes before a read", "path", w.path, "err", err)
+		}
+	}
 }

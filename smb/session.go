@@ -21,10 +21,16 @@ type session struct {
 	preauth         [64]byte
 	signer          signer
 	signingRequired bool
-	user            string
-	trees           map[uint32]*tree
-	nextTree        uint32
-	opens           map[uint64]*open // by volatile file id
+	// crypto is set when the connection negotiated a cipher; encryptData
+	// when every request must come encrypted and every response goes
+	// encrypted (Config.EncryptData).
+	crypto      *sessionCrypto
+	encryptData bool
+	user        string
+	mechTypes   []byte // the SPNEGO MechTypeList, for the mechListMIC
+	trees       map[uint32]*tree
+	nextTree    uint32
+	opens       map[uint64]*open // by volatile file id
 }
 
 // tree is one TREE_CONNECT: a file share, or IPC$.
@@ -36,8 +42,9 @@ type tree struct {
 }
 
 // closeAll closes every open of the session.
-func (s *session) closeAll(ctx context.Context, log *slog.Logger) {
+func (s *session) closeAll(ctx context.Context, srv *Server, log *slog.Logger) {
 	for id, o := range s.opens {
+		srv.forgetDirty(o)
 		if err := o.h.Close(ctx); err != nil && !errors.Is(err, context.Canceled) {
 			log.Debug("smb: closing open at session end", "path", o.path, "err", err)
 		}
@@ -78,7 +85,7 @@ func (c *conn) sessionSetup(ctx context.Context, req *request, resp *response) (
 			return ntstatus.LogonFailure, nil, nil
 		}
 		s = &session{id: c.srv.newSessionID(), challenge: ch, spnego: wrapped, preauth: c.preauth,
-			trees: map[uint32]*tree{}, opens: map[uint64]*open{}}
+			trees: map[uint32]*tree{}, opens: map[uint64]*open{}, mechTypes: ntlm.MechTypes(blob)}
 		c.sessions[s.id] = s
 		resp.hdr.SessionID = s.id
 		if c.dialect == dialect311 {
@@ -111,9 +118,26 @@ func (c *conn) sessionSetup(ctx context.Context, req *request, resp *response) (
 		c.log.Info("smb: logon refused", "err", err)
 		return ntstatus.LogonFailure, nil, nil
 	}
-	sg, err := newSigner(c.dialect, res.SessionKey, s.preauth[:])
+	sg, err := newSigner(c.dialect, c.signAlg, res.SessionKey, s.preauth[:])
 	if err != nil {
 		return 0, nil, err
+	}
+	var flags uint16
+	if c.cipher != 0 {
+		if s.crypto, err = newSessionCrypto(c.dialect, c.cipher, res.SessionKey, s.preauth[:]); err != nil {
+			return 0, nil, err
+		}
+	}
+	if c.srv.cfg.EncryptData {
+		if s.crypto == nil {
+			// MS-SMB2 3.3.5.5.3: a client that cannot encrypt is refused
+			// where encryption is required.
+			delete(c.sessions, s.id)
+			c.log.Info("smb: logon refused: the client cannot encrypt and --smb-encrypt requires it", "dialect", c.dialect)
+			return ntstatus.AccessDenied, nil, nil
+		}
+		s.encryptData = true
+		flags |= sessionFlagEncrypt
 	}
 	s.signer, s.valid, s.user = sg, true, res.User
 	s.signingRequired = c.signingRequired || b[3]&byte(secSigningRequired) != 0
@@ -123,9 +147,15 @@ func (c *conn) sessionSetup(ctx context.Context, req *request, resp *response) (
 	resp.sess, resp.sign = s, true
 	var out []byte
 	if wrapped {
-		out = ntlm.NegTokenResp(ntlm.AcceptCompleted, nil)
+		var mic []byte
+		if s.mechTypes != nil && ntlm.HasMechListMIC(blob) {
+			// The client protects the mechanism list: answer with the
+			// server's MIC, which it checks (RFC 4178 5).
+			mic = res.MechListMIC(s.mechTypes)
+		}
+		out = ntlm.NegTokenRespMIC(ntlm.AcceptCompleted, nil, mic)
 	}
-	return ntstatus.Success, sessionSetupBody(0, out), nil
+	return ntstatus.Success, sessionSetupBody(flags, out), nil
 }
 
 func sessionSetupBody(flags uint16, token []byte) []byte {
@@ -145,7 +175,8 @@ func (c *conn) logoff(ctx context.Context, req *request) (ntstatus.Status, []byt
 	if _, err := body(req.msg, 4); err != nil {
 		return ntstatus.InvalidParameter, nil, nil
 	}
-	req.sess.closeAll(ctx, c.log)
+	c.endPending(func(p *pendingOp) bool { return p.sessionID == req.sess.id }, 0)
+	req.sess.closeAll(ctx, c.srv, c.log)
 	req.sess.valid = false
 	delete(c.sessions, req.sess.id)
 	return ntstatus.Success, []byte{4, 0, 0, 0}, nil
@@ -195,7 +226,11 @@ func (c *conn) treeConnect(ctx context.Context, req *request, resp *response) (n
 	out := make([]byte, 16)
 	le.PutUint16(out, 16)
 	out[2] = shareType
-	le.PutUint32(out[4:], 0x00000030) // SMB2_SHAREFLAG_NO_CACHING: nothing may be cached offline
+	shareFlags := uint32(0x00000030) // SMB2_SHAREFLAG_NO_CACHING: nothing may be cached offline
+	if s.encryptData {
+		shareFlags |= shareFlagEncryptData
+	}
+	le.PutUint32(out[4:], shareFlags)
 	le.PutUint32(out[8:], 0)
 	le.PutUint32(out[12:], 0x001F01FF)
 	return ntstatus.Success, out, nil
@@ -207,8 +242,10 @@ func (c *conn) treeDisconnect(ctx context.Context, req *request) (ntstatus.Statu
 		return ntstatus.InvalidParameter, nil, nil
 	}
 	s := req.sess
+	c.endPending(func(p *pendingOp) bool { return p.open.tree == req.tree }, 0)
 	for id, o := range s.opens {
 		if o.tree == req.tree {
+			c.srv.forgetDirty(o)
 			if err := o.h.Close(ctx); err != nil {
 				c.log.Debug("smb: closing open at tree disconnect", "path", o.path, "err", err)
 			}

@@ -114,13 +114,21 @@ func signatureOf(s signer, msg []byte) [16]byte {
 
 // newSigner picks the signing algorithm and key for a dialect (MS-SMB2
 // 3.3.5.5.3): the session key itself for 2.x, a derived AES-CMAC key for
-// 3.0/3.0.2 and, with the session's preauth hash as context, for 3.1.1.
-func newSigner(dialect uint16, sessionKey []byte, preauth []byte) (signer, error) {
+// 3.0/3.0.2 and, with the session's preauth hash as context, for 3.1.1,
+// where alg (the negotiated signing algorithm) may be AES-GMAC instead.
+func newSigner(dialect, alg uint16, sessionKey []byte, preauth []byte) (signer, error) {
 	switch dialect {
 	case dialect202, dialect210:
 		return hmacSigner{key: sessionKey}, nil
 	case dialect311:
-		return newCMAC(kdf(sessionKey, []byte("SMBSigningKey\x00"), preauth))
+		key := kdf(sessionKey, []byte("SMBSigningKey\x00"), preauth)
+		switch alg {
+		case signAESGMAC:
+			return newGMAC(key)
+		case signHMACSHA256:
+			return hmacSigner{key: key}, nil
+		}
+		return newCMAC(key)
 	default:
 		return newCMAC(kdf(sessionKey, []byte("SMB2AESCMAC\x00"), []byte("SmbSign\x00")))
 	}

@@ -1,6 +1,7 @@
 package smb_test
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/rest"
@@ -28,13 +30,20 @@ func (e *env) smbclient(t *testing.T, share string, extra []string, commands ...
 	host, port, _ := strings.Cut(e.smbAddr, ":")
 	args := append([]string{"//" + host + "/" + share, "-p", port, "-A", auth, "--option=client signing=required"}, extra...)
 	args = append(args, "-c", strings.Join(commands, "; "))
-	out, err := exec.Command(bin, args...).CombinedOutput()
+	ctx, cancel := context.WithTimeout(context.Background(), toolTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("smbclient %v: killed after %v\n%s", commands, toolTimeout, out)
+	}
 	return string(out), err
 }
 
 // randomFile writes n random bytes to a temp file and returns its path and
 // SHA-256, streaming (n may be large).
-func randomFile(t *testing.T, n int64) (string, [32]byte) {
+func randomFile(t testing.TB, n int64) (string, [32]byte) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "up.bin")
 	f, err := os.Create(path)
@@ -51,7 +60,7 @@ func randomFile(t *testing.T, n int64) (string, [32]byte) {
 	return path, [32]byte(h.Sum(nil))
 }
 
-func fileSHA256(t *testing.T, path string) [32]byte {
+func fileSHA256(t testing.TB, path string) [32]byte {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -137,7 +146,9 @@ func TestSmbclientDialects(t *testing.T) {
 		"anonymous": {"-N"},
 		"guest":     {"-U", "guest%"},
 	} {
-		out, _ := exec.Command(bin, append([]string{"//" + host + "/data", "-p", port, "-c", "ls"}, args...)...).CombinedOutput()
+		ctx, cancel := context.WithTimeout(context.Background(), toolTimeout)
+		out, _ := exec.CommandContext(ctx, bin, append([]string{"//" + host + "/data", "-p", port, "-c", "ls"}, args...)...).CombinedOutput()
+		cancel()
 		if !strings.Contains(string(out), "NT_STATUS_LOGON_FAILURE") {
 			t.Errorf("%s: want NT_STATUS_LOGON_FAILURE, got:\n%s", name, out)
 		}

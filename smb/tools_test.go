@@ -2,12 +2,14 @@ package smb_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/blobshare/blobshare/rest"
 )
@@ -15,7 +17,7 @@ import (
 // requireTool skips a test whose external client is missing, or fails it
 // under BLOBSHARE_REQUIRE_ALL=1 (CI), where every client must be installed
 // (make test installs them).
-func requireTool(t *testing.T, what string, err error) {
+func requireTool(t testing.TB, what string, err error) {
 	t.Helper()
 	if err == nil {
 		return
@@ -25,6 +27,10 @@ func requireTool(t *testing.T, what string, err error) {
 	}
 	t.Skipf("%s not available: %v", what, err)
 }
+
+// toolTimeout bounds every external client a test runs (smbclient, the
+// impacket helper): a wedged one is killed and the test fails.
+const toolTimeout = 5 * time.Minute
 
 // systemPython is Debian's interpreter, where python3-impacket lives
 // (a pyenv python3 earlier in PATH would not see it).
@@ -42,8 +48,14 @@ type smbctl struct {
 
 func (e *env) smbctl(t *testing.T, share string) *smbctl {
 	t.Helper()
-	requireTool(t, "python3-impacket", exec.Command(systemPython, "-c", "import impacket.smbconnection").Run())
-	cmd := exec.Command(systemPython, "testdata/smbctl.py")
+	probe, cancelProbe := context.WithTimeout(context.Background(), toolTimeout)
+	defer cancelProbe()
+	requireTool(t, "python3-impacket", exec.CommandContext(probe, systemPython, "-c", "import impacket.smbconnection").Run())
+	// The helper lives for the test; the timeout kills it if it wedges, so
+	// a read of its answer ends instead of hanging.
+	ctx, cancel := context.WithTimeout(context.Background(), toolTimeout)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, systemPython, "testdata/smbctl.py")
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -43,6 +43,7 @@ func serveCommand() *cli.Command {
 			&cli.BoolFlag{Name: "debug", Usage: "log at debug level, including every failed request with its status and error code"},
 			smbFlag(),
 			&cli.IntFlag{Name: "share-retention-days", Usage: "keep deleted shares this many days for Undelete Share (0: delete at once)"},
+			smbEncryptFlag(),
 		},
 		Action: runServe,
 	}
@@ -144,7 +145,7 @@ func runServe(c *cli.Context) error {
 		}
 	}
 
-	smbEP, err := startSMB(c.String("smb"), dd.FS, c.String("account"), c.String("key"), logger)
+	smbEP, err := startSMB(c.String("smb"), c.Bool("smb-encrypt"), dd.FS, c.String("account"), c.String("key"), logger)
 	if err != nil {
 		srv.Close()
 		if mounted != nil {

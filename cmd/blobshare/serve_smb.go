@@ -19,6 +19,12 @@ func smbFlag() cli.Flag {
 		Usage: "SMB2/3 listen address (user = the account name, password = the account key), or off"}
 }
 
+// smbEncryptFlag is serve's --smb-encrypt: SMB sessions must encrypt.
+func smbEncryptFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "smb-encrypt",
+		Usage: "require SMB 3 encryption (AES-128-GCM/CCM): clients that cannot encrypt are refused"}
+}
+
 // smbEndpoint is serve's SMB listener and server; nil when --smb off.
 type smbEndpoint struct {
 	srv      *smb.Server
@@ -29,12 +35,12 @@ type smbEndpoint struct {
 }
 
 // startSMB listens on addr ("off": no endpoint) and serves fsys over SMB
-// on a goroutine until stop.
-func startSMB(addr string, fsys *fs.FileSystem, account, key string, logger *slog.Logger) (*smbEndpoint, error) {
+// on a goroutine until stop; encrypt requires encryption (--smb-encrypt).
+func startSMB(addr string, encrypt bool, fsys *fs.FileSystem, account, key string, logger *slog.Logger) (*smbEndpoint, error) {
 	if addr == "off" {
 		return nil, nil
 	}
-	srv, err := smb.New(smb.Config{FS: fsys, Account: account, Key: key, Logger: logger})
+	srv, err := smb.New(smb.Config{FS: fsys, Account: account, Key: key, Logger: logger, EncryptData: encrypt})
 	if err != nil {
 		return nil, fmt.Errorf("--smb: %w", err)
 	}

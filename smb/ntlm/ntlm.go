@@ -107,6 +107,32 @@ type Result struct {
 	// SessionKey is the exported session key (16 bytes), the base of SMB
 	// signing keys.
 	SessionKey []byte
+	// Flags are the flags both sides agreed on (the AUTHENTICATE's).
+	Flags uint32
+}
+
+// MechListMIC is the server's SPNEGO mechListMIC over mechTypes (the DER
+// MechTypeList of the client's NegTokenInit): the NTLMSSP signature of
+// sequence number 0 with the server-to-client signing key, its checksum
+// sealed with the server-to-client sealing key under key exchange (MS-NLMP
+// 3.4.4.2). Clients that asked for signing (smbclient with encryption)
+// check it.
+func (r Result) MechListMIC(mechTypes []byte) []byte {
+	signKey := md5.Sum(append(append([]byte{}, r.SessionKey...), "session key to server-to-client signing key magic constant\x00"...))
+	sealKey := md5.Sum(append(append([]byte{}, r.SessionKey...), "session key to server-to-client sealing key magic constant\x00"...))
+	var seq [4]byte // sequence number 0
+	mac := hmac.New(md5.New, signKey[:])
+	mac.Write(seq[:])
+	mac.Write(mechTypes)
+	checksum := mac.Sum(nil)[:8]
+	if r.Flags&FlagKeyExchange != 0 {
+		if ciph, err := rc4.NewCipher(sealKey[:]); err == nil {
+			ciph.XORKeyStream(checksum, checksum)
+		}
+	}
+	out := []byte{1, 0, 0, 0}
+	out = append(out, checksum...)
+	return append(out, seq[:]...)
 }
 
 // Authenticate checks an AUTHENTICATE message against the challenge.
@@ -142,7 +168,7 @@ func (c *Challenge) Authenticate(msg []byte, password func(user string) (string,
 	if flags&FlagUnicode == 0 {
 		dec = func(b []byte) string { return string(b) }
 	}
-	r := Result{User: dec(userB), Domain: dec(domainB), Workstation: dec(wsB)}
+	r := Result{User: dec(userB), Domain: dec(domainB), Workstation: dec(wsB), Flags: flags & c.Flags}
 	if r.User == "" || len(nt) == 0 {
 		return Result{}, ErrAnonymous
 	}

@@ -32,6 +32,12 @@ func NegTokenInit() []byte {
 // the given state; the NTLMSSP mechanism is named while the exchange is
 // incomplete.
 func NegTokenResp(state int, token []byte) []byte {
+	return NegTokenRespMIC(state, token, nil)
+}
+
+// NegTokenRespMIC is NegTokenResp with a mechListMIC (none when mic is
+// nil).
+func NegTokenRespMIC(state int, token, mic []byte) []byte {
 	parts := [][]byte{der(0xa0, der(0x0a, []byte{byte(state)}))}
 	if state == AcceptIncomplete {
 		parts = append(parts, der(0xa1, der(0x06, oidNTLM)))
@@ -39,7 +45,43 @@ func NegTokenResp(state int, token []byte) []byte {
 	if token != nil {
 		parts = append(parts, der(0xa2, der(0x04, token)))
 	}
+	if mic != nil {
+		parts = append(parts, der(0xa3, der(0x04, mic)))
+	}
 	return der(0xa1, der(0x30, parts...))
+}
+
+// MechTypes returns the DER MechTypeList of a SPNEGO NegTokenInit (what a
+// mechListMIC covers), nil for any other blob.
+func MechTypes(blob []byte) []byte {
+	tag, body, _, err := tlv(blob)
+	if err != nil || tag != 0x60 {
+		return nil
+	}
+	_, _, rest, err := tlv(body)
+	if err != nil {
+		return nil
+	}
+	t, inner, _, err := tlv(rest)
+	if err != nil || t != 0xa0 {
+		return nil
+	}
+	fields, err := sequenceFields(inner)
+	if err != nil {
+		return nil
+	}
+	return fields[0xa0]
+}
+
+// HasMechListMIC reports whether a SPNEGO NegTokenResp carries a
+// mechListMIC.
+func HasMechListMIC(blob []byte) bool {
+	tag, body, _, err := tlv(blob)
+	if err != nil || tag != 0xa1 {
+		return false
+	}
+	fields, err := sequenceFields(body)
+	return err == nil && fields[0xa3] != nil
 }
 
 // Unwrap returns the NTLM message inside a security blob: a raw NTLMSSP

@@ -1,0 +1,169 @@
+package smb
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/blobshare/blobshare/locks"
+	"github.com/blobshare/blobshare/ntstatus"
+)
+
+// pendingOp is a request answered STATUS_PENDING (an interim response)
+// whose final response a goroutine of the connection sends later: a
+// blocking LOCK waiting for its range.
+type pendingOp struct {
+	asyncID   uint64
+	messageID uint64
+	sessionID uint64
+	open      *open
+	// closed is the final status when the open closes first.
+	closed ntstatus.Status
+	// cancel ends the wait; its cause is the status of the final
+	// response (STATUS_CANCELLED for CANCEL, STATUS_RANGE_NOT_LOCKED when
+	// the open closes).
+	cancel context.CancelCauseFunc
+	// stopped closes when the wait is over (nothing touches the open any
+	// more); interimSent when the loop has sent the interim response,
+	// which the final response must follow.
+	stopped, interimSent chan struct{}
+}
+
+// statusCause carries the final status of a cancelled pending request as a
+// context cause.
+type statusCause struct{ st ntstatus.Status }
+
+func (s statusCause) Error() string { return "smb: pending request ended: " + s.st.String() }
+
+// lockWaitBackoff bounds the interval between retries of a blocking lock:
+// the lock table has no waiters, so a waiting lock retries as the FUSE
+// mount's F_SETLKW does.
+const lockWaitBackoff = 20 * time.Millisecond
+
+// goPending registers a pending request and returns its async id; start
+// (called by the connection loop once the interim response is sent) runs
+// wait on a goroutine and sends its final response.
+func (c *conn) goPending(req *request, o *open, closed ntstatus.Status, wait func(ctx context.Context) ntstatus.Status) uint64 {
+	c.pmu.Lock()
+	c.nextAsync++
+	p := &pendingOp{asyncID: c.nextAsync, messageID: req.hdr.MessageID, sessionID: req.hdr.SessionID,
+		open: o, closed: closed, stopped: make(chan struct{}), interimSent: make(chan struct{})}
+	ctx, cancel := context.WithCancelCause(c.srv.ctx)
+	p.cancel = cancel
+	c.pending[p.asyncID] = p
+	c.pmu.Unlock()
+	sess := req.sess
+	sign := req.enc == nil && (req.hdr.Flags&flagSigned != 0 || (sess != nil && sess.signingRequired))
+	enc := req.enc
+	hdr := header{Command: req.hdr.Command, Flags: flagResponse | flagAsync, MessageID: req.hdr.MessageID,
+		AsyncID: p.asyncID, SessionID: req.hdr.SessionID, CreditCharge: req.hdr.CreditCharge}
+	c.pwg.Add(1)
+	c.afterSend = append(c.afterSend, func() { close(p.interimSent) })
+	go func() {
+		defer c.pwg.Done()
+		st := wait(ctx)
+		if st != ntstatus.Success && ctx.Err() != nil {
+			st = ntstatus.Cancelled
+			var sc statusCause
+			if errors.As(context.Cause(ctx), &sc) {
+				st = sc.st
+			}
+		}
+		c.pmu.Lock()
+		delete(c.pending, p.asyncID)
+		c.pmu.Unlock()
+		cancel(nil)
+		close(p.stopped)
+		<-p.interimSent
+		resp := &response{hdr: hdr}
+		resp.hdr.Status = uint32(st)
+		if st == ntstatus.Success {
+			resp.body = []byte{4, 0, 0, 0}
+		} else {
+			resp.body = []byte{9, 0, 0, 0, 0, 0, 0, 0, 0}
+		}
+		if sign && sess != nil {
+			resp.sess, resp.sign = sess, true
+		}
+		if err := c.send(c.encodeResponses([]*response{resp}), enc); err != nil {
+			c.log.Debug("smb: sending a pending request's final response", "err", err)
+		}
+	}()
+	return p.asyncID
+}
+
+// cancelRequest serves CANCEL (MS-SMB2 3.3.5.16): the pending request it
+// names (by async id, or by message id for a request not yet gone async)
+// ends with STATUS_CANCELLED. CANCEL itself is never answered.
+func (c *conn) cancelRequest(h header) {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	for _, p := range c.pending {
+		if h.Flags&flagAsync != 0 && p.asyncID == h.AsyncID ||
+			h.Flags&flagAsync == 0 && p.messageID == h.MessageID && p.sessionID == h.SessionID {
+			p.cancel(statusCause{ntstatus.Cancelled})
+		}
+	}
+}
+
+// endPending ends the pending requests match selects with the status
+// their open's closing gives (or st, when not zero) and waits until they
+// stop waiting (so that an open is closed only once nothing waits on it);
+// their final responses follow.
+func (c *conn) endPending(match func(p *pendingOp) bool, st ntstatus.Status) {
+	c.pmu.Lock()
+	var ended []*pendingOp
+	for _, p := range c.pending {
+		if match(p) {
+			end := st
+			if end == 0 {
+				end = p.closed
+			}
+			p.cancel(statusCause{end})
+			ended = append(ended, p)
+		}
+	}
+	c.pmu.Unlock()
+	for _, p := range ended {
+		<-p.stopped
+	}
+}
+
+// endPendingOn ends the pending requests on open o as its close does: a
+// blocking lock STATUS_RANGE_NOT_LOCKED, a CHANGE_NOTIFY
+// STATUS_NOTIFY_CLEANUP, as Windows and Samba answer them.
+func (c *conn) endPendingOn(o *open) {
+	c.endPending(func(p *pendingOp) bool { return p.open == o }, 0)
+}
+
+// waitCancel is the wait of a CHANGE_NOTIFY: no change is ever reported,
+// so it pends until cancelled or its open closes.
+func waitCancel(ctx context.Context) ntstatus.Status {
+	<-ctx.Done()
+	return ntstatus.Cancelled
+}
+
+// waitLock retries a blocking lock until it is granted, fails for another
+// reason than a conflict, or ctx ends.
+func waitLock(o *open, r locks.Range, kind locks.LockKind, lockCtx context.Context) func(ctx context.Context) ntstatus.Status {
+	return func(ctx context.Context) ntstatus.Status {
+		backoff := time.Millisecond
+		for {
+			err := o.h.Lock(lockCtx, r, kind)
+			switch {
+			case err == nil:
+				return ntstatus.Success
+			case !errors.Is(err, locks.ErrLockNotGranted):
+				return ntstatus.FromError(err)
+			}
+			t := time.NewTimer(backoff)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ntstatus.Cancelled
+			case <-t.C:
+			}
+			backoff = min(2*backoff, lockWaitBackoff)
+		}
+	}
+}
