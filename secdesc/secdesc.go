@@ -278,6 +278,36 @@ func parseACE(s string) (ace, error) {
 	return e, nil
 }
 
+// Security information bits (SECURITY_INFORMATION, MS-DTYP 2.4.7): which
+// parts of a descriptor a query asks for.
+const (
+	OwnerSecurityInformation = 0x1
+	GroupSecurityInformation = 0x2
+	DACLSecurityInformation  = 0x4
+	SACLSecurityInformation  = 0x8
+)
+
+// Select returns the parts of sd that info asks for (owner, group, DACL,
+// SACL), the others left out, as a security query answers.
+func (sd Descriptor) Select(info uint32) Descriptor {
+	out := sd
+	if info&OwnerSecurityInformation == 0 {
+		out.owner = nil
+	}
+	if info&GroupSecurityInformation == 0 {
+		out.group = nil
+	}
+	if info&DACLSecurityInformation == 0 {
+		out.dacl = acl{}
+		out.control &^= seDACLAutoInhReq | seDACLAutoInh | seDACLProtected
+	}
+	if info&SACLSecurityInformation == 0 {
+		out.sacl = acl{}
+		out.control &^= seSACLAutoInhReq | seSACLAutoInh | seSACLProtected
+	}
+	return out
+}
+
 // SDDL is the canonical SDDL text of sd.
 func (sd Descriptor) SDDL() string {
 	var b strings.Builder

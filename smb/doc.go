@@ -80,6 +80,8 @@
 //
 // Oplocks and leases are always granted NONE; CHANGE_NOTIFY goes async and
 // pends until CANCEL or until its directory is closed
-// (STATUS_NOTIFY_CLEANUP): no change is ever reported; the security
-// descriptor is fixed.
+// (STATUS_NOTIFY_CLEANUP): no change is ever reported. A file's security
+// descriptor is its FileREST permission (fs.PermissionOf, the parts the
+// query's SECURITY_INFORMATION asks for); setting one is accepted and
+// ignored.
 package smb

@@ -9,6 +9,7 @@ import (
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/locks"
 	"github.com/blobshare/blobshare/ntstatus"
+	"github.com/blobshare/blobshare/secdesc"
 )
 
 // Info types of QUERY_INFO and SET_INFO.
@@ -95,7 +96,8 @@ func (c *conn) queryInfo(ctx context.Context, req *request) (ntstatus.Status, []
 		if o.access&locks.MaskReadControl == 0 {
 			return ntstatus.AccessDenied, nil, nil
 		}
-		data, variable, st = securityDescriptor(), true, ntstatus.Success
+		data, st = c.securityDescriptor(ctx, o, le.Uint32(b[16:]))
+		variable = true
 	case infoQuota:
 		return ntstatus.NotSupported, nil, nil
 	default:
@@ -311,28 +313,24 @@ func (c *conn) fsInfo(ctx context.Context, o *open, class byte) ([]byte, bool, n
 	return nil, false, ntstatus.InvalidInfoClass
 }
 
-// securityDescriptor is the fixed self-relative descriptor every file
-// reports: owner and group Everyone, a DACL granting Everyone full access.
-func securityDescriptor() []byte {
-	everyone := []byte{1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0} // S-1-1-0
-	ace := []byte{0, 0}                                    // ACCESS_ALLOWED_ACE_TYPE, no flags
-	ace = le.AppendUint16(ace, uint16(8+len(everyone)))
-	ace = le.AppendUint32(ace, 0x001F01FF)
-	ace = append(ace, everyone...)
-	acl := []byte{2, 0}
-	acl = le.AppendUint16(acl, uint16(8+len(ace)))
-	acl = le.AppendUint16(acl, 1)
-	acl = append(acl, 0, 0)
-	acl = append(acl, ace...)
-	b := []byte{1, 0}
-	b = le.AppendUint16(b, 0x8004) // SE_SELF_RELATIVE | SE_DACL_PRESENT
-	b = le.AppendUint32(b, 20)
-	b = le.AppendUint32(b, uint32(20+len(everyone)))
-	b = le.AppendUint32(b, 0)
-	b = le.AppendUint32(b, uint32(20+2*len(everyone)))
-	b = append(b, everyone...)
-	b = append(b, everyone...)
-	return append(b, acl...)
+// securityDescriptor is the file's permission as a self-relative
+// descriptor, the parts addInfo (SECURITY_INFORMATION) asks for: the
+// permission FileREST sets and reads (x-ms-file-permission, Create
+// Permission), fs's default one for an entry that has none. One
+// descriptor per file, whichever protocol asks.
+func (c *conn) securityDescriptor(ctx context.Context, o *open, addInfo uint32) ([]byte, ntstatus.Status) {
+	sddl, err := c.srv.cfg.FS.PermissionOf(ctx, o.h.File())
+	if err != nil {
+		return nil, ntstatus.FromError(err)
+	}
+	sd, err := secdesc.ParseSDDL(sddl)
+	if err != nil {
+		// Stored permissions were checked when set: this is a bug, not
+		// the client's fault.
+		c.srv.log.Error("smb: stored permission does not parse", "file", o.h.File(), "sddl", sddl, "err", err)
+		return nil, ntstatus.Unsuccessful
+	}
+	return sd.Select(addInfo).Binary(), ntstatus.Success
 }
 
 // setInfo serves SET_INFO.

@@ -20,6 +20,7 @@ type FileSystem interface {
 	Lookup(ctx context.Context, parent fs.FileID, name string) (fs.Attr, error)
 	Setattr(ctx context.Context, id fs.FileID, req fs.SetattrRequest) (fs.Attr, error)
 	StatFS(ctx context.Context) (fs.StatFS, error)
+	PermissionOf(ctx context.Context, id fs.FileID) (sddl string, err error)
 }
 
 var _ FileSystem = (*fs.FileSystem)(nil)
