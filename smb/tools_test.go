@@ -48,6 +48,13 @@ type smbctl struct {
 
 func (e *env) smbctl(t *testing.T, share string) *smbctl {
 	t.Helper()
+	return dialSmbctl(t, e.smbAddr, rest.DevAccount, rest.DevKey, share)
+}
+
+// dialSmbctl starts the impacket helper logged on to share at addr (any
+// SMB server: blobshare, or Samba's smbd as an oracle).
+func dialSmbctl(t *testing.T, addr, user, password, share string) *smbctl {
+	t.Helper()
 	probe, cancelProbe := context.WithTimeout(context.Background(), toolTimeout)
 	defer cancelProbe()
 	requireTool(t, "python3-impacket", exec.CommandContext(probe, systemPython, "-c", "import impacket.smbconnection").Run())
@@ -73,8 +80,8 @@ func (e *env) smbctl(t *testing.T, share string) *smbctl {
 		in.Close()
 		cmd.Wait()
 	})
-	host, port, _ := strings.Cut(e.smbAddr, ":")
-	c.expect("ok", "connect %s %s %s %s %s", host, port, rest.DevAccount, rest.DevKey, share)
+	host, port, _ := strings.Cut(addr, ":")
+	c.expect("ok", "connect %s %s %s %s %s", host, port, user, password, share)
 	return c
 }
 

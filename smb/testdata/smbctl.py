@@ -61,7 +61,14 @@ def main():
                 access, share, disp, opts = (int(x, 16) for x in f[3:7])
                 files[fid] = conn.getSMBServer().create(tree, path, access, share, opts, disp, 0)
             elif cmd == "close":
-                conn.closeFile(tree, files.pop(f[1]))
+                try:
+                    conn.closeFile(tree, files.pop(f[1]))
+                except KeyError:
+                    # impacket 0.10 keys its table of open files by name:
+                    # closing the second of two handles on one path
+                    # raises after the server answered the CLOSE with
+                    # success (smb3.close deletes the name twice).
+                    pass
             elif cmd == "read":
                 data = conn.getSMBServer().read(tree, files[f[1]], int(f[2]), int(f[3]))
                 out = "ok " + data.hex()
