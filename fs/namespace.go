@@ -157,6 +157,9 @@ type q struct {
 	now time.Time
 	fs  *FileSystem
 	ids *idRange // file ids of this transaction (fileIDs), nil until needed
+	// queuedBlob: unlinkEntry removed a file that had a blob (queued in
+	// ns_gc), work for the collector once the transaction commits.
+	queuedBlob bool
 }
 
 // q's statements run without the caller's cancellation: inside a
