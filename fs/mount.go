@@ -525,7 +525,19 @@ func (fsys *FileSystem) setattr(ctx context.Context, id FileID, req SetattrReque
 		// A time set now must outlive the writes made before it: commit
 		// them first, or their commit at close would stamp the write time
 		// over it (cp -p, tar and rsync set times on an open descriptor).
-		if err := fsys.flushFile(ctx, id, req.Handle); err != nil {
+		// When the descriptor it comes through is this process's only
+		// handle on the file (tar -x, cp -p), its writes and the new times
+		// commit in one transaction: the commit applies them after its
+		// own time stamps, as the update below would after it.
+		if req.Handle != nil && fsys.soleHandle(id, req.Handle) {
+			e, committed, err := req.Handle.flushTouch(ctx, func(_ *q, e *entry) { req.apply(e) })
+			if err != nil {
+				return Attr{}, fileErr("setattr", id, err)
+			}
+			if committed {
+				return e.attr(""), nil
+			}
+		} else if err := fsys.flushFile(ctx, id, req.Handle); err != nil {
 			return Attr{}, fileErr("setattr", id, err)
 		}
 	}
@@ -537,21 +549,7 @@ func (fsys *FileSystem) setattr(ctx context.Context, id FileID, req SetattrReque
 		}
 		t := ticks(q.now)
 		e.change, e.modified = t, t
-		if req.LastWrite != nil {
-			e.write = ticks(*req.LastWrite)
-		}
-		if req.Change != nil {
-			e.change = ticks(*req.Change)
-		}
-		if req.Created != nil {
-			e.created = ticks(*req.Created)
-		}
-		if req.Attributes != nil {
-			e.attrs = *req.Attributes &^ AttrDirectory
-			if e.kind.IsDir() {
-				e.attrs |= AttrDirectory
-			}
-		}
+		req.apply(&e)
 		if err := q.save(&e); err != nil {
 			return nil, err
 		}
@@ -559,6 +557,42 @@ func (fsys *FileSystem) setattr(ctx context.Context, id FileID, req SetattrReque
 		return []Change{{Kind: ChangeAttr, File: id, Parent: e.parent, Name: e.name, Version: e.version}}, err
 	})
 	return a, fileErr("setattr", id, err)
+}
+
+// apply sets the times and attributes req gives on e (after e's change
+// and modified times were stamped with now).
+func (req SetattrRequest) apply(e *entry) {
+	if req.LastWrite != nil {
+		e.write = ticks(*req.LastWrite)
+	}
+	if req.Change != nil {
+		e.change = ticks(*req.Change)
+	}
+	if req.Created != nil {
+		e.created = ticks(*req.Created)
+	}
+	if req.Attributes != nil {
+		e.attrs = *req.Attributes &^ AttrDirectory
+		if e.kind.IsDir() {
+			e.attrs |= AttrDirectory
+		}
+	}
+}
+
+// soleHandle reports whether h, a handle of file id, is this process's
+// only handle on it.
+func (fsys *FileSystem) soleHandle(id FileID, h *Handle) bool {
+	if h.h.file != id {
+		return false
+	}
+	fsys.mu.Lock()
+	defer fsys.mu.Unlock()
+	st := fsys.files[id]
+	if st == nil {
+		return false
+	}
+	_, ok := st.handles[h]
+	return ok && len(st.handles) == 1
 }
 
 // flushFile commits the staged writes of this process's handles on a file
