@@ -70,11 +70,21 @@ func (fsys *FileSystem) readDir(ctx context.Context, dir FileID) ([]Attr, error)
 		if !de.kind.IsDir() {
 			return ErrNotDir
 		}
+		// Counted first (from the name index alone) so that the listing
+		// fills one slice of the right size: growing it entry by entry
+		// cost a fifth of the listing of a large directory.
+		var n int
+		if err := q.queryRow(`SELECT count(*) FROM ns_entries WHERE parent = ? AND unlinked = 0`, int64(dir)).Scan(&n); err != nil {
+			return err
+		}
 		rows, err := q.query(`SELECT `+entryCols+` FROM ns_entries WHERE parent = ? AND unlinked = 0 ORDER BY key`, int64(dir))
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
+		if cap(out) < n {
+			out = make([]Attr, 0, n)
+		}
 		out = out[:0]
 		for rows.Next() {
 			e, err := scanEntry(rows)
