@@ -45,6 +45,8 @@ var suites = []suite{
 	// side see the same moods.
 	{"./fs/fusefs", "SmallFiles$", "3x", "mount vs go-fuse loopback, 10,000 small files from a child process, 3 alternating rounds: create, stat, readdir, rename, unlink (aim ≥ 0.8 each)"},
 	{"./fs/fusefs", "SmallFilesInProcess", "1x", "the same with the client in the benchmark's process (aim ≥ 0.8 each)"},
+	{"./fs/fusefs", "^BenchmarkTools$", "3x", "tar -x, ls -lR, rm -rf of a 5,000-file tree on plain disk, go-fuse loopback and blobshare, 3 alternating rounds: blobshare's speed vs each"},
+	{"./fs/fusefs", "^BenchmarkFlatness$", "1x", "small-files loop in a share holding 100,000 files with 10,000 open handles vs an empty share (1 = flat)"},
 	{"./rest", "^BenchmarkTransfer$", "1x", "REST upload/download with the Go SDK vs Azurite's Blob API with azblob (aim ≥ 2×)"},
 	{"./rest", "^BenchmarkGetFileProperties$", "2000x", "Get File Properties latency under 16 concurrent clients"},
 	{"./queue", "^BenchmarkQueueCycles$", "3000x", "Queue put+get+delete cycles/s from 16 workers vs Azurite's Queue service, 3 alternating rounds (aim ≥ 5×, p99 below Azurite's)"},

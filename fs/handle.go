@@ -263,23 +263,43 @@ func (h *Handle) flush(ctx context.Context) error {
 
 // flushLocked commits the stage (h.h.mu held).
 func (h *Handle) flushLocked(ctx context.Context) error {
+	_, _, err := h.commitStageLocked(ctx, nil)
+	return err
+}
+
+// flushTouch is flush with touch applied to the entry in the commit's own
+// transaction (after the commit's time stamps). committed is false, and
+// nothing ran, when nothing was staged.
+func (h *Handle) flushTouch(ctx context.Context, touch func(q *q, e *entry)) (e entry, committed bool, err error) {
+	h.h.mu.Lock()
+	defer h.h.mu.Unlock()
+	if h.h.closed {
+		return entry{}, false, h.op("flush", locks.ErrHandleClosed)
+	}
+	e, committed, err = h.commitStageLocked(ctx, touch)
+	return e, committed, h.op("flush", err)
+}
+
+// commitStageLocked commits the stage, if any, with touch (h.h.mu held).
+func (h *Handle) commitStageLocked(ctx context.Context, touch func(q *q, e *entry)) (entry, bool, error) {
 	s := h.h.stage
 	if s == nil || s.empty() {
-		return nil
+		return entry{}, false, nil
 	}
-	_, err := h.h.fsys.commit(ctx, h.h.file, commitOp{
+	e, err := h.h.fsys.commit(ctx, h.h.file, commitOp{
 		op:    "flush",
 		stage: s,
 		check: func(tx *locks.Tx, q *q, e entry) error {
 			_, err := tx.Handle(h.h.id) // force-closed handles lose their writes
 			return err
 		},
+		touch: touch,
 	})
 	if err != nil {
-		return err
+		return entry{}, false, err
 	}
 	s.reset()
-	return nil
+	return e, true, nil
 }
 
 func (h *Handle) close(ctx context.Context) error {

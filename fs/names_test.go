@@ -2,6 +2,7 @@ package fs
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -165,5 +166,19 @@ func TestAttributes(t *testing.T) {
 	}
 	if got := (AttrArchive | AttrReadOnly).Format(" | "); got != "ReadOnly | Archive" {
 		t.Errorf("Format = %q", got)
+	}
+}
+
+// TestETagFormat: etagOf renders what fmt's "%06X%010X" did, ETags clients
+// may have stored included.
+func TestETagFormat(t *testing.T) {
+	for _, c := range []struct {
+		id      FileID
+		version uint64
+	}{{0, 0}, {1, 1}, {0xABCDEF, 0x123456789A}, {0x1234567, 0xFFFFFFFFFFF}, {^FileID(0), ^uint64(0)}} {
+		want := fmt.Sprintf("\"0x8DE%06X%010X\"", uint64(c.id), c.version)
+		if got := etagOf(c.id, c.version); got != want {
+			t.Errorf("etagOf(%d, %d) = %s, want %s", c.id, c.version, got, want)
+		}
 	}
 }

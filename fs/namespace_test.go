@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"strings"
 	"testing"
@@ -638,5 +639,76 @@ func TestFileIDsNeverReused(t *testing.T) {
 	before := maxID
 	if id := create(c, "after"); id <= before {
 		t.Fatalf("after a restart: id %d, ids up to %d were handed out before", id, before)
+	}
+}
+
+// TestSetattrTimesThroughHandle: a write time set through an open handle
+// (futimens after write, as tar -x and cp -p do) commits that handle's
+// staged writes first and outlives them: the content is visible to others
+// at once, the time stays after close, and with a second handle of this
+// process on the file, that one's writes are committed before the time too.
+func TestSetattrTimesThroughHandle(t *testing.T) {
+	e := newEnv(t)
+	sh := e.share("data")
+	want := time.Date(2001, 2, 3, 4, 5, 6, 700_000_000, time.UTC)
+	for _, second := range []bool{false, true} {
+		name := fmt.Sprintf("f%v", second)
+		h, a, err := e.fs.Create(ctxBG, CreateRequest{Parent: sh, Name: name, Exclusive: true, Open: OpenOptions{Access: rw, Share: allShare}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.WriteAt(ctxBG, []byte("hello"), 0); err != nil {
+			t.Fatal(err)
+		}
+		var other *Handle
+		if second {
+			if other, err = e.fs.Open(ctxBG, a.ID, OpenOptions{Access: rw, Share: allShare}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := other.WriteAt(ctxBG, []byte(" world"), 5); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := e.fs.Setattr(ctxBG, a.ID, SetattrRequest{LastWrite: &want, Handle: h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantData := "hello"
+		if second {
+			wantData = "hello world"
+		}
+		if !got.LastWrite.Equal(want) || got.Size != int64(len(wantData)) {
+			t.Errorf("%s: setattr answered write time %v size %d, want %v and %d", name, got.LastWrite, got.Size, want, len(wantData))
+		}
+		if got.Version <= a.Version {
+			t.Errorf("%s: version %d after setattr, created at %d", name, got.Version, a.Version)
+		}
+		// Another client reads the committed content before any close.
+		r, err := e.fs.Open(ctxBG, a.ID, OpenOptions{Access: locks.AccessRead, Share: allShare})
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 32)
+		n, err := r.ReadAt(ctxBG, buf, 0)
+		if err != nil && !errors.Is(err, io.EOF) {
+			t.Fatal(err)
+		}
+		if string(buf[:n]) != wantData {
+			t.Errorf("%s: another handle reads %q, want %q", name, buf[:n], wantData)
+		}
+		for _, c := range []*Handle{r, other, h} {
+			if c != nil {
+				if err := c.Close(ctxBG); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		after, err := e.fs.GetAttr(ctxBG, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !after.LastWrite.Equal(want) || after.Size != int64(len(wantData)) {
+			t.Errorf("%s: after close write time %v size %d, want %v and %d", name, after.LastWrite, after.Size, want, len(wantData))
+		}
 	}
 }

@@ -366,3 +366,49 @@ func TestSetlkwInterrupted(t *testing.T) {
 		t.Fatalf("flock LOCK_EX|LOCK_NB conflict: %v, want EWOULDBLOCK", errno)
 	}
 }
+
+// TestChownAndSameChmodOnOpenFile: fchown and an fchmod that keeps the
+// write bits (tar -x sends both before close) change nothing and answer
+// the attributes the descriptor sees, unflushed writes included; the data
+// commits at close as usual.
+func TestChownAndSameChmodOnOpenFile(t *testing.T) {
+	tfs, share := mountShare(t)
+	p := filepath.Join(share, "owned")
+	fd, err := syscall.Open(p, syscall.O_CREAT|syscall.O_EXCL|syscall.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := true
+	defer func() {
+		if open {
+			syscall.Close(fd)
+		}
+	}()
+	if _, err := syscall.Write(fd, []byte("staged")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Fchown(fd, 0, 0); err != nil {
+		t.Fatalf("fchown: %v", err)
+	}
+	if err := syscall.Fchmod(fd, 0o644); err != nil {
+		t.Fatalf("fchmod 0644: %v", err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Size != 6 || st.Mode&0o777 != 0o755 {
+		t.Fatalf("fstat after fchown and fchmod: size %d mode %o, want 6 and 755", st.Size, st.Mode&0o777)
+	}
+	open = false
+	if err := syscall.Close(fd); err != nil {
+		t.Fatal(err)
+	}
+	a, _, err := tfs.fsys.Stat(context.Background(), "share/owned", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Size != 6 || a.Attributes&fs.AttrReadOnly != 0 {
+		t.Fatalf("REST view after close: size %d attributes %v", a.Size, a.Attributes)
+	}
+}

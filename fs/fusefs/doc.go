@@ -37,8 +37,12 @@
 // on the same disk, same mount options, back to back in one run, and
 // reports ratios; BenchmarkPeakRSS measures the peak RSS (VmHWM) of a mount
 // server running as a child process while a large file is written through
-// it. BLOBSHARE_BENCH_FULL=1 gives the full sizes (1 GiB, 10,000 files,
-// 2 GiB).
+// it. BenchmarkTools times tar -x, ls -lR and rm -rf of a tree of small
+// files on the plain disk, the loopback and the mount, taking turns;
+// BenchmarkFlatness runs the small-files loop in a share already holding
+// many files with many handles open on them against an empty share.
+// BLOBSHARE_BENCH_FULL=1 gives the full sizes (1 GiB, 10,000 files,
+// 2 GiB, a 5,000-file tree, 100,000 files and 10,000 handles).
 //
 // Mount returns a *Mounted; Unmount (or cancelling the context given to
 // Mount) unmounts with umount(2) and waits for the serving loop. The
