@@ -112,7 +112,7 @@ func runServe(c *cli.Context) error {
 	if err != nil {
 		return errors.Join(err, queueEP.shutdown(context.Background()))
 	}
-	defer stopBlob(blobEP, logger) // before the data directory closes: in-flight requests use its store
+	defer blobEP.stop(logger) // before the data directory closes: in-flight requests use its store
 	srv := &http.Server{
 		Handler:           logFailedRequests(handler, logger, slog.LevelDebug),
 		ReadHeaderTimeout: 30 * time.Second,

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"path/filepath"
 	"time"
 
@@ -23,21 +21,12 @@ func queueAddrFlag() cli.Flag {
 		Usage: "Queue service listen address, path-style http://ADDR/ACCOUNT/QUEUE (off disables it)"}
 }
 
-// queueEndpoint is serve's running Queue service: its listener, HTTP
-// server and the SQLite store (queue.db in --data).
-type queueEndpoint struct {
-	url     string // http://ADDR/ACCOUNT, or "off"
-	srv     *http.Server
-	store   *sqlstore.Store
-	serveFn chan error
-}
-
 // startQueue listens on --queue-addr and serves the Queue service over
 // dataPath/queue.db; addr "off" gives an endpoint that serves nothing.
-func startQueue(ctx context.Context, c *cli.Context, dataPath string, logger *slog.Logger) (*queueEndpoint, error) {
+func startQueue(ctx context.Context, c *cli.Context, dataPath string, logger *slog.Logger) (*httpEndpoint, error) {
 	addr := c.String("queue-addr")
 	if addr == "off" {
-		return &queueEndpoint{url: "off"}, nil
+		return offEndpoint("queue"), nil
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -60,37 +49,6 @@ func startQueue(ctx context.Context, c *cli.Context, dataPath string, logger *sl
 		store.Close()
 		return nil, err
 	}
-	q := &queueEndpoint{
-		url:   fmt.Sprintf("http://%s/%s", ln.Addr(), c.String("account")),
-		store: store,
-		srv: &http.Server{
-			Handler:           handler,
-			ReadHeaderTimeout: 30 * time.Second,
-			ReadTimeout:       time.Minute, // bodies are at most a few hundred KiB
-			IdleTimeout:       2 * time.Minute,
-			MaxHeaderBytes:    1 << 20,
-			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-		},
-		serveFn: make(chan error, 1),
-	}
-	go func() { q.serveFn <- q.srv.Serve(ln) }()
-	return q, nil
-}
-
-// failed delivers the error that stopped serving (a listener failure);
-// nil when off, a channel that never delivers.
-func (q *queueEndpoint) failed() <-chan error { return q.serveFn }
-
-// shutdown stops accepting, waits for in-flight requests (until ctx
-// ends) and closes the store.
-func (q *queueEndpoint) shutdown(ctx context.Context) error {
-	if q.srv == nil {
-		return nil
-	}
-	err := q.srv.Shutdown(ctx)
-	if err != nil {
-		err = fmt.Errorf("queue shutdown: %w", err)
-		q.srv.Close()
-	}
-	return errors.Join(err, q.store.Close())
+	// Queue bodies are at most a few hundred KiB: a minute bounds a request.
+	return serveEndpoint("queue", ln, c.String("account"), handler, store, time.Minute, logger), nil
 }

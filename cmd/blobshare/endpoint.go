@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// httpEndpoint is an Azure service serve runs over HTTP on a listener of
+// its own (Blob, Queue): its server, the store it closes after the server
+// stops, and the error that stopped serving. One turned off serves
+// nothing.
+type httpEndpoint struct {
+	name    string // "blob", "queue": names its errors
+	url     string // http://ADDR/ACCOUNT, or "off"
+	srv     *http.Server
+	store   io.Closer
+	serveFn chan error
+}
+
+// offEndpoint is an endpoint whose flag said off.
+func offEndpoint(name string) *httpEndpoint { return &httpEndpoint{name: name, url: "off"} }
+
+// serveEndpoint serves h on ln until shutdown, logging failed requests at
+// debug as FileREST does. readTimeout bounds a whole request; 0 means
+// none, for services whose bodies stream (a Put Blob may be gigabytes
+// and holds no memory while a slow client sends it).
+func serveEndpoint(name string, ln net.Listener, account string, h http.Handler, store io.Closer, readTimeout time.Duration, logger *slog.Logger) *httpEndpoint {
+	e := &httpEndpoint{
+		name:  name,
+		url:   fmt.Sprintf("http://%s/%s", ln.Addr(), account),
+		store: store,
+		srv: &http.Server{
+			Handler:           logFailedRequests(h, logger, slog.LevelDebug),
+			ReadHeaderTimeout: 30 * time.Second,
+			ReadTimeout:       readTimeout,
+			IdleTimeout:       2 * time.Minute,
+			MaxHeaderBytes:    1 << 20,
+			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		},
+		serveFn: make(chan error, 1),
+	}
+	go func() { e.serveFn <- e.srv.Serve(ln) }()
+	return e
+}
+
+// failed delivers the error that stopped serving (a listener failure);
+// when off, a channel that never delivers.
+func (e *httpEndpoint) failed() <-chan error { return e.serveFn }
+
+// shutdown stops accepting, waits for in-flight requests (until ctx
+// ends) and closes the store.
+func (e *httpEndpoint) shutdown(ctx context.Context) error {
+	if e.srv == nil {
+		return nil
+	}
+	err := e.srv.Shutdown(ctx)
+	if err != nil {
+		err = fmt.Errorf("%s shutdown: %w", e.name, err)
+		e.srv.Close()
+	}
+	return errors.Join(err, e.store.Close())
+}
+
+// stop shuts the endpoint down within shutdownGrace, logging a failure
+// (for a deferred stop, when serve's return value is taken already).
+func (e *httpEndpoint) stop(logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := e.shutdown(ctx); err != nil {
+		logger.Error("stopping the "+e.name+" service", "err", err)
+	}
+}
