@@ -230,7 +230,10 @@ func TestStalledBodyTimesOut(t *testing.T) {
 func TestBodyBudgetSpills(t *testing.T) {
 	e := newEnv(t, noAuth, func(c *rest.Config) {
 		c.BodyBudget = 1 // every charge is clamped to 1: one body at a time
-		c.BodyReadTimeout = 500 * time.Millisecond
+		// The stalled body ends by this timeout; the one behind it must
+		// arrive well within it, also on a loaded machine (500 ms failed
+		// once while four builds ran).
+		c.BodyReadTimeout = 2 * time.Second
 		c.SpillDir = t.TempDir()
 	})
 	e.mustShare("sss")
