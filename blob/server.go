@@ -14,8 +14,8 @@ import (
 // Well-known development account and key (Azurite's, the same as
 // FileREST's and the Queue service's).
 const (
-	DevAccount = "devstoreaccount1"
-	DevKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+	DevAccount = storagehttp.DevAccount
+	DevKey     = storagehttp.DevKey
 )
 
 // Limits of the HTTP surface.
@@ -63,27 +63,13 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Service == nil {
 		return nil, errors.New("blob: Config.Service is required")
 	}
-	s := &Server{svc: cfg.Service, account: cfg.Account, log: cfg.Logger}
-	if s.account == "" {
-		s.account = DevAccount
-	}
-	if !validAccount(s.account) {
-		return nil, fmt.Errorf("blob: account %q: must be 3-24 lowercase letters and digits", s.account)
-	}
-	key := cfg.Key
-	if key == "" {
-		key = DevKey
-	}
-	sg, err := storagehttp.NewSigner(s.account, key)
+	sg, err := storagehttp.AccountSigner(cfg.Account, cfg.Key)
 	if err != nil {
-		return nil, fmt.Errorf("blob: account key for %q is not valid base64: %w", s.account, err)
+		return nil, fmt.Errorf("blob: %w", err)
 	}
+	s := &Server{svc: cfg.Service, account: sg.Account, log: cfg.Logger}
 	if s.log == nil {
 		s.log = slog.Default()
-	}
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
 	}
 	var chain []storagehttp.Authenticator
 	if !cfg.DisableAuth {
@@ -91,8 +77,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.routes = s.routeTable()
 	limits := storagehttp.Limits{MaxHeaderCount: maxHeaderCount, MaxHeaderBytes: maxHeaderBytes, MaxBody: maxBody}
-	s.handler = storagehttp.RequestID(now, limits.Wrap(storagehttp.Recover(s.log,
-		storagehttp.Authenticate(chain, s.log, storagehttp.CheckVersion(http.HandlerFunc(s.dispatch))))))
+	s.handler = storagehttp.Chain(cfg.Now, limits, s.log, chain, http.HandlerFunc(s.dispatch))
 	return s, nil
 }
 
@@ -105,18 +90,6 @@ func maxBody(r *http.Request) int64 {
 		return maxContentBody
 	}
 	return maxSmallBody
-}
-
-func validAccount(a string) bool {
-	if len(a) < 3 || len(a) > 24 {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		if c := a[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
 }
 
 // fail renders err and logs server-side failures.

@@ -15,12 +15,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
+	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/blobshare/blobshare/blobsvc"
+	"github.com/blobshare/blobshare/internal/sqlitedb"
 )
 
 // FileName is the database file's name in the data directory.
@@ -75,35 +76,11 @@ var _ blobsvc.Store = (*Store)(nil)
 
 // Open opens (creating if needed) the database at path.
 func Open(ctx context.Context, path string) (*Store, error) {
-	dsn := func(ro bool) string {
-		d := "file:" + (&url.URL{Path: path}).EscapedPath() +
-			"?_pragma=busy_timeout(" + fmt.Sprint(busyTimeoutMS) + ")" +
-			"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
-		if ro {
-			d += "&_pragma=query_only(1)"
-		}
-		return d
-	}
-	w, err := sql.Open("sqlite", dsn(false))
+	db, err := sqlitedb.Open(ctx, path, schema, sqlitedb.Options{BusyTimeout: busyTimeoutMS * time.Millisecond, MaxReaders: maxReaders})
 	if err != nil {
-		return nil, fmt.Errorf("blob sqlstore: open %s: %w", path, err)
+		return nil, fmt.Errorf("blob sqlstore: %w", classify(err))
 	}
-	w.SetMaxOpenConns(1)
-	w.SetConnMaxLifetime(0)
-	w.SetConnMaxIdleTime(0)
-	if _, err := w.ExecContext(ctx, schema); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("blob sqlstore: schema of %s: %w", path, classify(err))
-	}
-	r, err := sql.Open("sqlite", dsn(true))
-	if err != nil {
-		w.Close()
-		return nil, fmt.Errorf("blob sqlstore: open %s: %w", path, err)
-	}
-	r.SetMaxOpenConns(maxReaders)
-	r.SetMaxIdleConns(maxReaders)
-	r.SetConnMaxIdleTime(0)
-	return &Store{writer: w, reader: r}, nil
+	return &Store{writer: db.Writer, reader: db.Reader}, nil
 }
 
 // Close closes the database.

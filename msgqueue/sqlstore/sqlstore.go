@@ -30,13 +30,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"sync"
 	"time"
 
-	_ "modernc.org/sqlite" // database/sql driver "sqlite"
-
+	"github.com/blobshare/blobshare/internal/sqlitedb"
 	"github.com/blobshare/blobshare/msgqueue"
 )
 
@@ -109,35 +107,12 @@ var _ msgqueue.Store = (*Store)(nil)
 
 // Open opens (creating if needed) the database at path.
 func Open(ctx context.Context, path string) (*Store, error) {
-	dsn := func(ro bool) string {
-		d := "file:" + (&url.URL{Path: path}).EscapedPath() +
-			"?_pragma=busy_timeout(" + fmt.Sprint(busyTimeoutMS) + ")" +
-			"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
-		if ro {
-			d += "&_pragma=query_only(1)"
-		}
-		return d
-	}
-	w, err := sql.Open("sqlite", dsn(false))
+	db, err := sqlitedb.Open(ctx, path, schema, sqlitedb.Options{BusyTimeout: busyTimeoutMS * time.Millisecond, MaxReaders: maxReaders})
 	if err != nil {
-		return nil, fmt.Errorf("sqlstore: open %s: %w", path, err)
+		return nil, fmt.Errorf("sqlstore: %w", err)
 	}
-	w.SetMaxOpenConns(1)
-	w.SetConnMaxLifetime(0)
-	w.SetConnMaxIdleTime(0)
-	if _, err := w.ExecContext(ctx, schema); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("sqlstore: schema of %s: %w", path, err)
-	}
-	r, err := sql.Open("sqlite", dsn(true))
-	if err != nil {
-		w.Close()
-		return nil, fmt.Errorf("sqlstore: open %s: %w", path, err)
-	}
-	r.SetMaxOpenConns(maxReaders)
-	r.SetMaxIdleConns(maxReaders)
-	r.SetConnMaxIdleTime(0)
-	st := &Store{path: path, writer: w, reader: r}
+	w := db.Writer
+	st := &Store{path: path, writer: w, reader: db.Reader}
 	for _, p := range []struct {
 		dst **sql.Stmt
 		sql string
