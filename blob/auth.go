@@ -14,12 +14,34 @@ import (
 // Lite with the Blob/Queue strings-to-sign, account SAS with 'b' in ss,
 // blob service SAS (sr=c and sr=b, with stored access policies), and
 // unsigned requests last.
-func (s *Server) authenticators(sg storagehttp.Signer) []storagehttp.Authenticator {
+func (s *Server) authenticators(sg storagehttp.Signer, sas storagehttp.SAS) []storagehttp.Authenticator {
 	return []storagehttp.Authenticator{
 		storagehttp.SharedKey{Signer: sg, StringToSign: storagehttp.StringToSign, LiteStringToSign: storagehttp.LiteStringToSign},
-		storagehttp.SAS{Signer: sg, Service: 'b', ServiceStringToSign: blobServiceSAS, StoredPolicy: s.storedPolicy},
+		sas,
 		anonymous{},
 	}
+}
+
+// blobSAS checks account SAS with 'b' in ss and blob service SAS (sr=c
+// and sr=b, with stored access policies).
+func (s *Server) blobSAS(sg storagehttp.Signer) storagehttp.SAS {
+	return storagehttp.SAS{Signer: sg, Service: 'b', ServiceStringToSign: blobServiceSAS, StoredPolicy: s.storedPolicy}
+}
+
+// authorizeSource checks the source of a From-URL operation (Copy Blob
+// From URL, Put Block, Append Block and Put Page From URL): Azure reads it
+// with the source URL's own authorization, never the destination
+// request's, so a source in a container without public access needs a
+// SAS on its URL (storagehttp.SAS.AuthorizeCopySource). With
+// authentication off nothing is checked.
+func (s *Server) authorizeSource(r *http.Request, src blobsvc.CopySource) error {
+	if s.sas == nil {
+		return nil
+	}
+	if ct, err := s.svc.GetContainer(r.Context(), src.Container, ""); err == nil && ct.PublicAccess != blobsvc.AccessPrivate {
+		return nil
+	}
+	return s.sas.AuthorizeCopySource(r, "x-ms-copy-source", src.URL)
 }
 
 // storedPolicy resolves a service SAS's si from the ACL of the container

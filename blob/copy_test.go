@@ -5,7 +5,10 @@ import (
 	"context"
 	"crypto/md5"
 	"io"
+	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/appendblob"
@@ -13,7 +16,29 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
 )
+
+// withReadSAS returns rawURL, a blob (or snapshot) URL in cc, with a
+// container SAS granting read appended: the source of a From-URL
+// operation carries its own authorization, as on Azure.
+func withReadSAS(t testing.TB, cc *container.Client, rawURL string) string {
+	t.Helper()
+	return withSAS(t, cc, rawURL, sas.ContainerPermissions{Read: true})
+}
+
+func withSAS(t testing.TB, cc *container.Client, rawURL string, perm sas.ContainerPermissions) string {
+	t.Helper()
+	signed, err := cc.GetSASURL(perm, time.Now().Add(time.Hour), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, query, _ := strings.Cut(signed, "?")
+	if strings.Contains(rawURL, "?") {
+		return rawURL + "&" + query
+	}
+	return rawURL + "?" + query
+}
 
 // TestSDKCopyBlob: Copy Blob and Copy Blob From URL within the account
 // are synchronous (status success at once), copy content, properties and
@@ -70,7 +95,7 @@ func TestSDKCopyBlob(t *testing.T) {
 	}
 
 	// Synchronous Copy Blob From URL with new metadata.
-	sync, err := c.ServiceClient().NewContainerClient("dst").NewBlobClient("sync.txt").CopyFromURL(ctx, srcBlob.URL(),
+	sync, err := c.ServiceClient().NewContainerClient("dst").NewBlobClient("sync.txt").CopyFromURL(ctx, withReadSAS(t, c.ServiceClient().NewContainerClient("src"), srcBlob.URL()),
 		&blob.CopyFromURLOptions{Metadata: map[string]*string{"k": to.Ptr("v")}})
 	if err != nil || sync.CopyStatus == nil || *sync.CopyStatus != "success" {
 		t.Fatalf("copy from URL: %v", err)
@@ -122,7 +147,7 @@ func TestSDKCopyKeepsBlobType(t *testing.T) {
 	if _, err := ab.AppendBlock(ctx, rsc([]byte("one\n")), nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cc.NewBlobClient("log-copy").CopyFromURL(ctx, ab.URL(), nil); err != nil {
+	if _, err := cc.NewBlobClient("log-copy").CopyFromURL(ctx, withReadSAS(t, cc, ab.URL()), nil); err != nil {
 		t.Fatal(err)
 	}
 	logCopy := cc.NewAppendBlobClient("log-copy")
@@ -140,7 +165,7 @@ func TestSDKCopyKeepsBlobType(t *testing.T) {
 	if _, err := pb.UploadPages(ctx, rsc(bytes.Repeat([]byte("p"), 512)), blob.HTTPRange{Offset: 1024, Count: 512}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cc.NewBlobClient("disk-copy").CopyFromURL(ctx, pb.URL(), nil); err != nil {
+	if _, err := cc.NewBlobClient("disk-copy").CopyFromURL(ctx, withReadSAS(t, cc, pb.URL()), nil); err != nil {
 		t.Fatal(err)
 	}
 	diskCopy := cc.NewPageBlobClient("disk-copy")
@@ -203,10 +228,10 @@ func TestSDKFromURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	dst := cc.NewBlockBlobClient("dst")
-	if _, err := dst.StageBlockFromURL(ctx, blockID(0), src.URL(), &blockblob.StageBlockFromURLOptions{Range: blob.HTTPRange{Offset: 2, Count: 3}}); err != nil {
+	if _, err := dst.StageBlockFromURL(ctx, blockID(0), withReadSAS(t, cc, src.URL()), &blockblob.StageBlockFromURLOptions{Range: blob.HTTPRange{Offset: 2, Count: 3}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := dst.StageBlockFromURL(ctx, blockID(1), src.URL(), nil); err != nil {
+	if _, err := dst.StageBlockFromURL(ctx, blockID(1), withReadSAS(t, cc, src.URL()), nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := dst.CommitBlockList(ctx, []string{blockID(0), blockID(1)}, nil); err != nil {
@@ -219,13 +244,105 @@ func TestSDKFromURL(t *testing.T) {
 	if _, err := ab.Create(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ab.AppendBlockFromURL(ctx, src.URL(), &appendblob.AppendBlockFromURLOptions{Range: blob.HTTPRange{Offset: 8, Count: 2}}); err != nil {
+	if _, err := ab.AppendBlockFromURL(ctx, withReadSAS(t, cc, src.URL()), &appendblob.AppendBlockFromURLOptions{Range: blob.HTTPRange{Offset: 8, Count: 2}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := download(t, ab.BlobClient(), nil); string(got) != "89" {
 		t.Fatalf("append from URL: %q", got)
 	}
-	if _, err := dst.StageBlockFromURL(ctx, blockID(2), e.URL+"/urls/missing", nil); code(err) != "BlobNotFound" {
+	if _, err := dst.StageBlockFromURL(ctx, blockID(2), withReadSAS(t, cc, e.URL+"/urls/missing"), nil); code(err) != "BlobNotFound" {
 		t.Fatalf("missing source: %v", err)
+	}
+}
+
+// TestFromURLSourceAuthorization: the source of a From-URL operation is
+// read with its own authorization, as Azure documents for Copy Blob From
+// URL and Put Block From URL ("either public or authorized with a shared
+// access signature"), even within the account: without a SAS that grants
+// read, or with a SAS that does not verify, the answer is 403
+// CannotVerifyCopySource; a source in a public container needs none.
+// Copy Blob proper still reads a source of its own account with the
+// request's Shared Key.
+func TestFromURLSourceAuthorization(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	c := e.client(t)
+	if _, err := c.CreateContainer(ctx, "priv", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateContainer(ctx, "pub", &container.CreateOptions{Access: to.Ptr(container.PublicAccessTypeBlob)}); err != nil {
+		t.Fatal(err)
+	}
+	priv := c.ServiceClient().NewContainerClient("priv")
+	pub := c.ServiceClient().NewContainerClient("pub")
+	for _, cc := range []*container.Client{priv, pub} {
+		if _, err := cc.NewBlockBlobClient("src").UploadBuffer(ctx, []byte("0123456789"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := priv.NewBlobClient("src").URL()
+	acctSAS, err := c.ServiceClient().GetSASURL(sas.AccountResourceTypes{Object: true}, sas.AccountPermissions{Read: true}, time.Now().Add(time.Hour), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, acctQuery, _ := strings.Cut(acctSAS, "?")
+	badSig := withReadSAS(t, priv, src)
+	i := strings.Index(badSig, "sig=") + len("sig=")
+	badSig = badSig[:i] + "AAAA" + badSig[i+4:]
+
+	dst := priv.NewBlockBlobClient("dst")
+	stage := func(source string) error {
+		_, err := dst.StageBlockFromURL(ctx, blockID(0), source, nil)
+		return err
+	}
+	for _, tc := range []struct {
+		name, source string
+		want         string // "" for success
+	}{
+		{"no SAS", src, "CannotVerifyCopySource"},
+		{"container SAS with read", withReadSAS(t, priv, src), ""},
+		{"account SAS with read on objects", src + "?" + acctQuery, ""},
+		{"SAS without read", withSAS(t, priv, src, sas.ContainerPermissions{Write: true}), "CannotVerifyCopySource"},
+		{"SAS with a wrong signature", badSig, "CannotVerifyCopySource"},
+		{"public container, no SAS", pub.NewBlobClient("src").URL(), ""},
+	} {
+		err := stage(tc.source)
+		if got := code(err); got != tc.want {
+			t.Errorf("Put Block From URL, %s: error code %q (%v), want %q", tc.name, got, err, tc.want)
+		}
+		if tc.want != "" && status(err) != http.StatusForbidden {
+			t.Errorf("Put Block From URL, %s: status %d, want 403", tc.name, status(err))
+		}
+	}
+
+	// Every From-URL operation checks; nothing is written when it fails.
+	ab := priv.NewAppendBlobClient("log")
+	if _, err := ab.Create(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ab.AppendBlockFromURL(ctx, src, nil); code(err) != "CannotVerifyCopySource" {
+		t.Errorf("Append Block From URL without a SAS: %v", err)
+	}
+	pb := priv.NewPageBlobClient("disk")
+	if _, err := pb.Create(ctx, 1024, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pb.UploadPagesFromURL(ctx, src, 0, 0, 512, nil); code(err) != "CannotVerifyCopySource" {
+		t.Errorf("Put Page From URL without a SAS: %v", err)
+	}
+	if _, err := priv.NewBlobClient("sync").CopyFromURL(ctx, src, nil); code(err) != "CannotVerifyCopySource" {
+		t.Errorf("Copy Blob From URL without a SAS: %v", err)
+	}
+	if _, err := priv.NewBlobClient("sync").GetProperties(ctx, nil); code(err) != "BlobNotFound" {
+		t.Errorf("a refused Copy Blob From URL left a blob: %v", err)
+	}
+	if st, got, _ := rawRequest(t, e, "PUT", "/priv/dst?comp=block&blockid="+blockID(1),
+		map[string]string{"x-ms-copy-source": src, "x-ms-copy-source-authorization": "Bearer token"}, ""); st != 403 || got != "CannotVerifyCopySource" {
+		t.Errorf("x-ms-copy-source-authorization (OAuth): %d %s, want 403 CannotVerifyCopySource", st, got)
+	}
+
+	// Copy Blob (asynchronous in Azure) within the account needs no SAS.
+	if _, err := priv.NewBlobClient("async").StartCopyFromURL(ctx, src, nil); err != nil {
+		t.Errorf("Copy Blob within the account without a SAS: %v", err)
 	}
 }

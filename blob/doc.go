@@ -12,8 +12,10 @@
 //   - server.go: Config, New (the storagehttp middleware chain), limits.
 //   - dispatch.go: path parsing ($root included), the route table and the
 //     SAS check against it.
-//   - auth.go: the authenticator chain and the blob service-SAS
-//     string-to-sign.
+//   - auth.go: the authenticator chain, the blob service-SAS
+//     string-to-sign, and the authorization of a From-URL operation's
+//     source (its own SAS, or a public container; Copy Blob proper reads
+//     a source of the account with the request's credentials).
 //   - handlers.go: one function per operation.
 //   - params.go: conditional headers, lease headers, ranges, properties.
 //   - page.go: page blob operations.

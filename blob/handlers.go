@@ -800,6 +800,13 @@ func (s *Server) copyBlob(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
+	// Copy Blob proper may read a source of its own account with the
+	// request's credentials; Copy Blob From URL may not.
+	if strings.EqualFold(c.r.Header.Get("x-ms-requires-sync"), "true") {
+		if err := s.authorizeSource(c.r, src); err != nil {
+			return err
+		}
+	}
 	o, err := writeOptions(c.r.Header, false)
 	if err != nil {
 		return err
@@ -851,6 +858,9 @@ func (s *Server) copySource(h http.Header) (blobsvc.CopySource, error) {
 func (s *Server) openSource(c *call) (io.ReadCloser, error) {
 	src, err := s.copySource(c.r.Header)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.authorizeSource(c.r, src); err != nil {
 		return nil, err
 	}
 	var rng *blobsvc.Range

@@ -188,7 +188,7 @@ func TestSDKPutPageFromURL(t *testing.T) {
 	if _, err := pb.Create(ctx, 4096, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pb.UploadPagesFromURL(ctx, src.URL(), 512, 1024, 512, nil); err != nil {
+	if _, err := pb.UploadPagesFromURL(ctx, withReadSAS(t, cc, src.URL()), 512, 1024, 512, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := make([]byte, 4096)

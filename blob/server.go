@@ -53,6 +53,9 @@ type Server struct {
 	log     *slog.Logger
 	handler http.Handler
 	routes  []route
+	// sas verifies the SAS on a From-URL operation's source; nil when
+	// authentication is off.
+	sas *storagehttp.SAS
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -73,7 +76,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	var chain []storagehttp.Authenticator
 	if !cfg.DisableAuth {
-		chain = s.authenticators(sg)
+		sas := s.blobSAS(sg)
+		s.sas = &sas
+		chain = s.authenticators(sg, sas)
 	}
 	s.routes = s.routeTable()
 	limits := storagehttp.Limits{MaxHeaderCount: maxHeaderCount, MaxHeaderBytes: maxHeaderBytes, MaxBody: maxBody}

@@ -106,7 +106,7 @@ func TestSDKSnapshots(t *testing.T) {
 	}
 
 	// Copy from a snapshot.
-	if _, err := cc.NewBlobClient("restored").CopyFromURL(ctx, snap1.URL(), nil); err != nil {
+	if _, err := cc.NewBlobClient("restored").CopyFromURL(ctx, withReadSAS(t, cc, snap1.URL()), nil); err != nil {
 		t.Fatalf("copy from a snapshot: %v", err)
 	}
 	if got := download(t, cc.NewBlobClient("restored"), nil); string(got) != "version one" {

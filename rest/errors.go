@@ -60,7 +60,7 @@ const (
 	CodeFileLockConflict                = "FileLockConflict"
 	CodeReadOnlyAttribute               = "ReadOnlyAttribute"
 	CodeInvalidMetadata                 = storagehttp.CodeInvalidMetadata
-	CodeCannotVerifyCopySource          = "CannotVerifyCopySource"
+	CodeCannotVerifyCopySource          = storagehttp.CodeCannotVerifyCopySource
 	CodeInvalidMarker                   = storagehttp.CodeInvalidMarker
 	CodeShareSizeLimitReached           = "ShareSizeLimitReached"
 )

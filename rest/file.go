@@ -192,38 +192,14 @@ func (s *Server) sourcePath(header, v string, allowTrailingDot bool) (resourcePa
 	return p, nil
 }
 
-// authorizeCopySource checks that the source URL of Put Range From URL
-// carries its own authorization, as Azure requires (the destination's
-// credentials do not reach the source): a SAS on the URL that verifies
-// and grants read on a file. Without one the answer is 403
-// CannotVerifyCopySource. With authentication off nothing is checked.
+// authorizeCopySource checks the source of Put Range From URL: it must
+// carry its own SAS (storagehttp.SAS.AuthorizeCopySource). With
+// authentication off nothing is checked.
 func (s *Server) authorizeCopySource(c *call, raw string) error {
 	if s.sas == nil {
 		return nil
 	}
-	refused := func(reason string) error {
-		return storagehttp.NewError(http.StatusForbidden, CodeCannotVerifyCopySource,
-			"The source of the copy could not be authorized: "+reason, Detail{Name: "HeaderName", Value: "x-ms-copy-source"})
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return refused("malformed URL")
-	}
-	if u.Query().Get("sig") == "" && c.r.Header.Get("x-ms-copy-source-authorization") == "" {
-		return refused("no shared access signature on the source URL")
-	}
-	if c.r.Header.Get("x-ms-copy-source-authorization") != "" && u.Query().Get("sig") == "" {
-		return refused("only a shared access signature is supported for the source")
-	}
-	src := &http.Request{Method: http.MethodGet, URL: u, Header: http.Header{}, RemoteAddr: c.r.RemoteAddr, TLS: c.r.TLS}
-	v, g, err := s.sas.Authenticate(src, storagehttp.InfoFrom(c.r.Context()).Start)
-	if v != storagehttp.Pass || err != nil || g.SAS == nil {
-		return refused("the source's shared access signature does not verify")
-	}
-	if !g.SAS.Allows('r', 'o') {
-		return refused("the source's shared access signature does not grant read")
-	}
-	return nil
+	return s.sas.AuthorizeCopySource(c.r, "x-ms-copy-source", raw)
 }
 
 func fsPathOf(p resourcePath) string { return p.Share + "/" + p.Path() }
