@@ -192,13 +192,13 @@ func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 
 func TestCollectGarbageFallback(t *testing.T) {
 	r := &recorder{staged: map[string]int64{}}
-	rep, err := blobstore.CollectGarbage(context.Background(), r, time.Hour)
+	rep, err := blobstore.CollectGarbage(context.Background(), r, blobstore.GCOptions{OlderThan: time.Hour})
 	if err != nil || rep != (blobstore.GCReport{}) {
 		t.Fatalf("CollectGarbage on a store without a collector = %+v, %v", rep, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := blobstore.CollectGarbage(ctx, r, time.Hour); !errors.Is(err, context.Canceled) {
+	if _, err := blobstore.CollectGarbage(ctx, r, blobstore.GCOptions{OlderThan: time.Hour}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("CollectGarbage with a cancelled context = %v", err)
 	}
 }

@@ -57,25 +57,38 @@ type GCReport struct {
 	Skipped       int   // keys left alone because their state is damaged
 }
 
+// GCOptions says what a garbage collection may remove.
+type GCOptions struct {
+	// OlderThan: staged blocks and temporary files modified less than
+	// OlderThan ago are kept (they may belong to a writer at work).
+	OlderThan time.Duration
+	// KeepStaged, if set, names staged blocks that a later commit may
+	// still reference however old they are (the Blob service's
+	// uncommitted blocks, which outlive the process that staged them);
+	// they are kept.
+	KeepStaged func(blockID string) bool
+}
+
 // GarbageCollector is an optional Store capability: stores that keep
 // uncommitted or unreferenced data themselves (the local backend) collect
 // it on request. Stores whose service collects its own garbage (Azure
 // discards uncommitted blocks after a week) do not implement it.
 type GarbageCollector interface {
-	// CollectGarbage removes staged blocks older than olderThan that no
-	// commit referenced, blocks no committed version references (orphans
-	// of crashed commits), and temporary files older than olderThan. It is
-	// safe to run while the store is in use, also from another process;
-	// blocks being staged or committed right now are never removed as long
-	// as olderThan exceeds the longest stage-to-commit delay.
-	CollectGarbage(ctx context.Context, olderThan time.Duration) (GCReport, error)
+	// CollectGarbage removes staged blocks older than o.OlderThan that no
+	// commit referenced and o.KeepStaged does not keep, blocks no
+	// committed version references (orphans of crashed commits), and
+	// temporary files older than o.OlderThan. It is safe to run while the
+	// store is in use, also from another process; blocks being staged or
+	// committed right now are never removed as long as o.OlderThan
+	// exceeds the longest stage-to-commit delay.
+	CollectGarbage(ctx context.Context, o GCOptions) (GCReport, error)
 }
 
 // CollectGarbage runs s's garbage collection if it has one
 // (GarbageCollector); otherwise it does nothing and returns a zero report.
-func CollectGarbage(ctx context.Context, s Store, olderThan time.Duration) (GCReport, error) {
+func CollectGarbage(ctx context.Context, s Store, o GCOptions) (GCReport, error) {
 	if gc, ok := s.(GarbageCollector); ok {
-		return gc.CollectGarbage(ctx, olderThan)
+		return gc.CollectGarbage(ctx, o)
 	}
 	if err := ctx.Err(); err != nil {
 		return GCReport{}, err

@@ -569,6 +569,23 @@ func (s *Service) commitContent(ctx context.Context, b *Blob, storeIDs []string,
 	return s.meta.PutBlob(ctx, *b, dropUncommitted) // removes the intent in its transaction
 }
 
+// StagedStoreIDs returns the content-store ids of every uncommitted block.
+// A Put Block List may commit them however long after Put Block, across
+// restarts of the service (Azure keeps uncommitted blocks for a week), so
+// the content store's garbage collection must keep them
+// (blobstore.GCOptions.KeepStaged).
+func (s *Service) StagedStoreIDs(ctx context.Context) (map[string]bool, error) {
+	ids := map[string]bool{}
+	err := s.meta.StagedStoreIDs(ctx, func(id string) error {
+		ids[id] = true
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
 // Recover finishes or drops the intents a crash left (see commitContent):
 // an intent whose content commit happened (the content store's ETag is
 // no longer the row's) becomes the blob's row; the others are dropped.

@@ -63,6 +63,9 @@ type Store interface {
 	// UncommittedBlocks returns the staged blocks of a blob in the order
 	// they were first staged, at most limit of them (0: all).
 	UncommittedBlocks(ctx context.Context, container, name string, limit int) ([]Block, error)
+	// StagedStoreIDs calls fn with the content-store id of every staged
+	// block of every blob, stopping at fn's first error.
+	StagedStoreIDs(ctx context.Context, fn func(storeID string) error) error
 
 	// ServiceProperties returns the stored service properties document
 	// (nil if never set); SetServiceProperties replaces it.

@@ -47,7 +47,7 @@ func TestSnapshotKeepsContentThroughGC(t *testing.T) {
 	mustNil(t, e.fs.DeleteFile(ctxBG, "data/big", ""), "delete big")
 	mustNil(t, e.fs.DeleteFile(ctxBG, "data/small", ""), "delete small")
 	e.fs.collect(ctxBG)
-	if _, err := e.store.CollectGarbage(ctxBG, 0); err != nil {
+	if _, err := e.store.CollectGarbage(ctxBG, blobstore.GCOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := e.snapContent(snap, "data/big")
@@ -206,7 +206,7 @@ func TestSnapshotOfFileDeletedMeanwhile(t *testing.T) {
 	<-g.started
 	mustNil(t, e.fs.DeleteFile(ctxBG, "data/f", ""), "delete while the snapshot waits")
 	e.fs.collect(ctxBG)
-	if _, err := e.store.CollectGarbage(ctxBG, 0); err != nil {
+	if _, err := e.store.CollectGarbage(ctxBG, blobstore.GCOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	close(g.release)

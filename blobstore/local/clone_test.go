@@ -76,7 +76,7 @@ func TestCloneBlobKeepsContent(t *testing.T) {
 	if err := s.Delete(ctx, "src", blobstore.Conditions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CollectGarbage(ctx, 0); err != nil {
+	if _, err := s.CollectGarbage(ctx, blobstore.GCOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := readBlob(t, s, "snap/1/src"); got != want {
@@ -89,7 +89,7 @@ func TestCloneBlobKeepsContent(t *testing.T) {
 	if err := s.Delete(ctx, "snap/1/src", blobstore.Conditions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CollectGarbage(ctx, 0); err != nil {
+	if _, err := s.CollectGarbage(ctx, blobstore.GCOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(dd); !os.IsNotExist(err) {

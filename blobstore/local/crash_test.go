@@ -199,7 +199,7 @@ func TestCrashMidCommit(t *testing.T) {
 		t.Fatal("the child never committed anything; the test tested nothing")
 	}
 
-	rep, err := s.CollectGarbage(ctx, 0)
+	rep, err := s.CollectGarbage(ctx, blobstore.GCOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,10 +16,11 @@ import (
 // CollectGarbage walks every key directory under its key lock and removes:
 // block files (b-) no committed manifest names, whatever their age (under
 // the lock no commit is in progress, and readers hold open fds); staged
-// blocks (s-) and temp files (t-, mt-) last modified more than olderThan
-// ago (staging takes no lock, so young ones may belong to a writer at
-// work); and key directories left with nothing but the lock file.
-func (s *Store) CollectGarbage(ctx context.Context, olderThan time.Duration) (blobstore.GCReport, error) {
+// blocks (s-) that o.KeepStaged does not keep and temp files (t-, mt-),
+// last modified more than o.OlderThan ago (staging takes no lock, so young
+// ones may belong to a writer at work); and key directories left with
+// nothing but the lock file.
+func (s *Store) CollectGarbage(ctx context.Context, o blobstore.GCOptions) (blobstore.GCReport, error) {
 	var rep blobstore.GCReport
 	if err := ctx.Err(); err != nil {
 		return rep, fmt.Errorf("collect garbage in %s: %w", s.dir, err)
@@ -28,7 +29,7 @@ func (s *Store) CollectGarbage(ctx context.Context, olderThan time.Duration) (bl
 	if err != nil {
 		return rep, fmt.Errorf("collect garbage in %s: %w", s.dir, err)
 	}
-	cutoff := s.now().Add(-olderThan) // the injected clock (WithClock): tests age files without sleeping
+	cutoff := s.now().Add(-o.OlderThan) // the injected clock (WithClock): tests age files without sleeping
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
@@ -43,7 +44,7 @@ func (s *Store) CollectGarbage(ctx context.Context, olderThan time.Duration) (bl
 		if err := ctx.Err(); err != nil {
 			return rep, fmt.Errorf("collect garbage in %s: %w", s.dir, err)
 		}
-		err := s.collectKey(ctx, key, filepath.Join(s.keysDir, e.Name()), cutoff, &rep)
+		err := s.collectKey(ctx, key, filepath.Join(s.keysDir, e.Name()), cutoff, o.KeepStaged, &rep)
 		if errors.Is(err, errCorrupt) {
 			// Leave a damaged key alone (removing blocks we cannot
 			// tell are unreferenced would make it worse); go on.
@@ -58,7 +59,7 @@ func (s *Store) CollectGarbage(ctx context.Context, olderThan time.Duration) (bl
 	return rep, nil
 }
 
-func (s *Store) collectKey(ctx context.Context, key, kd string, cutoff time.Time, rep *blobstore.GCReport) error {
+func (s *Store) collectKey(ctx context.Context, key, kd string, cutoff time.Time, keepStaged func(string) bool, rep *blobstore.GCReport) error {
 	label := key
 	if label == "" {
 		label = filepath.Base(kd)
@@ -94,7 +95,9 @@ func (s *Store) collectKey(ctx context.Context, key, kd string, cutoff time.Time
 				counter = &rep.OrphanBlocks
 			}
 		case strings.HasPrefix(name, stagedPrefix):
-			counter = &rep.StagedBlocks
+			if keepStaged == nil || !keepStaged(strings.TrimPrefix(name, stagedPrefix)) {
+				counter = &rep.StagedBlocks
+			}
 		case strings.HasPrefix(name, tempPrefix), strings.HasPrefix(name, mtempPrefix):
 			counter = &rep.TempFiles
 		}

@@ -61,7 +61,7 @@ func TestCollectGarbage(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rep, err := blobstore.CollectGarbage(ctx, s, time.Hour)
+	rep, err := blobstore.CollectGarbage(ctx, s, blobstore.GCOptions{OlderThan: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestCollectGarbage(t *testing.T) {
 		t.Fatalf("deleted/blob = %q", got)
 	}
 	// A second collection finds nothing more to remove.
-	rep, err = s.CollectGarbage(ctx, time.Hour)
+	rep, err = s.CollectGarbage(ctx, blobstore.GCOptions{OlderThan: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestCollectGarbageWhileBusy(t *testing.T) {
 	}
 	deadline := time.Now().Add(500 * time.Millisecond)
 	for time.Now().Before(deadline) {
-		if _, err := s.CollectGarbage(ctx, 0); err != nil {
+		if _, err := s.CollectGarbage(ctx, blobstore.GCOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		for _, key := range keys {
@@ -187,11 +187,39 @@ func TestCollectGarbageUsesClock(t *testing.T) {
 	if _, err := s.StageBlock(ctx, "k", "b", strings.NewReader("staged")); err != nil {
 		t.Fatal(err)
 	}
-	if rep, err := s.CollectGarbage(ctx, time.Hour); err != nil || rep.StagedBlocks != 0 {
+	if rep, err := s.CollectGarbage(ctx, blobstore.GCOptions{OlderThan: time.Hour}); err != nil || rep.StagedBlocks != 0 {
 		t.Fatalf("a young staged block was collected: %+v, %v", rep, err)
 	}
 	now = now.Add(2 * time.Hour)
-	if rep, err := s.CollectGarbage(ctx, time.Hour); err != nil || rep.StagedBlocks != 1 {
+	if rep, err := s.CollectGarbage(ctx, blobstore.GCOptions{OlderThan: time.Hour}); err != nil || rep.StagedBlocks != 1 {
 		t.Fatalf("two hours later by the store's clock: %+v, %v; want the staged block collected", rep, err)
+	}
+}
+
+// TestCollectGarbageKeepsStaged: a staged block that GCOptions.KeepStaged
+// names survives any age (a later commit may still name it), and is then
+// committable; an old one it does not name goes.
+func TestCollectGarbageKeepsStaged(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	s, err := New(t.TempDir(), WithClock(func() time.Time { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"kept", "dropped"} {
+		if _, err := s.StageBlock(ctx, "k", id, strings.NewReader(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now = now.Add(48 * time.Hour)
+	rep, err := s.CollectGarbage(ctx, blobstore.GCOptions{OlderThan: time.Hour, KeepStaged: func(id string) bool { return id == "kept" }})
+	if err != nil || rep.StagedBlocks != 1 {
+		t.Fatalf("collection: %+v, %v; want one staged block removed", rep, err)
+	}
+	if _, err := s.CommitBlocks(ctx, "k", []string{"kept"}, blobstore.Conditions{}); err != nil {
+		t.Fatalf("commit of the kept block: %v", err)
+	}
+	if _, err := s.CommitBlocks(ctx, "k", []string{"dropped"}, blobstore.Conditions{}); err == nil {
+		t.Fatal("commit of the collected block succeeded")
 	}
 }

@@ -121,7 +121,7 @@ func TestCrossProcessIfMatch(t *testing.T) {
 	gcDone := make(chan error, 1)
 	go func() {
 		for ctx.Err() == nil {
-			if _, err := s.CollectGarbage(ctx, time.Hour); err != nil && ctx.Err() == nil {
+			if _, err := s.CollectGarbage(ctx, blobstore.GCOptions{OlderThan: time.Hour}); err != nil && ctx.Err() == nil {
 				gcDone <- err
 				return
 			}

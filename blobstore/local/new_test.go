@@ -181,7 +181,7 @@ func TestLongKeys(t *testing.T) {
 	if got, _ := listAllLocal(t, s, "long/"); len(got) != 1 || got[0] != keys[2] {
 		t.Fatalf("List(prefix long/) = %q", got)
 	}
-	if _, err := s.CollectGarbage(ctx, 0); err != nil {
+	if _, err := s.CollectGarbage(ctx, blobstore.GCOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, key := range keys {
@@ -189,7 +189,7 @@ func TestLongKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rep, err := s.CollectGarbage(ctx, 0)
+	rep, err := s.CollectGarbage(ctx, blobstore.GCOptions{})
 	if err != nil || rep.EmptyKeysGone != len(keys) {
 		t.Fatalf("collection after deleting = %+v, %v; want %d empty keys gone", rep, err, len(keys))
 	}
@@ -233,7 +233,7 @@ func TestCorruptManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	blocksBefore, _ := filepath.Glob(filepath.Join(kd, blockPrefix+"*"))
-	rep, err := s.CollectGarbage(ctx, 0)
+	rep, err := s.CollectGarbage(ctx, blobstore.GCOptions{})
 	if err != nil {
 		t.Fatalf("CollectGarbage with a corrupt key: %v", err)
 	}

@@ -104,7 +104,7 @@ func TestReaderSurvivesDelete(t *testing.T) {
 	if err := s.Delete(ctx, "del/blob", blobstore.Conditions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CollectGarbage(ctx, 0); err != nil {
+	if _, err := s.CollectGarbage(ctx, blobstore.GCOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := io.ReadAll(rc)

@@ -825,7 +825,7 @@ func testSnapshot(t *testing.T, s blobstore.Store, _ Opts) {
 	put(t, s, key, blobstore.Conditions{IfMatch: info.ETag}, DataAt(31, 0, 300_000))
 	put(t, s, key, blobstore.Conditions{}, []byte("v3"))
 	if gc, ok := s.(blobstore.GarbageCollector); ok {
-		if _, err := gc.CollectGarbage(ctx, 0); err != nil {
+		if _, err := gc.CollectGarbage(ctx, blobstore.GCOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

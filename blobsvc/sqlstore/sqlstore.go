@@ -392,6 +392,28 @@ func (s *Store) UncommittedBlocks(ctx context.Context, container, name string, l
 	return out, nil
 }
 
+// StagedStoreIDs implements blobsvc.Store.
+func (s *Store) StagedStoreIDs(ctx context.Context, fn func(storeID string) error) error {
+	rows, err := s.reader.QueryContext(ctx, `SELECT store_id FROM bs_staged`)
+	if err != nil {
+		return wrap("list staged blocks of", "every blob", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return wrap("list staged blocks of", "every blob", err)
+		}
+		if err := fn(id); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return wrap("list staged blocks of", "every blob", err)
+	}
+	return nil
+}
+
 // ServiceProperties implements blobsvc.Store.
 func (s *Store) ServiceProperties(ctx context.Context) ([]byte, error) {
 	var v []byte

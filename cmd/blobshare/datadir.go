@@ -148,17 +148,28 @@ const (
 )
 
 // collectGarbage runs the blob store's garbage collection once, choosing
-// the cutoff as above. started is when this process opened the directory.
-func (d *dataDir) collectGarbage(ctx context.Context, started time.Time, logger *slog.Logger) error {
+// the cutoff as above and keeping what keep names (the Blob service's
+// uncommitted blocks, which outlive processes). started is when this
+// process opened the directory.
+func (d *dataDir) collectGarbage(ctx context.Context, started time.Time, keep stagedKeeper, logger *slog.Logger) error {
 	others, err := d.Table.OtherLiveOwners(ctx)
 	if err != nil {
 		return err
 	}
-	olderThan := gcSafeAge
+	o := blobstore.GCOptions{OlderThan: gcSafeAge}
 	if len(others) == 0 {
-		olderThan = d.Now().Sub(started)
+		o.OlderThan = d.Now().Sub(started)
 	}
-	report, err := blobstore.CollectGarbage(ctx, d.Store, olderThan)
+	if keep != nil {
+		// Read after the cutoff is chosen: a block staged later is
+		// younger than the cutoff, so it is kept either way.
+		ids, err := keep(ctx)
+		if err != nil {
+			return fmt.Errorf("blob garbage collection: %w", err)
+		}
+		o.KeepStaged = func(id string) bool { return ids[id] }
+	}
+	report, err := blobstore.CollectGarbage(ctx, d.Store, o)
 	if err != nil {
 		return fmt.Errorf("blob garbage collection: %w", err)
 	}
@@ -169,11 +180,15 @@ func (d *dataDir) collectGarbage(ctx context.Context, started time.Time, logger 
 	return nil
 }
 
+// stagedKeeper returns the ids of staged blocks that a later commit may
+// still name, whatever their age.
+type stagedKeeper func(ctx context.Context) (map[string]bool, error)
+
 // collectGarbageEvery runs collectGarbage now and then every interval until
 // ctx ends, logging failures (a failed collection loses nothing).
-func (d *dataDir) collectGarbageEvery(ctx context.Context, interval time.Duration, started time.Time, logger *slog.Logger) {
+func (d *dataDir) collectGarbageEvery(ctx context.Context, interval time.Duration, started time.Time, keep stagedKeeper, logger *slog.Logger) {
 	for {
-		if err := d.collectGarbage(ctx, started, logger); err != nil && ctx.Err() == nil {
+		if err := d.collectGarbage(ctx, started, keep, logger); err != nil && ctx.Err() == nil {
 			logger.Warn("blob garbage collection failed", "err", err)
 		}
 		select {

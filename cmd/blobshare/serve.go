@@ -108,7 +108,7 @@ func runServe(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	blobEP, err := startBlob(ctx, c, dd.Path, dd.Store, logger)
+	blobEP, blobSvc, err := startBlob(ctx, c, dd.Path, dd.Store, logger)
 	if err != nil {
 		return errors.Join(err, queueEP.shutdown(context.Background()))
 	}
@@ -132,7 +132,7 @@ func runServe(c *cli.Context) error {
 	gcDone := make(chan struct{})
 	go func() {
 		defer close(gcDone)
-		dd.collectGarbageEvery(gcCtx, gcInterval, started, logger)
+		dd.collectGarbageEvery(gcCtx, gcInterval, started, blobStagedBlocks(dd.Path, blobSvc), logger)
 	}()
 	defer func() { stopGC(); <-gcDone }()
 

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
@@ -23,20 +25,21 @@ func blobAddrFlag() cli.Flag {
 
 // startBlob listens on --blob-addr and serves the Blob service over
 // dataPath/blob.db (metadata) and content (the data directory's blob
-// store, --blob-backend); addr "off" gives an endpoint that serves nothing.
-func startBlob(ctx context.Context, c *cli.Context, dataPath string, content blobstore.Store, logger *slog.Logger) (*httpEndpoint, error) {
+// store, --blob-backend), and returns the service too; addr "off" gives an
+// endpoint that serves nothing and no service.
+func startBlob(ctx context.Context, c *cli.Context, dataPath string, content blobstore.Store, logger *slog.Logger) (*httpEndpoint, *blobsvc.Service, error) {
 	addr := c.String("blob-addr")
 	if addr == "off" {
-		return offEndpoint("blob"), nil
+		return offEndpoint("blob"), nil, nil
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("--blob-addr: %w", err)
+		return nil, nil, fmt.Errorf("--blob-addr: %w", err)
 	}
 	store, err := sqlstore.Open(ctx, filepath.Join(dataPath, sqlstore.FileName))
 	if err != nil {
 		ln.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	svc := blobsvc.New(store, content, nil)
 	// Commits a crash interrupted between content and metadata are
@@ -44,7 +47,7 @@ func startBlob(ctx context.Context, c *cli.Context, dataPath string, content blo
 	if n, err := svc.Recover(ctx); err != nil {
 		ln.Close()
 		store.Close()
-		return nil, fmt.Errorf("blob service recovery: %w", err)
+		return nil, nil, fmt.Errorf("blob service recovery: %w", err)
 	} else if n > 0 {
 		logger.Info("blob service finished interrupted commits", "count", n)
 	}
@@ -58,7 +61,29 @@ func startBlob(ctx context.Context, c *cli.Context, dataPath string, content blo
 	if err != nil {
 		ln.Close()
 		store.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return serveEndpoint("blob", ln, c.String("account"), handler, store, 0, logger), nil
+	return serveEndpoint("blob", ln, c.String("account"), handler, store, 0, logger), svc, nil
+}
+
+// blobStagedBlocks is what the blob store's garbage collection keeps for
+// the Blob service: its uncommitted blocks, which Put Block List may
+// commit after any restart. They come from the running service, or, with
+// the endpoint off, from the directory's blob.db if it has one.
+func blobStagedBlocks(dataPath string, svc *blobsvc.Service) stagedKeeper {
+	if svc != nil {
+		return svc.StagedStoreIDs
+	}
+	return func(ctx context.Context) (map[string]bool, error) {
+		p := filepath.Join(dataPath, sqlstore.FileName)
+		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		store, err := sqlstore.Open(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		defer store.Close()
+		return blobsvc.New(store, nil, nil).StagedStoreIDs(ctx)
+	}
 }
