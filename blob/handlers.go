@@ -187,11 +187,7 @@ func (s *Server) setContainerMetadata(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
-	if err != nil {
-		return err
-	}
-	cond, err := conditions(c.r.Header)
+	leaseID, cond, err := guards(c.r.Header)
 	if err != nil {
 		return err
 	}
@@ -204,11 +200,7 @@ func (s *Server) setContainerMetadata(w http.ResponseWriter, c *call) error {
 }
 
 func (s *Server) deleteContainer(w http.ResponseWriter, c *call) error {
-	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
-	if err != nil {
-		return err
-	}
-	cond, err := conditions(c.r.Header)
+	leaseID, cond, err := guards(c.r.Header)
 	if err != nil {
 		return err
 	}
@@ -374,11 +366,7 @@ func (s *Server) getBlobTags(w http.ResponseWriter, c *call) error {
 }
 
 func (s *Server) setBlobTags(w http.ResponseWriter, c *call) error {
-	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
-	if err != nil {
-		return err
-	}
-	cond, err := conditions(c.r.Header)
+	leaseID, cond, err := guards(c.r.Header)
 	if err != nil {
 		return err
 	}
@@ -573,11 +561,7 @@ func setBlobHeaders(h http.Header, b blobsvc.Blob, now time.Time) {
 }
 
 func (s *Server) getBlobProperties(w http.ResponseWriter, c *call) error {
-	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
-	if err != nil {
-		return err
-	}
-	cond, err := conditions(c.r.Header)
+	leaseID, cond, err := guards(c.r.Header)
 	if err != nil {
 		return err
 	}
@@ -614,11 +598,7 @@ func (s *Server) getBlobProperties(w http.ResponseWriter, c *call) error {
 const maxRangeMD5 = 4 << 20
 
 func (s *Server) getBlob(w http.ResponseWriter, c *call) error {
-	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
-	if err != nil {
-		return err
-	}
-	cond, err := conditions(c.r.Header)
+	leaseID, cond, err := guards(c.r.Header)
 	if err != nil {
 		return err
 	}
@@ -683,11 +663,7 @@ func (s *Server) setBlobProperties(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
-	if err != nil {
-		return err
-	}
-	cond, err := conditions(c.r.Header)
+	leaseID, cond, err := guards(c.r.Header)
 	if err != nil {
 		return err
 	}
@@ -714,11 +690,7 @@ func (s *Server) setBlobMetadata(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
-	if err != nil {
-		return err
-	}
-	cond, err := conditions(c.r.Header)
+	leaseID, cond, err := guards(c.r.Header)
 	if err != nil {
 		return err
 	}
@@ -739,11 +711,7 @@ func (s *Server) deleteBlob(w http.ResponseWriter, c *call) error {
 	if snaps != "" && snaps != blobsvc.DeleteSnapshotsInclude && snaps != blobsvc.DeleteSnapshotsOnly {
 		return storagehttp.InvalidHeader("x-ms-delete-snapshots", string(snaps))
 	}
-	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
-	if err != nil {
-		return err
-	}
-	cond, err := conditions(c.r.Header)
+	leaseID, cond, err := guards(c.r.Header)
 	if err != nil {
 		return err
 	}
@@ -898,11 +866,7 @@ func (s *Server) snapshotBlob(w http.ResponseWriter, c *call) error {
 	if len(md) == 0 {
 		md = nil // the blob's metadata is kept
 	}
-	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
-	if err != nil {
-		return err
-	}
-	cond, err := conditions(c.r.Header)
+	leaseID, cond, err := guards(c.r.Header)
 	if err != nil {
 		return err
 	}
@@ -1024,11 +988,7 @@ func (s *Server) setContainerACL(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
-	if err != nil {
-		return err
-	}
-	cond, err := conditions(c.r.Header)
+	leaseID, cond, err := guards(c.r.Header)
 	if err != nil {
 		return err
 	}

@@ -154,11 +154,7 @@ func (s *Server) getPageRanges(w http.ResponseWriter, c *call) error {
 	if rng != nil {
 		from, to = rng.Start, rng.End
 	}
-	leaseID, err := leaseIDHeader(c.r.Header, "x-ms-lease-id")
-	if err != nil {
-		return err
-	}
-	cond, err := conditions(c.r.Header)
+	leaseID, cond, err := guards(c.r.Header)
 	if err != nil {
 		return err
 	}

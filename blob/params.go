@@ -14,6 +14,16 @@ import (
 	"github.com/blobshare/blobshare/storagehttp"
 )
 
+// guards reads what guards most writes: the lease id (x-ms-lease-id) and
+// the conditional headers, in that order of checking.
+func guards(h http.Header) (leaseID string, cond blobsvc.Conditions, err error) {
+	if leaseID, err = leaseIDHeader(h, "x-ms-lease-id"); err != nil {
+		return "", cond, err
+	}
+	cond, err = conditions(h)
+	return leaseID, cond, err
+}
+
 // conditions reads If-Match, If-None-Match, If-Modified-Since and
 // If-Unmodified-Since. A date that is not an HTTP date is 400
 // InvalidHeaderValue.
