@@ -166,7 +166,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	case p.scope == scopeContainer && restype == "account":
 		p.scope = scopeService
 	}
-	rt, err := s.match(r.Method, q, p.scope)
+	rt, err := storagehttp.MatchRoute(s.routes, (*route).key, p.scope, r.Method, q)
 	if err != nil {
 		s.fail(w, r, err, p.scope == scopeContainer)
 		return
@@ -195,31 +195,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// match finds the route: an unknown comp or restype → 400
-// InvalidQueryParameterValue; a known one with another verb → 405
-// UnsupportedHttpVerb.
-func (s *Server) match(method string, q url.Values, at scope) (*route, error) {
-	restype, comp := q.Get("restype"), q.Get("comp")
-	var sameKey []*route
-	for i := range s.routes {
-		rt := &s.routes[i]
-		if rt.scope == at && rt.restype == restype && rt.comp == comp {
-			sameKey = append(sameKey, rt)
-		}
-	}
-	if len(sameKey) == 0 {
-		if comp != "" {
-			return nil, storagehttp.InvalidQuery("comp", comp, "unknown or unsupported operation")
-		}
-		if restype != "" {
-			return nil, storagehttp.InvalidQuery("restype", restype, "unknown resource type")
-		}
-		return nil, storagehttp.UnsupportedVerb()
-	}
-	for _, rt := range sameKey {
-		if rt.method == method {
-			return rt, nil
-		}
-	}
-	return nil, storagehttp.UnsupportedVerb()
+// key is what selects the route (storagehttp.MatchRoute).
+func (rt *route) key() storagehttp.RouteKey[scope] {
+	return storagehttp.RouteKey[scope]{Scope: rt.scope, Method: rt.method, Restype: rt.restype, Comp: rt.comp}
 }

@@ -975,10 +975,10 @@ func (s *Server) getContainerACL(w http.ResponseWriter, c *call) error {
 	}
 	w.Header().Set("ETag", ct.ETag)
 	w.Header().Set("Last-Modified", httpTime(ct.LastModified))
-	out := signedIdentifiersXML{Identifiers: make([]signedIdentifierXML, 0, len(ct.ACL))}
+	out := storagehttp.SignedIdentifiersXML{Identifiers: make([]storagehttp.SignedIdentifierXML, 0, len(ct.ACL))}
 	for _, id := range ct.ACL {
-		out.Identifiers = append(out.Identifiers, signedIdentifierXML{ID: id.ID,
-			AccessPolicy: &accessPolicyXML{Start: id.Start, Expiry: id.Expiry, Permission: id.Permission}})
+		out.Identifiers = append(out.Identifiers, storagehttp.SignedIdentifierXML{ID: id.ID,
+			AccessPolicy: &storagehttp.AccessPolicyXML{Start: id.Start, Expiry: id.Expiry, Permission: id.Permission}})
 	}
 	return storagehttp.WriteXML(w, http.StatusOK, out)
 }
@@ -992,7 +992,7 @@ func (s *Server) setContainerACL(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	var in signedIdentifiersXML
+	var in storagehttp.SignedIdentifiersXML
 	if c.r.ContentLength != 0 {
 		if err := storagehttp.DecodeXMLBody(c.r, &in, maxSmallBody); err != nil {
 			return err

@@ -206,23 +206,6 @@ func b64(b []byte) string {
 	return base64.StdEncoding.EncodeToString(b)
 }
 
-// signedIdentifiersXML is Get/Set Container ACL's document.
-type signedIdentifiersXML struct {
-	XMLName     xml.Name              `xml:"SignedIdentifiers"`
-	Identifiers []signedIdentifierXML `xml:"SignedIdentifier"`
-}
-
-type signedIdentifierXML struct {
-	ID           string           `xml:"Id"`
-	AccessPolicy *accessPolicyXML `xml:"AccessPolicy"`
-}
-
-type accessPolicyXML struct {
-	Start      string `xml:"Start,omitempty"`
-	Expiry     string `xml:"Expiry,omitempty"`
-	Permission string `xml:"Permission,omitempty"`
-}
-
 // tagsXML is Get/Set Blob Tags' document (and a listing's Tags element).
 type tagsXML struct {
 	XMLName xml.Name `xml:"Tags"`

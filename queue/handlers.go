@@ -160,10 +160,10 @@ func (s *Server) getACL(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	out := signedIdentifiersXML{Identifiers: make([]signedIdentifierXML, 0, len(ids))}
+	out := storagehttp.SignedIdentifiersXML{Identifiers: make([]storagehttp.SignedIdentifierXML, 0, len(ids))}
 	for _, id := range ids {
-		out.Identifiers = append(out.Identifiers, signedIdentifierXML{ID: id.ID,
-			AccessPolicy: &accessPolicyXML{Start: id.Start, Expiry: id.Expiry, Permission: id.Permission}})
+		out.Identifiers = append(out.Identifiers, storagehttp.SignedIdentifierXML{ID: id.ID,
+			AccessPolicy: &storagehttp.AccessPolicyXML{Start: id.Start, Expiry: id.Expiry, Permission: id.Permission}})
 	}
 	if c.r.Method == http.MethodHead {
 		w.WriteHeader(http.StatusOK)
@@ -173,7 +173,7 @@ func (s *Server) getACL(w http.ResponseWriter, c *call) error {
 }
 
 func (s *Server) setACL(w http.ResponseWriter, c *call) error {
-	var in signedIdentifiersXML
+	var in storagehttp.SignedIdentifiersXML
 	if c.r.ContentLength != 0 {
 		if err := storagehttp.DecodeXMLBody(c.r, &in, maxSmallBody); err != nil {
 			return err

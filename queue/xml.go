@@ -69,23 +69,6 @@ type queueXML struct {
 	Metadata *storagehttp.MetadataXML `xml:"Metadata,omitempty"`
 }
 
-// signedIdentifiersXML is Get/Set Queue ACL's document.
-type signedIdentifiersXML struct {
-	XMLName     xml.Name              `xml:"SignedIdentifiers"`
-	Identifiers []signedIdentifierXML `xml:"SignedIdentifier"`
-}
-
-type signedIdentifierXML struct {
-	ID           string           `xml:"Id"`
-	AccessPolicy *accessPolicyXML `xml:"AccessPolicy"`
-}
-
-type accessPolicyXML struct {
-	Start      string `xml:"Start,omitempty"`
-	Expiry     string `xml:"Expiry,omitempty"`
-	Permission string `xml:"Permission,omitempty"`
-}
-
 // servicePropsXML keeps each part of the properties document as sent.
 type servicePropsXML struct {
 	XMLName       xml.Name `xml:"StorageServiceProperties"`

@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"encoding/xml"
 	"net/http"
 	"strings"
 	"time"
@@ -9,23 +8,6 @@ import (
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/storagehttp"
 )
-
-// signedIdentifiersXML is the body of Get and Set Share ACL.
-type signedIdentifiersXML struct {
-	XMLName xml.Name              `xml:"SignedIdentifiers"`
-	Items   []signedIdentifierXML `xml:"SignedIdentifier"`
-}
-
-type signedIdentifierXML struct {
-	ID     string           `xml:"Id"`
-	Policy *accessPolicyXML `xml:"AccessPolicy"`
-}
-
-type accessPolicyXML struct {
-	Start      string `xml:"Start,omitempty"`
-	Expiry     string `xml:"Expiry,omitempty"`
-	Permission string `xml:"Permission,omitempty"`
-}
 
 // sharePolicyLetters are the permissions a share's stored access policy
 // may grant, in the order Azure writes them.
@@ -40,16 +22,16 @@ func (s *Server) getShareACL(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	out := signedIdentifiersXML{Items: []signedIdentifierXML{}}
+	out := storagehttp.SignedIdentifiersXML{Identifiers: []storagehttp.SignedIdentifierXML{}}
 	for _, id := range ids {
-		p := &accessPolicyXML{Permission: id.Permission}
+		p := &storagehttp.AccessPolicyXML{Permission: id.Permission}
 		if !id.Start.IsZero() {
 			p.Start = storagehttp.FormatTime7(id.Start)
 		}
 		if !id.Expiry.IsZero() {
 			p.Expiry = storagehttp.FormatTime7(id.Expiry)
 		}
-		out.Items = append(out.Items, signedIdentifierXML{ID: id.ID, Policy: p})
+		out.Identifiers = append(out.Identifiers, storagehttp.SignedIdentifierXML{ID: id.ID, AccessPolicy: p})
 	}
 	setCommon(w.Header(), a)
 	return storagehttp.WriteXML(w, http.StatusOK, out)
@@ -60,25 +42,25 @@ func (s *Server) setShareACL(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	var body signedIdentifiersXML
+	var body storagehttp.SignedIdentifiersXML
 	if c.r.ContentLength != 0 {
 		if err := storagehttp.DecodeXMLBody(c.r, &body, maxSmallBody); err != nil {
 			return err
 		}
 	}
-	if len(body.Items) > fs.MaxSignedIdentifiers {
+	if len(body.Identifiers) > fs.MaxSignedIdentifiers {
 		return storagehttp.NewError(http.StatusBadRequest, CodeInvalidXMLDocument,
 			"XML specified is not syntactically valid.", Detail{Name: "Reason", Value: "more than 5 signed identifiers"})
 	}
 	var ids []fs.SignedIdentifier
 	seen := map[string]bool{}
-	for _, it := range body.Items {
+	for _, it := range body.Identifiers {
 		if it.ID == "" || len(it.ID) > 64 || seen[it.ID] {
 			return invalidXMLValue("Id", it.ID)
 		}
 		seen[it.ID] = true
 		id := fs.SignedIdentifier{ID: it.ID}
-		if p := it.Policy; p != nil {
+		if p := it.AccessPolicy; p != nil {
 			var err error
 			if id.Start, err = policyTime("Start", p.Start); err != nil {
 				return err

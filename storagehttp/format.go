@@ -111,3 +111,24 @@ func NewMetadataXML(md map[string]string) *MetadataXML {
 	}
 	return m
 }
+
+// SignedIdentifiersXML is the document of Get and Set Share, Container and
+// Queue ACL: up to five stored access policies.
+type SignedIdentifiersXML struct {
+	XMLName     xml.Name              `xml:"SignedIdentifiers"`
+	Identifiers []SignedIdentifierXML `xml:"SignedIdentifier"`
+}
+
+// SignedIdentifierXML is one stored access policy, named by its Id.
+type SignedIdentifierXML struct {
+	ID           string           `xml:"Id"`
+	AccessPolicy *AccessPolicyXML `xml:"AccessPolicy"`
+}
+
+// AccessPolicyXML is a stored access policy's fields, as sent (ISO 8601
+// times, permission letters).
+type AccessPolicyXML struct {
+	Start      string `xml:"Start,omitempty"`
+	Expiry     string `xml:"Expiry,omitempty"`
+	Permission string `xml:"Permission,omitempty"`
+}
