@@ -346,3 +346,81 @@ func TestFromURLSourceAuthorization(t *testing.T) {
 		t.Errorf("Copy Blob within the account without a SAS: %v", err)
 	}
 }
+
+// TestSDKPutBlobFromURL: Put Blob From URL (blockblob UploadBlobFromURL)
+// makes a block blob of the source's bytes, answering 201 with the MD5:
+// the source's properties by default or the request's with
+// CopySourceBlobProperties false, the request's metadata, the source's
+// tags with CopySourceTags COPY; the source needs its own SAS, and a
+// wrong x-ms-source-content-md5 is 400 Md5Mismatch, writing nothing.
+func TestSDKPutBlobFromURL(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	c := e.client(t)
+	if _, err := c.CreateContainer(ctx, "pbfu", nil); err != nil {
+		t.Fatal(err)
+	}
+	cc := c.ServiceClient().NewContainerClient("pbfu")
+	content := bytes.Repeat([]byte("from url "), 1_000_000) // 9 MB: more than one content-store block
+	src := cc.NewBlockBlobClient("src")
+	if _, err := src.UploadBuffer(ctx, content, &blockblob.UploadBufferOptions{
+		HTTPHeaders: &blob.HTTPHeaders{BlobContentType: to.Ptr("text/plain"), BlobContentLanguage: to.Ptr("en")},
+		Metadata:    map[string]*string{"origin": to.Ptr("src")},
+		Tags:        map[string]string{"stage": "raw"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	srcURL := withReadSAS(t, cc, src.URL())
+
+	dst := cc.NewBlockBlobClient("dst")
+	resp, err := dst.UploadBlobFromURL(ctx, srcURL, &blockblob.UploadBlobFromURLOptions{
+		Metadata:       map[string]*string{"origin": to.Ptr("request")},
+		CopySourceTags: to.Ptr(blockblob.BlobCopySourceTagsCopy),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := md5.Sum(content)
+	if !bytes.Equal(resp.ContentMD5, sum[:]) {
+		t.Errorf("Content-MD5 %x, want %x", resp.ContentMD5, sum)
+	}
+	if got := download(t, dst.BlobClient(), nil); !bytes.Equal(got, content) {
+		t.Fatalf("content: %d bytes, want %d", len(got), len(content))
+	}
+	p, err := dst.GetProperties(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *p.ContentType != "text/plain" || *p.ContentLanguage != "en" {
+		t.Errorf("properties %q %q, want the source's", *p.ContentType, *p.ContentLanguage)
+	}
+	if len(p.Metadata) != 1 || *p.Metadata["Origin"] != "request" {
+		t.Errorf("metadata %v, want the request's", p.Metadata)
+	}
+	if tags, err := dst.GetTags(ctx, nil); err != nil || len(tags.BlobTagSet) != 1 || *tags.BlobTagSet[0].Value != "raw" {
+		t.Errorf("tags: %v %+v, want the source's", err, tags.BlobTagSet)
+	}
+
+	own := cc.NewBlockBlobClient("own")
+	if _, err := own.UploadBlobFromURL(ctx, srcURL, &blockblob.UploadBlobFromURLOptions{
+		CopySourceBlobProperties: to.Ptr(false),
+		HTTPHeaders:              &blob.HTTPHeaders{BlobContentType: to.Ptr("application/x-own")},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := own.GetProperties(ctx, nil); err != nil || *p.ContentType != "application/x-own" || p.ContentLanguage != nil {
+		t.Errorf("with CopySourceBlobProperties false: %v, type %v, language %v", err, p.ContentType, p.ContentLanguage)
+	}
+
+	bad := cc.NewBlockBlobClient("bad")
+	if _, err := bad.UploadBlobFromURL(ctx, src.URL(), nil); code(err) != "CannotVerifyCopySource" {
+		t.Errorf("source without a SAS: %v", err)
+	}
+	wrong := md5.Sum([]byte("something else"))
+	if _, err := bad.UploadBlobFromURL(ctx, srcURL, &blockblob.UploadBlobFromURLOptions{SourceContentMD5: wrong[:]}); code(err) != "Md5Mismatch" {
+		t.Errorf("wrong x-ms-source-content-md5: %v", err)
+	}
+	if _, err := bad.GetProperties(ctx, nil); code(err) != "BlobNotFound" {
+		t.Errorf("a refused Put Blob From URL left a blob: %v", err)
+	}
+}

@@ -163,10 +163,14 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		// /<account>/<name> without restype=container: blob <name> of
 		// the $root container.
 		p.container, p.blob, p.scope = "$root", p.container, scopeBlob
-	case p.scope == scopeContainer && restype == "account":
-		p.scope = scopeService
 	}
-	rt, err := storagehttp.MatchRoute(s.routes, (*route).key, p.scope, r.Method, q)
+	at := p.scope
+	if restype == "account" {
+		// Get Account Information may address the account, a container
+		// or a blob; a SAS still has to cover what the URL names.
+		at = scopeService
+	}
+	rt, err := storagehttp.MatchRoute(s.routes, (*route).key, at, r.Method, q)
 	if err != nil {
 		s.fail(w, r, err, p.scope == scopeContainer)
 		return

@@ -391,6 +391,9 @@ func (s *Server) setBlobTags(w http.ResponseWriter, c *call) error {
 
 func (s *Server) putBlob(w http.ResponseWriter, c *call) error {
 	if c.r.Header.Get("x-ms-copy-source") != "" {
+		if c.r.Header.Get("x-ms-blob-type") != "" {
+			return s.putBlobFromURL(w, c)
+		}
 		return s.copyBlob(w, c)
 	}
 	var typ blobsvc.BlobType
@@ -431,10 +434,58 @@ func (s *Server) putBlob(w http.ResponseWriter, c *call) error {
 	return nil
 }
 
+// putBlobFromURL is Put Blob From URL (x-ms-copy-source with
+// x-ms-blob-type): a new block blob holding the source's bytes, read with
+// the source's own authorization and streamed into the content store. It
+// takes the source's properties unless x-ms-copy-source-blob-properties
+// is false (then the request's), the request's metadata, and the
+// request's tags or, with x-ms-copy-source-tag-option: COPY, the
+// source's; x-ms-source-content-md5 must match what arrives.
+func (s *Server) putBlobFromURL(w http.ResponseWriter, c *call) error {
+	h := c.r.Header
+	if t := h.Get("x-ms-blob-type"); t != "BlockBlob" {
+		return storagehttp.InvalidHeader("x-ms-blob-type", t)
+	}
+	if c.r.ContentLength > 0 {
+		return storagehttp.InvalidHeader("Content-Length", strconv.FormatInt(c.r.ContentLength, 10))
+	}
+	o, err := writeOptions(h, false)
+	if err != nil {
+		return err
+	}
+	if o.ContentMD5, err = md5Header(h, "x-ms-source-content-md5"); err != nil {
+		return err
+	}
+	opt := h.Get("x-ms-copy-source-tag-option")
+	copyTags := strings.EqualFold(opt, "COPY")
+	if opt != "" && !copyTags && !strings.EqualFold(opt, "REPLACE") {
+		return storagehttp.InvalidHeader("x-ms-copy-source-tag-option", opt)
+	}
+	src, rc, err := s.openSource(c)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	if !strings.EqualFold(h.Get("x-ms-copy-source-blob-properties"), "false") {
+		o.Properties = src.Properties
+	}
+	if copyTags {
+		o.Tags = src.Tags
+	}
+	b, err := s.svc.PutBlob(c.r.Context(), c.path.container, c.path.blob, rc, o)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-MD5", b64(b.Properties.ContentMD5))
+	w.Header().Set("x-ms-request-server-encrypted", "true")
+	written(w, http.StatusCreated, b.ETag, b.LastModified)
+	return nil
+}
+
 func (s *Server) putBlock(w http.ResponseWriter, c *call) error {
 	body := io.Reader(c.r.Body)
 	if c.r.Header.Get("x-ms-copy-source") != "" { // Put Block From URL
-		rc, err := s.openSource(c)
+		_, rc, err := s.openSource(c)
 		if err != nil {
 			return err
 		}
@@ -821,29 +872,29 @@ func (s *Server) copySource(h http.Header) (blobsvc.CopySource, error) {
 	return blobsvc.CopySource{Container: p.container, Name: p.blob, Snapshot: u.Query().Get("snapshot"), URL: raw, Cond: cond}, nil
 }
 
-// openSource opens the bytes of a From URL operation's source: the
-// x-ms-source-range, or the whole blob.
-func (s *Server) openSource(c *call) (io.ReadCloser, error) {
+// openSource opens the bytes of a From URL operation's source (the
+// x-ms-source-range, or the whole blob) and returns the source blob too.
+func (s *Server) openSource(c *call) (blobsvc.Blob, io.ReadCloser, error) {
 	src, err := s.copySource(c.r.Header)
 	if err != nil {
-		return nil, err
+		return blobsvc.Blob{}, nil, err
 	}
 	if err := s.authorizeSource(c.r, src); err != nil {
-		return nil, err
+		return blobsvc.Blob{}, nil, err
 	}
 	var rng *blobsvc.Range
 	if v := c.r.Header.Get("x-ms-source-range"); v != "" {
 		h := http.Header{}
 		h.Set("x-ms-range", v)
 		if rng, err = byteRange(h); err != nil {
-			return nil, storagehttp.InvalidHeader("x-ms-source-range", v)
+			return blobsvc.Blob{}, nil, storagehttp.InvalidHeader("x-ms-source-range", v)
 		}
 	}
-	_, rc, _, _, err := s.svc.OpenBlob(c.r.Context(), src.Container, src.Name, src.Snapshot, rng, "", src.Cond)
+	b, rc, _, _, err := s.svc.OpenBlob(c.r.Context(), src.Container, src.Name, src.Snapshot, rng, "", src.Cond)
 	if errors.Is(err, blobsvc.ErrNotModified) {
 		err = fmt.Errorf("copy source: %w", blobsvc.ErrConditionNotMet)
 	}
-	return rc, err
+	return b, rc, err
 }
 
 // abortCopy answers Abort Copy Blob: copies here finish before Copy Blob
@@ -929,7 +980,7 @@ func (s *Server) appendBlock(w http.ResponseWriter, c *call) error {
 	}
 	var body io.Reader = http.MaxBytesReader(w, c.r.Body, maxAppendBlock)
 	if fromURL { // Append Block From URL
-		rc, err := s.openSource(c)
+		_, rc, err := s.openSource(c)
 		if err != nil {
 			return err
 		}

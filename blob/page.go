@@ -109,7 +109,7 @@ func (s *Server) putPage(w http.ResponseWriter, c *call) error {
 	}
 	var body io.Reader = c.r.Body
 	if fromURL {
-		rc, err := s.openSource(c)
+		_, rc, err := s.openSource(c)
 		if err != nil {
 			return err
 		}

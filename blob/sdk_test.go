@@ -10,6 +10,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
@@ -17,6 +18,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 )
 
@@ -337,4 +339,39 @@ func download(t *testing.T, b *blob.Client, rng *blob.HTTPRange) []byte {
 		t.Fatal(err)
 	}
 	return got
+}
+
+// TestSDKAccountInfoAnywhere: Get Account Information answers on the
+// account, a container and a blob URL (azblob has it on every client;
+// AzCopy asks it of each destination blob before a service-side copy),
+// with Shared Key and with a SAS of the blob it names.
+func TestSDKAccountInfoAnywhere(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	c := e.client(t)
+	if _, err := c.CreateContainer(ctx, "info", nil); err != nil {
+		t.Fatal(err)
+	}
+	cc := c.ServiceClient().NewContainerClient("info")
+	bc := cc.NewBlobClient("dir/doc")
+	if _, err := c.ServiceClient().GetAccountInfo(ctx, nil); err != nil {
+		t.Errorf("on the account: %v", err)
+	}
+	if info, err := cc.GetAccountInfo(ctx, nil); err != nil || info.SKUName == nil {
+		t.Errorf("on a container: %v", err)
+	}
+	if info, err := bc.GetAccountInfo(ctx, nil); err != nil || info.AccountKind == nil {
+		t.Errorf("on a blob (that need not exist): %v", err)
+	}
+	signed, err := bc.GetSASURL(sas.BlobPermissions{Read: true}, time.Now().Add(time.Hour), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	anon, err := blob.NewClientWithNoCredential(signed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := anon.GetAccountInfo(ctx, nil); err != nil {
+		t.Errorf("on a blob with its SAS: %v", err)
+	}
 }
