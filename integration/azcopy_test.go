@@ -212,9 +212,24 @@ func TestAzCopy(t *testing.T) {
 	}
 
 	// Share to share: AzCopy has the server copy each file (Put Range From
-	// URL with the source's SAS).
-	az.mustRun(t, "copy", url("tree/docs"), url("copy"), "--recursive", "--from-to", "FileFile")
+	// URL with the source's SAS), keeping SMB times and the permission.
+	az.mustRun(t, "copy", url("tree/docs"), url("copy"), "--recursive", "--from-to", "FileFile",
+		"--preserve-smb-info=true", "--preserve-permissions=true")
 	checkShare("copy", map[string][]byte{"docs/readme.txt": files["docs/readme.txt"], "docs/deep/big.bin": big})
+	for _, name := range []string{"docs/readme.txt", "docs/deep/big.bin"} {
+		from, err := svc.NewShareClient("tree").NewRootDirectoryClient().NewFileClient(name).GetProperties(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		to, err := svc.NewShareClient("copy").NewRootDirectoryClient().NewFileClient(name).GetProperties(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !from.FileLastWriteTime.Equal(*to.FileLastWriteTime) || !from.FileCreationTime.Equal(*to.FileCreationTime) {
+			t.Errorf("%s: copied with times %v / %v, the source has %v / %v", name,
+				to.FileCreationTime, to.FileLastWriteTime, from.FileCreationTime, from.FileLastWriteTime)
+		}
+	}
 
 	// A program holds one.txt open with share none, as a Windows program
 	// can: AzCopy's upload of it fails with 409 SharingViolation.
