@@ -1,6 +1,7 @@
 package blob
 
 import (
+	"bytes"
 	"crypto/md5"
 	"errors"
 	"fmt"
@@ -424,11 +425,16 @@ func (s *Server) putBlob(w http.ResponseWriter, c *call) error {
 	if o.Properties.ContentMD5 == nil {
 		o.Properties.ContentMD5 = o.ContentMD5
 	}
-	b, err := s.svc.PutBlob(c.r.Context(), c.path.container, c.path.blob, c.r.Body, o)
+	body, crc, err := crc64Body(c.r.Header, false, c.r.Body)
+	if err != nil {
+		return err
+	}
+	b, err := s.svc.PutBlob(c.r.Context(), c.path.container, c.path.blob, body, o)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Content-MD5", b64(b.Properties.ContentMD5))
+	setCRC64(w.Header(), crc)
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	written(w, http.StatusCreated, b.ETag, b.LastModified)
 	return nil
@@ -472,11 +478,16 @@ func (s *Server) putBlobFromURL(w http.ResponseWriter, c *call) error {
 	if copyTags {
 		o.Tags = src.Tags
 	}
-	b, err := s.svc.PutBlob(c.r.Context(), c.path.container, c.path.blob, rc, o)
+	body, crc, err := crc64Body(h, true, rc)
+	if err != nil {
+		return err
+	}
+	b, err := s.svc.PutBlob(c.r.Context(), c.path.container, c.path.blob, body, o)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Content-MD5", b64(b.Properties.ContentMD5))
+	setCRC64(w.Header(), crc)
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	written(w, http.StatusCreated, b.ETag, b.LastModified)
 	return nil
@@ -484,7 +495,8 @@ func (s *Server) putBlobFromURL(w http.ResponseWriter, c *call) error {
 
 func (s *Server) putBlock(w http.ResponseWriter, c *call) error {
 	body := io.Reader(c.r.Body)
-	if c.r.Header.Get("x-ms-copy-source") != "" { // Put Block From URL
+	fromURL := c.r.Header.Get("x-ms-copy-source") != ""
+	if fromURL { // Put Block From URL
 		_, rc, err := s.openSource(c)
 		if err != nil {
 			return err
@@ -504,12 +516,17 @@ func (s *Server) putBlock(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
+	body, crc, err := crc64Body(c.r.Header, fromURL, body)
+	if err != nil {
+		return err
+	}
 	if err := s.svc.StageBlock(c.r.Context(), c.path.container, c.path.blob, id, body, sum, leaseID); err != nil {
 		return err
 	}
 	if sum != nil {
 		w.Header().Set("Content-MD5", b64(sum))
 	}
+	setCRC64(w.Header(), crc)
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	w.Header().Set("Content-Length", "0")
 	w.WriteHeader(http.StatusCreated)
@@ -661,6 +678,13 @@ func (s *Server) getBlob(w http.ResponseWriter, c *call) error {
 	if wantMD5 && (rng == nil || rng.End < 0 || rng.End-rng.Start+1 > maxRangeMD5) {
 		return storagehttp.OutOfRange("x-ms-range-get-content-md5", "true")
 	}
+	wantCRC := strings.EqualFold(c.r.Header.Get("x-ms-range-get-content-crc64"), "true")
+	if wantCRC && (rng == nil || rng.End < 0 || rng.End-rng.Start+1 > maxRangeMD5) {
+		return storagehttp.OutOfRange("x-ms-range-get-content-crc64", "true")
+	}
+	if wantMD5 && wantCRC {
+		return storagehttp.InvalidHeader("x-ms-range-get-content-crc64", "true")
+	}
 	b, rc, off, n, err := s.svc.OpenBlob(c.r.Context(), c.path.container, c.path.blob, c.q.Get("snapshot"), rng, leaseID, cond)
 	if errors.Is(err, blobsvc.ErrNotModified) {
 		notModified(w, b.ETag, b.LastModified)
@@ -685,16 +709,22 @@ func (s *Server) getBlob(w http.ResponseWriter, c *call) error {
 		if b.Properties.ContentMD5 != nil {
 			h.Set("x-ms-blob-content-md5", b64(b.Properties.ContentMD5))
 		}
-		if wantMD5 {
+		if wantMD5 || wantCRC {
 			// At most 4 MiB: the range is read once to hash it, then
 			// served from memory.
 			buf, err := io.ReadAll(io.LimitReader(rc, maxRangeMD5))
 			if err != nil {
 				return err
 			}
-			sum := md5.Sum(buf)
-			h.Set("Content-MD5", b64(sum[:]))
-			body = strings.NewReader(string(buf))
+			if wantMD5 {
+				sum := md5.Sum(buf)
+				h.Set("Content-MD5", b64(sum[:]))
+			} else {
+				crc := storagehttp.NewCRC64()
+				crc.Write(buf)
+				h.Set("x-ms-content-crc64", b64(storagehttp.CRC64Bytes(crc.Sum64())))
+			}
+			body = bytes.NewReader(buf)
 		}
 	} else if b.Properties.ContentMD5 != nil {
 		h.Set("Content-MD5", b64(b.Properties.ContentMD5))
@@ -987,11 +1017,16 @@ func (s *Server) appendBlock(w http.ResponseWriter, c *call) error {
 		defer rc.Close()
 		body = io.LimitReader(rc, maxAppendBlock)
 	}
+	body, crc, err := crc64Body(c.r.Header, fromURL, body)
+	if err != nil {
+		return err
+	}
 	b, offset, err := s.svc.AppendBlock(c.r.Context(), c.path.container, c.path.blob, body, o)
 	if err != nil {
 		return err
 	}
 	h := w.Header()
+	setCRC64(h, crc)
 	h.Set("x-ms-blob-append-offset", strconv.FormatInt(offset, 10))
 	h.Set("x-ms-blob-committed-block-count", strconv.Itoa(len(b.Blocks)))
 	h.Set("x-ms-request-server-encrypted", "true")

@@ -132,10 +132,15 @@ func (s *Server) putPage(w http.ResponseWriter, c *call) error {
 	if o.Cond, err = conditions(h); err != nil {
 		return err
 	}
+	body, crc, err := crc64Body(h, fromURL, body)
+	if err != nil {
+		return err
+	}
 	b, err := s.svc.PutPages(c.r.Context(), c.path.container, c.path.blob, rng.Start, rng.End, body, action == "clear", seq, o)
 	if err != nil {
 		return err
 	}
+	setCRC64(w.Header(), crc)
 	w.Header().Set("x-ms-blob-sequence-number", strconv.FormatInt(b.Page.SequenceNumber, 10))
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	written(w, http.StatusCreated, b.ETag, b.LastModified)

@@ -2,6 +2,7 @@ package blob
 
 import (
 	"encoding/base64"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -13,6 +14,33 @@ import (
 	"github.com/blobshare/blobshare/blobsvc"
 	"github.com/blobshare/blobshare/storagehttp"
 )
+
+// crc64Body wraps the bytes a write reads when the request carries a
+// transactional CRC-64 (x-ms-content-crc64 for its body,
+// x-ms-source-content-crc64 for a From-URL source): their end becomes 400
+// Crc64Mismatch when the CRC differs (storagehttp.CRC64Reader), so the
+// content store keeps nothing of them. Without the header body is
+// returned as it is, with a nil reader.
+func crc64Body(h http.Header, fromURL bool, body io.Reader) (io.Reader, *storagehttp.CRC64Reader, error) {
+	name := "x-ms-content-crc64"
+	if fromURL {
+		name = "x-ms-source-content-crc64"
+	}
+	want, err := storagehttp.CRC64Header(h, name)
+	if err != nil || want == nil {
+		return body, nil, err
+	}
+	cr := storagehttp.NewCRC64Reader(body, want)
+	return cr, cr, nil
+}
+
+// setCRC64 answers the CRC-64 of what a write read, when it was asked
+// for one.
+func setCRC64(h http.Header, cr *storagehttp.CRC64Reader) {
+	if cr != nil {
+		h.Set("x-ms-content-crc64", b64(cr.Sum()))
+	}
+}
 
 // guards reads what guards most writes: the lease id (x-ms-lease-id) and
 // the conditional headers, in that order of checking.

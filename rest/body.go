@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"hash/crc64"
 	"io"
 	"net/http"
 	"os"
@@ -172,8 +171,8 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 			}
 		}
 		if b.wantCRC != nil {
-			if got := crc64Bytes(b.crc.Sum64()); !bytes.Equal(got, b.wantCRC) {
-				b.err = errCRC64Mismatch(b.wantCRC, got)
+			if got := storagehttp.CRC64Bytes(b.crc.Sum64()); !bytes.Equal(got, b.wantCRC) {
+				b.err = storagehttp.CRC64Mismatch(b.wantCRC, got)
 				return 0, b.err
 			}
 		}
@@ -226,12 +225,12 @@ func (s *Server) putBody(w http.ResponseWriter, r *http.Request, req fs.PutRange
 	if verifyMD5 {
 		// Put Range: x-ms-content-crc64 is checked like Content-MD5 and
 		// answered with the server's CRC-64.
-		wantCRC, err := crc64Header(r.Header, "x-ms-content-crc64")
+		wantCRC, err := storagehttp.CRC64Header(r.Header, "x-ms-content-crc64")
 		if err != nil {
 			return fs.Attr{}, nil, nil, err
 		}
 		if wantCRC != nil {
-			body.crc, body.wantCRC = crc64.New(storageCRC64), wantCRC
+			body.crc, body.wantCRC = storagehttp.NewCRC64(), wantCRC
 		}
 	}
 	if s.bodyTimeout > 0 {
@@ -292,7 +291,7 @@ func (s *Server) putBody(w http.ResponseWriter, r *http.Request, req fs.PutRange
 	}
 	var crc []byte
 	if body.crc != nil {
-		crc = crc64Bytes(body.crc.Sum64())
+		crc = storagehttp.CRC64Bytes(body.crc.Sum64())
 	}
 	return a, body.h.Sum(nil), crc, nil
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/md5"
 	"encoding/base64"
 	"errors"
-	"hash/crc64"
 	"io"
 	"net/http"
 	"net/url"
@@ -245,7 +244,7 @@ func (s *Server) putRangeFromURL(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	wantCRC, err := crc64Header(h, "x-ms-source-content-crc64")
+	wantCRC, err := storagehttp.CRC64Header(h, "x-ms-source-content-crc64")
 	if err != nil {
 		return err
 	}
@@ -256,7 +255,7 @@ func (s *Server) putRangeFromURL(w http.ResponseWriter, c *call) error {
 		Path: c.fsPath(), Offset: dst.start, Length: dst.length(),
 		SourcePath: fsPathOf(src), SourceOffset: srg.start, LeaseID: lease,
 		Verify: func(r io.Reader) io.Reader {
-			check = &bodyReader{r: r, left: dst.length(), h: md5.New(), crc: crc64.New(storageCRC64), wantCRC: wantCRC}
+			check = &bodyReader{r: r, left: dst.length(), h: md5.New(), crc: storagehttp.NewCRC64(), wantCRC: wantCRC}
 			return check
 		},
 	})
@@ -267,7 +266,7 @@ func (s *Server) putRangeFromURL(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	setCommon(w.Header(), a)
-	w.Header().Set("x-ms-content-crc64", base64.StdEncoding.EncodeToString(crc64Bytes(check.crc.Sum64())))
+	w.Header().Set("x-ms-content-crc64", base64.StdEncoding.EncodeToString(storagehttp.CRC64Bytes(check.crc.Sum64())))
 	w.Header().Set("x-ms-file-last-write-time", storagehttp.FormatTime7(a.LastWrite))
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	w.WriteHeader(http.StatusCreated)

@@ -1,0 +1,107 @@
+package blob_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"hash/crc64"
+	"io"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/appendblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/pageblob"
+)
+
+// azureCRC64 is Azure Storage's CRC-64 of b, as the SDKs compute it.
+func azureCRC64(b []byte) uint64 {
+	return crc64.Checksum(b, crc64.MakeTable(0x9A6C9329AC4BC9B5))
+}
+
+// TestTransactionalCRC64: Put Blob, Put Block, Append Block and Put Page
+// with x-ms-content-crc64 (the SDK's TransactionalValidation) check it:
+// the right value is answered back in x-ms-content-crc64, a wrong one is
+// 400 Crc64Mismatch and writes nothing. Get Blob with
+// x-ms-range-get-content-crc64 answers the range's CRC-64.
+func TestTransactionalCRC64(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	c := e.client(t)
+	if _, err := c.CreateContainer(ctx, "crc", nil); err != nil {
+		t.Fatal(err)
+	}
+	cc := c.ServiceClient().NewContainerClient("crc")
+	data := bytes.Repeat([]byte("crc64 "), 100_000)[:512*1000]
+	good := blob.TransferValidationTypeCRC64(azureCRC64(data))
+	bad := blob.TransferValidationTypeCRC64(azureCRC64(data) + 1)
+	body := func() io.ReadSeekCloser { return streaming.NopCloser(bytes.NewReader(data)) }
+	want := base64.StdEncoding.EncodeToString(binaryLE(azureCRC64(data)))
+
+	bb := cc.NewBlockBlobClient("put")
+	if _, err := bb.Upload(ctx, body(), &blockblob.UploadOptions{TransactionalValidation: bad}); code(err) != "Crc64Mismatch" {
+		t.Errorf("Put Blob with a wrong CRC-64: %v", err)
+	}
+	if _, err := bb.GetProperties(ctx, nil); code(err) != "BlobNotFound" {
+		t.Errorf("a Put Blob refused for its CRC-64 left a blob: %v", err)
+	}
+	if r, err := bb.Upload(ctx, body(), &blockblob.UploadOptions{TransactionalValidation: good}); err != nil || base64.StdEncoding.EncodeToString(r.ContentCRC64) != want {
+		t.Errorf("Put Blob with the right CRC-64: %v, answered %x", err, r.ContentCRC64)
+	}
+
+	blocks := cc.NewBlockBlobClient("blocks")
+	if _, err := blocks.StageBlock(ctx, blockID(0), body(), &blockblob.StageBlockOptions{TransactionalValidation: bad}); code(err) != "Crc64Mismatch" {
+		t.Errorf("Put Block with a wrong CRC-64: %v", err)
+	}
+	if r, err := blocks.StageBlock(ctx, blockID(1), body(), &blockblob.StageBlockOptions{TransactionalValidation: good}); err != nil || base64.StdEncoding.EncodeToString(r.ContentCRC64) != want {
+		t.Errorf("Put Block with the right CRC-64: %v, answered %x", err, r.ContentCRC64)
+	}
+	if l, err := blocks.GetBlockList(ctx, blockblob.BlockListTypeUncommitted, nil); err != nil || len(l.UncommittedBlocks) != 1 || *l.UncommittedBlocks[0].Name != blockID(1) {
+		t.Errorf("uncommitted blocks after one refused and one staged: %v %+v", err, l.UncommittedBlocks)
+	}
+
+	ab := cc.NewAppendBlobClient("log")
+	if _, err := ab.Create(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ab.AppendBlock(ctx, body(), &appendblob.AppendBlockOptions{TransactionalValidation: bad}); code(err) != "Crc64Mismatch" {
+		t.Errorf("Append Block with a wrong CRC-64: %v", err)
+	}
+	if _, err := ab.AppendBlock(ctx, body(), &appendblob.AppendBlockOptions{TransactionalValidation: good}); err != nil {
+		t.Errorf("Append Block with the right CRC-64: %v", err)
+	}
+	if p, err := ab.GetProperties(ctx, nil); err != nil || *p.ContentLength != int64(len(data)) {
+		t.Errorf("append blob after one refused and one accepted append: %v, %d bytes", err, *p.ContentLength)
+	}
+
+	pb := cc.NewPageBlobClient("disk")
+	if _, err := pb.Create(ctx, int64(len(data)), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pb.UploadPages(ctx, body(), blob.HTTPRange{Count: int64(len(data))}, &pageblob.UploadPagesOptions{TransactionalValidation: bad}); code(err) != "Crc64Mismatch" {
+		t.Errorf("Put Page with a wrong CRC-64: %v", err)
+	}
+	if got := download(t, pb.BlobClient(), nil); !bytes.Equal(got, make([]byte, len(data))) {
+		t.Errorf("a Put Page refused for its CRC-64 wrote pages")
+	}
+	if _, err := pb.UploadPages(ctx, body(), blob.HTTPRange{Count: int64(len(data))}, &pageblob.UploadPagesOptions{TransactionalValidation: good}); err != nil {
+		t.Errorf("Put Page with the right CRC-64: %v", err)
+	}
+
+	st, _, _ := rawRequest(t, e, "GET", "/crc/put", map[string]string{"x-ms-range": "bytes=0-511", "x-ms-range-get-content-crc64": "true"}, "")
+	if st != 206 {
+		t.Errorf("Get Blob with x-ms-range-get-content-crc64: %d", st)
+	}
+	if st, code, _ := rawRequest(t, e, "GET", "/crc/put", map[string]string{"x-ms-range-get-content-crc64": "true"}, ""); st != 400 || code != "OutOfRangeInput" {
+		t.Errorf("x-ms-range-get-content-crc64 without a range: %d %s", st, code)
+	}
+}
+
+func binaryLE(v uint64) []byte {
+	b := make([]byte, 8)
+	for i := range b {
+		b[i] = byte(v >> (8 * i))
+	}
+	return b
+}
