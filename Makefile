@@ -13,7 +13,7 @@ REST_FUZZ := FuzzParseRange FuzzParsePath FuzzSharedKey FuzzParseAttributes \
 # services, secdesc): package:target.
 PKG_FUZZ  := smb:FuzzHeader smb:FuzzFrame smb:FuzzMatchPattern smb/ntlm:FuzzUnwrap smb/ntlm:FuzzNTLM \
              queue:FuzzMessageBody queue:FuzzQueueRequest secdesc:FuzzPermission \
-             blob:FuzzParseBlockList blob:FuzzRangeHeader blobsvc:FuzzMatchTags
+             blob:FuzzParseBlockList blob:FuzzRangeHeader blobsvc:FuzzMatchTags storagehttp:FuzzReadBatch
 
 # Debian packages the tests drive: rsync (the mount's timestamp tests),
 # smbclient and impacket (real SMB clients), samba and samba-testsuite

@@ -103,6 +103,8 @@ func (s *Server) routeTable() []route {
 		{name: "SetServiceProperties", scope: scopeService, method: "PUT", restype: "service", comp: "properties", perm: "w", rtype: 's', h: s.setServiceProperties},
 		{name: "FindBlobsByTags", scope: scopeService, method: "GET", comp: "blobs", perm: "f", rtype: 's', h: s.findBlobsByTags},
 		{name: "FindBlobsByTagsInContainer", scope: scopeContainer, method: "GET", restype: "container", comp: "blobs", perm: "f", rtype: 'c', sasPerm: "f", h: s.findBlobsByTags},
+		{name: "SubmitBatch", scope: scopeService, method: "POST", comp: "batch", perm: "rwdlacuptf", rtype: 's', h: s.submitBatch},
+		{name: "SubmitBatch", scope: scopeContainer, method: "POST", restype: "container", comp: "batch", perm: "rwdlacuptf", rtype: 'c', sasPerm: "racwdlt", h: s.submitBatch},
 		{name: "GetAccountInfo", scope: scopeService, method: "GET", restype: "account", comp: "properties", perm: "rwdlacup", rtype: 's', sasPerm: "racwdl", h: s.getAccountInfo},
 		{name: "GetAccountInfo", scope: scopeService, method: "HEAD", restype: "account", comp: "properties", perm: "rwdlacup", rtype: 's', sasPerm: "racwdl", h: s.getAccountInfo},
 

@@ -19,6 +19,8 @@
 //   - handlers.go: one function per operation.
 //   - params.go: conditional headers, lease headers, ranges, properties.
 //   - page.go: page blob operations.
+//   - batch.go: Blob Batch; its sub-requests run through the whole
+//     chain (storagehttp.ReadBatch, WriteBatch), each authorized alone.
 //   - xml.go: the block-list decoder (fuzzed) and the listing, block
 //     list, ACL and tag bodies.
 //   - errors.go: the error table.

@@ -26,6 +26,7 @@ const (
 	// MiB single-shot Put Blob); they are streamed, never buffered.
 	maxContentBody = 5000 << 20
 	maxSmallBody   = 64 << 10 // service properties and other documents
+	maxBatchBody   = 4 << 20  // Blob Batch: 256 sub-requests, headers only
 )
 
 // Config configures a Server.
@@ -93,6 +94,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 func maxBody(r *http.Request) int64 {
 	if r.Method == http.MethodPut {
 		return maxContentBody
+	}
+	if r.Method == http.MethodPost && r.URL.Query().Get("comp") == "batch" {
+		return maxBatchBody
 	}
 	return maxSmallBody
 }

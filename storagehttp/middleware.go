@@ -104,7 +104,7 @@ func Authenticate(chain []Authenticator, log *slog.Logger, next http.Handler) ht
 // request without one is 400 MissingRequiredHeader.
 func CheckVersion(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		v := r.Header.Get(VersionHeader)
+		v := requestVersion(r)
 		switch {
 		case v == "" && strings.HasPrefix(r.Header.Get("Authorization"), "SharedKey"):
 			WriteError(w, r, MissingHeader(VersionHeader))

@@ -53,7 +53,7 @@ func RequestID(now func() time.Time, next http.Handler) http.Handler {
 		h := w.Header()
 		h.Set(RequestIDHeader, info.ID)
 		h.Set("Date", info.Start.UTC().Format(http.TimeFormat))
-		if v := r.Header.Get(VersionHeader); v != "" && ValidVersion(v) {
+		if v := requestVersion(r); v != "" && ValidVersion(v) {
 			h.Set(VersionHeader, v)
 		}
 		if v := r.Header.Get(ClientRequestIDHeader); v != "" && len(v) <= maxClientRequestID {
