@@ -103,7 +103,10 @@ type Store interface {
 
 	// Delete removes the blob. Deleting a missing blob is not an error
 	// unless cond.IfMatch is set (then ErrNotFound); a mismatching IfMatch
-	// is ErrPreconditionFailed.
+	// is ErrPreconditionFailed. Blocks staged for a key that has no
+	// committed blob survive an unconditional Delete (a writer may be
+	// staging the key's first commit); those of a committed blob may go
+	// with it (Azure discards them).
 	Delete(ctx context.Context, key string, cond Conditions) error
 
 	// List calls fn for committed blobs whose key starts with prefix, in

@@ -16,14 +16,26 @@
 //	ReadRange     Get Blob with a Range header, read through the SDK's
 //	              retry reader
 //	Stat          Get Blob Properties
-//	Delete        Delete Blob (snapshots included) with If-Match
+//	Delete        Delete Blob (snapshots included) with If-Match;
+//	              without conditions, Get Blob Properties first and
+//	              Delete Blob If-Match its ETag
 //	List          List Blobs (flat) with the prefix
+//	CloneBlob     Copy Blob within the container (blobstore.Cloner),
+//	              source conditions as x-ms-source-if-match, the
+//	              destination If-None-Match "*"; polled while pending
 //
 // Block ids: Azure requires every block id of a blob to have the same
 // length and to be base64. blobshare ids (1–64 bytes of [A-Za-z0-9_-]) are
 // padded with '.' to 64 bytes and base64-encoded; decoding trims the
 // padding. Blocks with ids not written this way are reported as errors by
 // Blocks and ignored by CommitBlocks.
+//
+// CloneBlob lets the service copy the data: nothing passes through
+// blobshare, and a block blob's copy keeps its committed block ids and
+// sizes, so block-list comparisons (fs's range diffs) work across a clone.
+// Unlike the local backend's hard links the copy is stored (and billed)
+// as data of its own. A copy that fails or whose context ends is aborted
+// and its destination deleted.
 //
 // Errors: convert, the one place that reads Azure error codes, maps them
 // to blobstore.ErrNotFound, ErrPreconditionFailed, ErrInvalidKey and
@@ -53,7 +65,11 @@
 // uncommitted blocks with an ETag, real Azure without; Blocks falls back
 // to Get Blob Properties whenever the committed list is empty. Azurite
 // answers 412, real Azure may answer 404, to a conditional Delete of a
-// missing blob; Delete checks which it is. List's marker is a key, not
+// missing blob; Delete checks which it is. Azurite also treats a key with
+// only staged blocks as an existing blob, and Delete Blob (even with
+// If-Match "*") discards those blocks; an unconditional Delete therefore
+// deletes only a committed version it has seen (Get Blob Properties, then
+// If-Match), so a writer staging a key's first commit keeps its blocks. List's marker is a key, not
 // Azure's opaque continuation token, so List walks the prefix from its
 // start and skips entries up to the marker. The service itself discards
 // uncommitted blocks after a week, so this backend has no garbage

@@ -72,11 +72,13 @@ func TestOpt(t *testing.T, o Opts) {
 		{"ConcurrentConditionalCommits", testConcurrentCommits},
 		{"ConcurrentCreate", testConcurrentCreate},
 		{"ConditionalDelete", testConditionalDelete},
+		{"DeleteLeavesStaged", testDeleteLeavesStaged},
 		{"List", testList},
 		{"ListStopsOnError", testListStop},
 		{"CancelledContext", testCancelled},
 		{"SnapshotIsolation", testSnapshot},
 		{"ConcurrentReadersSeeWholeVersions", testReadersWholeVersions},
+		{"Clone", testClone},
 		{"BigStream", testBigStream},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -639,6 +641,24 @@ func testConditionalDelete(t *testing.T, s blobstore.Store, _ Opts) {
 	// The key can be created again.
 	put(t, s, key, blobstore.Conditions{IfNoneMatch: "*"}, []byte("again"))
 	wantContent(t, s, key, []byte("again"))
+}
+
+// testDeleteLeavesStaged: an unconditional Delete of a key that has only
+// staged blocks (fs deletes a stale blob before a file's first commit)
+// leaves them for the commit.
+func testDeleteLeavesStaged(t *testing.T, s blobstore.Store, _ Opts) {
+	ctx := context.Background()
+	const key = "delete/staged"
+	if _, err := s.StageBlock(ctx, key, "first", strings.NewReader("staged before the delete")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, key, blobstore.Conditions{}); err != nil {
+		t.Fatalf("Delete of a key with only staged blocks: %v", err)
+	}
+	if _, err := s.CommitBlocks(ctx, key, []string{"first"}, blobstore.Conditions{IfNoneMatch: "*"}); err != nil {
+		t.Fatalf("commit of a block staged before a Delete: %v", err)
+	}
+	wantContent(t, s, key, []byte("staged before the delete"))
 }
 
 func listAll(t *testing.T, s blobstore.Store, prefix, marker string, limit int) ([]string, string) {
