@@ -9,9 +9,10 @@
 //	StageBlock    Put Block (the block read into a pooled buffer of
 //	              MemBlockLimit bytes, or spooled to an unlinked temp
 //	              file when larger: the SDK needs a seekable body of
-//	              known length to retry)
-//	CommitBlocks  Get Block List (all), then Put Block List with every
-//	              id as "Latest" and If-Match / If-None-Match
+//	              known length to retry); a copy is kept until committed
+//	CommitBlocks  Get Block List (all), Put Block again for kept blocks
+//	              that are gone, then Put Block List with every id as
+//	              "Latest" and If-Match / If-None-Match
 //	Blocks        Get Block List (committed)
 //	ReadRange     Get Blob with a Range header, read through the SDK's
 //	              retry reader
@@ -46,11 +47,23 @@
 //
 // Azure evaluates the commit's conditions atomically, so of several
 // commits conditioned on one ETag exactly one wins. Put Block List also
-// discards the blob's other uncommitted blocks: a writer that loses such a
-// race finds its staged blocks gone. CommitBlocks therefore resolves ids
-// first (Get Block List) and, when one is missing, evaluates the
-// conditions against the blob's current properties, so the loser gets
-// ErrPreconditionFailed (and must restage), not ErrNotFound.
+// discards the blob's other uncommitted blocks, those of every other
+// writer of the blob, conditional or not: two Put Ranges into one file at
+// once would make the second commit name blocks that no longer exist. So
+// StageBlock keeps a copy of each block it staged (an unlinked temp file,
+// keptBlocks) until a commit through this Store names it, and CommitBlocks
+// stages a missing block again from its copy before Put Block List, and
+// once more if Put Block List answers InvalidBlockList (another commit
+// came in between; at most commitAttempts times). This works across
+// processes too: each writer keeps and restages its own blocks. A missing
+// block without a copy (never staged here, or kept longer than keptTTL)
+// is ErrNotFound, after the conditions are evaluated against the blob's
+// current properties so that the loser of a conditional race gets
+// ErrPreconditionFailed.
+//
+// The copies cost a local write of every staged block and an open file
+// each until their commit: a handle that stages a large file before
+// committing on close holds one per 4 MiB block.
 //
 // Put Block List does not return the blob's size; CommitBlocks computes it
 // from the block sizes Get Block List reported. A reader's Get Blob serves

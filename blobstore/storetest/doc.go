@@ -21,6 +21,8 @@
 // committed one; If-Match / If-None-Match on commits; concurrent commits
 // conditioned on one ETag, and concurrent creates with If-None-Match "*",
 // where exactly one wins and the others get ErrPreconditionFailed;
+// unconditional concurrent commits of blocks all staged before the first
+// of them, which all succeed;
 // conditional delete; an unconditional delete leaving the staged blocks
 // of a key without a committed blob; List order, prefixes, markers and paging at several
 // limits, and a callback error returned as is; a cancelled context failing

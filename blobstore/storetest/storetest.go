@@ -71,6 +71,7 @@ func TestOpt(t *testing.T, o Opts) {
 		{"Conditions", testConditions},
 		{"ConcurrentConditionalCommits", testConcurrentCommits},
 		{"ConcurrentCreate", testConcurrentCreate},
+		{"StagedSurvivesOtherCommits", testStagedSurvives},
 		{"ConditionalDelete", testConditionalDelete},
 		{"DeleteLeavesStaged", testDeleteLeavesStaged},
 		{"List", testList},
@@ -540,29 +541,11 @@ func testConditions(t *testing.T, s blobstore.Store, _ Opts) {
 }
 
 func testConcurrentCommits(t *testing.T, s blobstore.Store, _ Opts) {
-	ctx := context.Background()
 	const key = "race/blob"
 	base, _ := put(t, s, key, blobstore.Conditions{}, []byte("base"))
 	const writers = 6
 	for round := range 3 {
-		var wg sync.WaitGroup
-		errs := make([]error, writers)
-		infos := make([]blobstore.Info, writers)
-		start := make(chan struct{})
-		for w := range writers {
-			id := fmt.Sprintf("r%dw%d", round, w)
-			if _, err := s.StageBlock(ctx, key, id, strings.NewReader(id)); err != nil {
-				t.Fatal(err)
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				infos[w], errs[w] = s.CommitBlocks(ctx, key, []string{id}, blobstore.Conditions{IfMatch: base.ETag})
-			}()
-		}
-		close(start)
-		wg.Wait()
+		infos, errs := commitAtOnce(t, s, key, fmt.Sprintf("r%dw", round), writers, blobstore.Conditions{IfMatch: base.ETag})
 		winner := -1
 		for w, err := range errs {
 			switch {
@@ -583,6 +566,59 @@ func testConcurrentCommits(t *testing.T, s blobstore.Store, _ Opts) {
 			t.Fatalf("round %d: ETag %s, winner committed %s", round, got.ETag, infos[winner].ETag)
 		}
 		base = got
+	}
+}
+
+// commitAtOnce stages one block per writer (id prefix+n, the id as its
+// content), then lets all writers commit their own block under cond at
+// the same moment, and returns what each commit answered.
+func commitAtOnce(t *testing.T, s blobstore.Store, key, prefix string, writers int, cond blobstore.Conditions) ([]blobstore.Info, []error) {
+	t.Helper()
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make([]error, writers)
+	infos := make([]blobstore.Info, writers)
+	start := make(chan struct{})
+	for w := range writers {
+		id := fmt.Sprintf("%s%d", prefix, w)
+		if _, err := s.StageBlock(ctx, key, id, strings.NewReader(id)); err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			infos[w], errs[w] = s.CommitBlocks(ctx, key, []string{id}, cond)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return infos, errs
+}
+
+// testStagedSurvives: writers that each staged a block before any of
+// them commits, then commit unconditionally at once, all succeed (the
+// first commit must not make the others' blocks unknown); each commit's
+// ETag is new, and the blob ends as one writer's block.
+func testStagedSurvives(t *testing.T, s blobstore.Store, _ Opts) {
+	const key = "staged/survives"
+	const writers = 6
+	for round := range 2 {
+		infos, errs := commitAtOnce(t, s, key, fmt.Sprintf("s%dw", round), writers, blobstore.Conditions{})
+		etags := map[string]bool{}
+		for w, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d writer %d: commit of its staged block: %v", round, w, err)
+			}
+			if etags[infos[w].ETag] {
+				t.Fatalf("round %d: two commits answered ETag %s", round, infos[w].ETag)
+			}
+			etags[infos[w].ETag] = true
+		}
+		got, info := readAll(t, s, key, 0, -1)
+		if !etags[info.ETag] || !bytes.HasPrefix(got, fmt.Appendf(nil, "s%dw", round)) || len(got) != 4 {
+			t.Fatalf("round %d: blob is %q (ETag %s), want one writer's block", round, got, info.ETag)
+		}
 	}
 }
 
