@@ -173,6 +173,7 @@ func TestRcloneMoreOperations(t *testing.T) {
 			t.Fatalf("after delete: %v left, %v", left, err)
 		}
 	})
+	no5xx(t, s)
 }
 
 func readObject(t *testing.T, o fs.Object) []byte {

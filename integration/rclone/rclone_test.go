@@ -95,6 +95,18 @@ func remote(t *testing.T, s *servetest.Server, share, dir string) fs.Fs {
 	return f
 }
 
+// no5xx fails t if blobshare answered any request with a 5xx (serve
+// --debug logs every failed request): rclone's and the SDK's retries would
+// hide it from the operation's result.
+func no5xx(t *testing.T, s *servetest.Server) {
+	t.Helper()
+	for _, line := range strings.Split(s.Stderr.String(), "\n") {
+		if strings.Contains(line, " status=5") {
+			t.Errorf("blobshare answered a 5xx: %s", line)
+		}
+	}
+}
+
 // start is serve plus the remote at the share's root, with rclone
 // logging errors only.
 func start(t *testing.T, share string, extra ...string) (*servetest.Server, fs.Fs) {
@@ -414,6 +426,7 @@ func TestRcloneAzureFiles(t *testing.T) {
 		}
 	})
 
+	no5xx(t, s)
 	if t.Failed() {
 		t.Logf("serve log:\n%s", strings.TrimSpace(s.Stderr.String()))
 	}
