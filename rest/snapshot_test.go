@@ -299,6 +299,11 @@ func TestRangeDiffRenamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	late := rename("late", "late2")
+	ss2, err := s.WithSnapshot(*s2.Snapshot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bigIn2 := ss2.NewRootDirectoryClient().NewFileClient("big2") // renamed between s1 and s2
 
 	type rg struct{ s, e int64 }
 	list := func(r file.GetRangeListResponse) (out []rg) {
@@ -318,6 +323,7 @@ func TestRangeDiffRenamed(t *testing.T) {
 		{"renamed big file, written since", big, s1.Snapshot, []rg{{4 * mib, 6*mib - 1}}, "PreviousSnapshotNotFound"},
 		{"moved to another directory", moved, s1.Snapshot, nil, "PreviousSnapshotNotFound"},
 		{"renamed after the second snapshot", late, s2.Snapshot, nil, "PreviousSnapshotNotFound"},
+		{"renamed between two snapshots, target a snapshot", bigIn2, s1.Snapshot, []rg{{4 * mib, 6*mib - 1}}, "PreviousSnapshotNotFound"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := tc.f.GetRangeList(ctxBG, &file.GetRangeListOptions{PrevShareSnapshot: tc.prev})
@@ -334,7 +340,6 @@ func TestRangeDiffRenamed(t *testing.T) {
 		})
 	}
 	// Between the snapshots, "late" had not moved yet.
-	ss2, _ := s.WithSnapshot(*s2.Snapshot)
 	if _, err := ss2.NewRootDirectoryClient().NewFileClient("late").GetRangeList(ctxBG,
 		&file.GetRangeListOptions{PrevShareSnapshot: s1.Snapshot}); err != nil {
 		t.Fatalf("diff of late between s1 and s2: %v", err)
