@@ -62,8 +62,12 @@
 // ErrPreconditionFailed.
 //
 // The copies cost a local write of every staged block and an open file
-// each until their commit: a handle that stages a large file before
-// committing on close holds one per 4 MiB block.
+// each until their commit. They are bounded: at most keptMax bytes (1 GiB)
+// in all, each for at most keptTTL (an hour) when never committed; a block
+// staged past the bound is not kept, and fails its commit with ErrNotFound
+// if another writer's commit discards it (a handle that stages a file of
+// several GiB before committing it on close, while another writer commits
+// the same file).
 //
 // Put Block List does not return the blob's size; CommitBlocks computes it
 // from the block sizes Get Block List reported. A reader's Get Blob serves

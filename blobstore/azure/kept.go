@@ -12,14 +12,20 @@ import (
 // stages blocks and commits them on close.
 const keptTTL = time.Hour
 
+// keptMax bounds the bytes of all copies: a writer that stages a huge file
+// before committing it (a handle closed at the end) keeps the first GiB;
+// blocks past that are not kept and, if discarded, fail the commit.
+const keptMax = 1 << 30
+
 // keptBlocks holds a copy of every block this Store staged that no commit
 // through it has named yet, in an unlinked temp file each, so that
 // CommitBlocks can stage a block again when another writer's Put Block
 // List discarded it (Azure discards every uncommitted block a commit does
 // not name). Copies go when a commit names them, or after keptTTL.
 type keptBlocks struct {
-	mu sync.Mutex
-	m  map[keptRef]*keptBlock
+	mu    sync.Mutex
+	m     map[keptRef]*keptBlock
+	bytes int64 // of the copies in m, plus reservations
 }
 
 type keptRef struct{ key, id string }
@@ -34,25 +40,44 @@ type keptBlock struct {
 	dropped bool
 }
 
-// put keeps f (size bytes, read with ReadAt) for key's block id, replacing
-// an earlier staging of the id, and drops copies older than keptTTL.
-func (k *keptBlocks) put(key, id string, f *os.File, size int64) {
+// reserve makes room for a copy of size bytes, dropping copies older than
+// keptTTL first; false when keptMax would be exceeded (the block is then
+// not kept). A reservation is ended by put or unreserve.
+func (k *keptBlocks) reserve(size int64) bool {
 	now := time.Now()
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.m == nil {
-		k.m = map[keptRef]*keptBlock{}
-	}
 	for r, b := range k.m {
 		if now.Sub(b.at) > keptTTL {
 			k.dropLocked(r, b)
 		}
 	}
+	if k.bytes+size > keptMax {
+		return false
+	}
+	k.bytes += size
+	return true
+}
+
+func (k *keptBlocks) unreserve(size int64) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.bytes -= size
+}
+
+// put keeps f (size bytes, read with ReadAt, reserved) for key's block
+// id, replacing an earlier staging of the id.
+func (k *keptBlocks) put(key, id string, f *os.File, size int64) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.m == nil {
+		k.m = map[keptRef]*keptBlock{}
+	}
 	r := keptRef{key, id}
 	if old, ok := k.m[r]; ok {
 		k.dropLocked(r, old)
 	}
-	k.m[r] = &keptBlock{f: f, size: size, at: now}
+	k.m[r] = &keptBlock{f: f, size: size, at: time.Now()}
 }
 
 // open returns a reader of key's block id and a function to call when
@@ -101,6 +126,7 @@ func (k *keptBlocks) committed(key string, ids []string) {
 
 func (k *keptBlocks) dropLocked(r keptRef, b *keptBlock) {
 	delete(k.m, r)
+	k.bytes -= b.size
 	b.dropped = true
 	if b.refs == 0 {
 		b.f.Close()

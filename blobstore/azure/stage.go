@@ -36,18 +36,11 @@ func (s *Store) StageBlock(ctx context.Context, key, blockID string, r io.Reader
 	defer s.bufs.Put(bp)
 	buf := *bp
 	n, err := io.ReadFull(r, buf)
-	var f *os.File // the kept copy
+	var f *os.File // the spooled block, or the copy to keep
 	var size int64
 	switch {
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 		size = int64(n)
-		if f, err = tempFile(); err != nil {
-			return fail(err)
-		}
-		if _, err := f.Write(buf[:n]); err != nil {
-			f.Close()
-			return fail(err)
-		}
 	case err != nil:
 		return fail(fmt.Errorf("read: %w", err))
 	default:
@@ -55,15 +48,39 @@ func (s *Store) StageBlock(ctx context.Context, key, blockID string, r io.Reader
 			return fail(err)
 		}
 	}
-	var body io.ReadSeekCloser = streaming.NopCloser(io.NewSectionReader(f, 0, size))
+	keep := s.kept.reserve(size)
+	if f == nil && keep {
+		if f, err = tempFile(); err == nil {
+			_, err = f.Write(buf[:size])
+		}
+		if err != nil {
+			s.kept.unreserve(size)
+			if f != nil {
+				f.Close()
+			}
+			return fail(err)
+		}
+	}
+	var body io.ReadSeekCloser
 	if size <= int64(len(buf)) {
 		body = streaming.NopCloser(bytes.NewReader(buf[:size])) // from memory: no read back
+	} else {
+		body = streaming.NopCloser(io.NewSectionReader(f, 0, size))
 	}
-	if _, err := s.blob(key).StageBlock(ctx, encodeID(blockID), body, nil); err != nil {
+	_, err = s.blob(key).StageBlock(ctx, encodeID(blockID), body, nil)
+	if err == nil && keep {
+		s.kept.put(key, blockID, f, size)
+		return size, nil
+	}
+	if keep {
+		s.kept.unreserve(size)
+	}
+	if f != nil {
 		f.Close()
+	}
+	if err != nil {
 		return fail(convert(err))
 	}
-	s.kept.put(key, blockID, f, size)
 	return size, nil
 }
 
