@@ -32,10 +32,12 @@
 // Blocks and ignored by CommitBlocks.
 //
 // CloneBlob lets the service copy the data: nothing passes through
-// blobshare, and a block blob's copy keeps its committed block ids and
-// sizes, so block-list comparisons (fs's range diffs) work across a clone.
-// Unlike the local backend's hard links the copy is stored (and billed)
-// as data of its own. A copy that fails or whose context ends is aborted
+// blobshare. Azurite's copy of a block blob keeps the committed block ids
+// and sizes (the conformance suite checks it), so block-list comparisons
+// (fs's range diffs) work across a clone. Unlike the local backend's hard
+// links the copy is stored (and billed) as data of its own; a copy that
+// Azure completes asynchronously (pending) is polled, which Azurite,
+// completing every copy at once, never exercises. A copy that fails or whose context ends is aborted
 // and its destination deleted.
 //
 // Errors: convert, the one place that reads Azure error codes, maps them
