@@ -258,9 +258,9 @@ func TestRangeDiff(t *testing.T) {
 // snapshot: 409 PreviousSnapshotNotFound (as Azure answers, the path
 // being new to the snapshot), unless x-ms-file-support-rename: true asks
 // to compare the file with its old self. A path the snapshot never had
-// stays 404.
+// stays 404; a header that is no boolean is 400.
 func TestRangeDiffRenamed(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t, noAuth) // the SDK's signatures pass; raw requests need none
 	s := e.mustShare("renames")
 	if _, err := e.dir("renames", "sub").Create(ctxBG, nil); err != nil {
 		t.Fatal(err)
@@ -349,4 +349,7 @@ func TestRangeDiffRenamed(t *testing.T) {
 	wantCode(t, "a file the snapshot never had, following renames", err, "ResourceNotFound")
 	_, err = small.GetRangeList(ctxBG, &file.GetRangeListOptions{PrevShareSnapshot: s1.Snapshot, Range: file.HTTPRange{Offset: 0, Count: 512}})
 	wantCode(t, "renamed, with a range", err, "PreviousSnapshotNotFound")
+	r := e.do(t, "GET", "/devstoreaccount1/renames/small2?comp=rangelist&prevsharesnapshot="+*s1.Snapshot,
+		map[string]string{"x-ms-file-support-rename": "yes"}, nil)
+	checkError(t, "x-ms-file-support-rename: yes", r, "GET", 400, "InvalidHeaderValue")
 }
