@@ -17,8 +17,8 @@ import (
 // ns_entries) in one transaction, and gives each blob-backed file's
 // content a second key that keeps its data (blobstore.Cloner: hard links
 // in the local store, a copy made by the service within the account on
-// Azure), so no file data passes through blobshare; inline files (≤ InlineMax)
-// keep their bytes in the copied row. A file's blob is replaced by its
+// Azure), so no file data passes through blobshare; inline files
+// (≤ InlineMax) keep their bytes in the copied row. A file's blob is replaced by its
 // later commits and removed when it is deleted, but the snapshot's key
 // names the same blocks and keeps them (blob garbage collection counts
 // every key's manifest; fs's collector removes only keys queued in ns_gc,

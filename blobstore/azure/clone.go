@@ -81,9 +81,10 @@ func (s *Store) CloneBlob(ctx context.Context, src, dst string, cond blobstore.C
 	return info, nil
 }
 
-// copyError maps a refused Copy Blob. A missing source is reported by
-// Azure as 404 BlobNotFound or, for some versions, CannotVerifyCopySource
-// with the source's status; both are ErrNotFound.
+// copyError maps a refused Copy Blob. A missing source may come back as
+// 404 BlobNotFound or as CannotVerifyCopySource (the service could not
+// read the source); the latter is ErrNotFound when the source is indeed
+// gone.
 func (s *Store) copyError(ctx context.Context, src string, err error) error {
 	if bloberror.HasCode(err, bloberror.CannotVerifyCopySource) {
 		if _, serr := s.Stat(ctx, src); errors.Is(serr, blobstore.ErrNotFound) {
