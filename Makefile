@@ -25,12 +25,21 @@ DEB_PKGS  := rsync smbclient python3-impacket samba samba-testsuite smbnetfs
 # race detector (about 2 minutes on a 2-core machine).
 RACE_PKGS := ./locks ./fs ./msgqueue/... ./blob ./blobsvc/...
 
-.PHONY: test deps npm node debs vet unit race fuzz bench build
+# RCLONE_DIR is a module of its own (rclone's dependencies stay out of
+# go.mod): rclone's azurefiles backend, as a library, against blobshare.
+RCLONE_DIR := integration/rclone
+
+.PHONY: test deps npm node debs vet unit race fuzz bench build rclone
 
 test: deps vet
 	$(GOTEST) ./...
+	$(MAKE) rclone
 	$(MAKE) race
 	$(MAKE) fuzz
+
+# rclone runs the nested module's tests (a real Azure Files sync client).
+rclone: npm
+	cd $(RCLONE_DIR) && $(GO) test -count=1 -timeout 5m ./...
 
 race:
 	$(GO) test -count=1 -race -timeout 10m $(RACE_PKGS)
@@ -53,6 +62,7 @@ fuzz:
 
 deps: npm debs
 	$(GO) mod download
+	cd $(RCLONE_DIR) && $(GO) mod download
 
 # debs installs the Debian packages of DEB_PKGS that are missing (quick
 # and quiet when all are there).
@@ -83,9 +93,10 @@ $(NPM_DIR)/node_modules/.installed: $(NPM_DIR)/package.json $(NPM_DIR)/package-l
 	touch $@
 
 vet:
-	@out=$$(gofmt -l $$($(GO) list -f '{{.Dir}}' ./...)); \
+	@out=$$(gofmt -l $$($(GO) list -f '{{.Dir}}' ./...) $$(cd $(RCLONE_DIR) && $(GO) list -f '{{.Dir}}' ./...)); \
 	if [ -n "$$out" ]; then echo "gofmt: these files need formatting:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	cd $(RCLONE_DIR) && $(GO) vet ./...
 
 # unit: the fast tests, no FUSE mount or Azurite needed to pass.
 unit:

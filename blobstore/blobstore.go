@@ -58,18 +58,19 @@ type Conditions struct {
 // Reusing an id in a commit means "the block of that id", looked up first
 // among the key's staged blocks and then in its committed list (Azure's
 // "Latest" rule), so staging an id that is already committed shadows the
-// committed block for the next commit. After a commit the key's other
-// staged blocks may be discarded (Azure does) or kept until CollectGarbage;
-// callers must not rely on either.
+// committed block for the next commit. A block stays committable by the
+// Store value that staged it until a commit through that Store names it,
+// whatever other writers of the key commit meanwhile (Azure's Put Block
+// List discards the blocks it does not name; the azure backend keeps a
+// copy and stages it again). Blocks no commit ever names are collected
+// eventually (CollectGarbage, or the service).
 //
 // Every method that is handed a done context returns an error matching
 // ctx.Err() without doing the operation.
 //
 // Optimistic concurrency: read the ETag (Stat, Blocks or ReadRange), stage
 // the new blocks, commit with If-Match. On ErrPreconditionFailed start
-// over from reading, and restage the new data under fresh ids: the
-// winner's commit may have discarded the loser's staged blocks (Azure
-// does).
+// over from reading; the staged blocks may be named again.
 type Store interface {
 	// StageBlock stores the block id for key from r (streamed, not
 	// buffered whole) and returns its size. Staged blocks are invisible
@@ -103,7 +104,10 @@ type Store interface {
 
 	// Delete removes the blob. Deleting a missing blob is not an error
 	// unless cond.IfMatch is set (then ErrNotFound); a mismatching IfMatch
-	// is ErrPreconditionFailed.
+	// is ErrPreconditionFailed. Blocks staged for a key that has no
+	// committed blob survive an unconditional Delete (a writer may be
+	// staging the key's first commit); those of a committed blob may go
+	// with it (Azure discards them).
 	Delete(ctx context.Context, key string, cond Conditions) error
 
 	// List calls fn for committed blobs whose key starts with prefix, in

@@ -38,8 +38,12 @@
 //
 // Extras live in separate interfaces found by type assertion, each with a
 // package helper that falls back when absent (io/fs ReadDir style):
-// GarbageCollector / CollectGarbage. Put is a helper over any Store that
-// streams a reader into fixed-size blocks and commits them.
+// GarbageCollector / CollectGarbage. Cloner (CloneBlob: a second key for a
+// committed blob, without the data passing through blobshare) has no
+// fallback: copying through the caller is what it exists to avoid, so a
+// caller without it refuses the operation that needs it (fs: share
+// snapshots). Put is a helper over any Store that streams a reader into
+// fixed-size blocks and commits them.
 //
 // # Conformance
 //

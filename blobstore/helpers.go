@@ -95,3 +95,19 @@ func CollectGarbage(ctx context.Context, s Store, o GCOptions) (GCReport, error)
 	}
 	return GCReport{}, nil
 }
+
+// Cloner is an optional Store capability: giving a committed blob a second
+// key without the data passing through the caller. The local backend links
+// the block files; the Azure backend has the service copy the blob within
+// the account. fs uses it to keep a file's content for a share snapshot;
+// a store without it cannot snapshot shares holding blob-backed files.
+type Cloner interface {
+	// CloneBlob makes dst a committed blob with src's current content and
+	// block list (the same ids and sizes, in order), and returns dst's
+	// Info. Later commits to src or its deletion leave dst as it is;
+	// deleting dst releases what only dst kept. cond applies to src
+	// (If-Match: clone only that version). dst must not exist
+	// (ErrPreconditionFailed). Errors: ErrNotFound (src),
+	// ErrPreconditionFailed, ErrInvalidKey.
+	CloneBlob(ctx context.Context, src, dst string, cond Conditions) (Info, error)
+}

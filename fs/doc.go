@@ -178,8 +178,9 @@
 //
 // Share snapshots (snapshots.go) copy the share's rows into
 // ns_snap_entries in one transaction and give each blob-backed file's
-// content a second key without copying data (an optional CloneBlob of the
-// blob store: hard links in blobstore/local; a store without it cannot
+// content a second key without passing data through blobshare (the blob
+// store's optional blobstore.Cloner: hard links in blobstore/local, Copy
+// Blob within the account in blobstore/azure; a store without it cannot
 // snapshot shares with blob-backed files). Point in time under writes by
 // copy on write: pending clones (ns_snap_pending) are recorded with the
 // rows, and a commit about to replace a file's blob clones the version it

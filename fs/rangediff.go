@@ -15,6 +15,12 @@ import (
 // previous snapshot of a range diff (409 FileGenerationMismatch).
 var ErrFileGeneration = errors.New("the file was recreated since the previous snapshot")
 
+// ErrFileRenamed: the file was in the previous snapshot under another
+// path, and the request did not ask to follow renames (409
+// PreviousSnapshotNotFound, as Azure answers without
+// x-ms-file-support-rename: true).
+var ErrFileRenamed = errors.New("the file was renamed or moved since the previous snapshot")
+
 // RangeDiffRequest asks which ranges of a file changed since an older
 // share snapshot (List Ranges with prevsharesnapshot).
 type RangeDiffRequest struct {
@@ -23,6 +29,10 @@ type RangeDiffRequest struct {
 	Previous string      // the older snapshot
 	Range    locks.Range // Length 0: the whole file
 	LeaseID  string      // live target only
+	// FollowRenames finds the file in the previous snapshot by its id
+	// when it was renamed or moved since (x-ms-file-support-rename);
+	// without it such a file is ErrFileRenamed.
+	FollowRenames bool
 }
 
 // RangeDiff is the answer of RangeDiff.
@@ -49,7 +59,8 @@ type diffSide struct {
 // byte missed, possibly unchanged bytes of a changed block reported.
 // Inline (small) files are compared by content per 512 bytes. Errors:
 // ErrSnapshotNotFound, ErrNotFound (the file is not in the target or in
-// the previous snapshot), ErrFileGeneration, lease and lock errors.
+// the previous snapshot), ErrFileGeneration, ErrFileRenamed, lease and
+// lock errors.
 func (fsys *FileSystem) RangeDiff(ctx context.Context, req RangeDiffRequest) (RangeDiff, error) {
 	var cur, prev diffSide
 	var res RangeDiff
@@ -94,11 +105,25 @@ func (fsys *FileSystem) RangeDiff(ctx context.Context, req RangeDiffRequest) (Ra
 			return ErrIsDir
 		}
 		pe, _, err := pv.resolve(proot, req.Path)
-		if err != nil {
+		if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrParentNotFound) {
 			return err
 		}
-		if pe.id != cur.e.id {
-			return ErrFileGeneration
+		if err != nil || pe.id != cur.e.id {
+			// The path is new or names another file: was this file
+			// elsewhere in the previous snapshot (renamed or moved)?
+			was, gerr := pv.get(cur.e.id)
+			switch {
+			case gerr == nil && was.kind == cur.e.kind && req.FollowRenames:
+				pe = was
+			case gerr == nil && was.kind == cur.e.kind:
+				return ErrFileRenamed
+			case !errors.Is(gerr, ErrNotFound):
+				return gerr
+			case err != nil:
+				return err
+			default:
+				return ErrFileGeneration
+			}
 		}
 		prev, err = pv.side(pe)
 		return err

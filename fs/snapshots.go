@@ -15,9 +15,10 @@ import (
 // Share snapshots are read-only point-in-time views of a share. Taking one
 // copies the share's namespace rows (ns_snap_entries, same columns as
 // ns_entries) in one transaction, and gives each blob-backed file's
-// content a second key that shares its data (blobCloner: hard links in
-// the local store), so no file data is copied; inline files (≤ InlineMax)
-// keep their bytes in the copied row. A file's blob is replaced by its
+// content a second key that keeps its data (blobstore.Cloner: hard links
+// in the local store, a copy made by the service within the account on
+// Azure), so no file data passes through blobshare; inline files
+// (≤ InlineMax) keep their bytes in the copied row. A file's blob is replaced by its
 // later commits and removed when it is deleted, but the snapshot's key
 // names the same blocks and keeps them (blob garbage collection counts
 // every key's manifest; fs's collector removes only keys queued in ns_gc,
@@ -50,12 +51,6 @@ var ErrSnapshotNotFound = errors.New("share snapshot not found")
 // ErrShareHasSnapshots: Delete Share of a share with snapshots without
 // deleting them too (409 ShareHasSnapshots).
 var ErrShareHasSnapshots = errors.New("share has snapshots")
-
-// blobCloner is a blob store that can give a committed blob a second key
-// sharing its data (local.Store).
-type blobCloner interface {
-	CloneBlob(ctx context.Context, src, dst string, cond blobstore.Conditions) (blobstore.Info, error)
-}
 
 // snapshotAttempts bounds the waits for in-flight commits.
 const snapshotAttempts = 200
@@ -197,7 +192,7 @@ func (fsys *FileSystem) snapshotOnce(ctx context.Context, share string, md map[s
 	if err != nil {
 		return "", Attr{}, err
 	}
-	cl, canClone := fsys.store.(blobCloner)
+	cl, canClone := fsys.store.(blobstore.Cloner)
 	var missing []FileID
 	var cloneErr error
 	if len(files) > 0 && !canClone {
@@ -630,7 +625,7 @@ func (q *q) pendingClones(file FileID) ([]string, error) {
 // key, which the commit is about to replace, is cloned to every pending
 // snapshot key first. A clone already there (the snapshot's own) is fine.
 func (fsys *FileSystem) cloneBeforeCommit(ctx context.Context, key, etag string, dsts []string) error {
-	cl, ok := fsys.store.(blobCloner)
+	cl, ok := fsys.store.(blobstore.Cloner)
 	if !ok || etag == "" {
 		return nil
 	}

@@ -167,7 +167,10 @@
 //     ShareSnapshotOperationNotSupported. How snapshots stay point in
 //     time without copying data is fs's (snapshots.go). List Ranges with
 //     prevsharesnapshot answers fs.RangeDiff: changes found by comparing
-//     block lists, so at block granularity (a superset of Azure's).
+//     block lists, so at block granularity (a superset of Azure's). A
+//     file renamed or moved since the previous snapshot is 409
+//     PreviousSnapshotNotFound unless x-ms-file-support-rename: true,
+//     which compares it with its old self (found by file id).
 //   - CRC-64: x-ms-content-crc64 (Put Range) and x-ms-source-content-crc64
 //     (Put Range From URL) are hashed as the bytes pass, like
 //     Content-MD5, with the Azure SDKs' polynomial.

@@ -484,7 +484,12 @@ func (s *Server) listRanges(w http.ResponseWriter, c *call) error {
 		if _, err := fs.ParseSnapshot(prev[0]); err != nil {
 			return storagehttp.InvalidQuery("prevsharesnapshot", prev[0], "not a share snapshot time")
 		}
-		d, err := s.fs.RangeDiff(c.r.Context(), fs.RangeDiffRequest{Path: c.fsPath(), Snapshot: snap, Previous: prev[0], Range: lr, LeaseID: lease})
+		follow, err := parseBoolHeader(c.r.Header, "x-ms-file-support-rename")
+		if err != nil {
+			return err
+		}
+		d, err := s.fs.RangeDiff(c.r.Context(), fs.RangeDiffRequest{Path: c.fsPath(), Snapshot: snap, Previous: prev[0],
+			Range: lr, LeaseID: lease, FollowRenames: follow})
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 var fsErrors = []storagehttp.Mapping{
 	{Target: fs.ErrSnapshotNotFound, Status: http.StatusNotFound, Code: "ShareSnapshotNotFound", Message: "The specified share snapshot does not exist."},
 	{Target: fs.ErrFileGeneration, Status: http.StatusConflict, Code: "FileGenerationMismatch", Message: "The file has been recreated since the previous snapshot was taken."},
+	{Target: fs.ErrFileRenamed, Status: http.StatusConflict, Code: "PreviousSnapshotNotFound", Message: "The previous snapshot is not found."},
 	{Target: fs.ErrSnapshotLeased, Status: http.StatusConflict, Code: "DeleteShareWhenSnapshotLeased", Message: "Unable to delete share because one or more share snapshots have active leases."},
 	{Target: fs.ErrShareHasSnapshots, Status: http.StatusConflict, Code: "ShareHasSnapshots", Message: "The share has snapshots and the operation requires no snapshots."},
 	{Target: fs.ErrShareNotFound, Status: http.StatusNotFound, Code: CodeShareNotFound, Message: "The specified share does not exist."},

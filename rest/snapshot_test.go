@@ -253,3 +253,103 @@ func TestRangeDiff(t *testing.T) {
 	_, err = f.GetRangeList(ctxBG, &file.GetRangeListOptions{PrevShareSnapshot: to.Ptr("2001-01-01T00:00:00.0000000Z")})
 	wantCode(t, "diff against a missing snapshot", err, "ShareSnapshotNotFound")
 }
+
+// List Ranges with prevsharesnapshot of a file renamed or moved since the
+// snapshot: 409 PreviousSnapshotNotFound (as Azure answers, the path
+// being new to the snapshot), unless x-ms-file-support-rename: true asks
+// to compare the file with its old self. A path the snapshot never had
+// stays 404; a header that is no boolean is 400.
+func TestRangeDiffRenamed(t *testing.T) {
+	e := newEnv(t, noAuth) // the SDK's signatures pass; raw requests need none
+	s := e.mustShare("renames")
+	if _, err := e.dir("renames", "sub").Create(ctxBG, nil); err != nil {
+		t.Fatal(err)
+	}
+	const mib = 1 << 20
+	for _, n := range []string{"small", "big", "moved", "late"} {
+		size := 3000
+		if n == "big" {
+			size = 6 * mib
+		}
+		e.mustFile("renames", n, bytes.Repeat([]byte{5}, size))
+	}
+	s1, err := s.CreateSnapshot(ctxBG, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := s.NewRootDirectoryClient()
+	rename := func(from, to string) *file.Client {
+		t.Helper()
+		if _, err := root.NewFileClient(from).Rename(ctxBG, to, nil); err != nil {
+			t.Fatalf("rename %s to %s: %v", from, to, err)
+		}
+		return e.file("renames", to)
+	}
+	small := rename("small", "small2")
+	big := rename("big", "big2")
+	moved := rename("moved", "sub/moved")
+	if _, err := big.UploadRange(ctxBG, 5*mib, nopCloser(bytes.NewReader([]byte("changed"))), nil); err != nil {
+		t.Fatal(err)
+	}
+	// Renamed after a second snapshot: a diff between the two snapshots
+	// sees the file under its old name in both, a diff from s1 to the live
+	// file does not.
+	s2, err := s.CreateSnapshot(ctxBG, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := rename("late", "late2")
+	ss2, err := s.WithSnapshot(*s2.Snapshot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bigIn2 := ss2.NewRootDirectoryClient().NewFileClient("big2") // renamed between s1 and s2
+
+	type rg struct{ s, e int64 }
+	list := func(r file.GetRangeListResponse) (out []rg) {
+		for _, x := range r.Ranges {
+			out = append(out, rg{*x.Start, *x.End})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		f     *file.Client
+		prev  *string
+		want  []rg // with x-ms-file-support-rename: true
+		noRen string
+	}{
+		{"renamed small file", small, s1.Snapshot, nil, "PreviousSnapshotNotFound"},
+		{"renamed big file, written since", big, s1.Snapshot, []rg{{4 * mib, 6*mib - 1}}, "PreviousSnapshotNotFound"},
+		{"moved to another directory", moved, s1.Snapshot, nil, "PreviousSnapshotNotFound"},
+		{"renamed after the second snapshot", late, s2.Snapshot, nil, "PreviousSnapshotNotFound"},
+		{"renamed between two snapshots, target a snapshot", bigIn2, s1.Snapshot, []rg{{4 * mib, 6*mib - 1}}, "PreviousSnapshotNotFound"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.f.GetRangeList(ctxBG, &file.GetRangeListOptions{PrevShareSnapshot: tc.prev})
+			wantCode(t, "without x-ms-file-support-rename", err, tc.noRen)
+			_, err = tc.f.GetRangeList(ctxBG, &file.GetRangeListOptions{PrevShareSnapshot: tc.prev, SupportRename: to.Ptr(false)})
+			wantCode(t, "with x-ms-file-support-rename: false", err, tc.noRen)
+			r, err := tc.f.GetRangeList(ctxBG, &file.GetRangeListOptions{PrevShareSnapshot: tc.prev, SupportRename: to.Ptr(true)})
+			if err != nil {
+				t.Fatalf("with x-ms-file-support-rename: true: %v", err)
+			}
+			if got := list(r); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("changed ranges %v, want %v", got, tc.want)
+			}
+		})
+	}
+	// Between the snapshots, "late" had not moved yet.
+	if _, err := ss2.NewRootDirectoryClient().NewFileClient("late").GetRangeList(ctxBG,
+		&file.GetRangeListOptions{PrevShareSnapshot: s1.Snapshot}); err != nil {
+		t.Fatalf("diff of late between s1 and s2: %v", err)
+	}
+	_, err = e.mustFile("renames", "fresh", []byte("f")).GetRangeList(ctxBG,
+		&file.GetRangeListOptions{PrevShareSnapshot: s1.Snapshot, SupportRename: to.Ptr(true)})
+	wantCode(t, "a file the snapshot never had, following renames", err, "ResourceNotFound")
+	_, err = small.GetRangeList(ctxBG, &file.GetRangeListOptions{PrevShareSnapshot: s1.Snapshot, Range: file.HTTPRange{Offset: 0, Count: 512}})
+	wantCode(t, "renamed, with a range", err, "PreviousSnapshotNotFound")
+	r := e.do(t, "GET", "/devstoreaccount1/renames/small2?comp=rangelist&prevsharesnapshot="+*s1.Snapshot,
+		map[string]string{"x-ms-file-support-rename": "yes"}, nil)
+	checkError(t, "x-ms-file-support-rename: yes", r, "GET", 400, "InvalidHeaderValue")
+}

@@ -47,6 +47,7 @@ type Store struct {
 	name     string // container
 	memLimit int
 	bufs     sync.Pool // *[]byte of memLimit
+	kept     keptBlocks
 }
 
 var _ blobstore.Store = (*Store)(nil)

@@ -12,11 +12,17 @@ import (
 	"github.com/blobshare/blobshare/blobstore"
 )
 
+// commitAttempts bounds how often CommitBlocks stages discarded blocks
+// again because other commits keep winning in between.
+const commitAttempts = 8
+
 // CommitBlocks is Put Block List with every id as "Latest" (staged first,
 // then committed) and the conditions as If-Match / If-None-Match. Put Block
 // List does not return the new size, so a Get Block List (all blocks)
 // first resolves the ids the way the commit will and sums their sizes; it
-// also reports unknown ids as ErrNotFound before anything is sent.
+// also reports unknown ids as ErrNotFound before anything is sent. An id
+// missing because another writer's commit discarded it is staged again
+// from the copy this Store kept (keptBlocks).
 func (s *Store) CommitBlocks(ctx context.Context, key string, ids []string, cond blobstore.Conditions) (blobstore.Info, error) {
 	if err := blobstore.ValidKey(key); err != nil {
 		return blobstore.Info{}, err
@@ -29,6 +35,22 @@ func (s *Store) CommitBlocks(ctx context.Context, key string, ids []string, cond
 	if err := ctx.Err(); err != nil {
 		return blobstore.Info{}, fmt.Errorf("commit %q: %w", key, err)
 	}
+	for attempt := 1; ; attempt++ {
+		info, err := s.commitOnce(ctx, key, ids, cond)
+		if err == nil {
+			s.kept.committed(key, ids)
+			return info, nil
+		}
+		if bloberror.HasCode(err, bloberror.InvalidBlockList) && s.kept.any(key, ids) && attempt < commitAttempts {
+			continue // discarded between Get and Put Block List: stage again
+		}
+		return blobstore.Info{}, err
+	}
+}
+
+// commitOnce is one Get Block List, the stagings again of missing blocks
+// this Store kept, and one Put Block List.
+func (s *Store) commitOnce(ctx context.Context, key string, ids []string, cond blobstore.Conditions) (blobstore.Info, error) {
 	bc := s.blob(key)
 	sizes := map[string]int64{}
 	if len(ids) > 0 {
@@ -51,6 +73,13 @@ func (s *Store) CommitBlocks(ctx context.Context, key string, ids []string, cond
 	var size int64
 	for i, id := range ids {
 		n, ok := sizes[id]
+		if !ok {
+			var err error
+			if n, ok, err = s.restage(ctx, key, id); err != nil {
+				return blobstore.Info{}, fmt.Errorf("commit %q: %w", key, err)
+			}
+			sizes[id] = n
+		}
 		if !ok {
 			// Conditions come first, as in Azure: a writer that lost a
 			// race (whose staged blocks the winner's commit discarded)

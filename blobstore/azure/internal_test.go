@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
@@ -99,5 +101,72 @@ func TestNewBadConfig(t *testing.T) {
 		if err := validContainer(ok); err != nil {
 			t.Errorf("validContainer(%q) = %v", ok, err)
 		}
+	}
+}
+
+// keptBlocks accounts the bytes of its copies: reservations count until
+// put or unreserve, a replaced, committed or expired copy frees its bytes,
+// and nothing is kept past keptMax.
+func TestKeptBlocksBound(t *testing.T) {
+	var k keptBlocks
+	file := func() *os.File {
+		f, err := tempFile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	if !k.reserve(keptMax - 10) {
+		t.Fatal("reserve up to the bound refused")
+	}
+	if k.reserve(11) {
+		t.Fatal("reserve past the bound accepted")
+	}
+	k.put("k", "a", file(), keptMax-10)
+	if !k.reserve(10) {
+		t.Fatal("reserve of the rest refused")
+	}
+	k.put("k", "b", file(), 10)
+	if k.reserve(1) {
+		t.Fatal("reserve past the bound accepted")
+	}
+	if !k.any("k", []string{"x", "b"}) || k.any("other", []string{"a"}) {
+		t.Fatal("any does not find what is kept")
+	}
+	rd, done, ok := k.open("k", "a")
+	if !ok || rd.Size() != keptMax-10 {
+		t.Fatalf("open: %v, %v", rd, ok)
+	}
+	k.committed("k", []string{"a"})
+	if _, _, ok := k.open("k", "a"); ok {
+		t.Fatal("a committed copy is still kept")
+	}
+	buf := make([]byte, 1)
+	if _, err := rd.ReadAt(buf, 0); errors.Is(err, os.ErrClosed) { // empty: io.EOF while open
+		t.Fatal("a copy was closed while being read")
+	}
+	done()
+	if _, err := rd.ReadAt(buf, 0); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("a dropped copy is still open after its last reader: %v", err)
+	}
+	if !k.reserve(keptMax - 10) {
+		t.Fatal("committed copy's bytes not freed")
+	}
+	k.unreserve(keptMax - 10)
+	// Replacing b's copy frees the old one's bytes.
+	if !k.reserve(10) {
+		t.Fatal("reserve refused")
+	}
+	k.put("k", "b", file(), 10)
+	if !k.reserve(keptMax - 10) {
+		t.Fatal("replaced copy's bytes not freed")
+	}
+	// Expired copies go at the next reservation.
+	k.mu.Lock()
+	k.m[keptRef{"k", "b"}].at = time.Now().Add(-2 * keptTTL)
+	k.mu.Unlock()
+	k.unreserve(keptMax - 10)
+	if !k.reserve(keptMax) || k.any("k", []string{"b"}) {
+		t.Fatal("an expired copy was not dropped")
 	}
 }

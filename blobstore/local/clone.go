@@ -11,6 +11,8 @@ import (
 	"github.com/blobshare/blobshare/blobstore"
 )
 
+var _ blobstore.Cloner = (*Store)(nil)
+
 // CloneBlob gives the committed content of src a second key, dst, without
 // copying data: dst's block files are hard links to src's. Later commits
 // to src replace src's manifest and unlink only src's names, so dst keeps

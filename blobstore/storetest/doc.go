@@ -21,12 +21,19 @@
 // committed one; If-Match / If-None-Match on commits; concurrent commits
 // conditioned on one ETag, and concurrent creates with If-None-Match "*",
 // where exactly one wins and the others get ErrPreconditionFailed;
-// conditional delete; List order, prefixes, markers and paging at several
+// unconditional concurrent commits of blocks all staged before the first
+// of them, which all succeed;
+// conditional delete; an unconditional delete leaving the staged blocks
+// of a key without a committed blob; List order, prefixes, markers and paging at several
 // limits, and a callback error returned as is; a cancelled context failing
 // every method and an open reader; snapshot isolation (a reader opened
 // before two overwriting commits and a garbage collection reads the old
 // version whole); readers running while versions are committed each read
-// exactly one whole version; and streaming a big blob (1 GiB by default,
+// exactly one whole version; on stores with blobstore.Cloner, clones
+// (content and block list as the source's, kept through overwrites,
+// deletion and garbage collection of the source, refused onto an existing
+// key, for a missing source or a failed condition without leaving
+// anything, gone once deleted); and streaming a big blob (1 GiB by default,
 // 64 MiB under -short) through Put and ReadRange while sampling
 // runtime.MemStats.HeapInuse, which must stay within 64 MiB of its
 // baseline, with the bytes verified by SHA-256.

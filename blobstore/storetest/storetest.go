@@ -71,12 +71,15 @@ func TestOpt(t *testing.T, o Opts) {
 		{"Conditions", testConditions},
 		{"ConcurrentConditionalCommits", testConcurrentCommits},
 		{"ConcurrentCreate", testConcurrentCreate},
+		{"StagedSurvivesOtherCommits", testStagedSurvives},
 		{"ConditionalDelete", testConditionalDelete},
+		{"DeleteLeavesStaged", testDeleteLeavesStaged},
 		{"List", testList},
 		{"ListStopsOnError", testListStop},
 		{"CancelledContext", testCancelled},
 		{"SnapshotIsolation", testSnapshot},
 		{"ConcurrentReadersSeeWholeVersions", testReadersWholeVersions},
+		{"Clone", testClone},
 		{"BigStream", testBigStream},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -538,29 +541,11 @@ func testConditions(t *testing.T, s blobstore.Store, _ Opts) {
 }
 
 func testConcurrentCommits(t *testing.T, s blobstore.Store, _ Opts) {
-	ctx := context.Background()
 	const key = "race/blob"
 	base, _ := put(t, s, key, blobstore.Conditions{}, []byte("base"))
 	const writers = 6
 	for round := range 3 {
-		var wg sync.WaitGroup
-		errs := make([]error, writers)
-		infos := make([]blobstore.Info, writers)
-		start := make(chan struct{})
-		for w := range writers {
-			id := fmt.Sprintf("r%dw%d", round, w)
-			if _, err := s.StageBlock(ctx, key, id, strings.NewReader(id)); err != nil {
-				t.Fatal(err)
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				infos[w], errs[w] = s.CommitBlocks(ctx, key, []string{id}, blobstore.Conditions{IfMatch: base.ETag})
-			}()
-		}
-		close(start)
-		wg.Wait()
+		infos, errs := commitAtOnce(t, s, key, fmt.Sprintf("r%dw", round), writers, blobstore.Conditions{IfMatch: base.ETag})
 		winner := -1
 		for w, err := range errs {
 			switch {
@@ -581,6 +566,59 @@ func testConcurrentCommits(t *testing.T, s blobstore.Store, _ Opts) {
 			t.Fatalf("round %d: ETag %s, winner committed %s", round, got.ETag, infos[winner].ETag)
 		}
 		base = got
+	}
+}
+
+// commitAtOnce stages one block per writer (id prefix+n, the id as its
+// content), then lets all writers commit their own block under cond at
+// the same moment, and returns what each commit answered.
+func commitAtOnce(t *testing.T, s blobstore.Store, key, prefix string, writers int, cond blobstore.Conditions) ([]blobstore.Info, []error) {
+	t.Helper()
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make([]error, writers)
+	infos := make([]blobstore.Info, writers)
+	start := make(chan struct{})
+	for w := range writers {
+		id := fmt.Sprintf("%s%d", prefix, w)
+		if _, err := s.StageBlock(ctx, key, id, strings.NewReader(id)); err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			infos[w], errs[w] = s.CommitBlocks(ctx, key, []string{id}, cond)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return infos, errs
+}
+
+// testStagedSurvives: writers that each staged a block before any of
+// them commits, then commit unconditionally at once, all succeed (the
+// first commit must not make the others' blocks unknown); each commit's
+// ETag is new, and the blob ends as one writer's block.
+func testStagedSurvives(t *testing.T, s blobstore.Store, _ Opts) {
+	const key = "staged/survives"
+	const writers = 6
+	for round := range 2 {
+		infos, errs := commitAtOnce(t, s, key, fmt.Sprintf("s%dw", round), writers, blobstore.Conditions{})
+		etags := map[string]bool{}
+		for w, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d writer %d: commit of its staged block: %v", round, w, err)
+			}
+			if etags[infos[w].ETag] {
+				t.Fatalf("round %d: two commits answered ETag %s", round, infos[w].ETag)
+			}
+			etags[infos[w].ETag] = true
+		}
+		got, info := readAll(t, s, key, 0, -1)
+		if !etags[info.ETag] || !bytes.HasPrefix(got, fmt.Appendf(nil, "s%dw", round)) || len(got) != 4 {
+			t.Fatalf("round %d: blob is %q (ETag %s), want one writer's block", round, got, info.ETag)
+		}
 	}
 }
 
@@ -639,6 +677,24 @@ func testConditionalDelete(t *testing.T, s blobstore.Store, _ Opts) {
 	// The key can be created again.
 	put(t, s, key, blobstore.Conditions{IfNoneMatch: "*"}, []byte("again"))
 	wantContent(t, s, key, []byte("again"))
+}
+
+// testDeleteLeavesStaged: an unconditional Delete of a key that has only
+// staged blocks (fs deletes a stale blob before a file's first commit)
+// leaves them for the commit.
+func testDeleteLeavesStaged(t *testing.T, s blobstore.Store, _ Opts) {
+	ctx := context.Background()
+	const key = "delete/staged"
+	if _, err := s.StageBlock(ctx, key, "first", strings.NewReader("staged before the delete")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, key, blobstore.Conditions{}); err != nil {
+		t.Fatalf("Delete of a key with only staged blocks: %v", err)
+	}
+	if _, err := s.CommitBlocks(ctx, key, []string{"first"}, blobstore.Conditions{IfNoneMatch: "*"}); err != nil {
+		t.Fatalf("commit of a block staged before a Delete: %v", err)
+	}
+	wantContent(t, s, key, []byte("staged before the delete"))
 }
 
 func listAll(t *testing.T, s blobstore.Store, prefix, marker string, limit int) ([]string, string) {

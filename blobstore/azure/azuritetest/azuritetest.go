@@ -116,15 +116,19 @@ func binary(name string) (string, error) {
 	return bin, nil
 }
 
+// mainModule is the module line of blobshare's own go.mod; nested modules
+// (integration/rclone) have go.mod files of their own on the way up.
+const mainModule = "module github.com/blobshare/blobshare\n"
+
 // ModuleRoot walks up from the working directory to the directory
-// holding go.mod.
+// holding blobshare's go.mod.
 func ModuleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.HasPrefix(b, []byte(mainModule)) {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
