@@ -94,7 +94,7 @@ func testClone(t *testing.T, s blobstore.Store, _ Opts) {
 	if err := s.Delete(ctx, src, blobstore.Conditions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := blobstore.CollectGarbage(ctx, s, 0); err != nil {
+	if _, err := blobstore.CollectGarbage(ctx, s, blobstore.GCOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	wantContent(t, s, dst, want)
@@ -110,7 +110,7 @@ func testClone(t *testing.T, s blobstore.Store, _ Opts) {
 	if err := s.Delete(ctx, dst, blobstore.Conditions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := blobstore.CollectGarbage(ctx, s, 0); err != nil {
+	if _, err := blobstore.CollectGarbage(ctx, s, blobstore.GCOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	absent("after deleting the clone", dst)
