@@ -1,6 +1,7 @@
 package blob
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -29,17 +30,22 @@ func (s *Server) blobSAS(sg storagehttp.Signer) storagehttp.SAS {
 }
 
 // authorizeSource checks the source of a From-URL operation (Copy Blob
-// From URL, Put Block, Append Block and Put Page From URL): Azure reads it
-// with the source URL's own authorization, never the destination
-// request's, so a source in a container without public access needs a
-// SAS on its URL (storagehttp.SAS.AuthorizeCopySource). With
-// authentication off nothing is checked.
+// From URL, Put Blob, Put Block, Append Block and Put Page From URL), or
+// of a Copy Blob authorized by a SAS: Azure reads it with the source
+// URL's own authorization, never the destination request's, so a source
+// in a container without public access needs a SAS on its URL
+// (storagehttp.SAS.AuthorizeCopySource). With authentication off nothing
+// is checked.
 func (s *Server) authorizeSource(r *http.Request, src blobsvc.CopySource) error {
 	if s.sas == nil {
 		return nil
 	}
-	if ct, err := s.svc.GetContainer(r.Context(), src.Container, ""); err == nil && ct.PublicAccess != blobsvc.AccessPrivate {
+	ct, err := s.svc.GetContainer(r.Context(), src.Container, "")
+	switch {
+	case err == nil && ct.PublicAccess != blobsvc.AccessPrivate:
 		return nil
+	case err != nil && !errors.Is(err, blobsvc.ErrContainerNotFound):
+		return err
 	}
 	return s.sas.AuthorizeCopySource(r, "x-ms-copy-source", src.URL)
 }

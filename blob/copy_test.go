@@ -341,9 +341,31 @@ func TestFromURLSourceAuthorization(t *testing.T) {
 		t.Errorf("x-ms-copy-source-authorization (OAuth): %d %s, want 403 CannotVerifyCopySource", st, got)
 	}
 
-	// Copy Blob (asynchronous in Azure) within the account needs no SAS.
+	// Copy Blob (asynchronous in Azure) within the account needs no SAS
+	// with Shared Key ...
 	if _, err := priv.NewBlobClient("async").StartCopyFromURL(ctx, src, nil); err != nil {
 		t.Errorf("Copy Blob within the account without a SAS: %v", err)
+	}
+	// ... but a SAS for the destination does not reach the source.
+	if _, err := c.CreateContainer(ctx, "mine", nil); err != nil {
+		t.Fatal(err)
+	}
+	mineURL, err := c.ServiceClient().NewContainerClient("mine").GetSASURL(sas.ContainerPermissions{Read: true, Write: true, Create: true}, time.Now().Add(time.Hour), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine, err := container.NewClientWithNoCredential(mineURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mine.NewBlobClient("stolen").StartCopyFromURL(ctx, src, nil); code(err) != "CannotVerifyCopySource" {
+		t.Errorf("Copy Blob under a destination SAS from a private source without its own SAS: %v", err)
+	}
+	if _, err := mine.NewBlobClient("stolen").GetProperties(ctx, nil); code(err) != "BlobNotFound" {
+		t.Errorf("the refused copy left a blob: %v", err)
+	}
+	if _, err := mine.NewBlobClient("granted").StartCopyFromURL(ctx, withReadSAS(t, priv, src), nil); err != nil {
+		t.Errorf("Copy Blob under a destination SAS from a source with its own SAS: %v", err)
 	}
 }
 

@@ -850,8 +850,10 @@ func (s *Server) copyBlob(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	// Copy Blob proper may read a source of its own account with the
-	// request's credentials; Copy Blob From URL may not.
-	if strings.EqualFold(c.r.Header.Get("x-ms-requires-sync"), "true") {
+	// request's Shared Key; a SAS covers only the destination, and Copy
+	// Blob From URL never lends the request's credentials to the source.
+	sharedKey := storagehttp.InfoFrom(c.r.Context()).Grant.SAS == nil
+	if !sharedKey || strings.EqualFold(c.r.Header.Get("x-ms-requires-sync"), "true") {
 		if err := s.authorizeSource(c.r, src); err != nil {
 			return err
 		}

@@ -14,9 +14,9 @@ const CodeCannotVerifyCopySource = "CannotVerifyCopySource"
 // From URL, Copy Blob From URL) carries its own authorization, as Azure
 // requires: the destination request's credentials do not reach the
 // source, even in the same account. The source URL must carry a shared
-// access signature that a accepts as if the destination request's client
-// had sent a GET for the source URL at that request's start time, and
-// that grants read on an object. x-ms-copy-source-authorization (OAuth) is not supported.
+// access signature that the SAS authenticator a accepts as if the
+// destination request's client had sent a GET for the source URL at that
+// request's start time, and that grants read on an object. x-ms-copy-source-authorization (OAuth) is not supported.
 // Any refusal is 403 CannotVerifyCopySource naming header.
 func (a SAS) AuthorizeCopySource(dst *http.Request, header, source string) error {
 	refused := func(reason string) error {
@@ -34,7 +34,7 @@ func (a SAS) AuthorizeCopySource(dst *http.Request, header, source string) error
 	case !hasSig:
 		return refused("no shared access signature on the source URL")
 	}
-	src := &http.Request{Method: http.MethodGet, URL: u, Header: http.Header{}, RemoteAddr: dst.RemoteAddr, TLS: dst.TLS}
+	src := (&http.Request{Method: http.MethodGet, URL: u, Header: http.Header{}, RemoteAddr: dst.RemoteAddr, TLS: dst.TLS}).WithContext(dst.Context())
 	v, g, err := a.Authenticate(src, InfoFrom(dst.Context()).Start)
 	if v != Pass || err != nil || g.SAS == nil {
 		return refused("the source's shared access signature does not verify")
