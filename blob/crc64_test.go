@@ -3,6 +3,7 @@ package blob_test
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
 	"encoding/base64"
 	"hash/crc64"
 	"io"
@@ -89,9 +90,50 @@ func TestTransactionalCRC64(t *testing.T) {
 		t.Errorf("Put Page with the right CRC-64: %v", err)
 	}
 
-	st, _, _ := rawRequest(t, e, "GET", "/crc/put", map[string]string{"x-ms-range": "bytes=0-511", "x-ms-range-get-content-crc64": "true"}, "")
-	if st != 206 {
-		t.Errorf("Get Blob with x-ms-range-get-content-crc64: %d", st)
+	// From URL: x-ms-source-content-crc64 is checked against the bytes
+	// read from the source, which the store reads only up to the length
+	// it expects (Put Page From URL).
+	srcURL := withReadSAS(t, cc, cc.NewBlobClient("put").URL())
+	wrongSrc := blob.SourceContentValidationTypeCRC64(binaryLE(azureCRC64(data[:512]) + 1))
+	rightSrc := blob.SourceContentValidationTypeCRC64(binaryLE(azureCRC64(data[:512])))
+	pb2 := cc.NewPageBlobClient("disk2")
+	if _, err := pb2.Create(ctx, 512, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pb2.UploadPagesFromURL(ctx, srcURL, 0, 0, 512, &pageblob.UploadPagesFromURLOptions{SourceContentValidation: wrongSrc}); code(err) != "Crc64Mismatch" {
+		t.Errorf("Put Page From URL with a wrong source CRC-64: %v", err)
+	}
+	if got := download(t, pb2.BlobClient(), nil); !bytes.Equal(got, make([]byte, 512)) {
+		t.Errorf("a Put Page From URL refused for its CRC-64 wrote pages")
+	}
+	if _, err := pb2.UploadPagesFromURL(ctx, srcURL, 0, 0, 512, &pageblob.UploadPagesFromURLOptions{SourceContentValidation: rightSrc}); err != nil {
+		t.Errorf("Put Page From URL with the right source CRC-64: %v", err)
+	}
+	fromURL := cc.NewBlockBlobClient("fromurl")
+	if _, err := fromURL.StageBlockFromURL(ctx, blockID(0), srcURL, &blockblob.StageBlockFromURLOptions{
+		Range: blob.HTTPRange{Count: 512}, SourceContentValidation: wrongSrc}); code(err) != "Crc64Mismatch" {
+		t.Errorf("Put Block From URL with a wrong source CRC-64: %v", err)
+	}
+	if _, err := fromURL.StageBlockFromURL(ctx, blockID(0), srcURL, &blockblob.StageBlockFromURLOptions{
+		Range: blob.HTTPRange{Count: 512}, SourceContentValidation: rightSrc}); err != nil {
+		t.Errorf("Put Block From URL with the right source CRC-64: %v", err)
+	}
+
+	// Content-MD5 and x-ms-content-crc64 together: 400.
+	md5sum := md5.Sum(data)
+	if _, err := cc.NewBlockBlobClient("both").StageBlock(ctx, blockID(0), body(), &blockblob.StageBlockOptions{
+		TransactionalValidation: good}); err != nil {
+		t.Fatal(err)
+	}
+	if st, got, _ := rawRequest(t, e, "PUT", "/crc/both?comp=block&blockid="+blockID(1), map[string]string{
+		"Content-MD5": base64.StdEncoding.EncodeToString(md5sum[:]), "x-ms-content-crc64": want}, string(data)); st != 400 || got != "InvalidHeaderValue" {
+		t.Errorf("Put Block with Content-MD5 and x-ms-content-crc64: %d %s, want 400 InvalidHeaderValue", st, got)
+	}
+
+	req := map[string]string{"x-ms-range": "bytes=0-511", "x-ms-range-get-content-crc64": "true"}
+	st, hdr := rawRequestHeaders(t, e, "GET", "/crc/put", req)
+	if wantRange := base64.StdEncoding.EncodeToString(binaryLE(azureCRC64(data[:512]))); st != 206 || hdr.Get("x-ms-content-crc64") != wantRange {
+		t.Errorf("Get Blob with x-ms-range-get-content-crc64: %d, CRC-64 %q, want %q", st, hdr.Get("x-ms-content-crc64"), wantRange)
 	}
 	if st, code, _ := rawRequest(t, e, "GET", "/crc/put", map[string]string{"x-ms-range-get-content-crc64": "true"}, ""); st != 400 || code != "OutOfRangeInput" {
 		t.Errorf("x-ms-range-get-content-crc64 without a range: %d %s", st, code)

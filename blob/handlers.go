@@ -425,7 +425,7 @@ func (s *Server) putBlob(w http.ResponseWriter, c *call) error {
 	if o.Properties.ContentMD5 == nil {
 		o.Properties.ContentMD5 = o.ContentMD5
 	}
-	body, crc, err := crc64Body(c.r.Header, false, c.r.Body)
+	body, crc, err := crc64Body(c.r.Header, false, c.r.Body, c.r.ContentLength)
 	if err != nil {
 		return err
 	}
@@ -438,6 +438,15 @@ func (s *Server) putBlob(w http.ResponseWriter, c *call) error {
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	written(w, http.StatusCreated, b.ETag, b.LastModified)
 	return nil
+}
+
+// bodySize is the length of what a write reads: the request's
+// Content-Length, or -1 (unknown until its end) for a From-URL source.
+func bodySize(r *http.Request, fromURL bool) int64 {
+	if fromURL {
+		return -1
+	}
+	return r.ContentLength
 }
 
 // putBlobFromURL is Put Blob From URL (x-ms-copy-source with
@@ -478,7 +487,7 @@ func (s *Server) putBlobFromURL(w http.ResponseWriter, c *call) error {
 	if copyTags {
 		o.Tags = src.Tags
 	}
-	body, crc, err := crc64Body(h, true, rc)
+	body, crc, err := crc64Body(h, true, rc, -1)
 	if err != nil {
 		return err
 	}
@@ -516,7 +525,7 @@ func (s *Server) putBlock(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	body, crc, err := crc64Body(c.r.Header, fromURL, body)
+	body, crc, err := crc64Body(c.r.Header, fromURL, body, bodySize(c.r, fromURL))
 	if err != nil {
 		return err
 	}
@@ -1019,7 +1028,7 @@ func (s *Server) appendBlock(w http.ResponseWriter, c *call) error {
 		defer rc.Close()
 		body = io.LimitReader(rc, maxAppendBlock)
 	}
-	body, crc, err := crc64Body(c.r.Header, fromURL, body)
+	body, crc, err := crc64Body(c.r.Header, fromURL, body, bodySize(c.r, fromURL))
 	if err != nil {
 		return err
 	}

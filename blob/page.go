@@ -132,7 +132,7 @@ func (s *Server) putPage(w http.ResponseWriter, c *call) error {
 	if o.Cond, err = conditions(h); err != nil {
 		return err
 	}
-	body, crc, err := crc64Body(h, fromURL, body)
+	body, crc, err := crc64Body(h, fromURL, body, want)
 	if err != nil {
 		return err
 	}

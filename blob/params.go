@@ -19,18 +19,24 @@ import (
 // transactional CRC-64 (x-ms-content-crc64 for its body,
 // x-ms-source-content-crc64 for a From-URL source): their end becomes 400
 // Crc64Mismatch when the CRC differs (storagehttp.CRC64Reader), so the
-// content store keeps nothing of them. Without the header body is
-// returned as it is, with a nil reader.
-func crc64Body(h http.Header, fromURL bool, body io.Reader) (io.Reader, *storagehttp.CRC64Reader, error) {
-	name := "x-ms-content-crc64"
+// content store keeps nothing of them. size is their length when known
+// (< 0 otherwise). Without the header body is returned as it is, with a
+// nil reader.
+func crc64Body(h http.Header, fromURL bool, body io.Reader, size int64) (io.Reader, *storagehttp.CRC64Reader, error) {
+	name, md5Name := "x-ms-content-crc64", "Content-MD5"
 	if fromURL {
-		name = "x-ms-source-content-crc64"
+		name, md5Name = "x-ms-source-content-crc64", "x-ms-source-content-md5"
 	}
 	want, err := storagehttp.CRC64Header(h, name)
 	if err != nil || want == nil {
 		return body, nil, err
 	}
-	cr := storagehttp.NewCRC64Reader(body, want)
+	// Azure: "If both Content-MD5 and x-ms-content-crc64 headers are
+	// present, the request fails with a 400 (Bad Request)."
+	if h.Get(md5Name) != "" {
+		return nil, nil, storagehttp.InvalidHeader(name, h.Get(name))
+	}
+	cr := storagehttp.NewCRC64Reader(body, want, size)
 	return cr, cr, nil
 }
 

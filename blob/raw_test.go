@@ -16,6 +16,22 @@ import (
 // account URL. It returns the status, the error code header and the body.
 func rawRequest(t testing.TB, e *env, method, pathAndQuery string, hdr map[string]string, body string) (int, string, string) {
 	t.Helper()
+	resp, b := rawDo(t, e, method, pathAndQuery, hdr, body)
+	return resp.StatusCode, resp.Header.Get("x-ms-error-code"), string(b)
+}
+
+// rawRequestHeaders is rawRequest without a body, answering the status
+// and the response's headers.
+func rawRequestHeaders(t testing.TB, e *env, method, pathAndQuery string, hdr map[string]string) (int, http.Header) {
+	t.Helper()
+	resp, _ := rawDo(t, e, method, pathAndQuery, hdr, "")
+	return resp.StatusCode, resp.Header
+}
+
+// rawDo sends a request signed with the development key and returns the
+// response with its body read.
+func rawDo(t testing.TB, e *env, method, pathAndQuery string, hdr map[string]string, body string) (*http.Response, []byte) {
+	t.Helper()
 	req, err := http.NewRequest(method, e.URL+pathAndQuery, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +58,7 @@ func rawRequest(t testing.TB, e *env, method, pathAndQuery string, hdr map[strin
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header.Get("x-ms-error-code"), string(b)
+	return resp, b
 }
 
 func itoa(n int64) string {
