@@ -569,14 +569,30 @@ func (s *Service) commitContent(ctx context.Context, b *Blob, storeIDs []string,
 	return s.meta.PutBlob(ctx, *b, dropUncommitted) // removes the intent in its transaction
 }
 
-// StagedStoreIDs returns the content-store ids of every uncommitted block.
-// A Put Block List may commit them however long after Put Block, across
-// restarts of the service (Azure keeps uncommitted blocks for a week), so
+// UncommittedLifetime is how long an uncommitted block waits for the Put
+// Block List that commits it: Azure discards uncommitted blocks after a
+// week.
+const UncommittedLifetime = 7 * 24 * time.Hour
+
+// KeptStagedBlocks discards the uncommitted blocks staged more than
+// UncommittedLifetime ago (and the uncommitted blobs left with none) and
+// returns the content-store ids of the others. A Put Block List may commit
+// those however long after Put Block, across restarts of the service, so
 // the content store's garbage collection must keep them
-// (blobstore.GCOptions.KeepStaged).
-func (s *Service) StagedStoreIDs(ctx context.Context) (map[string]bool, error) {
+// (blobstore.GCOptions.KeepStaged); it removes the discarded ones.
+func (s *Service) KeptStagedBlocks(ctx context.Context) (map[string]bool, error) {
+	now := s.Now()
+	expired, err := s.meta.ExpireStaged(ctx, now.Add(-UncommittedLifetime), now)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range expired {
+		if err := s.dropIfNothingStaged(ctx, b); err != nil {
+			return nil, err
+		}
+	}
 	ids := map[string]bool{}
-	err := s.meta.StagedStoreIDs(ctx, func(id string) error {
+	err = s.meta.StagedStoreIDs(ctx, func(id string) error {
 		ids[id] = true
 		return nil
 	})
@@ -584,6 +600,26 @@ func (s *Service) StagedStoreIDs(ctx context.Context) (map[string]bool, error) {
 		return nil, err
 	}
 	return ids, nil
+}
+
+// dropIfNothingStaged deletes the row of an uncommitted blob whose
+// staged blocks have all expired, as Azure forgets it with them.
+func (s *Service) dropIfNothingStaged(ctx context.Context, b BlobName) error {
+	mu := s.stripe(b.Container, b.Name)
+	mu.Lock()
+	defer mu.Unlock()
+	cur, _, err := s.blobOrMissing(ctx, b.Container, b.Name)
+	if err != nil || !hasRow(cur) || cur.Committed {
+		return err
+	}
+	left, err := s.meta.UncommittedBlocks(ctx, b.Container, b.Name, 1)
+	if err != nil || len(left) > 0 {
+		return err
+	}
+	if err := s.meta.DeleteBlob(ctx, b.Container, b.Name); err != nil && !errors.Is(err, ErrBlobNotFound) {
+		return err
+	}
+	return nil
 }
 
 // Recover finishes or drops the intents a crash left (see commitContent):
@@ -752,7 +788,7 @@ func (s *Service) StageBlock(ctx context.Context, container, name, blockID strin
 			return err
 		}
 	}
-	return s.meta.StageBlock(ctx, container, name, Block{ID: blockID, StoreID: storeID, Size: n})
+	return s.meta.StageBlock(ctx, container, name, Block{ID: blockID, StoreID: storeID, Size: n}, s.Now())
 }
 
 // BlockListType says where a Put Block List entry is looked up.

@@ -57,15 +57,19 @@ type Store interface {
 	DeleteIntent(ctx context.Context, container, name string) error
 	Intents(ctx context.Context) ([]Intent, error)
 
-	// StageBlock records (or replaces) an uncommitted block, atomically
-	// with the check that the container exists.
-	StageBlock(ctx context.Context, container, name string, b Block) error
+	// StageBlock records (or replaces) an uncommitted block staged at
+	// time at, atomically with the check that the container exists.
+	StageBlock(ctx context.Context, container, name string, b Block, at time.Time) error
 	// UncommittedBlocks returns the staged blocks of a blob in the order
 	// they were first staged, at most limit of them (0: all).
 	UncommittedBlocks(ctx context.Context, container, name string, limit int) ([]Block, error)
 	// StagedStoreIDs calls fn with the content-store id of every staged
 	// block of every blob, stopping at fn's first error.
 	StagedStoreIDs(ctx context.Context, fn func(storeID string) error) error
+	// ExpireStaged removes the staged blocks staged before before and
+	// returns the blobs that lost some (each once). Blocks of unknown age
+	// (recorded before ages were) count as staged at now.
+	ExpireStaged(ctx context.Context, before, now time.Time) ([]BlobName, error)
 
 	// ServiceProperties returns the stored service properties document
 	// (nil if never set); SetServiceProperties replaces it.
@@ -125,6 +129,9 @@ type Block struct {
 	StoreID string
 	Size    int64
 }
+
+// BlobName names a blob of a container.
+type BlobName struct{ Container, Name string }
 
 // BlobType is x-ms-blob-type.
 type BlobType string

@@ -50,7 +50,8 @@ CREATE TABLE IF NOT EXISTS bs_staged (
 	name      TEXT NOT NULL,
 	block_id  TEXT NOT NULL,
 	store_id  TEXT NOT NULL,
-	size      INTEGER NOT NULL
+	size      INTEGER NOT NULL,
+	staged_at INTEGER NOT NULL DEFAULT 0 -- Unix seconds; 0: unknown (before this column)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS bs_staged_id ON bs_staged(container, name, block_id);
 CREATE TABLE IF NOT EXISTS bs_intents (
@@ -80,7 +81,38 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("blob sqlstore: %w", classify(err))
 	}
-	return &Store{writer: db.Writer, reader: db.Reader}, nil
+	s := &Store{writer: db.Writer, reader: db.Reader}
+	if err := s.addStagedAt(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("blob sqlstore: %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// addStagedAt gives a database made before staged blocks had an age
+// the staged_at column (its rows: 0, unknown).
+func (s *Store) addStagedAt(ctx context.Context) error {
+	rows, err := s.writer.QueryContext(ctx, `SELECT name FROM pragma_table_info('bs_staged')`)
+	if err != nil {
+		return classify(err)
+	}
+	found := false
+	for rows.Next() {
+		var col string
+		if err := rows.Scan(&col); err != nil {
+			rows.Close()
+			return classify(err)
+		}
+		found = found || col == "staged_at"
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return classify(err)
+	}
+	if found {
+		return nil
+	}
+	_, err = s.writer.ExecContext(ctx, `ALTER TABLE bs_staged ADD COLUMN staged_at INTEGER NOT NULL DEFAULT 0`)
+	return classify(err)
 }
 
 // Close closes the database.
@@ -340,7 +372,7 @@ func (s *Store) ListBlobs(ctx context.Context, container, prefix, from string, l
 
 // StageBlock implements blobsvc.Store. Re-staging an id keeps its place
 // in the uncommitted list and takes the new data.
-func (s *Store) StageBlock(ctx context.Context, container, name string, b blobsvc.Block) error {
+func (s *Store) StageBlock(ctx context.Context, container, name string, b blobsvc.Block, at time.Time) error {
 	what := container + "/" + name
 	tx, err := s.writer.BeginTx(ctx, nil)
 	if err != nil {
@@ -355,9 +387,9 @@ func (s *Store) StageBlock(ctx context.Context, container, name string, b blobsv
 	if err != nil {
 		return wrap("stage block of", what, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO bs_staged(container, name, block_id, store_id, size) VALUES(?, ?, ?, ?, ?)
-		ON CONFLICT(container, name, block_id) DO UPDATE SET store_id = excluded.store_id, size = excluded.size`,
-		container, name, b.ID, b.StoreID, b.Size); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO bs_staged(container, name, block_id, store_id, size, staged_at) VALUES(?, ?, ?, ?, ?, ?)
+		ON CONFLICT(container, name, block_id) DO UPDATE SET store_id = excluded.store_id, size = excluded.size, staged_at = excluded.staged_at`,
+		container, name, b.ID, b.StoreID, b.Size, at.Unix()); err != nil {
 		return wrap("stage block of", what, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -412,6 +444,42 @@ func (s *Store) StagedStoreIDs(ctx context.Context, fn func(storeID string) erro
 		return wrap("list staged blocks of", "every blob", err)
 	}
 	return nil
+}
+
+// ExpireStaged implements blobsvc.Store.
+func (s *Store) ExpireStaged(ctx context.Context, before, now time.Time) ([]blobsvc.BlobName, error) {
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, wrap("expire staged blocks of", "every blob", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
+	if _, err := tx.ExecContext(ctx, `UPDATE bs_staged SET staged_at = ? WHERE staged_at = 0`, now.Unix()); err != nil {
+		return nil, wrap("date staged blocks of", "every blob", err)
+	}
+	rows, err := tx.QueryContext(ctx, `DELETE FROM bs_staged WHERE staged_at < ? RETURNING container, name`, before.Unix())
+	if err != nil {
+		return nil, wrap("expire staged blocks of", "every blob", err)
+	}
+	seen := map[blobsvc.BlobName]bool{}
+	var out []blobsvc.BlobName
+	for rows.Next() {
+		var b blobsvc.BlobName
+		if err := rows.Scan(&b.Container, &b.Name); err != nil {
+			rows.Close()
+			return nil, wrap("expire staged blocks of", "every blob", err)
+		}
+		if !seen[b] {
+			seen[b] = true
+			out = append(out, b)
+		}
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, wrap("expire staged blocks of", "every blob", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, wrap("expire staged blocks of", "every blob", err)
+	}
+	return out, nil
 }
 
 // ServiceProperties implements blobsvc.Store.

@@ -56,7 +56,7 @@ func TestStoreContract(t *testing.T) {
 	if err := s.PutBlob(ctx, blobsvc.Blob{Container: "nope", Name: "x"}, false); !errors.Is(err, blobsvc.ErrContainerNotFound) {
 		t.Fatalf("blob in a missing container: %v", err)
 	}
-	if err := s.StageBlock(ctx, "nope", "x", blobsvc.Block{ID: "QQ==", StoreID: "s1"}); !errors.Is(err, blobsvc.ErrContainerNotFound) {
+	if err := s.StageBlock(ctx, "nope", "x", blobsvc.Block{ID: "QQ==", StoreID: "s1"}, time.Now()); !errors.Is(err, blobsvc.ErrContainerNotFound) {
 		t.Fatalf("block in a missing container: %v", err)
 	}
 
@@ -82,7 +82,7 @@ func TestStoreContract(t *testing.T) {
 
 	// Staged blocks: first-staged order, re-staging keeps the place.
 	for _, b := range []blobsvc.Block{{ID: "AA==", StoreID: "s1", Size: 1}, {ID: "BB==", StoreID: "s2", Size: 2}, {ID: "AA==", StoreID: "s3", Size: 3}} {
-		if err := s.StageBlock(ctx, "box", "b", b); err != nil {
+		if err := s.StageBlock(ctx, "box", "b", b, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -112,7 +112,7 @@ func TestStoreContract(t *testing.T) {
 	if err := s.DeleteBlob(ctx, "box", "a0"); !errors.Is(err, blobsvc.ErrBlobNotFound) {
 		t.Fatalf("second delete: %v", err)
 	}
-	if err := s.StageBlock(ctx, "box", "a", blobsvc.Block{ID: "AA==", StoreID: "s9"}); err != nil {
+	if err := s.StageBlock(ctx, "box", "a", blobsvc.Block{ID: "AA==", StoreID: "s9"}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	keys, err := s.DeleteContainer(ctx, "box")

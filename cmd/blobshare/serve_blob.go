@@ -72,7 +72,7 @@ func startBlob(ctx context.Context, c *cli.Context, dataPath string, content blo
 // the endpoint off, from the directory's blob.db if it has one.
 func blobStagedBlocks(dataPath string, svc *blobsvc.Service) stagedKeeper {
 	if svc != nil {
-		return svc.StagedStoreIDs
+		return svc.KeptStagedBlocks
 	}
 	return func(ctx context.Context) (map[string]bool, error) {
 		p := filepath.Join(dataPath, sqlstore.FileName)
@@ -84,6 +84,6 @@ func blobStagedBlocks(dataPath string, svc *blobsvc.Service) stagedKeeper {
 			return nil, err
 		}
 		defer store.Close()
-		return blobsvc.New(store, nil, nil).StagedStoreIDs(ctx)
+		return blobsvc.New(store, nil, nil).KeptStagedBlocks(ctx)
 	}
 }
