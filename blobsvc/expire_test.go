@@ -11,7 +11,6 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/blobshare/blobshare/blobstore/local"
 	"github.com/blobshare/blobshare/blobsvc"
 	"github.com/blobshare/blobshare/blobsvc/sqlstore"
 )
@@ -23,21 +22,8 @@ import (
 // that one, which Put Block List still commits.
 func TestUncommittedBlocksExpire(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	meta, err := sqlstore.Open(ctx, filepath.Join(dir, sqlstore.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer meta.Close()
-	content, err := local.New(filepath.Join(dir, "blobs"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	svc := blobsvc.New(meta, content, func() time.Time { return now })
-	if _, err := svc.CreateContainer(ctx, "box", nil, ""); err != nil {
-		t.Fatal(err)
-	}
+	svc, _, _ := newBox(t, func() time.Time { return now })
 	id := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 	stage := func(name, block string) {
 		t.Helper()

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/blobshare/blobshare/blobstore"
 	"github.com/blobshare/blobshare/blobstore/local"
@@ -14,26 +15,35 @@ import (
 	"github.com/blobshare/blobshare/blobsvc/sqlstore"
 )
 
+// newBox is a Service over a SQLite store and a local content store in a
+// temporary directory, on the clock now (nil: time.Now), with the
+// container "box"; it returns the two stores too.
+func newBox(t *testing.T, now func() time.Time) (*blobsvc.Service, *sqlstore.Store, *local.Store) {
+	t.Helper()
+	dir := t.TempDir()
+	meta, err := sqlstore.Open(context.Background(), filepath.Join(dir, sqlstore.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { meta.Close() })
+	content, err := local.New(filepath.Join(dir, "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := blobsvc.New(meta, content, now)
+	if _, err := svc.CreateContainer(context.Background(), "box", nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	return svc, meta, content
+}
+
 // TestContentMismatchIsRefused: when the content store holds another
 // version than the metadata row records (what a crash between a commit's
 // two writes leaves), a read fails with ErrContentMismatch instead of
 // serving bytes that disagree with the headers.
 func TestContentMismatchIsRefused(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	meta, err := sqlstore.Open(ctx, filepath.Join(dir, sqlstore.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer meta.Close()
-	content, err := local.New(filepath.Join(dir, "blobs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := blobsvc.New(meta, content, nil)
-	if _, err := svc.CreateContainer(ctx, "box", nil, ""); err != nil {
-		t.Fatal(err)
-	}
+	svc, _, content := newBox(t, nil)
 	b, err := svc.PutBlob(ctx, "box", "f", strings.NewReader("short"), blobsvc.WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -57,20 +67,7 @@ func TestContentMismatchIsRefused(t *testing.T) {
 // the content commit happened, and drops it when it did not.
 func TestRecoverFinishesCommits(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	meta, err := sqlstore.Open(ctx, filepath.Join(dir, sqlstore.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer meta.Close()
-	content, err := local.New(filepath.Join(dir, "blobs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := blobsvc.New(meta, content, nil)
-	if _, err := svc.CreateContainer(ctx, "box", nil, ""); err != nil {
-		t.Fatal(err)
-	}
+	svc, meta, content := newBox(t, nil)
 	old, err := svc.PutBlob(ctx, "box", "f", strings.NewReader("short"), blobsvc.WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
