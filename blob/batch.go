@@ -22,7 +22,8 @@ func (s *Server) submitBatch(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	var kind string
-	for i, sub := range subs {
+	for i, part := range subs {
+		sub := part.Request
 		k := batchKind(sub)
 		if k == "" || kind != "" && k != kind {
 			return storagehttp.NewError(http.StatusBadRequest, storagehttp.CodeInvalidInput,

@@ -128,7 +128,7 @@ func TestSDKBatch(t *testing.T) {
 
 // batchBody builds a Blob Batch body of sub-requests "METHOD /path?query",
 // each signed with the development key unless its entry says "bad-sig"
-// (then a signature that does not verify).
+// (then a signature that does not verify) or carries a SAS (then none).
 func batchBody(t *testing.T, subs []string) (contentType, body string) {
 	t.Helper()
 	sg, err := storagehttp.NewSigner(blobsvc.DevAccount, blobsvc.DevKey)
@@ -149,11 +149,13 @@ func batchBody(t *testing.T, subs []string) (contentType, body string) {
 		if strings.Contains(target, "comp=tier") {
 			req.Header.Set("x-ms-access-tier", "Cool")
 		}
-		sig := sg.Sign(storagehttp.StringToSign(blobsvc.DevAccount, req))
-		if badSig {
-			sig = "AAAA" + sig[4:]
+		if !strings.Contains(target, "sig=") { // a SAS needs no Authorization
+			sig := sg.Sign(storagehttp.StringToSign(blobsvc.DevAccount, req))
+			if badSig {
+				sig = "AAAA" + sig[4:]
+			}
+			req.Header.Set("Authorization", "SharedKey "+blobsvc.DevAccount+":"+sig)
 		}
-		req.Header.Set("Authorization", "SharedKey "+blobsvc.DevAccount+":"+sig)
 		fmt.Fprintf(&b, "--%s\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\nContent-ID: %d\r\n\r\n", boundary, i)
 		fmt.Fprintf(&b, "%s %s HTTP/1.1\r\n", method, target)
 		for k, v := range req.Header {
@@ -206,6 +208,23 @@ func TestBatchRaw(t *testing.T) {
 	}
 	if _, err := cc.NewBlobClient("b").GetProperties(ctx, nil); code(err) != "BlobNotFound" {
 		t.Errorf("b, whose sub-request verified: %v", err)
+	}
+
+	// A sub-request's own SAS is checked against its own operation: read
+	// does not delete.
+	readOnly, err := cc.GetSASURL(sas.ContainerPermissions{Read: true}, time.Now().Add(time.Hour), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, readQuery, _ := strings.Cut(readOnly, "?")
+	st, ecode, body = post("/raw?restype=container&comp=batch", []string{
+		"DELETE /devstoreaccount1/raw/a?" + readQuery,
+	})
+	if st != 202 || !strings.Contains(body, "HTTP/1.1 403 Forbidden") || !strings.Contains(body, "AuthorizationPermissionMismatch") {
+		t.Errorf("a sub-request whose SAS grants only read: %d %s\n%s", st, ecode, body)
+	}
+	if _, err := cc.NewBlobClient("a").GetProperties(ctx, nil); err != nil {
+		t.Errorf("a, whose sub-request's SAS could not delete: %v", err)
 	}
 
 	many := make([]string, 257)

@@ -374,4 +374,12 @@ func TestSDKAccountInfoAnywhere(t *testing.T) {
 	if _, err := anon.GetAccountInfo(ctx, nil); err != nil {
 		t.Errorf("on a blob with its SAS: %v", err)
 	}
+	// The SAS still has to cover what the URL names.
+	other, err := blob.NewClientWithNoCredential(cc.NewBlobClient("other").URL()+"?"+strings.SplitN(signed, "?", 2)[1], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.GetAccountInfo(ctx, nil); status(err) != 403 {
+		t.Errorf("on another blob with this blob's SAS: %v, want 403", err)
+	}
 }

@@ -212,7 +212,8 @@ func TestAzCopy(t *testing.T) {
 	}
 
 	// Share to share: AzCopy has the server copy each file (Put Range From
-	// URL with the source's SAS), keeping SMB times and the permission.
+	// URL with the source's SAS), keeping SMB times and the permission
+	// (the security descriptor, under the destination share's own key).
 	az.mustRun(t, "copy", url("tree/docs"), url("copy"), "--recursive", "--from-to", "FileFile",
 		"--preserve-smb-info=true", "--preserve-permissions=true")
 	checkShare("copy", map[string][]byte{"docs/readme.txt": files["docs/readme.txt"], "docs/deep/big.bin": big})
@@ -224,6 +225,18 @@ func TestAzCopy(t *testing.T) {
 		to, err := svc.NewShareClient("copy").NewRootDirectoryClient().NewFileClient(name).GetProperties(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if *from.FilePermissionKey == "" || to.FilePermissionKey == nil {
+			t.Errorf("%s: permission keys %v / %v", name, from.FilePermissionKey, to.FilePermissionKey)
+		} else {
+			fromPerm, err := svc.NewShareClient("tree").GetPermission(ctx, *from.FilePermissionKey, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			toPerm, err := svc.NewShareClient("copy").GetPermission(ctx, *to.FilePermissionKey, nil)
+			if err != nil || *toPerm.Permission != *fromPerm.Permission {
+				t.Errorf("%s: copied with permission %v (%v), the source has %q", name, toPerm.Permission, err, *fromPerm.Permission)
+			}
 		}
 		if !from.FileLastWriteTime.Equal(*to.FileLastWriteTime) || !from.FileCreationTime.Equal(*to.FileCreationTime) {
 			t.Errorf("%s: copied with times %v / %v, the source has %v / %v", name,

@@ -35,6 +35,13 @@ func requestVersion(r *http.Request) string {
 	return v
 }
 
+// BatchPart is one sub-request of a batch, with the Content-ID its part
+// carried ("" when none), which its response part echoes.
+type BatchPart struct {
+	ContentID string
+	Request   *http.Request
+}
+
 // ReadBatch reads a batch request's body (multipart/mixed, each part an
 // application/http request line with headers and an optional body) into
 // requests for the service's handler: each keeps its own headers and
@@ -43,14 +50,14 @@ func requestVersion(r *http.Request) string {
 // state. More than MaxBatchRequests parts is 400
 // ExceedsMaxBatchRequestCount; an empty batch or a part that is no HTTP
 // request is 400 InvalidInput.
-func ReadBatch(outer *http.Request) ([]*http.Request, error) {
+func ReadBatch(outer *http.Request) ([]BatchPart, error) {
 	mt, params, err := mime.ParseMediaType(outer.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/mixed" || params["boundary"] == "" {
 		return nil, InvalidHeader("Content-Type", outer.Header.Get("Content-Type"))
 	}
 	ctx := context.WithValue(outer.Context(), batchVersionKey{}, outer.Header.Get(VersionHeader))
 	mr := multipart.NewReader(outer.Body, params["boundary"])
-	var subs []*http.Request
+	var subs []BatchPart
 	for {
 		part, err := mr.NextPart()
 		if errors.Is(err, io.EOF) {
@@ -77,7 +84,7 @@ func ReadBatch(outer *http.Request) ([]*http.Request, error) {
 		sub.Body, sub.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 		sub.RemoteAddr, sub.TLS, sub.Host = outer.RemoteAddr, outer.TLS, outer.Host
 		sub.RequestURI = ""
-		subs = append(subs, sub.WithContext(ctx))
+		subs = append(subs, BatchPart{ContentID: part.Header.Get("Content-ID"), Request: sub.WithContext(ctx)})
 	}
 	if len(subs) == 0 {
 		return nil, batchInvalid(errors.New("a batch with no sub-requests"))
@@ -93,9 +100,9 @@ func batchInvalid(err error) *Error {
 // WriteBatch runs each sub-request through h (the service's whole chain:
 // authentication, limits, the operation) as if it had come alone, and
 // answers 202 Accepted with a multipart/mixed body of their responses in
-// order, each part an application/http response carrying the sub-request's
-// Content-ID (its index).
-func WriteBatch(w http.ResponseWriter, h http.Handler, subs []*http.Request) error {
+// order, each part an application/http response carrying its sub-request's
+// Content-ID (its index when the request part had none).
+func WriteBatch(w http.ResponseWriter, h http.Handler, subs []BatchPart) error {
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
 	if err := mw.SetBoundary("batchresponse_" + uuid.NewString()); err != nil {
@@ -103,10 +110,14 @@ func WriteBatch(w http.ResponseWriter, h http.Handler, subs []*http.Request) err
 	}
 	for i, sub := range subs {
 		rec := &subResponse{header: http.Header{}}
-		h.ServeHTTP(rec, sub)
+		h.ServeHTTP(rec, sub.Request)
+		id := sub.ContentID
+		if id == "" {
+			id = strconv.Itoa(i)
+		}
 		part, err := mw.CreatePart(textproto.MIMEHeader{
 			"Content-Type": {"application/http"},
-			"Content-ID":   {strconv.Itoa(i)},
+			"Content-ID":   {id},
 		})
 		if err != nil {
 			return err
