@@ -70,7 +70,13 @@
 // fs.OpenEntry, which opens files and directories alike. Names are checked
 // before they reach fs: a leading separator, "." or ".." components,
 // stream names (':') and wildcards are refused, so no request can name
-// anything outside its share. Opens belong to a session and a tree; a file
+// anything outside its share. The one exception is Windows' fake quota
+// file, `$Extend\$Quota:$Q:$INDEX_ALLOCATION` at the share root (any
+// case), which clients open to manage quotas: it opens, as on Windows and
+// smbd, as a hidden system directory without times, outside fs, and
+// serves only QUERY_INFO (no security descriptor, no quota entries:
+// STATUS_NOT_SUPPORTED) and CLOSE; it cannot be created, replaced or
+// deleted. Opens belong to a session and a tree; a file
 // id of another session or tree is STATUS_FILE_CLOSED.
 //
 // fs commits a handle's writes at FLUSH and CLOSE; so that SMB clients see

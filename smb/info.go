@@ -84,15 +84,20 @@ func (c *conn) queryInfo(ctx context.Context, req *request) (ntstatus.Status, []
 				return ntstatus.AccessDenied, nil, nil
 			}
 		}
-		c.srv.commitOthers(ctx, o)
-		a, err := o.h.Attr(ctx)
-		if err != nil {
-			return ntstatus.FromError(err), nil, nil
+		a := quotaAttr
+		if !o.quota {
+			c.srv.commitOthers(ctx, o)
+			if a, err = o.h.Attr(ctx); err != nil {
+				return ntstatus.FromError(err), nil, nil
+			}
 		}
 		data, variable, st = c.fileInfo(o, a, class)
 	case infoFileSystem:
 		data, variable, st = c.fsInfo(ctx, o, class)
 	case infoSecurity:
+		if o.quota {
+			return ntstatus.InvalidDeviceRequest, nil, nil // no fs entry, no descriptor
+		}
 		if o.access&locks.MaskReadControl == 0 {
 			return ntstatus.AccessDenied, nil, nil
 		}

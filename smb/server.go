@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"sync"
@@ -180,6 +181,19 @@ func (s *Server) markDirty(o *open) {
 		s.dirty[f] = m
 	}
 	m[o] = struct{}{}
+}
+
+// closeOpen closes o's handle (committing its writes), forgetting its
+// uncommitted writes first. The fake quota file has no handle.
+func (s *Server) closeOpen(ctx context.Context, o *open) error {
+	if o.quota {
+		return nil
+	}
+	s.forgetDirty(o)
+	if err := o.h.Close(ctx); err != nil {
+		return fmt.Errorf("smb: closing %s: %w", o.path, err)
+	}
+	return nil
 }
 
 // forgetDirty drops o (it commits or closes itself).

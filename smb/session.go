@@ -44,8 +44,7 @@ type tree struct {
 // closeAll closes every open of the session.
 func (s *session) closeAll(ctx context.Context, srv *Server, log *slog.Logger) {
 	for id, o := range s.opens {
-		srv.forgetDirty(o)
-		if err := o.h.Close(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		if err := srv.closeOpen(ctx, o); err != nil && !errors.Is(err, context.Canceled) {
 			log.Debug("smb: closing open at session end", "path", o.path, "err", err)
 		}
 		delete(s.opens, id)
@@ -245,8 +244,7 @@ func (c *conn) treeDisconnect(ctx context.Context, req *request) (ntstatus.Statu
 	c.endPending(func(p *pendingOp) bool { return p.open.tree == req.tree }, 0)
 	for id, o := range s.opens {
 		if o.tree == req.tree {
-			c.srv.forgetDirty(o)
-			if err := o.h.Close(ctx); err != nil {
+			if err := c.srv.closeOpen(ctx, o); err != nil {
 				c.log.Debug("smb: closing open at tree disconnect", "path", o.path, "err", err)
 			}
 			delete(s.opens, id)
