@@ -31,6 +31,9 @@ type open struct {
 	// quota marks an open of Windows' fake quota file (quotaFakeFile): it
 	// has no fs handle (h is nil) and serves only CLOSE and QUERY_INFO.
 	quota bool
+	// eaNext is the enumeration position of FileFullEaInformation
+	// queries (MS-FSA Open.NextEaEntry).
+	eaNext int
 }
 
 // quotaFakeFile is the name Windows clients open to query and set quotas
@@ -121,8 +124,20 @@ func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byt
 	if err != nil {
 		return ntstatus.InvalidParameter, nil, nil
 	}
-	if _, err := buffer(req.msg, le.Uint32(b[48:]), le.Uint32(b[52:])); err != nil {
+	contexts, err := buffer(req.msg, le.Uint32(b[48:]), le.Uint32(b[52:]))
+	if err != nil {
 		return ntstatus.InvalidParameter, nil, nil
+	}
+	ctxs, err := parseCreateContexts(contexts)
+	if err != nil {
+		return ntstatus.InvalidParameter, nil, nil
+	}
+	var eas []fs.EA
+	if ext, ok := ctxs["ExtA"]; ok {
+		var st ntstatus.Status
+		if eas, st = parseEAs(ext); st != ntstatus.Success {
+			return st, nil, nil
+		}
 	}
 	name, err := fromUTF16(rawName)
 	if err != nil {
@@ -200,6 +215,7 @@ func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byt
 			},
 		},
 		Kind: kind,
+		EAs:  eas,
 	}
 	h, a, action, err := c.srv.cfg.FS.OpenEntry(ctx, oreq)
 	if err != nil && desired&locks.MaskMaximumAllowed != 0 && errors.Is(err, locks.ErrReadOnly) {
@@ -283,6 +299,42 @@ func createBody(o *open, act uint32, a fs.Attr) []byte {
 	le.PutUint32(out[56:], wireAttrs(a))
 	o.id.put(out[64:])
 	return append(out, 0, 0, 0, 0, 0, 0, 0, 0)
+}
+
+// parseCreateContexts reads a CREATE request's create contexts (MS-SMB2
+// 2.2.13.2) into their data by name. Offsets count from each context's
+// start; a context outside the buffer is an error.
+func parseCreateContexts(b []byte) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for off := 0; len(b) > 0; {
+		e := b[off:]
+		if len(e) < 16 {
+			return nil, errMalformed
+		}
+		next := int(le.Uint32(e))
+		nameOff, nameLen := int(le.Uint16(e[4:])), int(le.Uint16(e[6:]))
+		dataOff, dataLen := int(le.Uint16(e[10:])), int(le.Uint32(e[12:]))
+		end := len(e)
+		if next != 0 {
+			if next < 16 || next > len(e) || next%8 != 0 {
+				return nil, errMalformed
+			}
+			end = next
+		}
+		if nameLen == 0 || nameOff+nameLen > end || (dataLen > 0 && (dataOff < nameOff+nameLen || dataOff+dataLen > end)) {
+			return nil, errMalformed
+		}
+		var data []byte
+		if dataLen > 0 {
+			data = e[dataOff : dataOff+dataLen]
+		}
+		out[string(e[nameOff:nameOff+nameLen])] = data
+		if next == 0 {
+			return out, nil
+		}
+		off += next
+	}
+	return out, nil
 }
 
 // createStatus maps an OpenEntry error, naming a missing directory on the

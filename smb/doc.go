@@ -84,6 +84,21 @@
 // with uncommitted writes per file and commits them before another open
 // of the file reads it or queries its information.
 //
+// Extended attributes: the ExtA create context sets a created (or, with
+// one, an overwritten) file's EAs, SET_INFO FileFullEaInformation
+// (FILE_WRITE_EA) sets and removes them, QUERY_INFO FileFullEaInformation
+// (FILE_READ_EA) lists them as MS-FSA 2.1.5.12.12 says (enumeration per
+// open, single entries, queries by name; STATUS_NO_EAS_ON_FILE without
+// any), and FileEaInformation and the directory classes report their
+// size. fs keeps them (fs.EA); the volume announces
+// FILE_SUPPORTS_EXTENDED_ATTRIBUTES.
+//
+// 8.3 names: FileAlternateNameInformation and the ShortName of the
+// *BothDirectoryInformation classes give a name computed from the long
+// name (shortname.go: Windows' hashed form, as smbd's mangling, nothing
+// stored); an 8.3 name is its own alternate name and has no ShortName.
+// Short names are never resolved: a CREATE naming one finds nothing.
+//
 // Oplocks and leases are always granted NONE; CHANGE_NOTIFY goes async and
 // pends until CANCEL or until its directory is closed
 // (STATUS_NOTIFY_CLEANUP): no change is ever reported. A file's security

@@ -232,25 +232,7 @@ func (c *rawClient) treeConnect(share string) ntstatus.Status {
 // options, returning the status and the file id.
 func (c *rawClient) create(name string, access, share, disp, opts uint32) (ntstatus.Status, fileID) {
 	c.t.Helper()
-	n := utf16le(name)
-	b := make([]byte, 56, 56+len(n)+1)
-	le.PutUint16(b, 57)
-	le.PutUint32(b[4:], 2) // impersonation
-	le.PutUint32(b[24:], access)
-	le.PutUint32(b[32:], share)
-	le.PutUint32(b[36:], disp)
-	le.PutUint32(b[40:], opts)
-	le.PutUint16(b[44:], headerSize+56)
-	le.PutUint16(b[46:], uint16(len(n)))
-	b = append(b, n...)
-	if len(n) == 0 {
-		b = append(b, 0)
-	}
-	st, body := c.call(cmdCreate, b)
-	if st != ntstatus.Success {
-		return st, fileID{}
-	}
-	return st, getFileID(body[64:])
+	return c.createWith(name, access, share, disp, opts, nil)
 }
 
 func (c *rawClient) read(id fileID, off uint64, n uint32) ntstatus.Status {
