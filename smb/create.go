@@ -31,6 +31,8 @@ type open struct {
 	// quota marks an open of Windows' fake quota file (quotaFakeFile): it
 	// has no fs handle (h is nil) and serves only CLOSE and QUERY_INFO.
 	quota bool
+	// lockSeq holds the LOCK sequence numbers done (channel.go).
+	lockSeq lockSequences
 	// eaNext is the enumeration position of FileFullEaInformation
 	// queries (MS-FSA Open.NextEaEntry).
 	eaNext int
@@ -259,8 +261,8 @@ func (c *conn) addOpen(req *request, o *open) bool {
 	if len(s.opens) >= 16384 {
 		return false
 	}
-	c.nextFile++
-	o.id = fileID{Persistent: c.nextFile, Volatile: c.nextFile ^ uint64(s.id)<<20}
+	s.nextFile++
+	o.id = fileID{Persistent: s.nextFile, Volatile: s.nextFile ^ uint64(s.id)<<20}
 	s.opens[o.id.Volatile] = o
 	req.rel.file = o.id
 	return true
@@ -418,7 +420,7 @@ func (c *conn) closeFile(ctx context.Context, req *request) (ntstatus.Status, []
 		a, _ = o.h.Attr(ctx)
 	}
 	delete(req.sess.opens, o.id.Volatile)
-	c.endPendingOn(o)
+	req.sess.endPending(func(p *pendingOp) bool { return p.open == o })
 	if err := c.srv.closeOpen(ctx, o); err != nil {
 		return ntstatus.FromError(err), nil, nil
 	}

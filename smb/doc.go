@@ -50,6 +50,25 @@
 // AES-CMAC, HMAC-SHA256). When the client sent a SPNEGO mechListMIC the
 // last SESSION_SETUP answers with the server's.
 //
+// # Multichannel
+//
+// On 3.x the server announces SMB2_GLOBAL_CAP_MULTI_CHANNEL (channel.go):
+// a SESSION_SETUP with SMB2_SESSION_FLAG_BINDING binds an existing session
+// to another connection of the same client (same ClientGuid, dialect,
+// cipher and signing algorithm), signed with the session's key and
+// authenticated again as the session's user (MS-SMB2 3.3.5.5.2; a binding
+// that is not is refused with the status that section names). Each
+// channel signs with a key of its own, derived from its authentication's
+// session key (and on 3.1.1 its preauth hash); trees and opens are the
+// session's, reachable on every channel, and a session's requests are
+// served one at a time whichever channel they come on. A LOGOFF on any
+// channel ends the session; its opens close when the last channel's
+// connection closes. FSCTL_QUERY_NETWORK_INTERFACE_INFO is not answered
+// (STATUS_NOT_SUPPORTED), so clients bind only connections they were told
+// to make. On 3.x LOCK does the lock-sequence replay check of MS-SMB2
+// 3.3.5.14 (buckets 1 to 64 per open): a request whose sequence number its
+// bucket holds already succeeds without being done again.
+//
 // # Encryption
 //
 // SMB2 TRANSFORM messages with AES-128-CCM (3.0 and 3.0.2, announced by

@@ -129,7 +129,10 @@ func FuzzFrame(f *testing.F) {
 		defer b.Close()
 		c := newConn(srv, a)
 		c.negotiated, c.dialect, c.maxIO, c.seqHi = true, dialect311, maxIO, 1<<40
-		s := &session{id: 1, valid: true, trees: map[uint32]*tree{1: {id: 1, share: share.Name, shareID: share.ID}}, opens: map[uint64]*open{}}
+		s := &session{id: 1, trees: map[uint32]*tree{1: {id: 1, share: share.Name, shareID: share.ID}}, opens: map[uint64]*open{},
+			channels: map[*conn]signer{}}
+		s.valid.Store(true)
+		s.addChannel(c, nil)
 		c.sessions[1] = s
 		_, _ = c.handleFrame(context.Background(), frame, nil)
 		c.close()

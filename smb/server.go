@@ -63,6 +63,9 @@ type Server struct {
 	conns      map[*conn]struct{}
 	nextSessID uint64
 	closed     bool
+	// sessions holds every session by id, for binding connections
+	// (channel.go).
+	sessions map[uint64]*session
 
 	// dirty lists, per file, the opens with writes not yet committed: a
 	// READ or QUERY_INFO through another open commits them first, so SMB
@@ -81,7 +84,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("smb: Config needs FS and Account")
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now,
-		listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{}, dirty: map[fs.FileID]map[*open]struct{}{}}
+		listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{}, sessions: map[uint64]*session{}, dirty: map[fs.FileID]map[*open]struct{}{}}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
