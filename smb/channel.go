@@ -3,6 +3,7 @@ package smb
 import (
 	"bytes"
 	"context"
+	"net/netip"
 	"strings"
 	"sync"
 
@@ -24,6 +25,47 @@ const (
 	// capMultiChannel is SMB2_GLOBAL_CAP_MULTI_CHANNEL.
 	capMultiChannel uint32 = 0x08
 )
+
+// maxChannels bounds the channels of a session, as Windows does
+// (smbtorture's multichannel num_channels expects the 33rd binding to fail
+// with STATUS_INSUFFICIENT_RESOURCES).
+const maxChannels = 32
+
+// fsctlQueryNetworkInterfaceInfo is FSCTL_QUERY_NETWORK_INTERFACE_INFO.
+const fsctlQueryNetworkInterfaceInfo uint32 = 0x001401FC
+
+// networkInterfaces answers FSCTL_QUERY_NETWORK_INTERFACE_INFO (MS-SMB2
+// 3.3.5.15.11) with one NETWORK_INTERFACE_INFO: the address this
+// connection reached, which is the one the server listens on (no other
+// address of the host is disclosed), without RSS or RDMA, so clients open
+// no further channels to it on their own.
+func (c *conn) networkInterfaces(maxOut uint32) (ntstatus.Status, []byte) {
+	if c.dialect < dialect300 {
+		return ntstatus.NotSupported, nil
+	}
+	ap, err := netip.ParseAddrPort(c.nc.LocalAddr().String())
+	if err != nil {
+		return ntstatus.NotSupported, nil // not an IP listener
+	}
+	const infoSize = 152
+	if maxOut < infoSize {
+		return ntstatus.BufferTooSmall, nil
+	}
+	b := make([]byte, infoSize)
+	le.PutUint32(b[4:], 1)               // IfIndex
+	le.PutUint64(b[16:], 10_000_000_000) // LinkSpeed: 10 Gbit/s, a figure for the loopback
+	sa := b[24:]
+	if ip := ap.Addr().Unmap(); ip.Is4() {
+		le.PutUint16(sa, 0x0002) // InterNetwork
+		a4 := ip.As4()
+		copy(sa[4:8], a4[:])
+	} else {
+		le.PutUint16(sa, 0x0017) // InterNetworkV6
+		a16 := ip.As16()
+		copy(sa[8:24], a16[:])
+	}
+	return ntstatus.Success, b
+}
 
 // binding is a session binding in progress on a connection: the NTLM
 // challenge sent and, for 3.1.1, the channel's preauth integrity hash.
@@ -64,15 +106,18 @@ func (s *session) addChannel(c *conn, sg signer) {
 }
 
 // signerOn is the key s signs and checks messages with on c: the channel's
-// (MS-SMB2 3.3.4.1.1). A binding in progress on c has no channel yet: its
-// messages use the session's key, Session.SigningKey.
+// (MS-SMB2 3.3.4.1.1); nil when c is not a channel of s.
 func (s *session) signerOn(c *conn) signer {
 	s.chmu.Lock()
 	defer s.chmu.Unlock()
-	if sg, ok := s.channels[c]; ok {
-		return sg
-	}
-	return s.signer
+	return s.channels[c]
+}
+
+// channelCount is how many channels s has.
+func (s *session) channelCount() int {
+	s.chmu.Lock()
+	defer s.chmu.Unlock()
+	return len(s.channels)
 }
 
 // hasChannel reports whether c is a channel of s.
@@ -141,12 +186,18 @@ func (c *conn) bindSession(req *request, resp *response, b, blob []byte) (ntstat
 	case signatureOf(s.signer, req.msg) != req.hdr.Signature:
 		c.log.Warn("smb: session binding with a bad signature", "session", id)
 		return ntstatus.AccessDenied, nil, nil
+	}
+	// The request was signed with the session's key: so is every
+	// response of the binding, errors too (clients require it), but the
+	// last, which the channel's key signs.
+	req.sess = s
+	resp.sess, resp.sign, resp.signer = s, true, s.signer
+	switch {
 	case s.hasChannel(c):
 		return ntstatus.RequestNotAccepted, nil, nil
+	case s.channelCount() >= maxChannels:
+		return ntstatus.InsufficientResources, nil, nil
 	}
-	// Messages of the binding are signed with the session's key.
-	req.sess = s
-	resp.sess, resp.sign = s, true
 	token, wrapped, err := ntlm.Unwrap(blob)
 	if err != nil {
 		delete(c.binds, id)
@@ -186,12 +237,16 @@ func (c *conn) bindSession(req *request, resp *response, b, blob []byte) (ntstat
 	if !strings.EqualFold(res.User, s.user) {
 		return ntstatus.AccessDenied, nil, nil
 	}
+	if s.channelCount() >= maxChannels { // others bound meanwhile
+		return ntstatus.InsufficientResources, nil, nil
+	}
 	sg, err := newSigner(c.dialect, c.signAlg, res.SessionKey, bd.preauth[:])
 	if err != nil {
 		return 0, nil, err
 	}
 	s.addChannel(c, sg)
 	c.sessions[id] = s
+	resp.signer = sg
 	var flags uint16
 	if s.encryptData {
 		flags |= sessionFlagEncrypt

@@ -231,6 +231,9 @@ type response struct {
 	body []byte
 	sess *session // signs the response when set and signing applies
 	sign bool
+	// signer, when set, signs instead of sess's key on the connection
+	// (the responses of a session binding).
+	signer signer
 	// onSent sees the response as sent (signed, before padding), for the
 	// preauth integrity hash.
 	onSent func(msg []byte)
@@ -311,8 +314,8 @@ func (c *conn) encodeResponses(resps []*response) []byte {
 			out = appendPad(out)
 			r.hdr.NextCommand = uint32(len(out) - start)
 		}
-		var sg signer
-		if r.sess != nil {
+		sg := r.signer
+		if sg == nil && r.sess != nil {
 			sg = r.sess.signerOn(c)
 		}
 		if r.sign && sg != nil {

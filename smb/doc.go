@@ -63,9 +63,10 @@
 // session's, reachable on every channel, and a session's requests are
 // served one at a time whichever channel they come on. A LOGOFF on any
 // channel ends the session; its opens close when the last channel's
-// connection closes. FSCTL_QUERY_NETWORK_INTERFACE_INFO is not answered
-// (STATUS_NOT_SUPPORTED), so clients bind only connections they were told
-// to make. On 3.x LOCK does the lock-sequence replay check of MS-SMB2
+// connection closes; a session has at most 32 channels (then
+// STATUS_INSUFFICIENT_RESOURCES, as Windows). FSCTL_QUERY_NETWORK_INTERFACE_INFO
+// lists one interface, the address the connection reached, without RSS, so
+// clients open no further channels on their own. On 3.x LOCK does the lock-sequence replay check of MS-SMB2
 // 3.3.5.14 (buckets 1 to 64 per open): a request whose sequence number its
 // bucket holds already succeeds without being done again.
 //

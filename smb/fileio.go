@@ -360,6 +360,12 @@ func (c *conn) ioctl(ctx context.Context, req *request) (ntstatus.Status, []byte
 	switch code {
 	case fsctlDFSGetReferrals, fsctlDFSGetReferralsEx:
 		return ntstatus.FSDriverRequired, nil, nil
+	case fsctlQueryNetworkInterfaceInfo:
+		st, out := c.networkInterfaces(maxOut)
+		if st != ntstatus.Success {
+			return st, nil, nil
+		}
+		return st, ioctlBody(code, b[8:24], out), nil
 	case fsctlValidateNegotiateInfo:
 	default:
 		return ntstatus.NotSupported, nil, nil
