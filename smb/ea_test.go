@@ -62,11 +62,10 @@ func (c *rawClient) createWith(name string, access, share, disp, opts uint32, co
 	return st, getFileID(body[64:])
 }
 
-// queryEAs sends QUERY_INFO FileFullEaInformation with flags, index and
-// a FILE_GET_EA_INFORMATION list (nil for none).
-func (c *rawClient) queryEAs(id fileID, outMax, flags, index uint32, get []byte) (ntstatus.Status, []byte) {
-	c.t.Helper()
-	b := make([]byte, 40, 40+len(get))
+// queryEAsBody is a QUERY_INFO FileFullEaInformation request body with
+// flags, index and a FILE_GET_EA_INFORMATION list (nil for none).
+func queryEAsBody(id fileID, outMax, flags, index uint32, get []byte) []byte {
+	b := make([]byte, 40, 41+len(get))
 	le.PutUint16(b, 41)
 	b[2], b[3] = infoFile, fileFullEaInformation
 	le.PutUint32(b[4:], outMax)
@@ -80,23 +79,34 @@ func (c *rawClient) queryEAs(id fileID, outMax, flags, index uint32, get []byte)
 	if len(get) == 0 {
 		b = append(b, 0)
 	}
-	st, body := c.call(cmdQueryInfo, append(b, get...))
+	return append(b, get...)
+}
+
+// queryEAs sends QUERY_INFO FileFullEaInformation (queryEAsBody).
+func (c *rawClient) queryEAs(id fileID, outMax, flags, index uint32, get []byte) (ntstatus.Status, []byte) {
+	c.t.Helper()
+	st, body := c.call(cmdQueryInfo, queryEAsBody(id, outMax, flags, index, get))
 	if st.IsError() || len(body) < 8 {
 		return st, nil
 	}
 	return st, body[8:][:le.Uint32(body[4:])]
 }
 
-// setEAs sends SET_INFO FileFullEaInformation.
-func (c *rawClient) setEAs(id fileID, list []byte) ntstatus.Status {
-	c.t.Helper()
+// setEAsBody is a SET_INFO FileFullEaInformation request body.
+func setEAsBody(id fileID, list []byte) []byte {
 	b := make([]byte, 32, 32+len(list))
 	le.PutUint16(b, 33)
 	b[2], b[3] = infoFile, fileFullEaInformation
 	le.PutUint32(b[4:], uint32(len(list)))
 	le.PutUint16(b[8:], headerSize+32)
 	id.put(b[16:])
-	st, _ := c.call(cmdSetInfo, append(b, list...))
+	return append(b, list...)
+}
+
+// setEAs sends SET_INFO FileFullEaInformation.
+func (c *rawClient) setEAs(id fileID, list []byte) ntstatus.Status {
+	c.t.Helper()
+	st, _ := c.call(cmdSetInfo, setEAsBody(id, list))
 	return st
 }
 

@@ -166,23 +166,12 @@ func eaSeeds() map[uint16][]byte {
 	le.PutUint32(create[48:], uint32(headerSize+len(create)))
 	le.PutUint32(create[52:], uint32(len(ctx)))
 	create = append(create, ctx...)
-	set := make([]byte, 32, 32+len(list))
-	le.PutUint16(set, 33)
-	set[2], set[3] = infoFile, fileFullEaInformation
-	le.PutUint32(set[4:], uint32(len(list)))
-	le.PutUint16(set[8:], headerSize+32)
-	relatedFileID.put(set[16:])
-	set = append(set, list...)
 	get := append([]byte{0, 0, 0, 0, 5}, "EAONE\x00"...)
-	query := make([]byte, 40, 40+len(get))
-	le.PutUint16(query, 41)
-	query[2], query[3] = infoFile, fileFullEaInformation
-	le.PutUint32(query[4:], 4096)
-	le.PutUint16(query[8:], headerSize+40)
-	le.PutUint32(query[12:], uint32(len(get)))
-	relatedFileID.put(query[24:])
-	query = append(query, get...)
-	return map[uint16][]byte{cmdCreate: create, cmdSetInfo: set, cmdQueryInfo: query}
+	return map[uint16][]byte{
+		cmdCreate:    create,
+		cmdSetInfo:   setEAsBody(relatedFileID, list),
+		cmdQueryInfo: queryEAsBody(relatedFileID, 4096, 0, 0, get),
+	}
 }
 
 func frameOf(h header, body []byte) []byte {
