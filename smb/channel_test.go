@@ -153,6 +153,10 @@ func TestMultichannel(t *testing.T) {
 	if st, _ := b.queryInfo(fid, infoFile, fileStandardInformation); st != ntstatus.UserSessionDeleted {
 		t.Fatalf("after LOGOFF on another channel: %v, want STATUS_USER_SESSION_DELETED", st)
 	}
+	cl := ntlm.Client{User: testAccount, Password: testKey}
+	if st, _ := b.call(cmdSessionSetup, sessionSetupRequest(cl.Negotiate())); st != ntstatus.UserSessionDeleted {
+		t.Fatalf("SESSION_SETUP of the logged-off session on another channel: %v, want STATUS_USER_SESSION_DELETED", st)
+	}
 }
 
 // waitConns waits until the server serves n connections (a closed one is

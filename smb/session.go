@@ -108,9 +108,10 @@ func (c *conn) sessionSetup(ctx context.Context, req *request, resp *response) (
 			req.onSent = func(m []byte) { s.preauth = preauthHash(s.preauth, m) }
 		}
 		return ntstatus.MoreProcessingRequired, challengeBody(ch, wrapped), nil
-	case s == nil:
+	case s == nil || !s.valid.Load() && s.challenge == nil:
+		// Unknown, or logged off on another channel.
 		return ntstatus.UserSessionDeleted, nil, nil
-	case s.valid.Load() || s.challenge == nil:
+	case s.valid.Load():
 		// Re-authentication is not supported.
 		return ntstatus.RequestNotAccepted, nil, nil
 	}
