@@ -166,7 +166,7 @@ func (s *session) dropChannel(ctx context.Context, c *conn) {
 // trips as for a new session) must be the session's. The channel's signing
 // key is derived from that authentication's session key (and, on 3.1.1,
 // this connection's preauth hash), as Samba's client and smbd derive it.
-func (c *conn) bindSession(req *request, resp *response, b, blob []byte) (ntstatus.Status, []byte, error) {
+func (c *conn) bindSession(req *request, resp *response, blob []byte) (ntstatus.Status, []byte, error) {
 	id := req.hdr.SessionID
 	switch {
 	case c.dialect < dialect300:

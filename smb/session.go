@@ -80,7 +80,7 @@ func (c *conn) sessionSetup(ctx context.Context, req *request, resp *response) (
 		return ntstatus.InvalidParameter, nil, nil
 	}
 	if b[2]&sessionFlagBinding != 0 {
-		return c.bindSession(req, resp, b, blob)
+		return c.bindSession(req, resp, blob)
 	}
 	token, wrapped, err := ntlm.Unwrap(blob)
 	if err != nil {
