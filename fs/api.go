@@ -121,6 +121,10 @@ type Attr struct {
 	DeletePending bool
 	// Unlinked is true when the entry no longer has a name on the mount.
 	Unlinked bool
+
+	// EAs are the entry's extended attributes (SMB clients set them; no
+	// other protocol sees them), in the order set; nil when none.
+	EAs []EA
 }
 
 // ChangeKind says what a Change did.
@@ -295,6 +299,10 @@ type SetattrRequest struct {
 	Change     *time.Time // ctime (normally set to now by every change)
 	Created    *time.Time
 	Attributes *Attributes // e.g. chmod a-w → ReadOnly
+	// EAs sets extended attributes: each replaces the one of its name
+	// (names compare without case), and one with an empty value removes
+	// it. The whole set may hold at most MaxEASize bytes (ErrEATooLarge).
+	EAs []EA
 	// Handle, when the call came through an open file (ftruncate, O_TRUNC):
 	// its unflushed writes are committed first and it is the handle the
 	// change is checked for.

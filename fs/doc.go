@@ -172,6 +172,11 @@
 //
 // # Share state and snapshots
 //
+// An entry's extended attributes (EA: SMB clients set them at create and
+// through SetattrRequest.EAs; REST and the mount do not see them) are kept
+// with its other stored properties in the props column, so snapshots,
+// renames and deletes take them along; at most MaxEASize bytes per entry.
+//
 // A share's lease, stored access policies and permissions are rows of
 // ns_share_state (sharestate.go), deleted with the share; the lease rules
 // are locks'.

@@ -37,6 +37,10 @@ const (
 type OpenEntryRequest struct {
 	OpenPathRequest
 	Kind OpenKind
+	// EAs are the extended attributes of a created entry; an overwritten
+	// or superseded file's are replaced by them when any are given (as
+	// SetattrRequest.EAs applies them to none).
+	EAs []EA
 }
 
 // OpenEntry opens (or creates, by Disposition) a file or a directory as a
@@ -103,6 +107,14 @@ func (fsys *FileSystem) openEntry(ctx context.Context, req OpenEntryRequest) (*H
 				if disp == DispositionSupersede {
 					action = ActionSuperseded
 				}
+				if len(req.EAs) > 0 {
+					if e.eas, err = mergeEAs(nil, req.EAs); err != nil {
+						return nil, err
+					}
+					if err := q.save(&e); err != nil {
+						return nil, err
+					}
+				}
 			}
 		default:
 			switch disp {
@@ -121,6 +133,9 @@ func (fsys *FileSystem) openEntry(ctx context.Context, req OpenEntryRequest) (*H
 				if extra := req.Attributes &^ (AttrDirectory | AttrArchive); extra != 0 {
 					ne.attrs |= extra
 				}
+			}
+			if ne.eas, err = mergeEAs(nil, req.EAs); err != nil {
+				return nil, err
 			}
 			if e, err = q.insert(ne); err != nil {
 				return nil, err

@@ -12,21 +12,23 @@ import (
 // that names the operation and the path or file concerned; match them with
 // errors.Is / errors.As.
 var (
-	ErrNotFound       = errors.New("not found")                  // the file or directory does not exist (404 ResourceNotFound, STATUS_OBJECT_NAME_NOT_FOUND, ENOENT)
-	ErrParentNotFound = errors.New("parent not found")           // a directory on the way does not exist (404 ParentNotFound, STATUS_OBJECT_PATH_NOT_FOUND, ENOENT)
-	ErrShareNotFound  = errors.New("share not found")            // 404 ShareNotFound; STATUS_BAD_NETWORK_NAME; ENOENT
-	ErrExist          = errors.New("already exists")             // 409 ResourceAlreadyExists, STATUS_OBJECT_NAME_COLLISION, EEXIST
-	ErrShareExist     = errors.New("share already exists")       // 409 ShareAlreadyExists, EEXIST
-	ErrIsDir          = errors.New("is a directory")             // a file operation on a directory (EISDIR, STATUS_FILE_IS_A_DIRECTORY)
-	ErrNotDir         = errors.New("not a directory")            // a directory operation on a file (ENOTDIR, STATUS_NOT_A_DIRECTORY)
-	ErrInvalidName    = errors.New("invalid name")               // name rules of filerest.md §2.1 (400 InvalidFileOrDirectoryPathName / InvalidResourceName, STATUS_OBJECT_NAME_INVALID, EINVAL)
-	ErrNameTooLong    = errors.New("name too long")              // component > 255 or path > 2048 characters (ENAMETOOLONG); also matches ErrInvalidName
-	ErrInvalidRange   = errors.New("invalid range")              // a read starting at or past the end (416 InvalidRange) or a negative/overflowing range (400 OutOfRangeInput)
-	ErrInvalidArg     = errors.New("invalid argument")           // malformed request values (400, STATUS_INVALID_PARAMETER, EINVAL)
-	ErrCrossShare     = errors.New("cross-share rename")         // rename between shares (EXDEV; 400 on REST)
-	ErrNotSupported   = errors.New("operation not supported")    // e.g. RENAME_EXCHANGE (ENOTSUP)
-	ErrNotEmpty       = locks.ErrDirectoryNotEmpty               // rmdir / delete of a non-empty directory: the same value as locks' sentinel
-	ErrStaleHandle    = errors.New("file of the handle is gone") // the file a handle refers to no longer exists (ESTALE)
+	ErrNotFound       = errors.New("not found")                       // the file or directory does not exist (404 ResourceNotFound, STATUS_OBJECT_NAME_NOT_FOUND, ENOENT)
+	ErrParentNotFound = errors.New("parent not found")                // a directory on the way does not exist (404 ParentNotFound, STATUS_OBJECT_PATH_NOT_FOUND, ENOENT)
+	ErrShareNotFound  = errors.New("share not found")                 // 404 ShareNotFound; STATUS_BAD_NETWORK_NAME; ENOENT
+	ErrExist          = errors.New("already exists")                  // 409 ResourceAlreadyExists, STATUS_OBJECT_NAME_COLLISION, EEXIST
+	ErrShareExist     = errors.New("share already exists")            // 409 ShareAlreadyExists, EEXIST
+	ErrIsDir          = errors.New("is a directory")                  // a file operation on a directory (EISDIR, STATUS_FILE_IS_A_DIRECTORY)
+	ErrNotDir         = errors.New("not a directory")                 // a directory operation on a file (ENOTDIR, STATUS_NOT_A_DIRECTORY)
+	ErrInvalidName    = errors.New("invalid name")                    // name rules of filerest.md §2.1 (400 InvalidFileOrDirectoryPathName / InvalidResourceName, STATUS_OBJECT_NAME_INVALID, EINVAL)
+	ErrNameTooLong    = errors.New("name too long")                   // component > 255 or path > 2048 characters (ENAMETOOLONG); also matches ErrInvalidName
+	ErrInvalidRange   = errors.New("invalid range")                   // a read starting at or past the end (416 InvalidRange) or a negative/overflowing range (400 OutOfRangeInput)
+	ErrInvalidArg     = errors.New("invalid argument")                // malformed request values (400, STATUS_INVALID_PARAMETER, EINVAL)
+	ErrCrossShare     = errors.New("cross-share rename")              // rename between shares (EXDEV; 400 on REST)
+	ErrNotSupported   = errors.New("operation not supported")         // e.g. RENAME_EXCHANGE (ENOTSUP)
+	ErrNotEmpty       = locks.ErrDirectoryNotEmpty                    // rmdir / delete of a non-empty directory: the same value as locks' sentinel
+	ErrStaleHandle    = errors.New("file of the handle is gone")      // the file a handle refers to no longer exists (ESTALE)
+	ErrInvalidEAName  = errors.New("invalid extended attribute name") // not ValidEAName (STATUS_INVALID_EA_NAME)
+	ErrEATooLarge     = errors.New("extended attributes too large")   // over MaxEASize (STATUS_EA_TOO_LARGE)
 )
 
 // Error is the error type of package fs: an operation, the path (or file id)

@@ -528,7 +528,7 @@ func (fsys *FileSystem) setattr(ctx context.Context, id FileID, req SetattrReque
 			return Attr{}, err
 		}
 	}
-	if req.LastWrite == nil && req.Change == nil && req.Created == nil && req.Attributes == nil {
+	if req.LastWrite == nil && req.Change == nil && req.Created == nil && req.Attributes == nil && len(req.EAs) == 0 {
 		return fsys.getAttr(ctx, id)
 	}
 	if req.LastWrite != nil && req.Size == nil {
@@ -539,7 +539,7 @@ func (fsys *FileSystem) setattr(ctx context.Context, id FileID, req SetattrReque
 		// handle on the file (tar -x, cp -p), its writes and the new times
 		// commit in one transaction: the commit applies them after its
 		// own time stamps, as the update below would after it.
-		if req.Handle != nil && fsys.soleHandle(id, req.Handle) {
+		if req.Handle != nil && len(req.EAs) == 0 && fsys.soleHandle(id, req.Handle) {
 			e, committed, err := req.Handle.flushTouch(ctx, func(_ *q, e *entry) { req.apply(e) })
 			if err != nil {
 				return Attr{}, fileErr("setattr", id, err)
@@ -560,6 +560,11 @@ func (fsys *FileSystem) setattr(ctx context.Context, id FileID, req SetattrReque
 		t := ticks(q.now)
 		e.change, e.modified = t, t
 		req.apply(&e)
+		if len(req.EAs) > 0 {
+			if e.eas, err = mergeEAs(e.eas, req.EAs); err != nil {
+				return nil, err
+			}
+		}
 		if err := q.save(&e); err != nil {
 			return nil, err
 		}

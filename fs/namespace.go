@@ -36,6 +36,7 @@ type entry struct {
 	tier       string            // shares: access tier
 	shareProps map[string]string // shares: other stored properties (ShareRequest.Props)
 	copy       *CopyInfo         // files: last copy into the file
+	eas        []EA              // extended attributes (SMB)
 	blob       bool              // the content lives in a blob (else inline); read-only here
 }
 
@@ -76,6 +77,7 @@ type storedProps struct {
 	Tier         string            `json:"at,omitempty"`
 	ShareProps   map[string]string `json:"sp,omitempty"`
 	Copy         *CopyInfo         `json:"cp,omitempty"`
+	EAs          []EA              `json:"ea,omitempty"`
 }
 
 // props encodes e's stored properties ("" when there are none, as for
@@ -83,9 +85,10 @@ type storedProps struct {
 func (e *entry) props() (string, error) {
 	p := storedProps{Type: e.content.Type, Encoding: e.content.Encoding, Language: e.content.Language,
 		Disposition: e.content.Disposition, CacheControl: e.content.CacheControl, MD5: e.content.MD5,
-		Metadata: e.metadata, PermKey: e.permKey, Tier: e.tier, ShareProps: e.shareProps, Copy: e.copy}
+		Metadata: e.metadata, PermKey: e.permKey, Tier: e.tier, ShareProps: e.shareProps, Copy: e.copy, EAs: e.eas}
 	if p.Type == "" && p.Encoding == "" && p.Language == "" && p.Disposition == "" && p.CacheControl == "" &&
-		len(p.MD5) == 0 && len(p.Metadata) == 0 && p.PermKey == "" && p.Tier == "" && len(p.ShareProps) == 0 && p.Copy == nil {
+		len(p.MD5) == 0 && len(p.Metadata) == 0 && p.PermKey == "" && p.Tier == "" && len(p.ShareProps) == 0 && p.Copy == nil &&
+		len(p.EAs) == 0 {
 		return "", nil
 	}
 	b, err := json.Marshal(p)
@@ -113,6 +116,7 @@ func (e *entry) setProps(s string) error {
 	e.tier = p.Tier
 	e.shareProps = p.ShareProps
 	e.copy = p.Copy
+	e.eas = p.EAs
 	return nil
 }
 
@@ -164,6 +168,7 @@ func (e entry) attr(path string) Attr {
 		ETag: etagOf(e.id, e.version), Version: e.version,
 		Content: e.content, Metadata: e.metadata, PermissionKey: e.permKey,
 		QuotaGiB: e.quota, AccessTier: e.tier, ShareProps: e.shareProps, Copy: e.copy, Unlinked: e.unlinked,
+		EAs: e.eas,
 	}
 	if e.kind.IsDir() {
 		a.Attributes |= AttrDirectory

@@ -76,6 +76,12 @@ const (
 	FileSystemLimitation     Status = 0xC0000427
 	InvalidSecurityDescr     Status = 0xC0000079
 	BadImpersonationLevel    Status = 0xC00000A5
+	NoMoreEAs                Status = 0x80000012
+	InvalidEAName            Status = 0x80000013
+	EAListInconsistent       Status = 0x80000014
+	NonexistentEAEntry       Status = 0x80000015
+	EATooLarge               Status = 0xC0000050
+	NoEAsOnFile              Status = 0xC0000052
 	ShareAccessDeniedUnknown Status = 0xC0000201 // STATUS_NETWORK_ACCESS_DENIED
 )
 
@@ -141,6 +147,12 @@ var names = map[Status]string{
 	FileSystemLimitation:     "STATUS_FILE_SYSTEM_LIMITATION",
 	InvalidSecurityDescr:     "STATUS_INVALID_SECURITY_DESCR",
 	BadImpersonationLevel:    "STATUS_BAD_IMPERSONATION_LEVEL",
+	NoMoreEAs:                "STATUS_NO_MORE_EAS",
+	InvalidEAName:            "STATUS_INVALID_EA_NAME",
+	EAListInconsistent:       "STATUS_EA_LIST_INCONSISTENT",
+	NonexistentEAEntry:       "STATUS_NONEXISTENT_EA_ENTRY",
+	EATooLarge:               "STATUS_EA_TOO_LARGE",
+	NoEAsOnFile:              "STATUS_NO_EAS_ON_FILE",
 	ShareAccessDeniedUnknown: "STATUS_NETWORK_ACCESS_DENIED",
 }
 
@@ -207,6 +219,10 @@ func FromError(err error) Status {
 		return NotSameDevice
 	case errors.Is(err, fs.ErrNotSupported):
 		return NotSupported
+	case errors.Is(err, fs.ErrInvalidEAName):
+		return InvalidEAName
+	case errors.Is(err, fs.ErrEATooLarge):
+		return EATooLarge
 	case errors.Is(err, io.EOF):
 		return EndOfFile
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

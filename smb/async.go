@@ -129,13 +129,6 @@ func (c *conn) endPending(match func(p *pendingOp) bool, st ntstatus.Status) {
 	}
 }
 
-// endPendingOn ends the pending requests on open o as its close does: a
-// blocking lock STATUS_RANGE_NOT_LOCKED, a CHANGE_NOTIFY
-// STATUS_NOTIFY_CLEANUP, as Windows and Samba answer them.
-func (c *conn) endPendingOn(o *open) {
-	c.endPending(func(p *pendingOp) bool { return p.open == o }, 0)
-}
-
 // waitCancel is the wait of a CHANGE_NOTIFY: no change is ever reported,
 // so it pends until cancelled or its open closes.
 func waitCancel(ctx context.Context) ntstatus.Status {

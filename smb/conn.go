@@ -63,8 +63,10 @@ type conn struct {
 	seqLo, seqHi uint64
 	used         map[uint64]struct{}
 
+	// sessions are the sessions this connection set up or is a channel
+	// of (by id); binds the session bindings in progress on it.
 	sessions map[uint64]*session
-	nextFile uint64
+	binds    map[uint64]*binding
 	rbuf     []byte
 
 	// wmu serialises frames on the wire: the loop's replies and the final
@@ -92,7 +94,7 @@ type conn struct {
 
 func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{srv: s, nc: nc, remote: nc.RemoteAddr().String(), seqHi: 1,
-		used: map[uint64]struct{}{}, sessions: map[uint64]*session{}, pending: map[uint64]*pendingOp{},
+		used: map[uint64]struct{}{}, sessions: map[uint64]*session{}, binds: map[uint64]*binding{}, pending: map[uint64]*pendingOp{},
 		readSlots: make(chan struct{}, maxReadsInFlight)}
 	c.bw = bufio.NewWriterSize(nc, 64<<10)
 	c.log = s.log.With("smb_client", c.remote)
@@ -218,7 +220,7 @@ func (c *conn) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for id, s := range c.sessions {
-		s.closeAll(ctx, c.srv, c.log)
+		s.dropChannel(ctx, c) // the last channel closes the session's opens
 		delete(c.sessions, id)
 	}
 }
@@ -229,6 +231,9 @@ type response struct {
 	body []byte
 	sess *session // signs the response when set and signing applies
 	sign bool
+	// signer, when set, signs instead of sess's key on the connection
+	// (the responses of a session binding).
+	signer signer
 	// onSent sees the response as sent (signed, before padding), for the
 	// preauth integrity hash.
 	onSent func(msg []byte)
@@ -309,12 +314,16 @@ func (c *conn) encodeResponses(resps []*response) []byte {
 			out = appendPad(out)
 			r.hdr.NextCommand = uint32(len(out) - start)
 		}
-		if r.sign && r.sess != nil && r.sess.signer != nil {
+		sg := r.signer
+		if sg == nil && r.sess != nil {
+			sg = r.sess.signerOn(c)
+		}
+		if r.sign && sg != nil {
 			r.hdr.Flags |= flagSigned
 		}
 		r.hdr.encode(out[start:])
-		if r.hdr.Flags&flagSigned != 0 && r.sess != nil && r.sess.signer != nil {
-			sig := signatureOf(r.sess.signer, out[start:])
+		if r.hdr.Flags&flagSigned != 0 && sg != nil {
+			sig := signatureOf(sg, out[start:])
 			copy(out[start+48:start+64], sig[:])
 		}
 		if r.onSent != nil {
@@ -509,13 +518,20 @@ func (c *conn) dispatch(ctx context.Context, req *request, resp *response) (ntst
 		if _, err := body(req.msg, 4); err != nil {
 			return ntstatus.InvalidParameter, nil, nil
 		}
-		if s := c.sessions[h.SessionID]; s != nil && s.valid {
+		if s := c.sessions[h.SessionID]; s != nil && s.valid.Load() {
 			req.sess = s
 		}
 		return ntstatus.Success, []byte{4, 0, 0, 0}, nil
 	}
 	s := c.sessions[h.SessionID]
-	if s == nil || !s.valid {
+	if s == nil {
+		return ntstatus.UserSessionDeleted, nil, nil
+	}
+	// The session's requests are served one at a time, whichever of its
+	// channels they come on (channel.go).
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.valid.Load() {
 		return ntstatus.UserSessionDeleted, nil, nil
 	}
 	switch {
@@ -525,7 +541,7 @@ func (c *conn) dispatch(ctx context.Context, req *request, resp *response) (ntst
 		return ntstatus.AccessDenied, nil, nil // MS-SMB2 3.3.5.2.9
 	case s.signer != nil:
 		if h.Flags&flagSigned != 0 {
-			if signatureOf(s.signer, req.msg) != h.Signature {
+			if signatureOf(s.signerOn(c), req.msg) != h.Signature {
 				c.log.Warn("smb: bad message signature", "command", h.Command)
 				return ntstatus.AccessDenied, nil, nil
 			}

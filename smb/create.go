@@ -28,7 +28,26 @@ type open struct {
 	// sets and reads it (and READs, on goroutines, move it); READ and
 	// WRITE name their offsets.
 	position atomic.Int64
+	// quota marks an open of Windows' fake quota file (quotaFakeFile): it
+	// has no fs handle (h is nil) and serves only CLOSE and QUERY_INFO.
+	quota bool
+	// lockSeq holds the LOCK sequence numbers done (channel.go).
+	lockSeq lockSequences
+	// eaNext is the enumeration position of FileFullEaInformation
+	// queries (MS-FSA Open.NextEaEntry).
+	eaNext int
 }
+
+// quotaFakeFile is the name Windows clients open to query and set quotas
+// (NTFS's $Extend\$Quota index; smbcquotas and Explorer's quota tab). It
+// is the one stream name CREATE accepts: it opens a fake directory outside
+// fs, as smbd's fake_file does, and reaches nothing of the share.
+const quotaFakeFile = `$Extend\$Quota:$Q:$INDEX_ALLOCATION`
+
+// quotaAttr is what the fake quota file reports: the attributes Windows
+// gives it and no times (smbtorture's quota-fake-file checks both).
+var quotaAttr = fs.Attr{Kind: fs.KindDirectory, Name: "$Quota:$Q:$INDEX_ALLOCATION",
+	Attributes: fs.AttrHidden | fs.AttrSystem | fs.AttrArchive}
 
 // CreateOptions bits (MS-SMB2 2.2.13).
 const (
@@ -107,8 +126,20 @@ func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byt
 	if err != nil {
 		return ntstatus.InvalidParameter, nil, nil
 	}
-	if _, err := buffer(req.msg, le.Uint32(b[48:]), le.Uint32(b[52:])); err != nil {
+	contexts, err := buffer(req.msg, le.Uint32(b[48:]), le.Uint32(b[52:]))
+	if err != nil {
 		return ntstatus.InvalidParameter, nil, nil
+	}
+	ctxs, err := parseCreateContexts(contexts)
+	if err != nil {
+		return ntstatus.InvalidParameter, nil, nil
+	}
+	var eas []fs.EA
+	if ext, ok := ctxs["ExtA"]; ok {
+		var st ntstatus.Status
+		if eas, st = parseEAs(ext); st != ntstatus.Success {
+			return st, nil, nil
+		}
 	}
 	name, err := fromUTF16(rawName)
 	if err != nil {
@@ -134,6 +165,9 @@ func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byt
 	}
 	if req.tree.ipc {
 		return ntstatus.ObjectNameNotFound, nil, nil // no named pipes
+	}
+	if strings.EqualFold(name, quotaFakeFile) {
+		return c.createQuota(req, desired, disposition, options)
 	}
 	rel, st := sharePath(name)
 	if st != ntstatus.Success {
@@ -183,6 +217,7 @@ func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byt
 			},
 		},
 		Kind: kind,
+		EAs:  eas,
 	}
 	h, a, action, err := c.srv.cfg.FS.OpenEntry(ctx, oreq)
 	if err != nil && desired&locks.MaskMaximumAllowed != 0 && errors.Is(err, locks.ErrReadOnly) {
@@ -200,19 +235,11 @@ func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byt
 		}
 		return createStatus(err, rel), nil, nil
 	}
-	s := req.sess
-	if len(s.opens) >= 16384 {
+	o := &open{tree: req.tree, h: h, path: rel, isDir: a.Kind.IsDir(), access: granted}
+	if !c.addOpen(req, o) {
 		_ = h.Close(ctx)
 		return ntstatus.TooManyOpenedFiles, nil, nil
 	}
-	c.nextFile++
-	o := &open{id: fileID{Persistent: c.nextFile, Volatile: c.nextFile ^ uint64(s.id)<<20}, tree: req.tree, h: h,
-		path: rel, isDir: a.Kind.IsDir(), access: granted}
-	s.opens[o.id.Volatile] = o
-	req.rel.file = o.id
-
-	out := make([]byte, 88, 96)
-	le.PutUint16(out, 89)
 	var act uint32
 	switch action {
 	case fs.ActionCreated:
@@ -224,13 +251,92 @@ func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byt
 	default:
 		act = actionOpened
 	}
+	return ntstatus.Success, createBody(o, act, a), nil
+}
+
+// addOpen gives o its file id in the request's session, unless the
+// session holds too many opens already.
+func (c *conn) addOpen(req *request, o *open) bool {
+	s := req.sess
+	if len(s.opens) >= 16384 {
+		return false
+	}
+	s.nextFile++
+	o.id = fileID{Persistent: s.nextFile, Volatile: s.nextFile ^ uint64(s.id)<<20}
+	s.opens[o.id.Volatile] = o
+	req.rel.file = o.id
+	return true
+}
+
+// createQuota opens the fake quota file (quotaFakeFile). It exists and is
+// a directory: it can be opened, not created, replaced or deleted.
+func (c *conn) createQuota(req *request, desired locks.Mask, disposition, options uint32) (ntstatus.Status, []byte, error) {
+	switch {
+	case disposition == 2: // FILE_CREATE
+		return ntstatus.ObjectNameCollision, nil, nil
+	case disposition != 1 && disposition != 3: // only FILE_OPEN and FILE_OPEN_IF open
+		return ntstatus.AccessDenied, nil, nil
+	case options&optNonDirectoryFile != 0:
+		return ntstatus.FileIsADirectory, nil, nil
+	case options&optDeleteOnClose != 0:
+		return ntstatus.CannotDelete, nil, nil
+	}
+	o := &open{tree: req.tree, path: strings.ReplaceAll(quotaFakeFile, `\`, "/"), isDir: true,
+		access: desired.MapGeneric(false), quota: true}
+	if !c.addOpen(req, o) {
+		return ntstatus.TooManyOpenedFiles, nil, nil
+	}
+	return ntstatus.Success, createBody(o, actionOpened, quotaAttr), nil
+}
+
+// createBody is a CREATE response body for o, opened by act, with a's
+// times, sizes and attributes.
+func createBody(o *open, act uint32, a fs.Attr) []byte {
+	out := make([]byte, 88, 96)
+	le.PutUint16(out, 89)
 	le.PutUint32(out[4:], act)
 	putTimes(out[8:], a)
 	le.PutUint64(out[40:], allocation(a))
 	le.PutUint64(out[48:], uint64(a.Size))
 	le.PutUint32(out[56:], wireAttrs(a))
 	o.id.put(out[64:])
-	return ntstatus.Success, append(out, 0, 0, 0, 0, 0, 0, 0, 0), nil
+	return append(out, 0, 0, 0, 0, 0, 0, 0, 0)
+}
+
+// parseCreateContexts reads a CREATE request's create contexts (MS-SMB2
+// 2.2.13.2) into their data by name. Offsets count from each context's
+// start; a context outside the buffer is an error.
+func parseCreateContexts(b []byte) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for off := 0; len(b) > 0; {
+		e := b[off:]
+		if len(e) < 16 {
+			return nil, errMalformed
+		}
+		next := int(le.Uint32(e))
+		nameOff, nameLen := int(le.Uint16(e[4:])), int(le.Uint16(e[6:]))
+		dataOff, dataLen := int(le.Uint16(e[10:])), int(le.Uint32(e[12:]))
+		end := len(e)
+		if next != 0 {
+			if next < 16 || next > len(e) || next%8 != 0 {
+				return nil, errMalformed
+			}
+			end = next
+		}
+		if nameLen == 0 || nameOff+nameLen > end || (dataLen > 0 && (dataOff < nameOff+nameLen || dataOff+dataLen > end)) {
+			return nil, errMalformed
+		}
+		var data []byte
+		if dataLen > 0 {
+			data = e[dataOff : dataOff+dataLen]
+		}
+		out[string(e[nameOff:nameOff+nameLen])] = data
+		if next == 0 {
+			return out, nil
+		}
+		off += next
+	}
+	return out, nil
 }
 
 // createStatus maps an OpenEntry error, naming a missing directory on the
@@ -286,6 +392,10 @@ func (c *conn) lookupOpen(req *request, b []byte) (*open, ntstatus.Status) {
 	if o == nil || o.id != id || o.tree != req.tree {
 		return nil, ntstatus.FileClosed
 	}
+	if o.quota && req.hdr.Command != cmdClose && req.hdr.Command != cmdQueryInfo {
+		// The fake quota file has no data, no entries and no fs entry.
+		return nil, ntstatus.InvalidDeviceRequest
+	}
 	return o, ntstatus.Success
 }
 
@@ -303,16 +413,15 @@ func (c *conn) closeFile(ctx context.Context, req *request) (ntstatus.Status, []
 	out := make([]byte, 60)
 	le.PutUint16(out, 60)
 	var a fs.Attr
-	if flags&1 != 0 {
+	if flags&1 != 0 && !o.quota {
 		if err := o.h.Flush(ctx); err != nil && !o.isDir {
 			return ntstatus.FromError(err), nil, nil
 		}
 		a, _ = o.h.Attr(ctx)
 	}
 	delete(req.sess.opens, o.id.Volatile)
-	c.endPendingOn(o)
-	c.srv.forgetDirty(o)
-	if err := o.h.Close(ctx); err != nil {
+	req.sess.endPending(func(p *pendingOp) bool { return p.open == o })
+	if err := c.srv.closeOpen(ctx, o); err != nil {
 		return ntstatus.FromError(err), nil, nil
 	}
 	if flags&1 != 0 && a.ID != 0 {

@@ -50,6 +50,26 @@
 // AES-CMAC, HMAC-SHA256). When the client sent a SPNEGO mechListMIC the
 // last SESSION_SETUP answers with the server's.
 //
+// # Multichannel
+//
+// On 3.x the server announces SMB2_GLOBAL_CAP_MULTI_CHANNEL (channel.go):
+// a SESSION_SETUP with SMB2_SESSION_FLAG_BINDING binds an existing session
+// to another connection of the same client (same ClientGuid, dialect,
+// cipher and signing algorithm), signed with the session's key and
+// authenticated again as the session's user (MS-SMB2 3.3.5.5.2; a binding
+// that is not is refused with the status that section names). Each
+// channel signs with a key of its own, derived from its authentication's
+// session key (and on 3.1.1 its preauth hash); trees and opens are the
+// session's, reachable on every channel, and a session's requests are
+// served one at a time whichever channel they come on. A LOGOFF on any
+// channel ends the session; its opens close when the last channel's
+// connection closes; a session has at most 32 channels (then
+// STATUS_INSUFFICIENT_RESOURCES, as Windows). FSCTL_QUERY_NETWORK_INTERFACE_INFO
+// lists one interface, the address the connection reached, without RSS, so
+// clients open no further channels on their own. On 3.x LOCK does the lock-sequence replay check of MS-SMB2
+// 3.3.5.14 (buckets 1 to 64 per open): a request whose sequence number its
+// bucket holds already succeeds without being done again.
+//
 // # Encryption
 //
 // SMB2 TRANSFORM messages with AES-128-CCM (3.0 and 3.0.2, announced by
@@ -70,13 +90,34 @@
 // fs.OpenEntry, which opens files and directories alike. Names are checked
 // before they reach fs: a leading separator, "." or ".." components,
 // stream names (':') and wildcards are refused, so no request can name
-// anything outside its share. Opens belong to a session and a tree; a file
+// anything outside its share. The one exception is Windows' fake quota
+// file, `$Extend\$Quota:$Q:$INDEX_ALLOCATION` at the share root (any
+// case), which clients open to manage quotas: it opens, as on Windows and
+// smbd, as a hidden system directory without times, outside fs, and
+// serves only QUERY_INFO (no security descriptor, no quota entries:
+// STATUS_NOT_SUPPORTED) and CLOSE; it cannot be created, replaced or
+// deleted. Opens belong to a session and a tree; a file
 // id of another session or tree is STATUS_FILE_CLOSED.
 //
 // fs commits a handle's writes at FLUSH and CLOSE; so that SMB clients see
 // each other's writes at once, as on Windows, the server tracks the opens
 // with uncommitted writes per file and commits them before another open
 // of the file reads it or queries its information.
+//
+// Extended attributes: the ExtA create context sets a created (or, with
+// one, an overwritten) file's EAs, SET_INFO FileFullEaInformation
+// (FILE_WRITE_EA) sets and removes them, QUERY_INFO FileFullEaInformation
+// (FILE_READ_EA) lists them as MS-FSA 2.1.5.12.12 says (enumeration per
+// open, single entries, queries by name; STATUS_NO_EAS_ON_FILE without
+// any), and FileEaInformation and the directory classes report their
+// size. fs keeps them (fs.EA); the volume announces
+// FILE_SUPPORTS_EXTENDED_ATTRIBUTES.
+//
+// 8.3 names: FileAlternateNameInformation and the ShortName of the
+// *BothDirectoryInformation classes give a name computed from the long
+// name (shortname.go: Windows' hashed form, as smbd's mangling, nothing
+// stored); an 8.3 name is its own alternate name and has no ShortName.
+// Short names are never resolved: a CREATE naming one finds nothing.
 //
 // Oplocks and leases are always granted NONE; CHANGE_NOTIFY goes async and
 // pends until CANCEL or until its directory is closed

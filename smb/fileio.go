@@ -226,6 +226,13 @@ func (c *conn) lock(ctx context.Context, req *request) (ntstatus.Status, []byte,
 	if o.isDir {
 		return ntstatus.InvalidParameter, nil, nil
 	}
+	seq, bucket := le.Uint32(b[4:]), -1
+	if c.dialect >= dialect300 {
+		var replay bool
+		if bucket, replay = o.lockSeq.check(seq); replay {
+			return ntstatus.Success, []byte{4, 0, 0, 0}, nil
+		}
+	}
 	type element struct {
 		r     locks.Range
 		flags uint32
@@ -248,6 +255,7 @@ func (c *conn) lock(ctx context.Context, req *request) (ntstatus.Status, []byte,
 				return ntstatus.FromError(err), nil, nil
 			}
 		}
+		o.lockSeq.done(bucket, seq)
 		return ntstatus.Success, ok, nil
 	}
 	blocking := false
@@ -278,7 +286,14 @@ func (c *conn) lock(ctx context.Context, req *request) (ntstatus.Status, []byte,
 			continue
 		}
 		if blocking && errors.Is(err, locks.ErrLockNotGranted) {
-			req.asyncID = c.goPending(req, o, ntstatus.RangeNotLocked, waitLock(o, e.r, kindOf(e.flags), c.srv.ctx))
+			wait := waitLock(o, e.r, kindOf(e.flags), c.srv.ctx)
+			req.asyncID = c.goPending(req, o, ntstatus.RangeNotLocked, func(ctx context.Context) ntstatus.Status {
+				st := wait(ctx)
+				if st == ntstatus.Success {
+					o.lockSeq.done(bucket, seq)
+				}
+				return st
+			})
 			return ntstatus.Pending, nil, nil
 		}
 		for _, done := range els[:i] {
@@ -290,6 +305,7 @@ func (c *conn) lock(ctx context.Context, req *request) (ntstatus.Status, []byte,
 		}
 		return st, nil, nil
 	}
+	o.lockSeq.done(bucket, seq)
 	return ntstatus.Success, ok, nil
 }
 
@@ -344,6 +360,12 @@ func (c *conn) ioctl(ctx context.Context, req *request) (ntstatus.Status, []byte
 	switch code {
 	case fsctlDFSGetReferrals, fsctlDFSGetReferralsEx:
 		return ntstatus.FSDriverRequired, nil, nil
+	case fsctlQueryNetworkInterfaceInfo:
+		st, out := c.networkInterfaces(maxOut)
+		if st != ntstatus.Success {
+			return st, nil, nil
+		}
+		return st, ioctlBody(code, b[8:24], out), nil
 	case fsctlValidateNegotiateInfo:
 	default:
 		return ntstatus.NotSupported, nil, nil

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net"
 	"testing"
+
+	"github.com/blobshare/blobshare/fs"
 )
 
 // FuzzHeader: any 64+ bytes decode without panic, and what decodes
@@ -112,6 +114,13 @@ func FuzzFrame(f *testing.F) {
 	}
 	seeds := requestSeeds()
 	create := seeds[cmdCreate]
+	eas := eaSeeds()
+	f.Add(frameOf(header{Command: cmdCreate, SessionID: 1, TreeID: 1}, eas[cmdCreate]))
+	for _, cmd := range []uint16{cmdSetInfo, cmdQueryInfo} {
+		first := appendPad(frameOf(header{Command: cmdCreate, SessionID: 1, TreeID: 1}, eas[cmdCreate]))
+		le.PutUint32(first[20:], uint32(len(first)))
+		f.Add(append(first, frameOf(header{Command: cmd, MessageID: 1, Flags: flagRelated}, eas[cmd])...))
+	}
 	for cmd, body := range seeds {
 		one := frameOf(header{Command: cmd, SessionID: 1, TreeID: 1}, body)
 		f.Add(one)
@@ -129,11 +138,40 @@ func FuzzFrame(f *testing.F) {
 		defer b.Close()
 		c := newConn(srv, a)
 		c.negotiated, c.dialect, c.maxIO, c.seqHi = true, dialect311, maxIO, 1<<40
-		s := &session{id: 1, valid: true, trees: map[uint32]*tree{1: {id: 1, share: share.Name, shareID: share.ID}}, opens: map[uint64]*open{}}
+		s := &session{id: 1, trees: map[uint32]*tree{1: {id: 1, share: share.Name, shareID: share.ID}}, opens: map[uint64]*open{},
+			channels: map[*conn]signer{}}
+		s.valid.Store(true)
+		s.addChannel(c, nil)
 		c.sessions[1] = s
 		_, _ = c.handleFrame(context.Background(), frame, nil)
 		c.close()
 	})
+}
+
+// eaSeeds are requests that carry EA lists: a CREATE with an ExtA
+// context, and SET_INFO and QUERY_INFO (with a name list) of
+// FileFullEaInformation on the related file.
+func eaSeeds() map[uint16][]byte {
+	list := eaList(fs.EA{Name: "EAONE", Value: []byte("VALUE1")}, fs.EA{Name: "TWO", Flags: eaNeedEA, Value: []byte{0}})
+	n := utf16le("ea.txt")
+	create := make([]byte, 56, 128)
+	le.PutUint16(create, 57)
+	le.PutUint32(create[24:], 0xc0000018)
+	le.PutUint32(create[32:], 7)
+	le.PutUint32(create[36:], 3)
+	le.PutUint16(create[44:], headerSize+56)
+	le.PutUint16(create[46:], uint16(len(n)))
+	create = appendPad(append(create, n...))
+	ctx := createContext("ExtA", list)
+	le.PutUint32(create[48:], uint32(headerSize+len(create)))
+	le.PutUint32(create[52:], uint32(len(ctx)))
+	create = append(create, ctx...)
+	get := append([]byte{0, 0, 0, 0, 5}, "EAONE\x00"...)
+	return map[uint16][]byte{
+		cmdCreate:    create,
+		cmdSetInfo:   setEAsBody(relatedFileID, list),
+		cmdQueryInfo: queryEAsBody(relatedFileID, 4096, 0, 0, get),
+	}
 }
 
 func frameOf(h header, body []byte) []byte {

@@ -26,6 +26,7 @@ const (
 	fileStandardInformation              = 5
 	fileInternalInformation              = 6
 	fileEaInformation                    = 7
+	fileFullEaInformation                = 15
 	fileAccessInformation                = 8
 	fileRenameInformation                = 10
 	fileDispositionInformation           = 13
@@ -64,6 +65,10 @@ func (c *conn) queryInfo(ctx context.Context, req *request) (ntstatus.Status, []
 	}
 	typ, class := b[2], b[3]
 	outMax := le.Uint32(b[4:])
+	in, err := buffer(req.msg, uint32(le.Uint16(b[8:])), le.Uint32(b[12:]))
+	if err != nil {
+		return ntstatus.InvalidParameter, nil, nil
+	}
 	o, st := c.lookupOpen(req, b[24:])
 	if o == nil {
 		return st, nil, nil
@@ -84,15 +89,27 @@ func (c *conn) queryInfo(ctx context.Context, req *request) (ntstatus.Status, []
 				return ntstatus.AccessDenied, nil, nil
 			}
 		}
-		c.srv.commitOthers(ctx, o)
-		a, err := o.h.Attr(ctx)
-		if err != nil {
-			return ntstatus.FromError(err), nil, nil
+		a := quotaAttr
+		if !o.quota {
+			c.srv.commitOthers(ctx, o)
+			if a, err = o.h.Attr(ctx); err != nil {
+				return ntstatus.FromError(err), nil, nil
+			}
+		}
+		if class == fileFullEaInformation {
+			st, data := queryEAs(o, a.EAs, in, le.Uint32(b[20:]), le.Uint32(b[16:]), outMax)
+			if st != ntstatus.Success && st != ntstatus.BufferOverflow {
+				return st, nil, nil
+			}
+			return st, queryInfoBody(data), nil
 		}
 		data, variable, st = c.fileInfo(o, a, class)
 	case infoFileSystem:
 		data, variable, st = c.fsInfo(ctx, o, class)
 	case infoSecurity:
+		if o.quota {
+			return ntstatus.InvalidDeviceRequest, nil, nil // no fs entry, no descriptor
+		}
 		if o.access&locks.MaskReadControl == 0 {
 			return ntstatus.AccessDenied, nil, nil
 		}
@@ -119,11 +136,16 @@ func (c *conn) queryInfo(ctx context.Context, req *request) (ntstatus.Status, []
 		}
 		data, status = data[:outMax], ntstatus.BufferOverflow
 	}
+	return status, queryInfoBody(data), nil
+}
+
+// queryInfoBody is a QUERY_INFO response body carrying data.
+func queryInfoBody(data []byte) []byte {
 	out := make([]byte, 8, 8+len(data))
 	le.PutUint16(out, 9)
 	le.PutUint16(out[2:], headerSize+8)
 	le.PutUint32(out[4:], uint32(len(data)))
-	return status, append(out, data...), nil
+	return append(out, data...)
 }
 
 // minInfoSize is the fixed part of a variable-size info class: a buffer
@@ -136,7 +158,7 @@ func minInfoSize(typ, class byte) uint32 {
 		return 104
 	case typ == infoFile && class == fileStreamInformation:
 		return 32
-	case typ == infoFile && class == fileNormalizedNameInformation:
+	case typ == infoFile && (class == fileNormalizedNameInformation || class == fileAlternateNameInformation):
 		return 8
 	case typ == infoFileSystem && class == fsVolumeInformation:
 		return 24
@@ -182,7 +204,7 @@ func (c *conn) fileInfo(o *open, a fs.Attr, class byte) ([]byte, bool, ntstatus.
 	case fileInternalInformation:
 		return u64(uint64(a.ID)), false, ntstatus.Success
 	case fileEaInformation:
-		return u32(0), false, ntstatus.Success
+		return u32(eaListSize(a.EAs)), false, ntstatus.Success
 	case fileAccessInformation:
 		return u32(uint32(o.access)), false, ntstatus.Success
 	case fileModeInformation:
@@ -193,7 +215,7 @@ func (c *conn) fileInfo(o *open, a fs.Attr, class byte) ([]byte, bool, ntstatus.
 		b := basicInfo(a)
 		b = append(b, standardInfo(a)...)
 		b = le.AppendUint64(b, uint64(a.ID))
-		b = le.AppendUint32(b, 0)                // EA
+		b = le.AppendUint32(b, eaListSize(a.EAs))
 		b = le.AppendUint32(b, uint32(o.access)) // access
 		b = le.AppendUint64(b, uint64(o.position.Load()))
 		b = le.AppendUint32(b, 0) // mode
@@ -216,11 +238,15 @@ func (c *conn) fileInfo(o *open, a fs.Attr, class byte) ([]byte, bool, ntstatus.
 		le.PutUint32(b, wireAttrs(a))
 		return b, false, ntstatus.Success
 	case fileAlternateNameInformation:
-		// No 8.3 short names are generated. NOT_IMPLEMENTED (not
-		// OBJECT_NAME_NOT_FOUND) is an answer clients skip quietly:
-		// smbclient's allinfo stops at any other but NOT_SUPPORTED, and
-		// smbtorture's buffer checks skip this one.
-		return nil, false, ntstatus.NotImplemented
+		// The 8.3 name (shortname.go); a name that is 8.3 already is its
+		// own, as smbd answers. The share root and the fake quota file
+		// have none.
+		if o.path == "" || o.quota {
+			return nil, false, ntstatus.ObjectNameNotFound
+		}
+		short, _ := shortName(o.path[strings.LastIndexByte(o.path, '/')+1:])
+		name := utf16le(short)
+		return append(le.AppendUint32(nil, uint32(len(name))), name...), true, ntstatus.Success
 	case fileCompressionInformation:
 		b := make([]byte, 16)
 		le.PutUint64(b, uint64(a.Size)) // CompressedFileSize: not compressed
@@ -285,8 +311,9 @@ func (c *conn) fsInfo(ctx context.Context, o *open, class byte) ([]byte, bool, n
 	case fsAttributeInformation:
 		name := utf16le("NTFS")
 		b := make([]byte, 12, 12+len(name))
-		// FILE_CASE_PRESERVED_NAMES | FILE_UNICODE_ON_DISK | FILE_SUPPORTS_SPARSE_FILES
-		le.PutUint32(b, 0x00000002|0x00000004|0x00000040)
+		// FILE_CASE_PRESERVED_NAMES | FILE_UNICODE_ON_DISK | FILE_SUPPORTS_SPARSE_FILES |
+		// FILE_SUPPORTS_EXTENDED_ATTRIBUTES
+		le.PutUint32(b, 0x00000002|0x00000004|0x00000040|0x00800000)
 		le.PutUint32(b[4:], 255)
 		le.PutUint32(b[8:], uint32(len(name)))
 		return append(b, name...), true, ntstatus.Success
@@ -477,6 +504,17 @@ func (c *conn) setInfo(ctx context.Context, req *request) (ntstatus.Status, []by
 			return ntstatus.InvalidParameter, nil, nil
 		}
 		o.position.Store(int64(pos))
+	case fileFullEaInformation:
+		if st := need(8, locks.MaskWriteEA); st != ntstatus.Success {
+			return st, nil, nil
+		}
+		eas, st := parseEAs(data)
+		if st != ntstatus.Success {
+			return st, nil, nil
+		}
+		if _, err := fsys.Setattr(ctx, o.h.File(), fs.SetattrRequest{EAs: eas}); err != nil {
+			return ntstatus.FromError(err), nil, nil
+		}
 	case fileModeInformation:
 	default:
 		return ntstatus.InvalidInfoClass, nil, nil

@@ -275,6 +275,9 @@ func (c *conn) serverCaps(dialect uint16) uint32 {
 	if (dialect == dialect300 || dialect == dialect302) && c.cipher != 0 {
 		caps |= capEncryption
 	}
+	if dialect >= dialect300 {
+		caps |= capMultiChannel // sessions bind to further connections (channel.go)
+	}
 	return caps
 }
 

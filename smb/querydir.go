@@ -178,7 +178,17 @@ func encodeDirEntry(class byte, a fs.Attr) []byte {
 	le.PutUint64(b[48:], allocation(a))
 	le.PutUint32(b[56:], wireAttrs(a))
 	le.PutUint32(b[60:], uint32(len(name)))
-	// EaSize (b[64:68]) is zero; short names are never generated.
+	if class != classFileDirectoryInformation {
+		le.PutUint32(b[64:], eaListSize(a.EAs))
+	}
+	if class == classFileBothDirectoryInformation || class == classFileIDBothDirectoryInformation {
+		// ShortName is left empty for a name that is 8.3 already (and
+		// for "." and ".."), as Windows and smbd leave it.
+		if short, ok := shortName(a.Name); ok && a.Name != "." && a.Name != ".." {
+			n := copy(b[70:94], utf16le(short))
+			b[68] = byte(n)
+		}
+	}
 	switch class {
 	case classFileIDBothDirectoryInformation:
 		le.PutUint64(b[96:], uint64(a.ID))

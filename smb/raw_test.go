@@ -55,6 +55,13 @@ func newTestFS(t testing.TB) *fs.FileSystem {
 // adjust the configuration.
 func newTestServer(t testing.TB, fsys *fs.FileSystem, opts ...func(*Config)) string {
 	t.Helper()
+	_, addr := startTestServer(t, fsys, opts...)
+	return addr
+}
+
+// startTestServer is newTestServer, returning the server too.
+func startTestServer(t testing.TB, fsys *fs.FileSystem, opts ...func(*Config)) (*Server, string) {
+	t.Helper()
 	cfg := Config{FS: fsys, Account: testAccount, Key: testKey, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	for _, o := range opts {
 		o(&cfg)
@@ -73,7 +80,7 @@ func newTestServer(t testing.TB, fsys *fs.FileSystem, opts ...func(*Config)) str
 		srv.Close()
 		<-done
 	})
-	return ln.Addr().String()
+	return srv, ln.Addr().String()
 }
 
 // rawClient speaks SMB2 byte by byte, to send what real clients never
@@ -85,8 +92,11 @@ type rawClient struct {
 	session uint64
 	tree    uint32
 	signer  signer
-	// dialect is what negotiate asked for (2.1 unless negotiateWith).
-	dialect uint16
+	// dialect is what negotiate asked for (2.1 unless negotiateWith);
+	// guid the ClientGuid it sends.
+	dialect    uint16
+	guid       [16]byte
+	serverCaps uint32
 	// lastSession and lastTree are the ids of the last response.
 	lastSession uint64
 	lastTree    uint32
@@ -174,11 +184,13 @@ func (c *rawClient) negotiateWith(dialect uint16, caps uint32) {
 	le.PutUint16(b[2:], 1)
 	le.PutUint16(b[4:], secSigningEnabled)
 	le.PutUint32(b[8:], caps)
+	copy(b[12:28], c.guid[:])
 	b = le.AppendUint16(b, dialect)
-	if st, _ := c.call(cmdNegotiate, b); st != ntstatus.Success {
+	st, resp := c.call(cmdNegotiate, b)
+	if st != ntstatus.Success {
 		c.t.Fatalf("negotiate: %v", st)
 	}
-	c.dialect = dialect
+	c.dialect, c.serverCaps = dialect, le.Uint32(resp[24:])
 }
 
 func sessionSetupRequest(token []byte) []byte {
@@ -232,25 +244,7 @@ func (c *rawClient) treeConnect(share string) ntstatus.Status {
 // options, returning the status and the file id.
 func (c *rawClient) create(name string, access, share, disp, opts uint32) (ntstatus.Status, fileID) {
 	c.t.Helper()
-	n := utf16le(name)
-	b := make([]byte, 56, 56+len(n)+1)
-	le.PutUint16(b, 57)
-	le.PutUint32(b[4:], 2) // impersonation
-	le.PutUint32(b[24:], access)
-	le.PutUint32(b[32:], share)
-	le.PutUint32(b[36:], disp)
-	le.PutUint32(b[40:], opts)
-	le.PutUint16(b[44:], headerSize+56)
-	le.PutUint16(b[46:], uint16(len(n)))
-	b = append(b, n...)
-	if len(n) == 0 {
-		b = append(b, 0)
-	}
-	st, body := c.call(cmdCreate, b)
-	if st != ntstatus.Success {
-		return st, fileID{}
-	}
-	return st, getFileID(body[64:])
+	return c.createWith(name, access, share, disp, opts, nil)
 }
 
 func (c *rawClient) read(id fileID, off uint64, n uint32) ntstatus.Status {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"sync"
@@ -62,6 +63,9 @@ type Server struct {
 	conns      map[*conn]struct{}
 	nextSessID uint64
 	closed     bool
+	// sessions holds every session by id, for binding connections
+	// (channel.go).
+	sessions map[uint64]*session
 
 	// dirty lists, per file, the opens with writes not yet committed: a
 	// READ or QUERY_INFO through another open commits them first, so SMB
@@ -80,7 +84,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("smb: Config needs FS and Account")
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now,
-		listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{}, dirty: map[fs.FileID]map[*open]struct{}{}}
+		listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{}, sessions: map[uint64]*session{}, dirty: map[fs.FileID]map[*open]struct{}{}}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -180,6 +184,19 @@ func (s *Server) markDirty(o *open) {
 		s.dirty[f] = m
 	}
 	m[o] = struct{}{}
+}
+
+// closeOpen closes o's handle (committing its writes), forgetting its
+// uncommitted writes first. The fake quota file has no handle.
+func (s *Server) closeOpen(ctx context.Context, o *open) error {
+	if o.quota {
+		return nil
+	}
+	s.forgetDirty(o)
+	if err := o.h.Close(ctx); err != nil {
+		return fmt.Errorf("smb: closing %s: %w", o.path, err)
+	}
+	return nil
 }
 
 // forgetDirty drops o (it commits or closes itself).

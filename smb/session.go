@@ -1,21 +1,38 @@
 package smb
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/ntstatus"
 	"github.com/blobshare/blobshare/smb/ntlm"
 )
 
-// session is one authenticated (or authenticating) user on a connection.
+// session is one authenticated (or authenticating) user. It lives on the
+// connection that set it up and on every connection bound to it
+// (multichannel, channel.go): its channels.
 type session struct {
-	id              uint64
-	valid           bool // authentication completed
+	id uint64
+	// mu serialises the requests of the session's channels: trees, opens
+	// and their state change only under it (dispatch holds it).
+	mu    sync.Mutex
+	valid atomic.Bool // authentication completed, not logged off
+	// What a binding connection must match (MS-SMB2 3.3.5.5.2): the first
+	// connection's dialect, client GUID, cipher and signing algorithm.
+	dialect, cipher, signAlg uint16
+	clientGUID               [16]byte
+	// chmu guards channels: the signer of each connection the session
+	// is on (the first connection's is signer, Session.SigningKey).
+	chmu            sync.Mutex
+	channels        map[*conn]signer
+	nextFile        uint64
 	challenge       *ntlm.Challenge
 	spnego          bool
 	preauth         [64]byte
@@ -27,7 +44,7 @@ type session struct {
 	crypto      *sessionCrypto
 	encryptData bool
 	user        string
-	mechTypes   []byte // the SPNEGO MechTypeList, for the mechListMIC
+	mechTypes   []byte // the SPNEGO MechTypeList, for the mechListMIC (a copy: request buffers are reused)
 	trees       map[uint32]*tree
 	nextTree    uint32
 	opens       map[uint64]*open // by volatile file id
@@ -44,8 +61,7 @@ type tree struct {
 // closeAll closes every open of the session.
 func (s *session) closeAll(ctx context.Context, srv *Server, log *slog.Logger) {
 	for id, o := range s.opens {
-		srv.forgetDirty(o)
-		if err := o.h.Close(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		if err := srv.closeOpen(ctx, o); err != nil && !errors.Is(err, context.Canceled) {
 			log.Debug("smb: closing open at session end", "path", o.path, "err", err)
 		}
 		delete(s.opens, id)
@@ -59,12 +75,12 @@ func (c *conn) sessionSetup(ctx context.Context, req *request, resp *response) (
 	if err != nil {
 		return ntstatus.InvalidParameter, nil, nil
 	}
-	if b[2]&0x01 != 0 { // SMB2_SESSION_FLAG_BINDING: no multichannel
-		return ntstatus.RequestNotAccepted, nil, nil
-	}
 	blob, err := buffer(req.msg, uint32(le.Uint16(b[12:])), uint32(le.Uint16(b[14:])))
 	if err != nil {
 		return ntstatus.InvalidParameter, nil, nil
+	}
+	if b[2]&sessionFlagBinding != 0 {
+		return c.bindSession(req, resp, blob)
 	}
 	token, wrapped, err := ntlm.Unwrap(blob)
 	if err != nil {
@@ -76,45 +92,37 @@ func (c *conn) sessionSetup(ctx context.Context, req *request, resp *response) (
 		if len(c.sessions) >= 64 {
 			return ntstatus.InsufficientResources, nil, nil
 		}
-		var sc [8]byte
-		if _, err := rand.Read(sc[:]); err != nil {
-			return 0, nil, err
-		}
-		ch, err := ntlm.NewChallenge(token, sc, c.srv.now(), ntlm.Names{Computer: "BLOBSHARE", Domain: "WORKGROUP"})
+		ch, err := c.newChallenge(token)
 		if err != nil {
 			return ntstatus.LogonFailure, nil, nil
 		}
 		s = &session{id: c.srv.newSessionID(), challenge: ch, spnego: wrapped, preauth: c.preauth,
-			trees: map[uint32]*tree{}, opens: map[uint64]*open{}, mechTypes: ntlm.MechTypes(blob)}
+			trees: map[uint32]*tree{}, opens: map[uint64]*open{}, mechTypes: bytes.Clone(ntlm.MechTypes(blob)),
+			dialect: c.dialect, cipher: c.cipher, signAlg: c.signAlg, clientGUID: c.clientGUID,
+			channels: map[*conn]signer{}}
 		c.sessions[s.id] = s
+		c.srv.addSession(s)
 		resp.hdr.SessionID = s.id
 		if c.dialect == dialect311 {
 			s.preauth = preauthHash(s.preauth, req.msg)
 			req.onSent = func(m []byte) { s.preauth = preauthHash(s.preauth, m) }
 		}
-		out := ch.Message
-		if wrapped {
-			out = ntlm.NegTokenResp(ntlm.AcceptIncomplete, out)
-		}
-		return ntstatus.MoreProcessingRequired, sessionSetupBody(0, out), nil
-	case s == nil:
+		return ntstatus.MoreProcessingRequired, challengeBody(ch, wrapped), nil
+	case s == nil || !s.valid.Load() && s.challenge == nil:
+		// Unknown, or logged off on another channel.
 		return ntstatus.UserSessionDeleted, nil, nil
-	case s.valid || s.challenge == nil:
+	case s.valid.Load():
 		// Re-authentication is not supported.
 		return ntstatus.RequestNotAccepted, nil, nil
 	}
 	if c.dialect == dialect311 {
 		s.preauth = preauthHash(s.preauth, req.msg)
 	}
-	res, err := s.challenge.Authenticate(token, func(user string) (string, bool) {
-		if strings.EqualFold(user, c.srv.cfg.Account) {
-			return c.srv.cfg.Key, true
-		}
-		return "", false
-	})
+	res, err := c.authenticate(s.challenge, token)
 	s.challenge = nil
 	if err != nil {
 		delete(c.sessions, s.id)
+		c.srv.forgetSession(s)
 		c.log.Info("smb: logon refused", "err", err)
 		return ntstatus.LogonFailure, nil, nil
 	}
@@ -133,29 +141,71 @@ func (c *conn) sessionSetup(ctx context.Context, req *request, resp *response) (
 			// MS-SMB2 3.3.5.5.3: a client that cannot encrypt is refused
 			// where encryption is required.
 			delete(c.sessions, s.id)
+			c.srv.forgetSession(s)
 			c.log.Info("smb: logon refused: the client cannot encrypt and --smb-encrypt requires it", "dialect", c.dialect)
 			return ntstatus.AccessDenied, nil, nil
 		}
 		s.encryptData = true
 		flags |= sessionFlagEncrypt
 	}
-	s.signer, s.valid, s.user = sg, true, res.User
+	s.mu.Lock()
+	s.signer, s.user = sg, res.User
 	s.signingRequired = c.signingRequired || b[3]&byte(secSigningRequired) != 0
+	s.addChannel(c, sg)
+	s.valid.Store(true)
+	s.mu.Unlock()
 	req.sess = s
 	// The final response is signed (MS-SMB2 3.3.4.1.1): the client checks
 	// it with the key it derived.
 	resp.sess, resp.sign = s, true
+	return ntstatus.Success, acceptBody(flags, wrapped, s.mechTypes, blob, res), nil
+}
+
+// newChallenge answers the first leg of an NTLM logon (a new session or a
+// binding) with a fresh server challenge.
+func (c *conn) newChallenge(token []byte) (*ntlm.Challenge, error) {
+	var sc [8]byte
+	if _, err := rand.Read(sc[:]); err != nil {
+		return nil, err
+	}
+	return ntlm.NewChallenge(token, sc, c.srv.now(), ntlm.Names{Computer: "BLOBSHARE", Domain: "WORKGROUP"})
+}
+
+// authenticate checks the second leg against the account: its name in
+// any domain, its key as the password.
+func (c *conn) authenticate(ch *ntlm.Challenge, token []byte) (ntlm.Result, error) {
+	return ch.Authenticate(token, func(user string) (string, bool) {
+		if strings.EqualFold(user, c.srv.cfg.Account) {
+			return c.srv.cfg.Key, true
+		}
+		return "", false
+	})
+}
+
+// challengeBody is the SESSION_SETUP response carrying the challenge,
+// in SPNEGO when the client wrapped its token.
+func challengeBody(ch *ntlm.Challenge, wrapped bool) []byte {
+	out := ch.Message
+	if wrapped {
+		out = ntlm.NegTokenResp(ntlm.AcceptIncomplete, out)
+	}
+	return sessionSetupBody(0, out)
+}
+
+// acceptBody is the final SESSION_SETUP response: with SPNEGO, an
+// accept-completed token, with the server's mechListMIC when the client
+// protected the mechanism list of its first token (mechTypes; RFC 4178 5),
+// which it checks.
+func acceptBody(flags uint16, wrapped bool, mechTypes, blob []byte, res ntlm.Result) []byte {
 	var out []byte
 	if wrapped {
 		var mic []byte
-		if s.mechTypes != nil && ntlm.HasMechListMIC(blob) {
-			// The client protects the mechanism list: answer with the
-			// server's MIC, which it checks (RFC 4178 5).
-			mic = res.MechListMIC(s.mechTypes)
+		if mechTypes != nil && ntlm.HasMechListMIC(blob) {
+			mic = res.MechListMIC(mechTypes)
 		}
 		out = ntlm.NegTokenRespMIC(ntlm.AcceptCompleted, nil, mic)
 	}
-	return ntstatus.Success, sessionSetupBody(flags, out), nil
+	return sessionSetupBody(flags, out)
 }
 
 func sessionSetupBody(flags uint16, token []byte) []byte {
@@ -175,10 +225,12 @@ func (c *conn) logoff(ctx context.Context, req *request) (ntstatus.Status, []byt
 	if _, err := body(req.msg, 4); err != nil {
 		return ntstatus.InvalidParameter, nil, nil
 	}
-	c.endPending(func(p *pendingOp) bool { return p.sessionID == req.sess.id }, 0)
-	req.sess.closeAll(ctx, c.srv, c.log)
-	req.sess.valid = false
-	delete(c.sessions, req.sess.id)
+	s := req.sess
+	s.endPending(func(p *pendingOp) bool { return p.sessionID == s.id })
+	s.closeAll(ctx, c.srv, c.log)
+	s.valid.Store(false)
+	c.srv.forgetSession(s)
+	delete(c.sessions, s.id)
 	return ntstatus.Success, []byte{4, 0, 0, 0}, nil
 }
 
@@ -242,11 +294,10 @@ func (c *conn) treeDisconnect(ctx context.Context, req *request) (ntstatus.Statu
 		return ntstatus.InvalidParameter, nil, nil
 	}
 	s := req.sess
-	c.endPending(func(p *pendingOp) bool { return p.open.tree == req.tree }, 0)
+	s.endPending(func(p *pendingOp) bool { return p.open.tree == req.tree })
 	for id, o := range s.opens {
 		if o.tree == req.tree {
-			c.srv.forgetDirty(o)
-			if err := o.h.Close(ctx); err != nil {
+			if err := c.srv.closeOpen(ctx, o); err != nil {
 				c.log.Debug("smb: closing open at tree disconnect", "path", o.path, "err", err)
 			}
 			delete(s.opens, id)
