@@ -28,6 +28,9 @@ type open struct {
 	// sets and reads it (and READs, on goroutines, move it); READ and
 	// WRITE name their offsets.
 	position atomic.Int64
+	// lastRead is the turn of the open's latest READ served on a
+	// goroutine (fileio.go); only the connection's loop uses it.
+	lastRead *readTurn
 }
 
 // CreateOptions bits (MS-SMB2 2.2.13).
