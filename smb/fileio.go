@@ -109,7 +109,9 @@ func (c *conn) readInto(ctx context.Context, o *open, frame []byte, offset uint6
 	o.position.Store(int64(offset) + int64(n))
 	le.PutUint16(out, 17)
 	out[2] = headerSize + 16
+	out[3] = 0
 	le.PutUint32(out[4:], uint32(n))
+	clear(out[8:16]) // DataRemaining, Flags: the buffer may be a reused one
 	return ntstatus.Success, out[:16+n]
 }
 
