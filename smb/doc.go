@@ -27,13 +27,14 @@
 // (at most maxReadsInFlight at once, each reading into a pooled buffer
 // that becomes its response, sent with one writev), so the disk read and
 // the network send of one overlap the next requests, as smbd's
-// asynchronous reads do; its response may overtake later requests' ones,
-// which SMB2 allows. The READs of one open still read in the order they
-// came and their responses leave in that order, so a sequential reader
-// stays sequential for fs and a pipelining client gets its data in the
-// order it consumes it. Reads inside a compound are served in order.
-// MaxReadSize is 1 MiB (MaxWriteSize 8 MiB): smbclient keeps a window of
-// bytes in flight, so smaller READs mean more of them in flight.
+// asynchronous reads do; responses to later requests may overtake its
+// response, which SMB2 allows. The READs of one open still read in the
+// order they came and their responses leave in that order, so a
+// sequential reader stays sequential for fs and a pipelining client gets
+// its data in the order it consumes it. Reads inside a compound are
+// served in order. MaxReadSize is 1 MiB (MaxWriteSize 8 MiB): smbclient
+// keeps a window of bytes in flight, so smaller READs mean more of them
+// in flight.
 //
 // # Conformance
 //
