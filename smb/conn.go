@@ -18,13 +18,25 @@ import (
 
 // Limits of one connection.
 const (
-	// maxIO is MaxReadSize, MaxWriteSize and MaxTransactSize offered to
-	// clients that negotiate large MTU (2.1 and later).
+	// maxIO is MaxWriteSize and MaxTransactSize offered to clients that
+	// negotiate large MTU (2.1 and later).
 	maxIO = 8 << 20
 	// maxFrame is the largest NetBIOS frame accepted: a WRITE of maxIO
 	// plus its header and a compound's small companions. Larger frames
 	// close the connection before any of it is read.
 	maxFrame = maxIO + 64<<10
+	// maxRead is the MaxReadSize offered with large MTU. Smaller than
+	// maxIO: smbclient keeps a fixed window of bytes in flight (16 MiB)
+	// in READs of MaxReadSize, so 1 MiB READs give 16 in flight, where 8
+	// MiB gave 2 and left the client waiting on each response's read
+	// and signing (BenchmarkSmbclientVsSmbd).
+	maxRead = 1 << 20
+	// maxReadsInFlight bounds the READs a connection serves at once on
+	// goroutines, and so the read buffers it holds.
+	maxReadsInFlight = 16
+	// readBufSize is the size of a read buffer: a READ response of
+	// maxRead bytes, header included.
+	readBufSize = headerSize + 16 + maxRead
 	// maxCredits bounds the message ids granted and not yet used.
 	maxCredits = 8192
 	// smallIO is the I/O limit without large MTU (2.0.2).
@@ -53,6 +65,7 @@ type conn struct {
 	preauth         [64]byte // connection preauth integrity hash (3.1.1)
 	signingRequired bool
 	maxIO           uint32
+	maxRead         uint32 // MaxReadSize: maxRead, or smallIO for 2.0.2
 	// cipher is the negotiated encryption cipher (0: none), signAlg the
 	// 3.x signing algorithm (AES-CMAC unless 3.1.1 negotiated another).
 	cipher  uint16
@@ -72,7 +85,6 @@ type conn struct {
 	// wmu serialises frames on the wire: the loop's replies and the final
 	// responses of pending requests.
 	wmu sync.Mutex
-	bw  *bufio.Writer
 
 	// Pending (async) requests, by async id; their goroutines are waited
 	// for (pwg) before the connection's sessions close.
@@ -84,19 +96,15 @@ type conn struct {
 	// requests start waiting only after their interim response went out.
 	afterSend []func()
 	// single is set while serving a frame of one message: a READ is then
-	// served on a goroutine (fileio.go), taking one of readSlots and a
-	// buffer of readBufs.
+	// served on a goroutine (fileio.go), taking one of readSlots.
 	single    bool
 	readSlots chan struct{}
-	rbufMu    sync.Mutex
-	readBufs  [][]byte
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{srv: s, nc: nc, remote: nc.RemoteAddr().String(), seqHi: 1,
 		used: map[uint64]struct{}{}, sessions: map[uint64]*session{}, binds: map[uint64]*binding{}, pending: map[uint64]*pendingOp{},
 		readSlots: make(chan struct{}, maxReadsInFlight)}
-	c.bw = bufio.NewWriterSize(nc, 64<<10)
 	c.log = s.log.With("smb_client", c.remote)
 	c.signingRequired = !s.cfg.SigningOptional
 	return c
@@ -170,17 +178,15 @@ func (c *conn) send(out []byte, enc *session) error {
 			return err
 		}
 	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
 	var hdr [4]byte
 	binary.BigEndian.PutUint32(hdr[:], uint32(len(out))) // len(out) < 2^24: hdr[0] stays 0
-	if _, err := c.bw.Write(hdr[:]); err != nil {
-		return err
-	}
-	if _, err := c.bw.Write(out); err != nil {
-		return err
-	}
-	return c.bw.Flush()
+	// One writev for the framing and the message: a READ's response goes
+	// from its buffer to the socket without a copy through a bufio.Writer.
+	bufs := net.Buffers{hdr[:], out}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := bufs.WriteTo(c.nc)
+	return err
 }
 
 // readFrame reads one NetBIOS session message (RFC 1002 framing as SMB2
@@ -391,7 +397,11 @@ type request struct {
 	frame []byte
 	// deferred, set by READ, computes the response on a goroutine: its
 	// status, body and the buffer (with room for the header) holding it.
-	deferred func() (ntstatus.Status, []byte, []byte)
+	// The goroutine sends it once sendAfter (when set) is closed, then
+	// closes sent (when set).
+	deferred  func() (ntstatus.Status, []byte, []byte)
+	sendAfter <-chan struct{}
+	sent      chan<- struct{}
 	// enc is the session whose key decrypted the request (nil: it came
 	// in the clear); the response goes encrypted with it.
 	enc *session
@@ -439,7 +449,7 @@ func (c *conn) handleMessage(ctx context.Context, h header, msg []byte, rel *rel
 		resp.sign = enc == nil && (h.Flags&flagSigned != 0 || req.sess.signingRequired)
 	}
 	if req.deferred != nil {
-		c.goDeferred(resp, req.deferred, enc)
+		c.goDeferred(resp, req, enc)
 		return nil, nil
 	}
 	if status.IsError() {
@@ -475,16 +485,23 @@ func (c *conn) handleMessage(ctx context.Context, h header, msg []byte, rel *rel
 }
 
 // goDeferred computes and sends a response on a goroutine (a READ alone in
-// its frame): the header is resp's, status and body come from compute.
-// The goroutine gives back the read slot and buffer and is waited for when
-// the connection closes.
-func (c *conn) goDeferred(resp *response, compute func() (ntstatus.Status, []byte, []byte), enc *session) {
+// its frame): the header is resp's, status and body come from
+// req.deferred, and it is sent in the order req.sendAfter and req.sent
+// give. The goroutine gives back the read slot and buffer and is waited
+// for when the connection closes.
+func (c *conn) goDeferred(resp *response, req *request, enc *session) {
 	c.pwg.Add(1)
 	go func() {
 		defer c.pwg.Done()
 		defer func() { <-c.readSlots }()
-		st, body, frame := compute()
-		defer c.putReadBuf(frame)
+		if req.sent != nil {
+			defer close(req.sent)
+		}
+		st, body, frame := req.deferred()
+		defer c.srv.putReadBuf(frame)
+		if req.sendAfter != nil {
+			<-req.sendAfter
+		}
 		resp.hdr.Status = uint32(st)
 		if st == ntstatus.Success {
 			resp.body, resp.frame = body, frame[:headerSize+len(body)]

@@ -36,6 +36,9 @@ type open struct {
 	// eaNext is the enumeration position of FileFullEaInformation
 	// queries (MS-FSA Open.NextEaEntry).
 	eaNext int
+	// lastRead is the turn of the open's latest READ served on a
+	// goroutine (fileio.go); only the connection's loop uses it.
+	lastRead *readTurn
 }
 
 // quotaFakeFile is the name Windows clients open to query and set quotas

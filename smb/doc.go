@@ -24,10 +24,17 @@
 // before the connection's opens close.
 //
 // A READ alone in its frame is served on a goroutine of the connection
-// (at most maxReadsInFlight at once, each with a buffer kept for reuse),
-// so the disk read and the network send of one overlap the next requests,
-// as smbd's asynchronous reads do; its response may overtake later ones,
-// which SMB2 allows. Reads inside a compound are served in order.
+// (at most maxReadsInFlight at once, each reading into a pooled buffer
+// that becomes its response, sent with one writev), so the disk read and
+// the network send of one overlap the next requests, as smbd's
+// asynchronous reads do; responses to later requests may overtake its
+// response, which SMB2 allows. The READs of one open still read in the
+// order they came and their responses leave in that order, so a
+// sequential reader stays sequential for fs and a pipelining client gets
+// its data in the order it consumes it. Reads inside a compound are
+// served in order. MaxReadSize is 1 MiB (MaxWriteSize 8 MiB): smbclient
+// keeps a window of bytes in flight, so smaller READs mean more of them
+// in flight.
 //
 // # Conformance
 //

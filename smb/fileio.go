@@ -30,7 +30,7 @@ func (c *conn) checkCharge(req *request, n uint32) bool {
 	return charge >= creditsFor(n)
 }
 
-// read serves READ into one response buffer (at most maxIO bytes).
+// read serves READ into one response buffer (at most maxRead bytes).
 func (c *conn) read(ctx context.Context, req *request) (ntstatus.Status, []byte, error) {
 	b, err := body(req.msg, 49)
 	if err != nil {
@@ -48,7 +48,7 @@ func (c *conn) read(ctx context.Context, req *request) (ntstatus.Status, []byte,
 		return ntstatus.InvalidDeviceRequest, nil, nil
 	case o.access&(locks.MaskReadData|locks.MaskExecute) == 0:
 		return ntstatus.AccessDenied, nil, nil
-	case length > c.maxIO || !c.checkCharge(req, length):
+	case length > c.maxRead || !c.checkCharge(req, length):
 		return ntstatus.InvalidParameter, nil, nil
 	case offset > 1<<62:
 		return ntstatus.InvalidParameter, nil, nil
@@ -60,8 +60,26 @@ func (c *conn) read(ctx context.Context, req *request) (ntstatus.Status, []byte,
 		// smbd's asynchronous reads overlap disk and network): at most
 		// maxReadsInFlight at once, the loop waiting for a slot.
 		c.readSlots <- struct{}{}
+		// The READs of one open reach fs in the order they came, each
+		// once the one before it has read, and their responses leave in
+		// that order: a client's sequential reads stay sequential for fs
+		// (which keeps its blob stream open across them), and a client
+		// that pipelines reads gets them back in the order it consumes
+		// them, while one READ's read overlaps the previous one's
+		// signing and sending.
+		prev := o.lastRead
+		cur := &readTurn{read: make(chan struct{}), sent: make(chan struct{})}
+		o.lastRead = cur
+		if prev != nil {
+			req.sendAfter = prev.sent
+		}
+		req.sent = cur.sent
 		req.deferred = func() (ntstatus.Status, []byte, []byte) {
-			frame := c.getReadBuf(headerSize + 16 + int(length))
+			frame := c.srv.getReadBuf(headerSize + 16 + int(length))
+			if prev != nil {
+				<-prev.read
+			}
+			defer close(cur.read)
 			st, body := c.readInto(ctx, o, frame, offset, minCount)
 			return st, body, frame
 		}
@@ -91,37 +109,30 @@ func (c *conn) readInto(ctx context.Context, o *open, frame []byte, offset uint6
 	o.position.Store(int64(offset) + int64(n))
 	le.PutUint16(out, 17)
 	out[2] = headerSize + 16
+	out[3] = 0
 	le.PutUint32(out[4:], uint32(n))
+	clear(out[8:16]) // DataRemaining, Flags: the buffer may be a reused one
 	return ntstatus.Success, out[:16+n]
 }
 
-// maxReadsInFlight bounds the READs a connection serves at once (and so
-// the read buffers it keeps: one of up to maxIO each).
-const maxReadsInFlight = 4
+// readTurn is one READ's place in the order of its open's READs
+// (open.lastRead): read is closed once it has read, sent once its
+// response was sent.
+type readTurn struct{ read, sent chan struct{} }
 
-// getReadBuf returns a buffer of n bytes from the connection's free list.
-func (c *conn) getReadBuf(n int) []byte {
-	c.rbufMu.Lock()
-	defer c.rbufMu.Unlock()
-	for i, b := range c.readBufs {
-		if cap(b) >= n {
-			c.readBufs = append(c.readBufs[:i], c.readBufs[i+1:]...)
-			return b[:n]
-		}
+// getReadBuf returns a buffer of n bytes (at most readBufSize) from the
+// server's pool.
+func (s *Server) getReadBuf(n int) []byte {
+	if b, ok := s.readBufs.Get().(*[]byte); ok {
+		return (*b)[:n]
 	}
-	if len(c.readBufs) > 0 {
-		c.readBufs = c.readBufs[1:] // too small: dropped for a larger one
-	}
-	return make([]byte, n)
+	return make([]byte, n, readBufSize)
 }
 
-// putReadBuf gives a buffer back to the free list.
-func (c *conn) putReadBuf(b []byte) {
-	c.rbufMu.Lock()
-	defer c.rbufMu.Unlock()
-	if len(c.readBufs) < maxReadsInFlight {
-		c.readBufs = append(c.readBufs, b[:cap(b)])
-	}
+// putReadBuf gives a buffer of getReadBuf back to the pool.
+func (s *Server) putReadBuf(b []byte) {
+	b = b[:cap(b)]
+	s.readBufs.Put(&b)
 }
 
 // write serves WRITE.

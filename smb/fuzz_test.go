@@ -137,7 +137,7 @@ func FuzzFrame(f *testing.F) {
 		a, b := net.Pipe()
 		defer b.Close()
 		c := newConn(srv, a)
-		c.negotiated, c.dialect, c.maxIO, c.seqHi = true, dialect311, maxIO, 1<<40
+		c.negotiated, c.dialect, c.maxIO, c.maxRead, c.seqHi = true, dialect311, maxIO, maxRead, 1<<40
 		s := &session{id: 1, trees: map[uint32]*tree{1: {id: 1, share: share.Name, shareID: share.ID}}, opens: map[uint64]*open{},
 			channels: map[*conn]signer{}}
 		s.valid.Store(true)

@@ -48,7 +48,7 @@ func (c *conn) smb1Negotiate(msg []byte) ([]byte, error) {
 	case wildcard:
 		c.dialect = dialectWildcard
 	case smb202:
-		c.dialect, c.negotiated, c.maxIO = dialect202, true, smallIO
+		c.dialect, c.negotiated, c.maxIO, c.maxRead = dialect202, true, smallIO, smallIO
 	default:
 		return nil, fmt.Errorf("smb: SMB1 client offers no SMB2 dialect: %w", errDisconnect)
 	}
@@ -130,9 +130,9 @@ func (c *conn) negotiate(req *request) (ntstatus.Status, []byte, error) {
 		c.cipher = cipherAES128CCM
 	}
 	c.dialect, c.negotiated = best, true
-	c.maxIO = smallIO
+	c.maxIO, c.maxRead = smallIO, smallIO
 	if best != dialect202 {
-		c.maxIO = maxIO
+		c.maxIO, c.maxRead = maxIO, maxRead
 	}
 	out := c.negotiateBody(best, contexts, nctx)
 	if best == dialect311 {
@@ -240,13 +240,13 @@ func (c *conn) negotiateBody(dialect uint16, contexts []byte, count uint16) []by
 	le.PutUint16(b[4:], dialect)
 	copy(b[8:24], c.srv.guid[:])
 	le.PutUint32(b[24:], c.serverCaps(dialect))
-	io := uint32(smallIO)
+	io, rd := uint32(smallIO), uint32(smallIO)
 	if dialect != dialect202 && dialect != dialectWildcard {
-		io = maxIO
+		io, rd = maxIO, maxRead
 	}
-	le.PutUint32(b[28:], io)
-	le.PutUint32(b[32:], io)
-	le.PutUint32(b[36:], io)
+	le.PutUint32(b[28:], io) // MaxTransactSize
+	le.PutUint32(b[32:], rd) // MaxReadSize
+	le.PutUint32(b[36:], io) // MaxWriteSize
 	le.PutUint64(b[40:], filetime(c.srv.now()))
 	le.PutUint64(b[48:], 0)
 	le.PutUint16(b[56:], headerSize+64)

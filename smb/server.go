@@ -73,6 +73,10 @@ type Server struct {
 	// handle's writes visible to others when it commits them).
 	dirtyMu sync.Mutex
 	dirty   map[fs.FileID]map[*open]struct{}
+
+	// readBufs pools the buffers READs are read into and answered from
+	// (*[]byte of readBufSize; fileio.go).
+	readBufs sync.Pool
 }
 
 // ErrServerClosed is returned by Serve after Close.
