@@ -153,7 +153,8 @@
 // Lookups, getattr and the byte-range checks of a handle's own reads and
 // writes run as locks.Table.Peek: on the writer connection when it is idle,
 // whose page cache survives our own commits (readers re-read every page
-// after any commit).
+// after any commit). A lookup is one statement and runs as
+// locks.Table.PeekStatement, with no transaction around it.
 //
 // # Lookups and actions in separate transactions
 //

@@ -11,7 +11,7 @@ import (
 
 func (fsys *FileSystem) lookup(ctx context.Context, parent FileID, name string) (Attr, error) {
 	var a Attr
-	err := fsys.peek(ctx, func(tx *locks.Tx, q *q) error {
+	err := fsys.peekStatement(ctx, func(tx *locks.Tx, q *q) error {
 		// One statement, hit or miss (sqlLookup): the child, else the
 		// parent if it is a file.
 		e, err := scanEntry(q.queryRow(sqlLookup, int64(parent), FoldName(name), KindFile))

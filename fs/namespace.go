@@ -254,6 +254,12 @@ func (fsys *FileSystem) peek(ctx context.Context, fn func(tx *locks.Tx, q *q) er
 	return fsys.table.Peek(ctx, func(tx *locks.Tx) error { return fn(tx, fsys.q(tx)) })
 }
 
+// peekStatement is peek for fn that runs a single read statement
+// (locks.Table.PeekStatement: no BEGIN and ROLLBACK around it).
+func (fsys *FileSystem) peekStatement(ctx context.Context, fn func(tx *locks.Tx, q *q) error) error {
+	return fsys.table.PeekStatement(ctx, func(tx *locks.Tx) error { return fn(tx, fsys.q(tx)) })
+}
+
 // Statements run on every read, write or lookup.
 const (
 	sqlGet      = `SELECT ` + entryCols + ` FROM ns_entries WHERE id = ?`
