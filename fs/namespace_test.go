@@ -712,3 +712,81 @@ func TestSetattrTimesThroughHandle(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdateEntry: updateEntry counts the row's version up by one and
+// gives the entry that version, whether the entry was read in the same
+// transaction (the guarded UPDATE) or earlier, after others changed the
+// row (the RETURNING fallback); a row that is gone is left alone, and a
+// name taken by a sibling is ErrExist.
+func TestUpdateEntry(t *testing.T) {
+	e := newEnv(t)
+	sh := e.share("data")
+	e.putFile("data/f", []byte("abc"))
+	e.putFile("data/g", []byte("abc"))
+	f, err := e.fs.Lookup(ctxBG, sh, "f")
+	mustNil(t, err, "lookup f")
+	// rowVersion reads the version the row holds now.
+	rowVersion := func(id FileID) uint64 {
+		t.Helper()
+		var v uint64
+		mustNil(t, e.fs.view(ctxBG, func(tx *locks.Tx, q *q) error {
+			got, err := q.get(id)
+			v = got.version
+			return err
+		}), "get")
+		return v
+	}
+	// touch counts the row's version up behind an entry read before.
+	touch := func(id FileID) {
+		t.Helper()
+		mustNil(t, e.fs.update(ctxBG, func(tx *locks.Tx, q *q) ([]Change, error) {
+			return nil, q.touchDir(id) // any UPDATE that counts the version up
+		}), "touch")
+	}
+	for _, tc := range []struct {
+		name    string
+		read    func(q *q) (entry, error) // the entry to update
+		stale   bool                      // read before the updating transaction, and the row changed since
+		set     string
+		args    []any
+		wantErr error
+		bumps   bool // the row's version moves by one and the entry gets it
+	}{
+		{"read in the transaction", func(q *q) (entry, error) { return q.get(f.ID) }, false, `attrs=?`, []any{AttrArchive}, nil, true},
+		{"read before a change", func(q *q) (entry, error) { return q.get(f.ID) }, true, `attrs=?`, []any{AttrArchive}, nil, true},
+		{"row gone", func(q *q) (entry, error) { return entry{id: 999999, version: 3}, nil }, false, `attrs=?`, []any{AttrArchive}, nil, false},
+		{"name taken", func(q *q) (entry, error) { return q.get(f.ID) }, false, `name=?, key=?`, []any{"G", FoldName("G")}, ErrExist, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stale entry
+			if tc.stale {
+				mustNil(t, e.fs.view(ctxBG, func(tx *locks.Tx, q *q) (err error) { stale, err = tc.read(q); return err }), "read")
+				touch(f.ID)
+			}
+			before := rowVersion(f.ID)
+			var got entry
+			err := e.fs.update(ctxBG, func(tx *locks.Tx, q *q) ([]Change, error) {
+				got = stale
+				if !tc.stale {
+					var err error
+					if got, err = tc.read(q); err != nil {
+						return nil, err
+					}
+				}
+				return nil, q.updateEntry(&got, tc.set, tc.args...)
+			})
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("updateEntry: %v, want %v", err, tc.wantErr)
+			}
+			after := rowVersion(f.ID)
+			switch {
+			case tc.bumps && (after != before+1 || got.version != after):
+				t.Errorf("row version %d → %d, entry got %d; want %d → %d and the entry the same", before, after, got.version, before, before+1)
+			case !tc.bumps && after != before:
+				t.Errorf("row version %d → %d, want it unchanged", before, after)
+			case tc.name == "row gone" && got.version != 3:
+				t.Errorf("entry of a gone row got version %d, want its own 3", got.version)
+			}
+		})
+	}
+}
