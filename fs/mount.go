@@ -225,13 +225,13 @@ func (q *q) unlinkEntry(tx *locks.Tx, e entry) (removed bool, err error) {
 	}
 	e.unlinked = true
 	e.change = ticks(q.now)
-	return false, q.save(&e)
+	return false, q.updateEntry(&e, `unlinked=?, t_change=?`, e.unlinked, e.change)
 }
 
 func (fsys *FileSystem) unlink(ctx context.Context, parent FileID, name string) error {
 	var queued bool
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		e, err := q.child(parent, name, false)
+		e, err := q.childRef(parent, name)
 		if err != nil {
 			return nil, err
 		}
@@ -327,7 +327,7 @@ func (fsys *FileSystem) renameMount(ctx context.Context, req RenameRequest) erro
 	}
 	var queued bool
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		src, err := q.child(req.OldParent, req.OldName, false)
+		src, err := q.childRef(req.OldParent, req.OldName)
 		if err != nil {
 			return nil, err
 		}
@@ -390,7 +390,8 @@ func (q *q) checkMoveTarget(src entry, newParent FileID) error {
 }
 
 // move renames src to newParent/newName within its share, replacing a
-// destination as the options say.
+// destination as the options say. src may be partial (childRef), and the
+// destination is read so: move changes named columns only.
 func (q *q) move(tx *locks.Tx, src entry, newParent FileID, newName string, o moveOpts) ([]Change, error) {
 	if src.kind == KindShare || src.kind == KindRoot {
 		return nil, ErrNotSupported
@@ -416,7 +417,7 @@ func (q *q) move(tx *locks.Tx, src entry, newParent FileID, newName string, o mo
 		}
 	}
 	var chs []Change
-	dst, err := q.child(newParent, newName, false)
+	dst, err := q.childRef(newParent, newName)
 	switch {
 	case errors.Is(err, ErrNotFound):
 	case err != nil:

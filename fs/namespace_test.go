@@ -754,6 +754,7 @@ func TestUpdateEntry(t *testing.T) {
 	}{
 		{"read in the transaction", func(q *q) (entry, error) { return q.get(f.ID) }, false, `attrs=?`, []any{AttrArchive}, nil, true},
 		{"read before a change", func(q *q) (entry, error) { return q.get(f.ID) }, true, `attrs=?`, []any{AttrArchive}, nil, true},
+		{"partial, read in the transaction", func(q *q) (entry, error) { return q.childRef(sh, "f") }, false, `t_change=?`, []any{int64(5)}, nil, true},
 		{"row gone", func(q *q) (entry, error) { return entry{id: 999999, version: 3}, nil }, false, `attrs=?`, []any{AttrArchive}, nil, false},
 		{"name taken", func(q *q) (entry, error) { return q.get(f.ID) }, false, `name=?, key=?`, []any{"G", FoldName("G")}, ErrExist, false},
 	} {
@@ -788,5 +789,30 @@ func TestUpdateEntry(t *testing.T) {
 				t.Errorf("entry of a gone row got version %d, want its own 3", got.version)
 			}
 		})
+	}
+}
+
+// TestSavePartialEntry: an entry childRef read (refCols only) can be
+// changed column by column but not saved whole, which would blank its
+// size, times and properties.
+func TestSavePartialEntry(t *testing.T) {
+	e := newEnv(t)
+	sh := e.share("data")
+	e.putFile("data/f", []byte("abc"))
+	before, err := e.fs.Lookup(ctxBG, sh, "f")
+	mustNil(t, err, "lookup")
+	err = e.fs.update(ctxBG, func(tx *locks.Tx, q *q) ([]Change, error) {
+		ref, err := q.childRef(sh, "f")
+		if err != nil {
+			return nil, err
+		}
+		return nil, q.save(&ref)
+	})
+	wantErr(t, err, errPartialEntry, "save of a childRef entry")
+	after, err := e.fs.Lookup(ctxBG, sh, "f")
+	mustNil(t, err, "lookup")
+	if after.Size != before.Size || after.Version != before.Version || !after.LastWrite.Equal(before.LastWrite) {
+		t.Errorf("after the refused save: size %d version %d mtime %v, want %d %d %v",
+			after.Size, after.Version, after.LastWrite, before.Size, before.Version, before.LastWrite)
 	}
 }
