@@ -290,8 +290,7 @@ func (h *Handle) commitStageLocked(ctx context.Context, touch func(q *q, e *entr
 		op:    "flush",
 		stage: s,
 		check: func(tx *locks.Tx, q *q, e entry) error {
-			_, err := tx.Handle(h.h.id) // force-closed handles lose their writes
-			return err
+			return tx.HandleOpen(h.h.id) // force-closed handles lose their writes
 		},
 		touch: touch,
 	})

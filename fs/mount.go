@@ -512,8 +512,7 @@ func (fsys *FileSystem) setattr(ctx context.Context, id FileID, req SetattrReque
 			truncate: req.Size,
 			check: func(tx *locks.Tx, q *q, e entry) error {
 				if req.Handle != nil {
-					_, err := tx.Handle(req.Handle.ID())
-					return err
+					return tx.HandleOpen(req.Handle.ID())
 				}
 				// truncate(2) by path: the Linux SMB client opens the
 				// file for writing to set its size, so a ReadOnly file

@@ -938,3 +938,40 @@ func TestCloseQuiet(t *testing.T) {
 		})
 	}
 }
+
+// TestHandleOpen: HandleOpen answers whether a handle is still open, for
+// this Table's handles (read by primary key) and for another owner's
+// (found by id), closed and force-closed ones being ErrHandleClosed.
+func TestHandleOpen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "locks.db")
+	tab := openTable(t, path, Options{})
+	other := openTable(t, path, Options{})
+	ctx := context.Background()
+	own := mustOpen(t, tab, OpenRequest{File: 1, Access: rd, Share: ShareAll})
+	closed := mustOpen(t, tab, OpenRequest{File: 1, Access: rd, Share: ShareAll})
+	forced := mustOpen(t, tab, OpenRequest{File: 2, Access: rd, Share: ShareAll})
+	theirs := mustOpen(t, other, OpenRequest{File: 3, Access: rd, Share: ShareAll})
+	mustClose(t, tab, closed.ID)
+	must(t, other.Update(ctx, func(tx *Tx) error {
+		_, err := tx.ForceClose(forced.ID)
+		return err
+	}))
+	for _, tc := range []struct {
+		name string
+		id   HandleID
+		want error
+	}{
+		{"own, open", own.ID, nil},
+		{"own, closed", closed.ID, ErrHandleClosed},
+		{"own, force-closed by another owner", forced.ID, ErrHandleClosed},
+		{"another owner's, open", theirs.ID, nil},
+		{"never opened", own.ID + 100000, ErrHandleClosed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tab.View(ctx, func(tx *Tx) error { return tx.HandleOpen(tc.id) })
+			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+				t.Errorf("HandleOpen(%d) = %v, want %v", tc.id, err, tc.want)
+			}
+		})
+	}
+}

@@ -474,6 +474,27 @@ func (tx *Tx) Handle(id HandleID) (Handle, error) {
 	return h, nil
 }
 
+// HandleOpen is Handle for a caller that only needs to know the handle is
+// still open (a commit through it: a force-closed handle loses its
+// writes). For this Table's handles it reads one column by primary key
+// instead of the whole row. Errors: ErrHandleClosed.
+func (tx *Tx) HandleOpen(id HandleID) error {
+	f, ok := tx.t.handleFile(id)
+	if !ok {
+		_, err := tx.Handle(id)
+		return err
+	}
+	var one int
+	err := tx.queryRow(`SELECT 1 FROM lk_handles WHERE file = ? AND id = ?`, []any{int64(f), int64(id)}, &one)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("locks: handle %d: %w", id, ErrHandleClosed)
+	case err != nil:
+		return fmt.Errorf("locks: handle %d: %w", id, err)
+	}
+	return nil
+}
+
 // ownHandle returns handle id if this owner holds it; another owner's
 // handle is ErrHandleClosed for op (only ForceClose reaches across owners).
 func (tx *Tx) ownHandle(id HandleID, op string) (Handle, error) {
