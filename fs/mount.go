@@ -9,12 +9,20 @@ import (
 	"github.com/blobshare/blobshare/locks"
 )
 
-func (fsys *FileSystem) lookup(ctx context.Context, parent FileID, name string) (Attr, error) {
+// lookup finds name in parent with every attribute, or with stat's only
+// (statCols: the mount's LOOKUP).
+func (fsys *FileSystem) lookup(ctx context.Context, parent FileID, name string, stat bool) (Attr, error) {
 	var a Attr
 	err := fsys.peekStatement(ctx, func(tx *locks.Tx, q *q) error {
 		// One statement, hit or miss (sqlLookup): the child, else the
 		// parent if it is a file.
-		e, err := scanEntry(q.queryRow(sqlLookup, int64(parent), FoldName(name), KindFile))
+		var e entry
+		var err error
+		if stat {
+			e, err = scanStat(q.queryRow(sqlLookupStat, int64(parent), FoldName(name), KindFile))
+		} else {
+			e, err = scanEntry(q.queryRow(sqlLookup, int64(parent), FoldName(name), KindFile))
+		}
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return ErrNotFound
@@ -22,8 +30,11 @@ func (fsys *FileSystem) lookup(ctx context.Context, parent FileID, name string) 
 			return err
 		case e.id == parent:
 			return ErrNotDir
+		case stat:
+			a = e.statAttr()
+		default:
+			a = e.attr("")
 		}
-		a = e.attr("")
 		return nil
 	})
 	return a, fileErr("lookup", parent, wrapName(name, err))
@@ -39,18 +50,17 @@ func wrapName(name string, err error) error {
 func (fsys *FileSystem) getAttr(ctx context.Context, id FileID) (Attr, error) {
 	var a Attr
 	err := fsys.peek(ctx, func(tx *locks.Tx, q *q) error {
-		e, err := q.get(id)
+		e, err := scanStat(q.queryRow(sqlGetStat, int64(id)))
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
 		if err != nil {
 			return err
 		}
+		a = e.statAttr()
 		if e.unlinked {
-			a = e.attr("")
 			a.DeletePending = true
 			return nil
-		}
-		a = e.attr("")
-		if err != nil {
-			return err
 		}
 		if e.kind == KindFile {
 			a.DeletePending, err = tx.DeletePending(id)
@@ -77,7 +87,7 @@ func (fsys *FileSystem) readDir(ctx context.Context, dir FileID) ([]Attr, error)
 		if err := q.queryRow(`SELECT count(*) FROM ns_entries WHERE parent = ? AND unlinked = 0`, int64(dir)).Scan(&n); err != nil {
 			return err
 		}
-		rows, err := q.query(`SELECT `+entryCols+` FROM ns_entries WHERE parent = ? AND unlinked = 0 ORDER BY key`, int64(dir))
+		rows, err := q.query(`SELECT `+statCols+` FROM ns_entries WHERE parent = ? AND unlinked = 0 ORDER BY key`, int64(dir))
 		if err != nil {
 			return err
 		}
@@ -87,11 +97,11 @@ func (fsys *FileSystem) readDir(ctx context.Context, dir FileID) ([]Attr, error)
 		}
 		out = out[:0]
 		for rows.Next() {
-			e, err := scanEntry(rows)
+			e, err := scanStat(rows)
 			if err != nil {
 				return err
 			}
-			out = append(out, e.attr(""))
+			out = append(out, e.statAttr())
 		}
 		return rows.Err()
 	})

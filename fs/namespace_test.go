@@ -2,10 +2,12 @@ package fs
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -36,16 +38,62 @@ func TestLookupOutcomes(t *testing.T) {
 		{"name under a file", f.ID, "x", ErrNotDir, 0},
 		{"missing parent", FileID(1 << 40), "x", ErrNotFound, 0},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			a, err := e.fs.Lookup(ctxBG, tc.parent, tc.child)
-			if tc.want != nil {
-				wantErr(t, err, tc.want, "lookup")
-				return
+		for _, lookup := range []struct {
+			name string
+			fn   func(ctx context.Context, parent FileID, name string) (Attr, error)
+		}{{"Lookup", e.fs.Lookup}, {"LookupStat", e.fs.LookupStat}} {
+			t.Run(tc.name+"/"+lookup.name, func(t *testing.T) {
+				a, err := lookup.fn(ctxBG, tc.parent, tc.child)
+				if tc.want != nil {
+					wantErr(t, err, tc.want, "lookup")
+					return
+				}
+				if err != nil || a.ID != tc.wantID {
+					t.Fatalf("lookup: id %d, %v; want id %d", a.ID, err, tc.wantID)
+				}
+			})
+		}
+	}
+}
+
+// TestStatAttributes: LookupStat, GetAttr and ReadDir report the stat
+// attributes exactly as Lookup does, and leave the others zero.
+func TestStatAttributes(t *testing.T) {
+	e := newEnv(t)
+	sh := e.share("docs")
+	e.putFile("docs/f", []byte("hello"))
+	_, err := e.fs.SetMetadata(ctxBG, "docs/f", map[string]string{"a": "b"}, "")
+	mustNil(t, err, "set metadata")
+	_, err = e.fs.CreateDirectory(ctxBG, CreateDirectoryRequest{Path: "docs/d"})
+	mustNil(t, err, "mkdir")
+	stat := func(a Attr) Attr {
+		return Attr{ID: a.ID, Parent: a.Parent, Kind: a.Kind, Name: a.Name, Size: a.Size, Attributes: a.Attributes,
+			LastWrite: a.LastWrite, Change: a.Change, Version: a.Version, Unlinked: a.Unlinked}
+	}
+	ents, err := e.fs.ReadDir(ctxBG, sh)
+	mustNil(t, err, "readdir")
+	if len(ents) != 2 {
+		t.Fatalf("readdir: %d entries, want 2", len(ents))
+	}
+	for i, name := range []string{"d", "f"} {
+		full, err := e.fs.Lookup(ctxBG, sh, name)
+		mustNil(t, err, "lookup")
+		if full.Metadata == nil && name == "f" || full.ETag == "" || full.Created.IsZero() {
+			t.Fatalf("Lookup of %s lacks the REST attributes: %+v", name, full)
+		}
+		want := stat(full)
+		got, err := e.fs.LookupStat(ctxBG, sh, name)
+		mustNil(t, err, "lookup stat")
+		getattr, err := e.fs.GetAttr(ctxBG, full.ID)
+		mustNil(t, err, "getattr")
+		for _, c := range []struct {
+			call string
+			a    Attr
+		}{{"LookupStat", got}, {"GetAttr", getattr}, {"ReadDir", ents[i]}} {
+			if !reflect.DeepEqual(c.a, want) {
+				t.Errorf("%s of %s = %+v, want the stat attributes of Lookup %+v", c.call, name, c.a, want)
 			}
-			if err != nil || a.ID != tc.wantID {
-				t.Fatalf("lookup: id %d, %v; want id %d", a.ID, err, tc.wantID)
-			}
-		})
+		}
 	}
 }
 

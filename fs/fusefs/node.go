@@ -236,7 +236,7 @@ var _ = (gofs.NodeLookuper)((*node)(nil))
 
 // Lookup finds a name case-insensitively.
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	a, err := n.st.fsys.Lookup(nc(ctx), n.id, name)
+	a, err := n.st.fsys.LookupStat(nc(ctx), n.id, name)
 	if err != nil {
 		return nil, toErrno(opOther, err)
 	}
