@@ -134,7 +134,7 @@ func BenchmarkSmallFiles(b *testing.B) {
 		var h *Handle
 		for k, step := range []func() error{
 			func() error {
-				if _, err := e.fs.Lookup(ctxBG, sh, name); !errors.Is(err, ErrNotFound) {
+				if _, err := e.fs.LookupStat(ctxBG, sh, name); !errors.Is(err, ErrNotFound) {
 					return fmt.Errorf("lookup of a missing name: %v", err)
 				}
 				return nil
@@ -146,7 +146,7 @@ func BenchmarkSmallFiles(b *testing.B) {
 			func() error { _, err := h.WriteAt(ctxBG, data, 0); return err },
 			func() error { return h.Flush(ctxBG) },
 			func() error { return h.Close(ctxBG) },
-			func() error { _, err := e.fs.Lookup(ctxBG, sh, name); return err },
+			func() error { _, err := e.fs.LookupStat(ctxBG, sh, name); return err },
 			func() error {
 				return e.fs.Rename(ctxBG, RenameRequest{OldParent: sh, OldName: name, NewParent: sh, NewName: "g" + name})
 			},
