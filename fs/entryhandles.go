@@ -189,7 +189,7 @@ func (h *Handle) Rename(ctx context.Context, dest string, replace bool) (Attr, e
 	fsys := h.h.fsys
 	var a Attr
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		if _, err := tx.Handle(h.h.id); err != nil {
+		if err := tx.HandleOpen(h.h.id); err != nil {
 			return nil, err
 		}
 		src, err := q.get(h.h.file)

@@ -232,17 +232,21 @@ func (h *Handle) stageLocked(ctx context.Context, op string, off, n int64, owner
 }
 
 func (h *Handle) size(ctx context.Context) (int64, error) {
-	a, err := h.attr(ctx)
+	a, err := h.attr(ctx, false)
 	return a.Size, err
 }
 
-func (h *Handle) attr(ctx context.Context) (Attr, error) {
+func (h *Handle) attr(ctx context.Context, full bool) (Attr, error) {
 	h.h.mu.Lock()
 	defer h.h.mu.Unlock()
 	if h.h.closed {
 		return Attr{}, h.op("getattr", locks.ErrHandleClosed)
 	}
-	a, err := h.h.fsys.getAttr(ctx, h.h.file)
+	get := h.h.fsys.getAttr
+	if full {
+		get = h.h.fsys.handleAttr
+	}
+	a, err := get(ctx, h.h.file)
 	if err != nil {
 		return Attr{}, h.op("getattr", err)
 	}
@@ -290,8 +294,7 @@ func (h *Handle) commitStageLocked(ctx context.Context, touch func(q *q, e *entr
 		op:    "flush",
 		stage: s,
 		check: func(tx *locks.Tx, q *q, e entry) error {
-			_, err := tx.Handle(h.h.id) // force-closed handles lose their writes
-			return err
+			return tx.HandleOpen(h.h.id) // force-closed handles lose their writes
 		},
 		touch: touch,
 	})

@@ -9,12 +9,20 @@ import (
 	"github.com/blobshare/blobshare/locks"
 )
 
-func (fsys *FileSystem) lookup(ctx context.Context, parent FileID, name string) (Attr, error) {
+// lookup finds name in parent with every attribute, or with stat's only
+// (statCols: the mount's LOOKUP).
+func (fsys *FileSystem) lookup(ctx context.Context, parent FileID, name string, stat bool) (Attr, error) {
 	var a Attr
-	err := fsys.peek(ctx, func(tx *locks.Tx, q *q) error {
+	err := fsys.peekStatement(ctx, func(tx *locks.Tx, q *q) error {
 		// One statement, hit or miss (sqlLookup): the child, else the
 		// parent if it is a file.
-		e, err := scanEntry(q.queryRow(sqlLookup, int64(parent), FoldName(name), KindFile))
+		var e entry
+		var err error
+		if stat {
+			e, err = scanStat(q.queryRow(sqlLookupStat, int64(parent), FoldName(name), KindFile))
+		} else {
+			e, err = scanEntry(q.queryRow(sqlLookup, int64(parent), FoldName(name), KindFile))
+		}
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return ErrNotFound
@@ -22,8 +30,11 @@ func (fsys *FileSystem) lookup(ctx context.Context, parent FileID, name string) 
 			return err
 		case e.id == parent:
 			return ErrNotDir
+		case stat:
+			a = e.statAttr()
+		default:
+			a = e.attr("")
 		}
-		a = e.attr("")
 		return nil
 	})
 	return a, fileErr("lookup", parent, wrapName(name, err))
@@ -36,21 +47,43 @@ func wrapName(name string, err error) error {
 	return fmt.Errorf("%q: %w", name, err)
 }
 
-func (fsys *FileSystem) getAttr(ctx context.Context, id FileID) (Attr, error) {
+// handleAttr is every attribute of a file open through a handle, as SMB's
+// QUERY_INFO needs them (permission key, metadata, extended attributes),
+// where getAttr reads only what stat(2) shows.
+func (fsys *FileSystem) handleAttr(ctx context.Context, id FileID) (Attr, error) {
 	var a Attr
 	err := fsys.peek(ctx, func(tx *locks.Tx, q *q) error {
 		e, err := q.get(id)
 		if err != nil {
 			return err
 		}
+		a = e.attr("")
 		if e.unlinked {
-			a = e.attr("")
 			a.DeletePending = true
 			return nil
 		}
-		a = e.attr("")
+		if e.kind == KindFile {
+			a.DeletePending, err = tx.DeletePending(id)
+		}
+		return err
+	})
+	return a, fileErr("getattr", id, err)
+}
+
+func (fsys *FileSystem) getAttr(ctx context.Context, id FileID) (Attr, error) {
+	var a Attr
+	err := fsys.peek(ctx, func(tx *locks.Tx, q *q) error {
+		e, err := scanStat(q.queryRow(sqlGetStat, int64(id)))
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
 		if err != nil {
 			return err
+		}
+		a = e.statAttr()
+		if e.unlinked {
+			a.DeletePending = true
+			return nil
 		}
 		if e.kind == KindFile {
 			a.DeletePending, err = tx.DeletePending(id)
@@ -77,7 +110,7 @@ func (fsys *FileSystem) readDir(ctx context.Context, dir FileID) ([]Attr, error)
 		if err := q.queryRow(`SELECT count(*) FROM ns_entries WHERE parent = ? AND unlinked = 0`, int64(dir)).Scan(&n); err != nil {
 			return err
 		}
-		rows, err := q.query(`SELECT `+entryCols+` FROM ns_entries WHERE parent = ? AND unlinked = 0 ORDER BY key`, int64(dir))
+		rows, err := q.query(`SELECT `+statCols+` FROM ns_entries WHERE parent = ? AND unlinked = 0 ORDER BY key`, int64(dir))
 		if err != nil {
 			return err
 		}
@@ -87,11 +120,11 @@ func (fsys *FileSystem) readDir(ctx context.Context, dir FileID) ([]Attr, error)
 		}
 		out = out[:0]
 		for rows.Next() {
-			e, err := scanEntry(rows)
+			e, err := scanStat(rows)
 			if err != nil {
 				return err
 			}
-			out = append(out, e.attr(""))
+			out = append(out, e.statAttr())
 		}
 		return rows.Err()
 	})
@@ -225,13 +258,13 @@ func (q *q) unlinkEntry(tx *locks.Tx, e entry) (removed bool, err error) {
 	}
 	e.unlinked = true
 	e.change = ticks(q.now)
-	return false, q.save(&e)
+	return false, q.updateEntry(&e, `unlinked=?, t_change=?`, e.unlinked, e.change)
 }
 
 func (fsys *FileSystem) unlink(ctx context.Context, parent FileID, name string) error {
 	var queued bool
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		e, err := q.child(parent, name, false)
+		e, err := q.childRef(parent, name)
 		if err != nil {
 			return nil, err
 		}
@@ -327,7 +360,7 @@ func (fsys *FileSystem) renameMount(ctx context.Context, req RenameRequest) erro
 	}
 	var queued bool
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		src, err := q.child(req.OldParent, req.OldName, false)
+		src, err := q.childRef(req.OldParent, req.OldName)
 		if err != nil {
 			return nil, err
 		}
@@ -390,7 +423,8 @@ func (q *q) checkMoveTarget(src entry, newParent FileID) error {
 }
 
 // move renames src to newParent/newName within its share, replacing a
-// destination as the options say.
+// destination as the options say. src may be partial (childRef), and the
+// destination is read so: move changes named columns only.
 func (q *q) move(tx *locks.Tx, src entry, newParent FileID, newName string, o moveOpts) ([]Change, error) {
 	if src.kind == KindShare || src.kind == KindRoot {
 		return nil, ErrNotSupported
@@ -416,7 +450,7 @@ func (q *q) move(tx *locks.Tx, src entry, newParent FileID, newName string, o mo
 		}
 	}
 	var chs []Change
-	dst, err := q.child(newParent, newName, false)
+	dst, err := q.childRef(newParent, newName)
 	switch {
 	case errors.Is(err, ErrNotFound):
 	case err != nil:
@@ -511,8 +545,7 @@ func (fsys *FileSystem) setattr(ctx context.Context, id FileID, req SetattrReque
 			truncate: req.Size,
 			check: func(tx *locks.Tx, q *q, e entry) error {
 				if req.Handle != nil {
-					_, err := tx.Handle(req.Handle.ID())
-					return err
+					return tx.HandleOpen(req.Handle.ID())
 				}
 				// truncate(2) by path: the Linux SMB client opens the
 				// file for writing to set its size, so a ReadOnly file

@@ -38,6 +38,9 @@ type entry struct {
 	copy       *CopyInfo         // files: last copy into the file
 	eas        []EA              // extended attributes (SMB)
 	blob       bool              // the content lives in a blob (else inline); read-only here
+	// partial: read with refCols (childRef) or statCols (scanStat) only;
+	// save refuses it, as it would blank every column left out.
+	partial bool
 }
 
 type rowScanner interface{ Scan(dest ...any) error }
@@ -161,23 +164,48 @@ func appendHex(b []byte, v uint64, width int) []byte {
 }
 
 func (e entry) attr(path string) Attr {
+	a := e.statAttr()
+	a.Path = path
+	a.Created, a.Modified = fromTicks(e.created), fromTicks(e.modified)
+	a.ETag = etagOf(e.id, e.version)
+	a.Content, a.Metadata, a.PermissionKey, a.Copy = e.content, e.metadata, e.permKey, e.copy
+	a.QuotaGiB, a.AccessTier, a.ShareProps, a.EAs = e.quota, e.tier, e.shareProps, e.eas
+	if a.PermissionKey == "" && e.kind != KindRoot {
+		a.PermissionKey = defaultPermissionKey
+	}
+	return a
+}
+
+// statAttr is the part of attr that stat(2) shows (see statCols).
+func (e entry) statAttr() Attr {
 	a := Attr{
-		ID: e.id, Parent: e.parent, Kind: e.kind, Name: e.name, Path: path,
-		Size: e.size, Attributes: e.attrs,
-		Created: fromTicks(e.created), LastWrite: fromTicks(e.write), Change: fromTicks(e.change), Modified: fromTicks(e.modified),
-		ETag: etagOf(e.id, e.version), Version: e.version,
-		Content: e.content, Metadata: e.metadata, PermissionKey: e.permKey,
-		QuotaGiB: e.quota, AccessTier: e.tier, ShareProps: e.shareProps, Copy: e.copy, Unlinked: e.unlinked,
-		EAs: e.eas,
+		ID: e.id, Parent: e.parent, Kind: e.kind, Name: e.name,
+		Size: e.size, Attributes: e.attrs, LastWrite: fromTicks(e.write), Change: fromTicks(e.change),
+		Version: e.version, Unlinked: e.unlinked,
 	}
 	if e.kind.IsDir() {
 		a.Attributes |= AttrDirectory
 		a.Size = 0
 	}
-	if a.PermissionKey == "" && e.kind != KindRoot {
-		a.PermissionKey = defaultPermissionKey
-	}
 	return a
+}
+
+// statCols are the columns the mount view's lookups and listings read
+// (scanStat's order): what stat(2) shows of an entry. Each column a query
+// returns costs the driver about a third of a microsecond per row (name,
+// declared type and value, each under SQLite's mutex): the six entryCols
+// leave out are a fifth of a lookup.
+const statCols = `id, parent, name, kind, unlinked, size, attrs, t_write, t_change, version`
+
+// scanStat scans statCols into a partial entry (save refuses it).
+func scanStat(r rowScanner) (entry, error) {
+	e := entry{partial: true}
+	var id, parent, version int64
+	if err := r.Scan(&id, &parent, &e.name, &e.kind, &e.unlinked, &e.size, &e.attrs, &e.write, &e.change, &version); err != nil {
+		return entry{}, err
+	}
+	e.id, e.parent, e.version = FileID(id), FileID(parent), uint64(version)
+	return e, nil
 }
 
 // q is the namespace's view of one transaction.
@@ -259,6 +287,12 @@ func (fsys *FileSystem) peek(ctx context.Context, fn func(tx *locks.Tx, q *q) er
 	return fsys.table.Peek(ctx, func(tx *locks.Tx) error { return fn(tx, fsys.q(tx)) })
 }
 
+// peekStatement is peek for fn that runs a single read statement
+// (locks.Table.PeekStatement: no BEGIN and ROLLBACK around it).
+func (fsys *FileSystem) peekStatement(ctx context.Context, fn func(tx *locks.Tx, q *q) error) error {
+	return fsys.table.PeekStatement(ctx, func(tx *locks.Tx) error { return fn(tx, fsys.q(tx)) })
+}
+
 // Statements run on every read, write or lookup.
 const (
 	sqlGet      = `SELECT ` + entryCols + ` FROM ns_entries WHERE id = ?`
@@ -268,10 +302,14 @@ const (
 	// sqlLookup is the live child ?2 of ?1 or, when there is none, ?1
 	// itself if it is a file (?3): a miss costs no second statement to
 	// tell ErrNotDir from ErrNotFound, and the limit ends a hit before
-	// the parent is read.
+	// the parent is read. sqlLookupStat is the same with statCols.
 	sqlLookup = `SELECT ` + entryCols + ` FROM ns_entries WHERE parent = ?1 AND key = ?2 AND unlinked = 0
 		UNION ALL SELECT ` + entryCols + ` FROM ns_entries WHERE id = ?1 AND kind = ?3
 		LIMIT 1`
+	sqlLookupStat = `SELECT ` + statCols + ` FROM ns_entries WHERE parent = ?1 AND key = ?2 AND unlinked = 0
+		UNION ALL SELECT ` + statCols + ` FROM ns_entries WHERE id = ?1 AND kind = ?3
+		LIMIT 1`
+	sqlGetStat = `SELECT ` + statCols + ` FROM ns_entries WHERE id = ?`
 )
 
 // exec, queryRow and query run a statement in the transaction (the lock
@@ -332,6 +370,32 @@ func (q *q) child(parent FileID, name string, smb bool) (entry, error) {
 		}
 	}
 	return entry{}, ErrNotFound
+}
+
+// refCols are the columns childRef reads: what unlinking or renaming an
+// entry needs. Each column a query returns costs the driver about a third
+// of a microsecond (name, declared type and value, each under SQLite's
+// mutex), so leaving out the other seven saves a third of the statement.
+const refCols = `id, parent, name, key, kind, unlinked, attrs, version, blob`
+
+const sqlChildRef = `SELECT ` + refCols + ` FROM ns_entries WHERE parent = ? AND key = ? AND unlinked = 0`
+
+// childRef is child for a live entry that is only to be unlinked, renamed
+// or removed: it reads refCols, and the entry comes back partial — without
+// size, times, properties or quota — so that updateEntry may change named
+// columns of it but save refuses it.
+func (q *q) childRef(parent FileID, name string) (entry, error) {
+	e := entry{partial: true}
+	var id, par, version int64
+	err := q.queryRow(sqlChildRef, int64(parent), FoldName(name)).Scan(&id, &par, &e.name, &e.key, &e.kind, &e.unlinked, &e.attrs, &version, &e.blob)
+	if errors.Is(err, sql.ErrNoRows) {
+		return entry{}, ErrNotFound
+	}
+	if err != nil {
+		return entry{}, err
+	}
+	e.id, e.parent, e.version = FileID(id), FileID(par), uint64(version)
+	return e, nil
 }
 
 // insert adds a new live entry and returns it.
@@ -418,9 +482,33 @@ func saveArgs(e *entry) ([]any, error) {
 // updateEntry runs an UPDATE of e's row that sets the columns in set and
 // counts the version up, and gives e the new version. A row that is gone
 // is left alone.
+//
+// Mostly e was read in this transaction and its version is the row's: an
+// UPDATE guarded by that version then knows the new one without a
+// RETURNING clause, which costs SQLite a buffered result and database/sql
+// a rows object: several microseconds of a small write transaction's
+// twenty (BenchmarkSmallFiles' rename and flush steps). Only when the
+// guard misses — e was read before, or the row is gone — does RETURNING
+// say what the row holds.
 func (q *q) updateEntry(e *entry, set string, args ...any) error {
+	next := e.version + 1
+	res, err := q.exec(`UPDATE ns_entries SET `+set+`, version = ? WHERE id = ? AND version = ?`,
+		append(args, int64(next), int64(e.id), int64(e.version))...)
+	if err == nil {
+		var n int64
+		if n, err = res.RowsAffected(); err == nil && n == 1 {
+			e.version = next
+			return nil
+		}
+	}
+	if errors.Is(err, locks.ErrUniqueViolation) {
+		return ErrExist
+	}
+	if err != nil {
+		return fmt.Errorf("update %d: %w", e.id, err)
+	}
 	var v int64
-	err := q.queryRow(`UPDATE ns_entries SET `+set+`, version = version + 1 WHERE id = ? RETURNING version`, append(args, int64(e.id))...).Scan(&v)
+	err = q.queryRow(`UPDATE ns_entries SET `+set+`, version = version + 1 WHERE id = ? RETURNING version`, append(args, int64(e.id))...).Scan(&v)
 	switch {
 	case err == nil:
 		e.version = uint64(v)
@@ -434,8 +522,14 @@ func (q *q) updateEntry(e *entry, set string, args ...any) error {
 	}
 }
 
+// errPartialEntry is save's refusal of an entry childRef read.
+var errPartialEntry = errors.New("fs: save of a partially read entry")
+
 // save writes back every mutable column of e with a new version.
 func (q *q) save(e *entry) error {
+	if e.partial {
+		return fmt.Errorf("save %d: %w", e.id, errPartialEntry)
+	}
 	args, err := saveArgs(e)
 	if err != nil {
 		return err
@@ -453,6 +547,9 @@ func (q *q) saveInline(e *entry, data []byte, ranges string) error {
 
 // saveAll is save with an inline file's content and data ranges.
 func (q *q) saveAll(e *entry, data []byte, ranges string) error {
+	if e.partial {
+		return fmt.Errorf("save %d: %w", e.id, errPartialEntry)
+	}
 	args, err := saveArgs(e)
 	if err != nil {
 		return err

@@ -2,10 +2,12 @@ package fs
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -36,16 +38,62 @@ func TestLookupOutcomes(t *testing.T) {
 		{"name under a file", f.ID, "x", ErrNotDir, 0},
 		{"missing parent", FileID(1 << 40), "x", ErrNotFound, 0},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			a, err := e.fs.Lookup(ctxBG, tc.parent, tc.child)
-			if tc.want != nil {
-				wantErr(t, err, tc.want, "lookup")
-				return
+		for _, lookup := range []struct {
+			name string
+			fn   func(ctx context.Context, parent FileID, name string) (Attr, error)
+		}{{"Lookup", e.fs.Lookup}, {"LookupStat", e.fs.LookupStat}} {
+			t.Run(tc.name+"/"+lookup.name, func(t *testing.T) {
+				a, err := lookup.fn(ctxBG, tc.parent, tc.child)
+				if tc.want != nil {
+					wantErr(t, err, tc.want, "lookup")
+					return
+				}
+				if err != nil || a.ID != tc.wantID {
+					t.Fatalf("lookup: id %d, %v; want id %d", a.ID, err, tc.wantID)
+				}
+			})
+		}
+	}
+}
+
+// TestStatAttributes: LookupStat, GetAttr and ReadDir report the stat
+// attributes exactly as Lookup does, and leave the others zero.
+func TestStatAttributes(t *testing.T) {
+	e := newEnv(t)
+	sh := e.share("docs")
+	e.putFile("docs/f", []byte("hello"))
+	_, err := e.fs.SetMetadata(ctxBG, "docs/f", map[string]string{"a": "b"}, "")
+	mustNil(t, err, "set metadata")
+	_, err = e.fs.CreateDirectory(ctxBG, CreateDirectoryRequest{Path: "docs/d"})
+	mustNil(t, err, "mkdir")
+	stat := func(a Attr) Attr {
+		return Attr{ID: a.ID, Parent: a.Parent, Kind: a.Kind, Name: a.Name, Size: a.Size, Attributes: a.Attributes,
+			LastWrite: a.LastWrite, Change: a.Change, Version: a.Version, Unlinked: a.Unlinked}
+	}
+	ents, err := e.fs.ReadDir(ctxBG, sh)
+	mustNil(t, err, "readdir")
+	if len(ents) != 2 {
+		t.Fatalf("readdir: %d entries, want 2", len(ents))
+	}
+	for i, name := range []string{"d", "f"} {
+		full, err := e.fs.Lookup(ctxBG, sh, name)
+		mustNil(t, err, "lookup")
+		if full.Metadata == nil && name == "f" || full.ETag == "" || full.Created.IsZero() {
+			t.Fatalf("Lookup of %s lacks the REST attributes: %+v", name, full)
+		}
+		want := stat(full)
+		got, err := e.fs.LookupStat(ctxBG, sh, name)
+		mustNil(t, err, "lookup stat")
+		getattr, err := e.fs.GetAttr(ctxBG, full.ID)
+		mustNil(t, err, "getattr")
+		for _, c := range []struct {
+			call string
+			a    Attr
+		}{{"LookupStat", got}, {"GetAttr", getattr}, {"ReadDir", ents[i]}} {
+			if !reflect.DeepEqual(c.a, want) {
+				t.Errorf("%s of %s = %+v, want the stat attributes of Lookup %+v", c.call, name, c.a, want)
 			}
-			if err != nil || a.ID != tc.wantID {
-				t.Fatalf("lookup: id %d, %v; want id %d", a.ID, err, tc.wantID)
-			}
-		})
+		}
 	}
 }
 
@@ -710,5 +758,109 @@ func TestSetattrTimesThroughHandle(t *testing.T) {
 		if !after.LastWrite.Equal(want) || after.Size != int64(len(wantData)) {
 			t.Errorf("%s: after close write time %v size %d, want %v and %d", name, after.LastWrite, after.Size, want, len(wantData))
 		}
+	}
+}
+
+// TestUpdateEntry: updateEntry counts the row's version up by one and
+// gives the entry that version, whether the entry was read in the same
+// transaction (the guarded UPDATE) or earlier, after others changed the
+// row (the RETURNING fallback); a row that is gone is left alone, and a
+// name taken by a sibling is ErrExist.
+func TestUpdateEntry(t *testing.T) {
+	e := newEnv(t)
+	sh := e.share("data")
+	e.putFile("data/f", []byte("abc"))
+	e.putFile("data/g", []byte("abc"))
+	f, err := e.fs.Lookup(ctxBG, sh, "f")
+	mustNil(t, err, "lookup f")
+	// rowVersion reads the version the row holds now.
+	rowVersion := func(id FileID) uint64 {
+		t.Helper()
+		var v uint64
+		mustNil(t, e.fs.view(ctxBG, func(tx *locks.Tx, q *q) error {
+			got, err := q.get(id)
+			v = got.version
+			return err
+		}), "get")
+		return v
+	}
+	// touch counts the row's version up behind an entry read before.
+	touch := func(id FileID) {
+		t.Helper()
+		mustNil(t, e.fs.update(ctxBG, func(tx *locks.Tx, q *q) ([]Change, error) {
+			return nil, q.touchDir(id) // any UPDATE that counts the version up
+		}), "touch")
+	}
+	for _, tc := range []struct {
+		name    string
+		read    func(q *q) (entry, error) // the entry to update
+		stale   bool                      // read before the updating transaction, and the row changed since
+		set     string
+		args    []any
+		wantErr error
+		bumps   bool // the row's version moves by one and the entry gets it
+	}{
+		{"read in the transaction", func(q *q) (entry, error) { return q.get(f.ID) }, false, `attrs=?`, []any{AttrArchive}, nil, true},
+		{"read before a change", func(q *q) (entry, error) { return q.get(f.ID) }, true, `attrs=?`, []any{AttrArchive}, nil, true},
+		{"partial, read in the transaction", func(q *q) (entry, error) { return q.childRef(sh, "f") }, false, `t_change=?`, []any{int64(5)}, nil, true},
+		{"row gone", func(q *q) (entry, error) { return entry{id: 999999, version: 3}, nil }, false, `attrs=?`, []any{AttrArchive}, nil, false},
+		{"name taken", func(q *q) (entry, error) { return q.get(f.ID) }, false, `name=?, key=?`, []any{"G", FoldName("G")}, ErrExist, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stale entry
+			if tc.stale {
+				mustNil(t, e.fs.view(ctxBG, func(tx *locks.Tx, q *q) (err error) { stale, err = tc.read(q); return err }), "read")
+				touch(f.ID)
+			}
+			before := rowVersion(f.ID)
+			var got entry
+			err := e.fs.update(ctxBG, func(tx *locks.Tx, q *q) ([]Change, error) {
+				got = stale
+				if !tc.stale {
+					var err error
+					if got, err = tc.read(q); err != nil {
+						return nil, err
+					}
+				}
+				return nil, q.updateEntry(&got, tc.set, tc.args...)
+			})
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("updateEntry: %v, want %v", err, tc.wantErr)
+			}
+			after := rowVersion(f.ID)
+			switch {
+			case tc.bumps && (after != before+1 || got.version != after):
+				t.Errorf("row version %d → %d, entry got %d; want %d → %d and the entry the same", before, after, got.version, before, before+1)
+			case !tc.bumps && after != before:
+				t.Errorf("row version %d → %d, want it unchanged", before, after)
+			case tc.name == "row gone" && got.version != 3:
+				t.Errorf("entry of a gone row got version %d, want its own 3", got.version)
+			}
+		})
+	}
+}
+
+// TestSavePartialEntry: an entry childRef read (refCols only) can be
+// changed column by column but not saved whole, which would blank its
+// size, times and properties.
+func TestSavePartialEntry(t *testing.T) {
+	e := newEnv(t)
+	sh := e.share("data")
+	e.putFile("data/f", []byte("abc"))
+	before, err := e.fs.Lookup(ctxBG, sh, "f")
+	mustNil(t, err, "lookup")
+	err = e.fs.update(ctxBG, func(tx *locks.Tx, q *q) ([]Change, error) {
+		ref, err := q.childRef(sh, "f")
+		if err != nil {
+			return nil, err
+		}
+		return nil, q.save(&ref)
+	})
+	wantErr(t, err, errPartialEntry, "save of a childRef entry")
+	after, err := e.fs.Lookup(ctxBG, sh, "f")
+	mustNil(t, err, "lookup")
+	if after.Size != before.Size || after.Version != before.Version || !after.LastWrite.Equal(before.LastWrite) {
+		t.Errorf("after the refused save: size %d version %d mtime %v, want %d %d %v",
+			after.Size, after.Version, after.LastWrite, before.Size, before.Version, before.LastWrite)
 	}
 }

@@ -101,7 +101,7 @@ func TestCommitsDoNotCheckpoint(t *testing.T) {
 		t.Errorf("without the checkpointer, the database file holds %d committed rows (%v), want 0", n, err)
 	}
 	for _, peek := range []bool{false, true} {
-		if err := tab.read(context.Background(), peek, func(tx *Tx) error {
+		if err := tab.read(context.Background(), peek, false, func(tx *Tx) error {
 			var pages int
 			if err := tx.conn.QueryRowContext(tx.sctx, `PRAGMA wal_autocheckpoint`).Scan(&pages); err != nil {
 				return err

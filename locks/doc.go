@@ -97,7 +97,9 @@
 // — a reader after any write re-reads every page it touches, while the
 // writer keeps the pages of its own writes. A write that arrives meanwhile
 // waits for the Peek (so Peek is for short work only); a Peek that finds a
-// write running takes a reader and never waits.
+// write running takes a reader and never waits. PeekStatement is a Peek of
+// one read statement run outside a transaction (SQLite gives a lone
+// statement its own snapshot), without the BEGIN and ROLLBACK around it.
 //
 // The Table runs BEGIN, COMMIT and ROLLBACK itself on connections it holds
 // (one writer, up to seven readers), each with its statements prepared once,

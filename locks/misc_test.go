@@ -791,64 +791,77 @@ func TestViewsShareReaderConnections(t *testing.T) {
 	}
 }
 
-// TestPeek: a Peek reads the committed state, cannot change it, and never
-// waits for a write transaction of its own process: while one runs it takes
-// a reader connection.
+// TestPeek: a Peek (and a PeekStatement, its one statement outside a
+// transaction) reads the committed state, cannot change it, leaves no
+// transaction open on the writer connection it borrowed, and never waits for
+// a write transaction of its own process: while one runs it takes a reader
+// connection. Each fn below runs one statement (Handles of a file whose
+// handles are all this owner's).
 func TestPeek(t *testing.T) {
-	tab := openTable(t, "", Options{})
-	ctx := context.Background()
-	h, err := open(t, tab, OpenRequest{File: 7, Access: rd, Share: ShareAll})
-	must(t, err)
-	err = tab.Peek(ctx, func(tx *Tx) error {
-		hs, err := tx.Handles(7)
-		if err == nil && (len(hs) != 1 || hs[0].ID != h.ID) {
-			t.Errorf("Handles in a Peek: %+v, want the one handle %d", hs, h.ID)
-		}
-		return err
-	})
-	must(t, err)
-	err = tab.Peek(ctx, func(tx *Tx) error {
-		_, err := tx.OpenHandle(OpenRequest{File: 7, Access: rd, Share: ShareAll})
-		return err
-	})
-	if !errors.Is(err, ErrInvalidParameter) {
-		t.Fatalf("OpenHandle in a Peek: %v, want ErrInvalidParameter", err)
-	}
-
-	inWrite, release := make(chan struct{}), make(chan struct{})
-	wrote := make(chan error, 1)
-	go func() {
-		wrote <- tab.Update(ctx, func(tx *Tx) error {
-			if _, err := tx.CloseHandle(h.ID); err != nil {
+	for _, tc := range []struct {
+		name string
+		peek func(tab *Table, ctx context.Context, fn func(tx *Tx) error) error
+	}{
+		{"Peek", (*Table).Peek},
+		{"PeekStatement", (*Table).PeekStatement},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tab := openTable(t, "", Options{})
+			ctx := context.Background()
+			h, err := open(t, tab, OpenRequest{File: 7, Access: rd, Share: ShareAll})
+			must(t, err)
+			err = tc.peek(tab, ctx, func(tx *Tx) error {
+				hs, err := tx.Handles(7)
+				if err == nil && (len(hs) != 1 || hs[0].ID != h.ID) {
+					t.Errorf("Handles in a peek: %+v, want the one handle %d", hs, h.ID)
+				}
 				return err
+			})
+			must(t, err)
+			err = tc.peek(tab, ctx, func(tx *Tx) error {
+				_, err := tx.OpenHandle(OpenRequest{File: 7, Access: rd, Share: ShareAll})
+				return err
+			})
+			if !errors.Is(err, ErrInvalidParameter) {
+				t.Fatalf("OpenHandle in a peek: %v, want ErrInvalidParameter", err)
 			}
-			close(inWrite)
-			<-release
-			return nil
+
+			inWrite, release := make(chan struct{}), make(chan struct{})
+			wrote := make(chan error, 1)
+			go func() {
+				wrote <- tab.Update(ctx, func(tx *Tx) error {
+					if _, err := tx.CloseHandle(h.ID); err != nil {
+						return err
+					}
+					close(inWrite)
+					<-release
+					return nil
+				})
+			}()
+			<-inWrite
+			short, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			err = tc.peek(tab, short, func(tx *Tx) error {
+				hs, err := tx.Handles(7)
+				if err == nil && len(hs) != 1 {
+					t.Errorf("peek during a write sees %d handles, want the committed 1", len(hs))
+				}
+				return err
+			})
+			close(release)
+			if err != nil {
+				t.Fatalf("peek while a write transaction runs: %v", err)
+			}
+			must(t, <-wrote)
+			must(t, tc.peek(tab, ctx, func(tx *Tx) error {
+				hs, err := tx.Handles(7)
+				if err == nil && len(hs) != 0 {
+					t.Errorf("peek after the close: %d handles, want 0", len(hs))
+				}
+				return err
+			}))
 		})
-	}()
-	<-inWrite
-	short, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	err = tab.Peek(short, func(tx *Tx) error {
-		hs, err := tx.Handles(7)
-		if err == nil && len(hs) != 1 {
-			t.Errorf("Peek during a write sees %d handles, want the committed 1", len(hs))
-		}
-		return err
-	})
-	close(release)
-	if err != nil {
-		t.Fatalf("Peek while a write transaction runs: %v", err)
 	}
-	must(t, <-wrote)
-	must(t, tab.Peek(ctx, func(tx *Tx) error {
-		hs, err := tx.Handles(7)
-		if err == nil && len(hs) != 0 {
-			t.Errorf("Peek after the close: %d handles, want 0", len(hs))
-		}
-		return err
-	}))
 }
 
 func TestOnCommit(t *testing.T) {
@@ -921,6 +934,43 @@ func TestCloseQuiet(t *testing.T) {
 			}
 			if !closed {
 				mustClose(t, tab, h.ID)
+			}
+		})
+	}
+}
+
+// TestHandleOpen: HandleOpen answers whether a handle is still open, for
+// this Table's handles (read by primary key) and for another owner's
+// (found by id), closed and force-closed ones being ErrHandleClosed.
+func TestHandleOpen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "locks.db")
+	tab := openTable(t, path, Options{})
+	other := openTable(t, path, Options{})
+	ctx := context.Background()
+	own := mustOpen(t, tab, OpenRequest{File: 1, Access: rd, Share: ShareAll})
+	closed := mustOpen(t, tab, OpenRequest{File: 1, Access: rd, Share: ShareAll})
+	forced := mustOpen(t, tab, OpenRequest{File: 2, Access: rd, Share: ShareAll})
+	theirs := mustOpen(t, other, OpenRequest{File: 3, Access: rd, Share: ShareAll})
+	mustClose(t, tab, closed.ID)
+	must(t, other.Update(ctx, func(tx *Tx) error {
+		_, err := tx.ForceClose(forced.ID)
+		return err
+	}))
+	for _, tc := range []struct {
+		name string
+		id   HandleID
+		want error
+	}{
+		{"own, open", own.ID, nil},
+		{"own, closed", closed.ID, ErrHandleClosed},
+		{"own, force-closed by another owner", forced.ID, ErrHandleClosed},
+		{"another owner's, open", theirs.ID, nil},
+		{"never opened", own.ID + 100000, ErrHandleClosed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tab.View(ctx, func(tx *Tx) error { return tx.HandleOpen(tc.id) })
+			if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+				t.Errorf("HandleOpen(%d) = %v, want %v", tc.id, err, tc.want)
 			}
 		})
 	}

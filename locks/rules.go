@@ -16,7 +16,7 @@ type fileState struct {
 	stored  bool // file has an lk_files row (pending mark or lease)
 	pending bool
 	lease   LeaseInfo
-	handles []Handle  // in id order
+	handles []Handle  // in id order; ID, File, Owner, Access and Share only (loadState)
 	locks   []lockRec // loaded only by the rules that need them
 }
 

@@ -82,7 +82,12 @@
 //
 // O_TRUNC arrives as SETATTR(size 0) after OPEN (go-fuse does not negotiate
 // ATOMIC_O_TRUNC); truncation goes through the handle when the kernel names
-// one, else through the path.
+// one, else through the path. The kernel names none when times are set
+// (futimens, utimensat): while the mount holds exactly one handle on the
+// file, not yet closed, the times go through it, so that its staged writes
+// and the times commit in one transaction (tar -x and cp -p write, set the
+// times, then close); otherwise through the path, after our handles'
+// writes are committed.
 //
 // # Locks
 //

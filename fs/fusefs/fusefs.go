@@ -76,7 +76,7 @@ func Mount(ctx context.Context, dir string, fsys *fs.FileSystem, opts Options) (
 		return nil, fmt.Errorf("fusefs: mount %s: account root: %w", dir, err)
 	}
 	if opts.Share != "" {
-		rootAttr, err = fsys.Lookup(ctx, fs.RootID, opts.Share)
+		rootAttr, err = fsys.LookupStat(ctx, fs.RootID, opts.Share)
 		if err != nil {
 			return nil, fmt.Errorf("fusefs: mount %s: share %q: %w", dir, opts.Share, err)
 		}

@@ -104,19 +104,38 @@ func (n *node) attr(ctx context.Context, f gofs.FileHandle) (fs.Attr, error) {
 	var a fs.Attr
 	var err error
 	if fh, ok := f.(*fileHandle); ok {
-		a, err = fh.h.Attr(nc(ctx))
+		a, err = fh.h.StatAttr(nc(ctx))
 	} else {
 		a, err = n.st.fsys.GetAttr(nc(ctx), n.id)
 	}
 	if err != nil {
 		return a, err
 	}
+	return n.withOpenSizes(ctx, a), nil
+}
+
+// withOpenSizes gives a the largest size any of our open handles on n sees.
+func (n *node) withOpenSizes(ctx context.Context, a fs.Attr) fs.Attr {
 	for _, fh := range n.openHandles() {
 		if size, err := fh.h.Size(nc(ctx)); err == nil && size > a.Size {
 			a.Size = size
 		}
 	}
-	return a, nil
+	return a
+}
+
+// soleHandle returns this mount's only open handle on n, nil if it has
+// none or several.
+func (n *node) soleHandle() *fileHandle {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.handles) != 1 {
+		return nil
+	}
+	for fh := range n.handles {
+		return fh
+	}
+	return nil
 }
 
 func (n *node) openHandles() []*fileHandle {
@@ -165,6 +184,18 @@ func (n *node) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrI
 	if fh, ok := f.(*fileHandle); ok {
 		req.Handle = fh.h
 	}
+	picked := false
+	if _, ok := in.GetSize(); !ok && req.Handle == nil {
+		// futimens(2) and utimensat(2) name no handle (only ftruncate
+		// does). With the mount's only handle on the file named, the core
+		// commits its staged writes and the new times in one transaction
+		// (tar -x, cp -p: write, set the times, close) instead of a
+		// commit and then an update. Not a handle being closed: its
+		// RELEASE may end it under us.
+		if fh := n.soleHandle(); fh != nil && !fh.flushed.Load() {
+			req.Handle, picked = fh.h, true
+		}
+	}
 	if size, ok := in.GetSize(); ok {
 		if n.kind.IsDir() {
 			return syscall.EISDIR
@@ -178,11 +209,13 @@ func (n *node) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrI
 	if ctime, ok := in.GetCTime(); ok {
 		req.Change = &ctime
 	}
+	var cur *fs.Attr // what a chmod read: the answer when nothing changes
 	if mode, ok := in.GetMode(); ok && !n.kind.IsDir() {
-		cur, err := n.st.fsys.GetAttr(nc(ctx), n.id)
+		a, err := n.attr(ctx, f)
 		if err != nil {
 			return toErrno(opOther, err)
 		}
+		cur = &a
 		attrs := cur.Attributes &^ fs.AttrReadOnly
 		if mode&0o222 == 0 {
 			attrs |= fs.AttrReadOnly
@@ -194,12 +227,15 @@ func (n *node) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrI
 	if req.Size == nil && req.LastWrite == nil && req.Change == nil && req.Attributes == nil {
 		// Nothing for the core to change (chown, a chmod that keeps the
 		// ReadOnly state: tar -x sends both for every file): answer the
-		// attributes as Getattr does, in one read.
-		a, err := n.attr(ctx, f)
-		if err != nil {
-			return toErrno(opOther, err)
+		// attributes as Getattr does, in one read (a chmod's read).
+		if cur == nil {
+			a, err := n.attr(ctx, f)
+			if err != nil {
+				return toErrno(opOther, err)
+			}
+			cur = &a
 		}
-		n.st.fillAttr(a, &out.Attr)
+		n.st.fillAttr(*cur, &out.Attr)
 		return 0
 	}
 	if req.Size != nil {
@@ -215,11 +251,17 @@ func (n *node) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrI
 		}
 	}
 	a, err := n.st.fsys.Setattr(nc(ctx), n.id, req)
+	if picked && errors.Is(err, locks.ErrHandleClosed) {
+		// The handle chosen above was closed meanwhile (a close(2) in
+		// another thread, Force Close Handles): set them by path.
+		req.Handle = nil
+		a, err = n.st.fsys.Setattr(nc(ctx), n.id, req)
+	}
 	if err != nil {
 		return toErrno(opOther, err)
 	}
 	if req.Handle != nil {
-		if ha, err := req.Handle.Attr(nc(ctx)); err == nil {
+		if ha, err := req.Handle.StatAttr(nc(ctx)); err == nil {
 			a = ha
 		}
 	} else if ha, err := n.attr(ctx, nil); err == nil {
@@ -236,7 +278,7 @@ var _ = (gofs.NodeLookuper)((*node)(nil))
 
 // Lookup finds a name case-insensitively.
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	a, err := n.st.fsys.Lookup(nc(ctx), n.id, name)
+	a, err := n.st.fsys.LookupStat(nc(ctx), n.id, name)
 	if err != nil {
 		return nil, toErrno(opOther, err)
 	}
@@ -368,7 +410,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 	// cached it; otherwise drop pages and attributes now, so this open
 	// sees what REST or another process wrote.
 	fuseFlags := uint32(fuse.FOPEN_DIRECT_IO)
-	if a, err := h.Attr(nc(ctx)); err == nil {
+	if a, err := h.StatAttr(nc(ctx)); err == nil {
 		n.mu.Lock()
 		keep := !n.cacheUnsure && n.cachedVer == a.Version
 		stale := !keep && n.cachedVer != 0
