@@ -110,6 +110,8 @@ func TestForceClosedHandleIsEIO(t *testing.T) {
 	if err := os.WriteFile(p, []byte("data"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The kernel sends the writer's RELEASE after close(2) returns.
+	waitNoHandles(t, tfs, "share/victim")
 	f, err := os.Open(p)
 	if err != nil {
 		t.Fatal(err)
