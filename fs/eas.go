@@ -45,23 +45,42 @@ func eaSize(eas []EA) int {
 }
 
 // mergeEAs applies set to eas as SetattrRequest.EAs says and returns the
-// new list (eas is not changed).
+// new list (eas is not changed). It runs inside a write transaction, so
+// its work is bounded up front and linear in the entries: a set of more
+// entries than could ever fit MaxEASize (each costs at least 9 bytes) is
+// ErrEATooLarge before anything is looked at.
 func mergeEAs(eas, set []EA) ([]EA, error) {
+	if len(set) > MaxEASize/9 {
+		return nil, ErrEATooLarge
+	}
 	out := slices.Clone(eas)
+	// at finds an entry of out by its name, upper-cased (names are ASCII:
+	// that is strings.EqualFold's equivalence); -1 marks one deleted.
+	at := make(map[string]int, len(out)+len(set))
+	for i, x := range out {
+		at[strings.ToUpper(x.Name)] = i
+	}
+	deleted := false
 	for _, ea := range set {
 		if !ValidEAName(ea.Name) {
 			return nil, ErrInvalidEAName
 		}
-		i := slices.IndexFunc(out, func(x EA) bool { return strings.EqualFold(x.Name, ea.Name) })
+		key := strings.ToUpper(ea.Name)
+		i, ok := at[key]
+		ok = ok && i >= 0
 		switch {
-		case len(ea.Value) == 0 && i >= 0:
-			out = slices.Delete(out, i, i+1)
+		case len(ea.Value) == 0 && ok:
+			out[i].Name, at[key], deleted = "", -1, true
 		case len(ea.Value) == 0:
-		case i >= 0:
+		case ok:
 			out[i] = EA{Name: ea.Name, Flags: ea.Flags, Value: slices.Clone(ea.Value)}
 		default:
+			at[key] = len(out)
 			out = append(out, EA{Name: ea.Name, Flags: ea.Flags, Value: slices.Clone(ea.Value)})
 		}
+	}
+	if deleted {
+		out = slices.DeleteFunc(out, func(x EA) bool { return x.Name == "" })
 	}
 	if eaSize(out) > MaxEASize {
 		return nil, ErrEATooLarge

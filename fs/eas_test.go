@@ -3,6 +3,8 @@ package fs
 import (
 	"bytes"
 	"context"
+	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -82,5 +84,31 @@ func TestExtendedAttributes(t *testing.T) {
 	mustNil(t, err, "remove the last EA")
 	if na.EAs != nil {
 		t.Fatalf("EAs after removing the last: %+v", na.EAs)
+	}
+}
+
+// TestMergeEAsBounded: a set of more EAs than MaxEASize could hold is
+// refused before any is looked at (the merge runs in the write
+// transaction every protocol shares), and a large legal set merges in
+// linear time with deletions and case-insensitive replacement.
+func TestMergeEAsBounded(t *testing.T) {
+	huge := make([]EA, MaxEASize/9+1)
+	for i := range huge {
+		huge[i] = EA{Name: strconv.Itoa(i), Value: []byte{1}}
+	}
+	if _, err := mergeEAs(nil, huge); !errors.Is(err, ErrEATooLarge) {
+		t.Fatalf("a set of %d EAs: %v, want ErrEATooLarge", len(huge), err)
+	}
+	many := make([]EA, 3000)
+	for i := range many {
+		many[i] = EA{Name: "n" + strconv.Itoa(i), Value: []byte{1}}
+	}
+	got, err := mergeEAs(nil, many)
+	if err != nil || len(got) != 3000 {
+		t.Fatalf("3,000 EAs: %d, %v", len(got), err)
+	}
+	got, err = mergeEAs(got, []EA{{Name: "N0"}, {Name: "N1", Value: []byte("x")}, {Name: "new", Value: []byte("y")}})
+	if err != nil || len(got) != 3000 || got[0].Name != "N1" || string(got[0].Value) != "x" || got[len(got)-1].Name != "new" {
+		t.Fatalf("delete n0, replace n1, add new: %d entries, first %+v, last %+v, %v", len(got), got[0], got[len(got)-1], err)
 	}
 }

@@ -552,6 +552,10 @@ func (c *conn) dispatch(ctx context.Context, req *request, resp *response) (ntst
 		return ntstatus.UserSessionDeleted, nil, nil
 	}
 	switch {
+	case req.enc != nil && req.enc != s:
+		// Encrypted under another session's key: that session's key
+		// does not speak for this one (MS-SMB2 3.3.5.2.1.1).
+		return ntstatus.AccessDenied, nil, nil
 	case req.enc != nil:
 		// Encryption authenticates the request; it carries no signature.
 	case s.encryptData:

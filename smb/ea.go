@@ -22,6 +22,9 @@ func parseEAs(b []byte) ([]fs.EA, ntstatus.Status) {
 	if len(b) == 0 {
 		return nil, ntstatus.EAListInconsistent
 	}
+	if len(b) > maxEAList {
+		return nil, ntstatus.EATooLarge
+	}
 	var eas []fs.EA
 	for off := 0; ; {
 		e := b[off:]
@@ -45,6 +48,12 @@ func parseEAs(b []byte) ([]fs.EA, ntstatus.Status) {
 		off += next
 	}
 }
+
+// maxEAList bounds a FILE_FULL_EA_INFORMATION or FILE_GET_EA_INFORMATION
+// list a request may carry: every EA a file can hold (fs.MaxEASize) with
+// each entry's padding to 4 bytes. A longer one is refused before it is
+// parsed, so no request makes a long walk of it.
+const maxEAList = 2 * fs.MaxEASize
 
 // eaEntrySize is one EA's size as a FILE_FULL_EA_INFORMATION entry,
 // without the padding that aligns the next.
@@ -81,6 +90,9 @@ func appendEA(b []byte, prev int, ea fs.EA) ([]byte, int) {
 // parseGetEAs reads a FILE_GET_EA_INFORMATION list (MS-FSCC 2.4.15.1):
 // the names a query asks for.
 func parseGetEAs(b []byte) ([]string, ntstatus.Status) {
+	if len(b) > maxEAList {
+		return nil, ntstatus.InvalidParameter
+	}
 	var names []string
 	for off := 0; ; {
 		e := b[off:]
@@ -131,13 +143,14 @@ func queryEAs(o *open, eas []fs.EA, in []byte, flags, index, outMax uint32) (nts
 		if st != ntstatus.Success {
 			return st, nil
 		}
+		byName := make(map[string]fs.EA, len(eas)) // EA names are ASCII
+		for _, have := range eas {
+			byName[strings.ToUpper(have.Name)] = have
+		}
 		for _, n := range names {
-			ea := fs.EA{Name: n}
-			for _, have := range eas {
-				if strings.EqualFold(have.Name, n) {
-					ea = have
-					break
-				}
+			ea, ok := byName[strings.ToUpper(n)]
+			if !ok {
+				ea = fs.EA{Name: n}
 			}
 			pick = append(pick, ea)
 		}
