@@ -425,7 +425,14 @@ func (s *Server) putBlob(w http.ResponseWriter, c *call) error {
 	if o.Properties.ContentMD5 == nil {
 		o.Properties.ContentMD5 = o.ContentMD5
 	}
-	body, crc, err := crc64Body(c.r.Header, false, c.r.Body, c.r.ContentLength)
+	return s.storeBlob(w, c, c.r.Body, false, c.r.ContentLength, o)
+}
+
+// storeBlob ends Put Blob and Put Blob From URL: body (of size bytes, -1
+// unknown) becomes the blob, checked against the request's CRC-64 if it
+// sent one, and the answer is 201 with the content's MD5.
+func (s *Server) storeBlob(w http.ResponseWriter, c *call, body io.Reader, fromURL bool, size int64, o blobsvc.WriteOptions) error {
+	body, crc, err := crc64Body(c.r.Header, fromURL, body, size)
 	if err != nil {
 		return err
 	}
@@ -487,19 +494,7 @@ func (s *Server) putBlobFromURL(w http.ResponseWriter, c *call) error {
 	if copyTags {
 		o.Tags = src.Tags
 	}
-	body, crc, err := crc64Body(h, true, rc, -1)
-	if err != nil {
-		return err
-	}
-	b, err := s.svc.PutBlob(c.r.Context(), c.path.container, c.path.blob, body, o)
-	if err != nil {
-		return err
-	}
-	w.Header().Set("Content-MD5", b64(b.Properties.ContentMD5))
-	setCRC64(w.Header(), crc)
-	w.Header().Set("x-ms-request-server-encrypted", "true")
-	written(w, http.StatusCreated, b.ETag, b.LastModified)
-	return nil
+	return s.storeBlob(w, c, rc, true, -1, o)
 }
 
 func (s *Server) putBlock(w http.ResponseWriter, c *call) error {

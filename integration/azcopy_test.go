@@ -92,6 +92,26 @@ func (a *azcopy) jobLogs(t *testing.T) string {
 	return b.String()
 }
 
+// writeTree writes files (slash-separated names) under dir, with times two
+// days in the past, so that AzCopy's sync, which compares a local mtime
+// with Last-Modified, compares unambiguously.
+func writeTree(t *testing.T, dir string, files map[string][]byte) {
+	t.Helper()
+	past := time.Now().Add(-48 * time.Hour)
+	for name, data := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, past, past); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // summary reads one "Name: N" line of an AzCopy job summary.
 func summary(t *testing.T, out, name string) string {
 	t.Helper()
@@ -128,8 +148,7 @@ func TestAzCopy(t *testing.T) {
 	_, token, _ := strings.Cut(signed, "?")
 	url := func(path string) string { return s.RESTURL + "/" + path + "?" + token }
 
-	// A local tree, its times in the past so that a sync compares
-	// unambiguously (AzCopy compares the local mtime with Last-Modified).
+	// A local tree (its times in the past: writeTree).
 	src := t.TempDir()
 	big := make([]byte, 5<<20+123)
 	rand.Read(big)
@@ -140,19 +159,7 @@ func TestAzCopy(t *testing.T) {
 		"docs/deep/big.bin":  big,
 		"docs/deep/gone.txt": []byte("deleted locally later"),
 	}
-	past := time.Now().Add(-48 * time.Hour)
-	for name, data := range files {
-		p := filepath.Join(src, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(p, past, past); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, src, files)
 	download := func(share, name string) ([]byte, error) {
 		resp, err := svc.NewShareClient(share).NewRootDirectoryClient().NewFileClient(name).DownloadStream(ctx, nil)
 		if err != nil {
@@ -298,19 +305,7 @@ func TestAzCopyBlob(t *testing.T) {
 	big := make([]byte, 9<<20+7)
 	rand.Read(big)
 	files := map[string][]byte{"index.html": []byte("<h1>hi</h1>"), "img/logo.bin": big, "img/empty": {}}
-	past := time.Now().Add(-48 * time.Hour)
-	for name, data := range files {
-		p := filepath.Join(src, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chtimes(p, past, past); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, src, files)
 
 	out := az.mustRun(t, "copy", src+"/*", url("site"), "--recursive", "--from-to", "LocalBlob", "--block-size-mb", "4")
 	if got := summary(t, out, "Number of File Transfers Completed"); got != "3" {
