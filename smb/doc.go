@@ -41,8 +41,11 @@
 // TestSmbtorture runs Samba's smbtorture against the server: every smb2
 // test of the in-scope suites that Samba's smbd passes on the machine
 // (testdata/smbtorture-smbd-pass.txt, rebuilt by TestSmbtortureSmbdOracle),
-// except those of testdata/smbtorture-known-failures.txt, each listed with
-// why it does not pass yet.
+// except those of testdata/smbtorture-needs-oplocks.txt: tests smbd passes
+// only by granting an oplock, which this server never grants.
+// TestSmbtortureNeedsOplocks runs those against smbd granting oplocks
+// (success), smbd granting none (failure) and blobshare (failure at the
+// same check).
 //
 // # Negotiation and authentication
 //

@@ -22,8 +22,9 @@ type smbdServer struct {
 // startSmbd runs smbd as root in the foreground with a private smb.conf
 // (every state directory under a temp dir, one port on 127.0.0.1, no
 // NetBIOS, no system service touched), serving shareDir, and stops it at
-// the test's end.
-func startSmbd(t testing.TB, shareDir string) *smbdServer {
+// the test's end. Each of globals is one more line of its [global]
+// section ("oplocks = no").
+func startSmbd(t testing.TB, shareDir string, globals ...string) *smbdServer {
 	t.Helper()
 	smbd, err := exec.LookPath("smbd")
 	if err != nil {
@@ -66,10 +67,11 @@ func startSmbd(t testing.TB, shareDir string) *smbdServer {
   printcap name = /dev/null
   disable spoolss = yes
   server min protocol = SMB2_02
+%[4]s
 [share]
   path = %[3]s
   read only = no
-`, port, dir, shareDir)
+`, port, dir, shareDir, strings.Join(globals, "\n"))
 	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -107,17 +107,18 @@ func suiteOf(t *testing.T, name string) string {
 
 // TestSmbtorture runs every smbtorture test Samba's smbd passes on this
 // machine (testdata/smbtorture-smbd-pass.txt) against blobshare and fails
-// on any failure, except the tests of testdata/smbtorture-known-failures.txt,
-// which are skipped with their reason.
+// on any failure, except the tests of testdata/smbtorture-needs-oplocks.txt,
+// which are skipped with their reason (TestSmbtortureNeedsOplocks runs
+// them).
 func TestSmbtorture(t *testing.T) {
 	if _, err := exec.LookPath("smbtorture"); err != nil {
 		requireTool(t, "smbtorture (Debian samba-testsuite)", err)
 	}
 	pass := readTestList(t, "smbtorture-smbd-pass.txt")
-	known := readTestList(t, "smbtorture-known-failures.txt")
-	for name := range known {
+	needsOplocks := readTestList(t, "smbtorture-needs-oplocks.txt")
+	for name := range needsOplocks {
 		if _, ok := pass[name]; !ok {
-			t.Errorf("known failure %q is not on the smbd pass list", name)
+			t.Errorf("%q needs oplocks but is not on the smbd pass list", name)
 		}
 	}
 	var tests []string
@@ -134,7 +135,7 @@ func TestSmbtorture(t *testing.T) {
 				continue
 			}
 			group = append(group, name)
-			if _, ok := known[name]; !ok {
+			if _, ok := needsOplocks[name]; !ok {
 				run = append(run, name)
 			}
 		}
@@ -145,8 +146,8 @@ func TestSmbtorture(t *testing.T) {
 		}
 		for _, name := range group {
 			t.Run(name, func(t *testing.T) {
-				if reason, ok := known[name]; ok {
-					t.Skipf("known failure: %s", reason)
+				if reason, ok := needsOplocks[name]; ok {
+					t.Skipf("needs oplocks, which blobshare grants none (TestSmbtortureNeedsOplocks): %s", reason)
 				}
 				if got := results[name]; got != "success" {
 					t.Errorf("smbtorture %s: %q, smbd passes it\n%s", name, got, testOutput(out, name))
@@ -154,6 +155,76 @@ func TestSmbtorture(t *testing.T) {
 			})
 		}
 	}
+}
+
+// smbdWithoutOplocks are the smb.conf lines that make smbd grant every
+// oplock and lease request none, as blobshare does (issue 15).
+var smbdWithoutOplocks = []string{"oplocks = no", "level2 oplocks = no", "smb2 leases = no", "kernel oplocks = no"}
+
+// TestSmbtortureNeedsOplocks checks that each test of
+// testdata/smbtorture-needs-oplocks.txt is one smbd passes only by
+// granting oplocks: smbd passes it as configured for the pass list, fails
+// it when it grants no oplocks (smbdWithoutOplocks), and blobshare, which
+// grants none, fails it at the same check.
+func TestSmbtortureNeedsOplocks(t *testing.T) {
+	if _, err := exec.LookPath("smbtorture"); err != nil {
+		requireTool(t, "smbtorture (Debian samba-testsuite)", err)
+	}
+	needsOplocks := readTestList(t, "smbtorture-needs-oplocks.txt")
+	var tests []string
+	for name := range needsOplocks {
+		tests = append(tests, name)
+	}
+	slices.Sort(tests)
+	bySuite := map[string][]string{}
+	for _, name := range tests {
+		s := suiteOf(t, name)
+		bySuite[s] = append(bySuite[s], name)
+	}
+	e := newEnv(t)
+	e.mustShare("share")
+	withOplocks := startSmbd(t, t.TempDir())
+	withoutOplocks := startSmbd(t, t.TempDir(), smbdWithoutOplocks...)
+	for suite, names := range bySuite {
+		okSmbd, outSmbd := runTorture(t, withOplocks.addr, withOplocks.share, withOplocks.user, withOplocks.password, suite, names)
+		noSmbd, outNo := runTorture(t, withoutOplocks.addr, withoutOplocks.share, withoutOplocks.user, withoutOplocks.password, suite, names)
+		gotOurs, outOurs := runTorture(t, e.smbAddr, "share", rest.DevAccount, rest.DevKey, suite, names)
+		for _, name := range names {
+			t.Run(name, func(t *testing.T) {
+				if got := okSmbd[name]; got != "success" {
+					t.Errorf("smbd granting oplocks: %q, want success\n%s", got, testOutput(outSmbd, name))
+				}
+				no, ours := testOutput(outNo, name), testOutput(outOurs, name)
+				if got := noSmbd[name]; got != "failure" {
+					t.Errorf("smbd granting no oplocks: %q, want failure\n%s", got, no)
+				}
+				if got := gotOurs[name]; got != "failure" {
+					t.Errorf("blobshare: %q, want failure as smbd without oplocks\n%s", got, ours)
+				}
+				if a, b := failedCheck(no), failedCheck(ours); a == "" || a != b {
+					t.Errorf("blobshare fails at %q, smbd without oplocks at %q\nblobshare:\n%s\nsmbd:\n%s", b, a, ours, no)
+				} else {
+					t.Logf("smbd without oplocks and blobshare both fail at %s", a)
+				}
+			})
+		}
+	}
+}
+
+// failedCheck is the source location of the first failed check in one
+// test's smbtorture output ("../../source4/torture/smb2/lock.c:3201"), or "".
+func failedCheck(out string) string {
+	for _, line := range strings.Split(out, "\n") {
+		if i := strings.Index(line, "source4/torture/"); i >= 0 {
+			loc := line[i:]
+			if j := strings.IndexAny(loc, "):"); j >= 0 {
+				if k := strings.IndexAny(loc[j+1:], "):"); k >= 0 && loc[j] == ':' {
+					return loc[:j+1+k]
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // testOutput cuts one test's part out of smbtorture's output.
@@ -172,33 +243,49 @@ func testOutput(out, name string) string {
 
 // TestSmbtortureSmbdOracle runs the in-scope suites against Samba's smbd
 // (started by startSmbd) and checks that the tests it passes are exactly
-// testdata/smbtorture-smbd-pass.txt, printing the list it found. It needs
-// root and smbd; it runs only with BLOBSHARE_SMBD_ORACLE=1, since the list
-// is what it produced on this machine.
+// testdata/smbtorture-smbd-pass.txt, printing the list it found; then
+// against smbd granting no oplocks (as blobshare), which must pass all of
+// them but those of testdata/smbtorture-needs-oplocks.txt. It needs root
+// and smbd; it runs only with BLOBSHARE_SMBD_ORACLE=1, since the list is
+// what it produced on this machine.
 func TestSmbtortureSmbdOracle(t *testing.T) {
 	if os.Getenv("BLOBSHARE_SMBD_ORACLE") != "1" {
 		t.Skip("set BLOBSHARE_SMBD_ORACLE=1 to rebuild the smbd pass list")
 	}
-	d := startSmbd(t, t.TempDir())
-	var passed []string
-	for _, s := range tortureSuites {
-		res, _ := runTorture(t, d.addr, d.share, d.user, d.password, s, nil)
-		for name, kind := range res {
-			if kind == "success" {
-				passed = append(passed, name)
+	passes := func(globals ...string) []string {
+		d := startSmbd(t, t.TempDir(), globals...)
+		var passed []string
+		for _, s := range tortureSuites {
+			res, _ := runTorture(t, d.addr, d.share, d.user, d.password, s, nil)
+			for name, kind := range res {
+				if kind == "success" {
+					passed = append(passed, name)
+				}
 			}
 		}
+		slices.Sort(passed)
+		return passed
 	}
-	slices.Sort(passed)
-	t.Logf("smbd passes %d tests:\n%s", len(passed), strings.Join(passed, "\n"))
-	want := readTestList(t, "smbtorture-smbd-pass.txt")
-	for _, name := range passed {
-		if _, ok := want[name]; !ok {
-			t.Errorf("smbd passes %s, which is not on the list", name)
+	compare := func(what string, passed []string, want map[string]string) {
+		for _, name := range passed {
+			if _, ok := want[name]; !ok {
+				t.Errorf("%s passes %s, which is not on its list", what, name)
+			}
+			delete(want, name)
 		}
+		for name := range want {
+			t.Errorf("%s: %s is on its list but smbd does not pass it", what, name)
+		}
+	}
+	passed := passes()
+	t.Logf("smbd passes %d tests:\n%s", len(passed), strings.Join(passed, "\n"))
+	compare("smbd", passed, readTestList(t, "smbtorture-smbd-pass.txt"))
+
+	want := readTestList(t, "smbtorture-smbd-pass.txt")
+	for name := range readTestList(t, "smbtorture-needs-oplocks.txt") {
 		delete(want, name)
 	}
-	for name := range want {
-		t.Errorf("%s is on the list but smbd does not pass it", name)
-	}
+	passed = passes(smbdWithoutOplocks...)
+	t.Logf("smbd granting no oplocks passes %d tests", len(passed))
+	compare("smbd granting no oplocks", passed, want)
 }
