@@ -239,14 +239,19 @@ func smallFiles(dirs [2]string, n int) (spent [2][len(smallFilePhases)]time.Dura
 	return spent, nil
 }
 
-// benchPair runs measure on the loopback then on blobshare, b.N times, and
-// reports each side's rate and blobshare/loopback.
+// benchPair runs measure on the loopback and on blobshare, b.N times,
+// taking turns to go first, each after sync(2) so that neither writes back
+// what the other left dirty, and reports each side's rate and
+// blobshare/loopback.
 func benchPair(b *testing.B, unit string, amount float64, measure func(t benchTarget, iter int) (time.Duration, error)) {
 	targets := benchTargets(b)
 	b.ResetTimer()
 	var total [2]time.Duration
 	for i := 0; i < b.N; i++ {
-		for k, t := range targets {
+		for j := range targets {
+			k := (i + j) % len(targets)
+			t := targets[k]
+			syscall.Sync()
 			d, err := measure(t, i)
 			if err != nil {
 				b.Fatalf("%s: %v", t.name, err)
