@@ -112,6 +112,7 @@ func BenchmarkBlobTransfer(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		name := fmt.Sprintf("payload-%d", i)
 		// The ceiling: the same upload into a server that stores nothing.
+		syscall.Sync()
 		start := time.Now()
 		bb := sinkServer.ServiceClient().NewContainerClient("bench").NewBlockBlobClient(name)
 		if _, err := bb.UploadFile(ctx, src, &blockblob.UploadFileOptions{BlockSize: benchBlock, Concurrency: benchConcurrency}); err != nil {
@@ -148,9 +149,10 @@ func BenchmarkBlobTransfer(b *testing.B) {
 	b.ReportMetric(up[1].Seconds()/up[0].Seconds(), "up_ratio")
 	b.ReportMetric(down[1].Seconds()/down[0].Seconds(), "down_ratio")
 	b.ReportMetric(mbps(total, sunk), "sink_up_MB/s")
-	// The up_ratio of a server that reads each block and keeps nothing:
-	// what the SDK client, loopback TCP and net/http leave of this
-	// machine's CPUs. No server that stores the bytes can beat it.
+	// The up_ratio of a Go net/http server that reads each block and
+	// keeps nothing: what the SDK client, loopback TCP and net/http leave
+	// of this machine's CPUs. A server built the same way that also
+	// stores the bytes does that much work and more.
 	b.ReportMetric(up[1].Seconds()/sunk.Seconds(), "up_ratio_ceiling")
 	b.Logf("%d MiB ×%d: blobshare up %.1f down %.1f MB/s; azurite up %.1f down %.1f MB/s; ratio up %.2fx down %.2fx; a server storing nothing takes the upload at %.1f MB/s, %.2fx Azurite",
 		n>>20, b.N, mbps(total, up[0]), mbps(total, down[0]), mbps(total, up[1]), mbps(total, down[1]),
@@ -159,8 +161,8 @@ func BenchmarkBlobTransfer(b *testing.B) {
 
 // sinkServerClient is an azblob client of a server that answers Put Block and
 // Put Block List as the Blob service does (201, request id, ETag) after
-// reading each body to the end, and stores nothing: the upper bound of
-// any server's upload speed on this machine.
+// reading each body to the end, and stores nothing: the speed a Go
+// net/http server that does no work of its own reaches on this machine.
 func sinkServerClient(b *testing.B) *azblob.Client {
 	b.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -194,7 +195,11 @@ func TestSmbtortureNeedsOplocks(t *testing.T) {
 				if got := okSmbd[name]; got != "success" {
 					t.Errorf("smbd granting oplocks: %q, want success\n%s", got, testOutput(outSmbd, name))
 				}
-				no, ours := testOutput(outNo, name), testOutput(outOurs, name)
+				no, okNo := testSection(outNo, name)
+				ours, okOurs := testSection(outOurs, name)
+				if !okNo || !okOurs {
+					t.Fatalf("smbtorture printed no part for %s (smbd without oplocks: %v, blobshare: %v)\nsmbd:\n%s\nblobshare:\n%s", name, okNo, okOurs, outNo, outOurs)
+				}
 				if got := noSmbd[name]; got != "failure" {
 					t.Errorf("smbd granting no oplocks: %q, want failure\n%s", got, no)
 				}
@@ -212,33 +217,43 @@ func TestSmbtortureNeedsOplocks(t *testing.T) {
 }
 
 // failedCheck is the source location of the first failed check in one
-// test's smbtorture output ("../../source4/torture/smb2/lock.c:3201"), or "".
+// test's smbtorture output: of a line "../../source4/torture/smb2/lock.c:3205:
+// (...): wrong value for ...", "source4/torture/smb2/lock.c:3205"; "" if
+// there is none.
 func failedCheck(out string) string {
-	for _, line := range strings.Split(out, "\n") {
-		if i := strings.Index(line, "source4/torture/"); i >= 0 {
-			loc := line[i:]
-			if j := strings.IndexAny(loc, "):"); j >= 0 {
-				if k := strings.IndexAny(loc[j+1:], "):"); k >= 0 && loc[j] == ':' {
-					return loc[:j+1+k]
-				}
-			}
-		}
+	if m := checkLocation.FindStringSubmatch(out); m != nil {
+		return m[1]
 	}
 	return ""
 }
 
-// testOutput cuts one test's part out of smbtorture's output.
+// checkLocation matches the file and line smbtorture's check macros print
+// (__location__, then a colon) before their message; a debug header's
+// "file.c:123(function)" does not match.
+var checkLocation = regexp.MustCompile(`(source4/torture/[\w/.-]+\.c:\d+):`)
+
+// testOutput cuts one test's part out of smbtorture's output, or returns
+// the whole output when it has no part for the test (for error messages).
 func testOutput(out, name string) string {
+	if part, ok := testSection(out, name); ok {
+		return part
+	}
+	return out
+}
+
+// testSection is the part of smbtorture's output between the test's
+// "test: <name>" line and the next test's, and whether there is one.
+func testSection(out, name string) (string, bool) {
 	leaf := name[strings.LastIndex(name, ".")+1:]
 	start := strings.Index(out, "test: "+leaf+"\n")
 	if start < 0 {
-		return out
+		return "", false
 	}
 	rest := out[start+len("test: "+leaf+"\n"):]
 	if end := strings.Index(rest, "\ntest: "); end >= 0 {
 		rest = rest[:end]
 	}
-	return rest
+	return rest, true
 }
 
 // TestSmbtortureSmbdOracle runs the in-scope suites against Samba's smbd
@@ -286,6 +301,6 @@ func TestSmbtortureSmbdOracle(t *testing.T) {
 		delete(want, name)
 	}
 	passed = passes(smbdWithoutOplocks...)
-	t.Logf("smbd granting no oplocks passes %d tests", len(passed))
+	t.Logf("smbd granting no oplocks passes %d tests:\n%s", len(passed), strings.Join(passed, "\n"))
 	compare("smbd granting no oplocks", passed, want)
 }

@@ -8,18 +8,20 @@ import (
 	"time"
 )
 
-// chunk is the size of each write: the benchmarks' 4 MiB blocks.
+// chunk is the size of each write: the benchmarks' 4 MiB ranges.
 const chunk = 4 << 20
 
-// Write copies the first n bytes of src into a new file in dir, in 4 MiB
-// writes, fsyncing after every syncEvery bytes (0: once, at the end), and
-// returns how long that took, the file's creation and the last fsync
-// included. The file is removed afterwards.
-//
-// With syncEvery 4 MiB it is what a server that acknowledges each 4 MiB
-// range durably must do at the least; with 0 it is the disk's sequential
-// write speed, the most any durable upload of n bytes can reach.
-func Write(dir string, src io.ReaderAt, n, syncEvery int64) (time.Duration, error) {
+// Write copies the first n bytes of src into a new file in dir in 4 MiB
+// writes, each followed by an fsync, and returns how long that took, the
+// file's creation included; the file is removed afterwards. It is one
+// writer acknowledging 4 MiB ranges durably, one after the other: a
+// server writing several ranges at once can beat it.
+func Write(dir string, src io.ReaderAt, n int64) (time.Duration, error) {
+	return write(dir, src, n, (*os.File).Sync)
+}
+
+// write is Write with the fsync replaceable (tests count and check them).
+func write(dir string, src io.ReaderAt, n int64, sync func(*os.File) error) (time.Duration, error) {
 	buf := make([]byte, chunk)
 	start := time.Now()
 	f, err := os.CreateTemp(dir, "diskbench-*")
@@ -28,7 +30,6 @@ func Write(dir string, src io.ReaderAt, n, syncEvery int64) (time.Duration, erro
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
-	var unsynced int64
 	for off := int64(0); off < n; {
 		m, err := src.ReadAt(buf[:min(chunk, n-off)], off)
 		if err != nil && !(errors.Is(err, io.EOF) && int64(m) == n-off) {
@@ -37,19 +38,10 @@ func Write(dir string, src io.ReaderAt, n, syncEvery int64) (time.Duration, erro
 		if _, err := f.Write(buf[:m]); err != nil {
 			return 0, fmt.Errorf("diskbench: %s: %w", f.Name(), err)
 		}
-		off += int64(m)
-		unsynced += int64(m)
-		if syncEvery > 0 && unsynced >= syncEvery {
-			if err := f.Sync(); err != nil {
-				return 0, fmt.Errorf("diskbench: %s: %w", f.Name(), err)
-			}
-			unsynced = 0
-		}
-	}
-	if unsynced > 0 || syncEvery == 0 {
-		if err := f.Sync(); err != nil {
+		if err := sync(f); err != nil {
 			return 0, fmt.Errorf("diskbench: %s: %w", f.Name(), err)
 		}
+		off += int64(m)
 	}
 	d := time.Since(start)
 	if err := f.Close(); err != nil {
@@ -68,16 +60,19 @@ func Sink(dir string, n int64) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("diskbench: %w", err)
 	}
+	fail := func(err error) (*os.File, error) {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("diskbench: %s: %w", f.Name(), err)
+	}
 	zeros := make([]byte, chunk)
 	for off := int64(0); off < n; off += chunk {
 		if _, err := f.Write(zeros[:min(chunk, n-off)]); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("diskbench: %s: %w", f.Name(), err)
+			return fail(err)
 		}
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("diskbench: %s: %w", f.Name(), err)
+		return fail(err)
 	}
 	return f, nil
 }

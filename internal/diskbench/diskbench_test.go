@@ -2,42 +2,76 @@ package diskbench
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"os"
 	"syscall"
 	"testing"
 )
 
+// TestWrite checks that Write writes the first n bytes of its source, in
+// order, with an fsync after every 4 MiB write and after the last, and
+// leaves nothing behind.
 func TestWrite(t *testing.T) {
-	src := bytes.NewReader(bytes.Repeat([]byte("0123456789abcdef"), (9<<20)/16+3))
+	data := make([]byte, 9<<20+3)
+	for i := range data {
+		data[i] = byte(i*7 + i>>12)
+	}
+	src := bytes.NewReader(data)
 	for _, tc := range []struct {
-		name      string
-		n         int64
-		syncEvery int64
+		name  string
+		n     int64
+		syncs int
 	}{
-		{"whole, one fsync", src.Size(), 0},
-		{"fsync every 4 MiB", src.Size(), 4 << 20},
-		{"a prefix", 5<<20 + 1, 4 << 20},
+		{"whole source, a partial last write", int64(len(data)), 3},
+		{"a prefix of whole writes", 8 << 20, 2},
+		{"one byte", 1, 1},
 		{"nothing", 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			d, err := Write(dir, src, tc.n, tc.syncEvery)
-			if err != nil {
+			syncs := 0
+			check := func(f *os.File) error {
+				syncs++
+				st, err := f.Stat()
+				if err != nil {
+					return err
+				}
+				if want := min(int64(syncs)*chunk, tc.n); st.Size() != want {
+					t.Errorf("fsync %d: file holds %d bytes, want %d", syncs, st.Size(), want)
+				}
+				if syncs == tc.syncs {
+					got, err := os.ReadFile(f.Name())
+					if err != nil {
+						return err
+					}
+					if !bytes.Equal(got, data[:tc.n]) {
+						t.Errorf("the file differs from the first %d bytes of the source", tc.n)
+					}
+				}
+				return f.Sync()
+			}
+			if _, err := write(dir, src, tc.n, check); err != nil {
 				t.Fatal(err)
 			}
-			if d <= 0 {
-				t.Errorf("took %v", d)
+			if syncs != tc.syncs {
+				t.Errorf("%d fsyncs, want %d", syncs, tc.syncs)
 			}
 			if left, _ := os.ReadDir(dir); len(left) != 0 {
 				t.Errorf("left %d files behind", len(left))
 			}
 		})
 	}
-	if _, err := Write(t.TempDir(), src, src.Size()+1, 0); err == nil {
-		t.Error("writing past the source's end: no error")
-	}
+	t.Run("past the source's end", func(t *testing.T) {
+		_, err := Write(t.TempDir(), src, int64(len(data))+1)
+		if !errors.Is(err, io.EOF) {
+			t.Errorf("got %v, want an error wrapping io.EOF", err)
+		}
+	})
 }
 
+// TestSink checks that the sink has the size asked for, its blocks
+// allocated (not a sparse file).
 func TestSink(t *testing.T) {
 	const n = 9<<20 + 5
 	f, err := Sink(t.TempDir(), n)
@@ -52,7 +86,7 @@ func TestSink(t *testing.T) {
 	if st.Size() != n {
 		t.Errorf("size %d, want %d", st.Size(), n)
 	}
-	// Allocated, not sparse: st_blocks counts 512-byte units.
+	// st_blocks counts 512-byte units.
 	if blocks := st.Sys().(*syscall.Stat_t).Blocks; blocks*512 < n {
 		t.Errorf("%d bytes allocated of %d", blocks*512, n)
 	}

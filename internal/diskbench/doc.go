@@ -1,6 +1,6 @@
-// Package diskbench measures the disk a benchmark runs on, as the
-// yardstick for the transfer benchmarks: an upload that a server makes
-// durable can be no faster than the disk writes the same bytes, so the
-// benchmarks report the disk's speed measured in the same run beside the
-// server's and its peer's.
+// Package diskbench holds what the transfer benchmarks need of the disk
+// they run on: FileREST's baseline (the same bytes written by one writer
+// that fsyncs every 4 MiB, as a server acknowledging each range durably
+// and serially would) and a preallocated file for downloads to overwrite,
+// so that no side's download times the file system allocating blocks.
 package diskbench
