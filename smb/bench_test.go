@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -104,9 +105,14 @@ func BenchmarkSmbclientVsSmbd(b *testing.B) {
 			}
 			for _, p := range order {
 				s := sum[p.name]
+				// Each step starts after sync(2), so that neither side
+				// writes back what the other left dirty.
+				syscall.Sync()
 				s.put += smbclientRun(b, p, "put "+up+" big.bin")
+				syscall.Sync()
 				s.get += smbclientRun(b, p, "get big.bin "+down)
 				dir := fmt.Sprintf("small%d", r)
+				syscall.Sync()
 				s.small += smbclientRun(b, p, "mkdir "+dir, "cd "+dir, "lcd "+smallDir, "prompt off", "mput *")
 			}
 		}
