@@ -37,6 +37,17 @@ func multiSession(t *testing.T, addr, name string) (*rawClient, fileID) {
 	return a, fid
 }
 
+// bindChannel opens a second connection of a's client and binds it to a's
+// session (MS-SMB2 3.3.5.5.2).
+func bindChannel(t *testing.T, addr string, a *rawClient) *rawClient {
+	t.Helper()
+	b := multiClient(t, addr, 1)
+	if st := b.bind(a, testAccount, testKey, a.signer); st != ntstatus.Success {
+		t.Fatalf("bind: %v", st)
+	}
+	return b
+}
+
 // bind binds c (negotiated, not logged on) to owner's session as user,
 // signing the binding with signWith, and returns the status of the leg
 // that failed or of the last one; on success c signs with the channel key.
@@ -109,10 +120,7 @@ func TestMultichannel(t *testing.T) {
 		t.Fatalf("server capabilities %#x lack SMB2_GLOBAL_CAP_MULTI_CHANNEL", a.serverCaps)
 	}
 
-	b := multiClient(t, addr, 1)
-	if st := b.bind(a, testAccount, testKey, a.signer); st != ntstatus.Success {
-		t.Fatalf("bind: %v", st)
-	}
+	b := bindChannel(t, addr, a)
 	if st, _ := b.queryInfo(fid, infoFile, fileStandardInformation); st != ntstatus.Success {
 		t.Fatalf("the first channel's open on the second: %v", st)
 	}
@@ -236,10 +244,7 @@ func TestMultichannelHostileBinding(t *testing.T) {
 func TestLockSequenceReplay(t *testing.T) {
 	addr := newTestServer(t, newTestFS(t))
 	a, fid := multiSession(t, addr, "locked.dat")
-	b := multiClient(t, addr, 1)
-	if st := b.bind(a, testAccount, testKey, a.signer); st != ntstatus.Success {
-		t.Fatal(st)
-	}
+	b := bindChannel(t, addr, a)
 	const excl = lockExclusive | lockFailImmediately
 	steps := []struct {
 		c     *rawClient
@@ -286,10 +291,7 @@ func TestLockSequenceReplay(t *testing.T) {
 func TestMultichannelConcurrent(t *testing.T) {
 	addr := newTestServer(t, newTestFS(t))
 	a, shared := multiSession(t, addr, "shared.dat")
-	b := multiClient(t, addr, 1)
-	if st := b.bind(a, testAccount, testKey, a.signer); st != ntstatus.Success {
-		t.Fatal(st)
-	}
+	b := bindChannel(t, addr, a)
 	done := make(chan struct{}, 2)
 	for i, c := range []*rawClient{a, b} {
 		go func() {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/blobshare/blobshare/fs"
+	"github.com/blobshare/blobshare/locks"
 	"github.com/blobshare/blobshare/ntstatus"
 )
 
@@ -110,11 +111,12 @@ func (c *rawClient) setEAs(id fileID, list []byte) ntstatus.Status {
 	return st
 }
 
+// Access masks of the raw client's creates, as package locks names them.
 const (
-	accSynchronize = 0x00100000
-	accReadEA      = 0x00000008
-	accWriteEA     = 0x00000010
-	accAll         = 0x001f01ff
+	accSynchronize = uint32(locks.MaskSynchronize)
+	accReadEA      = uint32(locks.MaskReadEA)
+	accWriteEA     = uint32(locks.MaskWriteEA)
+	accAll         = uint32(locks.MaskFileAllAccess)
 )
 
 // TestExtendedAttributesSMB: EAs set at create (ExtA) and by SET_INFO come
