@@ -213,9 +213,10 @@ func (fsys *FileSystem) LookupStat(ctx context.Context, parent FileID, name stri
 	return fsys.lookup(ctx, parent, name, true)
 }
 
-// GetAttr returns an entry's stat attributes and DeletePending, also for a
-// file unlinked while open (Unlinked set) as long as it has handles.
-// Errors: ErrNotFound.
+// GetAttr returns an entry's stat attributes, also for a file unlinked
+// while open (Unlinked set) as long as it has handles. Like LookupStat it
+// does not read the lock table: DeletePending is left false (Handle.Attr
+// reports it). Errors: ErrNotFound.
 func (fsys *FileSystem) GetAttr(ctx context.Context, id FileID) (Attr, error) {
 	return fsys.getAttr(ctx, id)
 }

@@ -70,9 +70,11 @@ func (fsys *FileSystem) handleAttr(ctx context.Context, id FileID) (Attr, error)
 	return a, fileErr("getattr", id, err)
 }
 
+// getAttr is one statement, as a lookup is: every GETATTR of the mount
+// runs it, and stat(2) shows nothing of the lock table.
 func (fsys *FileSystem) getAttr(ctx context.Context, id FileID) (Attr, error) {
 	var a Attr
-	err := fsys.peek(ctx, func(tx *locks.Tx, q *q) error {
+	err := fsys.peekStatement(ctx, func(tx *locks.Tx, q *q) error {
 		e, err := scanStat(q.queryRow(sqlGetStat, int64(id)))
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
@@ -81,14 +83,7 @@ func (fsys *FileSystem) getAttr(ctx context.Context, id FileID) (Attr, error) {
 			return err
 		}
 		a = e.statAttr()
-		if e.unlinked {
-			a.DeletePending = true
-			return nil
-		}
-		if e.kind == KindFile {
-			a.DeletePending, err = tx.DeletePending(id)
-		}
-		return err
+		return nil
 	})
 	return a, fileErr("getattr", id, err)
 }
