@@ -1,0 +1,170 @@
+package fusefs
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/blobshare/blobshare/locks"
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// BenchmarkSmallFilesFloor is the yardstick for BenchmarkSmallFiles: the
+// same client, in a child process, over go-fuse's loopback and over a
+// loopback that also does the least a file system keeping its namespace
+// in blobshare's SQLite database must do (sqliteFloorNode): a LOOKUP or
+// GETATTR reads one row, a CREATE, RENAME or UNLINK commits a one-row
+// write transaction. Its ratios bound what any such design reaches on
+// this machine, up to the loopback's own work on the disk that the floor
+// also does (an unlink(2) on ext4, say) and a namespace in SQLite does
+// not: the true ceiling lies a little above. Compare each phase's ratio
+// with BenchmarkSmallFiles's.
+//
+//	go test ./fs/fusefs -run '^$' -bench 'SmallFiles(Floor)?$' -benchtime 3x
+func BenchmarkSmallFilesFloor(b *testing.B) {
+	benchSmallFilesWith(b, [2]benchTarget{
+		{"loopback", mountLoopback(b).Dir()},
+		{"floor", mountTestNode(b, newSQLiteFloor(b)).Dir()},
+	}, smallFilesChild)
+}
+
+// sqliteFloor is the floor's database: one connection, with blobshare's
+// settings (locks.Open), its statements prepared once, as
+// locks.BenchmarkSQLiteFloor runs them. One mutex serialises the
+// connection, as the lock table's writer lock does.
+type sqliteFloor struct {
+	mu                                  sync.Mutex
+	begin, write, commit, rollback, get *sql.Stmt
+	n                                   int64
+}
+
+// newSQLiteFloor returns the root of a loopback over a fresh directory
+// whose nodes also use a fresh floor database.
+func newSQLiteFloor(b *testing.B) gofs.InodeEmbedder {
+	ctx := context.Background()
+	dir := b.TempDir()
+	table, err := locks.Open(ctx, filepath.Join(dir, "floor.db"), locks.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { table.Close(ctx) })
+	db := table.DB()
+	if _, err := db.ExecContext(ctx, `CREATE TABLE floor(id INTEGER PRIMARY KEY, n INTEGER NOT NULL)`); err != nil {
+		b.Fatal(err)
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close() })
+	prepare := func(query string) *sql.Stmt {
+		st, err := conn.PrepareContext(ctx, query)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st
+	}
+	floorDB := &sqliteFloor{
+		begin:    prepare(`BEGIN IMMEDIATE`),
+		write:    prepare(`INSERT OR REPLACE INTO floor(id, n) VALUES(1, ?)`),
+		commit:   prepare(`COMMIT`),
+		rollback: prepare(`ROLLBACK`),
+		get:      prepare(`SELECT n FROM floor WHERE id = 1`),
+	}
+
+	orig := filepath.Join(dir, "orig")
+	if err := os.Mkdir(orig, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(orig, &st); err != nil {
+		b.Fatal(err)
+	}
+	root := &gofs.LoopbackRoot{Path: orig, Dev: uint64(st.Dev)}
+	root.NewNode = func(r *gofs.LoopbackRoot, _ *gofs.Inode, _ string, _ *syscall.Stat_t) gofs.InodeEmbedder {
+		return &sqliteFloorNode{LoopbackNode: gofs.LoopbackNode{RootData: r}, db: floorDB}
+	}
+	root.RootNode = root.NewNode(root, nil, "", &st)
+	return root.RootNode
+}
+
+// commitOne commits a one-row write transaction. Like blobshare's
+// handlers it ignores FUSE interrupts (nc): the Go runtime's SIGURG
+// interrupts requests all the time.
+func (f *sqliteFloor) commitOne(ctx context.Context) syscall.Errno {
+	ctx = nc(ctx)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	if _, err := f.begin.ExecContext(ctx); err != nil {
+		return syscall.EIO
+	}
+	if _, err := f.write.ExecContext(ctx, f.n); err != nil {
+		f.rollback.ExecContext(ctx)
+		return syscall.EIO
+	}
+	if _, err := f.commit.ExecContext(ctx); err != nil {
+		f.rollback.ExecContext(ctx)
+		return syscall.EIO
+	}
+	return 0
+}
+
+// readOne reads the one row (absent until the first write).
+func (f *sqliteFloor) readOne(ctx context.Context) syscall.Errno {
+	ctx = nc(ctx)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var n int64
+	if err := f.get.QueryRowContext(ctx).Scan(&n); err != nil && err != sql.ErrNoRows {
+		return syscall.EIO
+	}
+	return 0
+}
+
+// sqliteFloorNode is a loopback node that does the floor's database work
+// before the loopback's own.
+type sqliteFloorNode struct {
+	gofs.LoopbackNode
+	db *sqliteFloor
+}
+
+func (n *sqliteFloorNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if errno := n.db.readOne(ctx); errno != 0 {
+		return nil, errno
+	}
+	return n.LoopbackNode.Lookup(ctx, name, out)
+}
+
+func (n *sqliteFloorNode) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	if errno := n.db.readOne(ctx); errno != 0 {
+		return errno
+	}
+	return n.LoopbackNode.Getattr(ctx, f, out)
+}
+
+func (n *sqliteFloorNode) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
+	if errno := n.db.commitOne(ctx); errno != 0 {
+		return nil, nil, 0, errno
+	}
+	return n.LoopbackNode.Create(ctx, name, flags, mode, out)
+}
+
+func (n *sqliteFloorNode) Rename(ctx context.Context, name string, newParent gofs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	if errno := n.db.commitOne(ctx); errno != 0 {
+		return errno
+	}
+	return n.LoopbackNode.Rename(ctx, name, newParent, newName, flags)
+}
+
+func (n *sqliteFloorNode) Unlink(ctx context.Context, name string) syscall.Errno {
+	if errno := n.db.commitOne(ctx); errno != 0 {
+		return errno
+	}
+	return n.LoopbackNode.Unlink(ctx, name)
+}
