@@ -186,10 +186,8 @@ func BenchmarkGetFileProperties(b *testing.B) {
 	e.mustShare("bench")
 	fc := e.mustFile("bench", "f.txt", []byte("hello"))
 	ctx := context.Background()
-	// The aim is absolute (p99 < 5 ms), so start on a quiet disk: after a
-	// transfer benchmark the kernel's writeback of its gigabytes competes
-	// with the clients for the two CPUs (p99 5.3 ms right after one, 3.4 to
-	// 3.8 ms alone).
+	// The aim is absolute (p99 < 5 ms): start on a quiet disk, not while
+	// the kernel writes back what an earlier benchmark left dirty.
 	syscall.Sync()
 	p50, p99 := latency.Run(b, clients, func() error {
 		_, err := fc.GetProperties(ctx, nil)
