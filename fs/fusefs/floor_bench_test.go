@@ -99,16 +99,11 @@ func newSQLiteFloor(b *testing.B, pages int) gofs.InodeEmbedder {
 	if err := os.Mkdir(orig, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	var st syscall.Stat_t
-	if err := syscall.Stat(orig, &st); err != nil {
+	root, err := gofs.NewLoopbackRoot(orig)
+	if err != nil {
 		b.Fatal(err)
 	}
-	root := &gofs.LoopbackRoot{Path: orig, Dev: uint64(st.Dev)}
-	root.NewNode = func(r *gofs.LoopbackRoot, _ *gofs.Inode, _ string, _ *syscall.Stat_t) gofs.InodeEmbedder {
-		return &sqliteFloorNode{LoopbackNode: gofs.LoopbackNode{RootData: r}, db: floorDB}
-	}
-	root.RootNode = root.NewNode(root, nil, "", &st)
-	return root.RootNode
+	return &sqliteFloorNode{LoopbackNode: root.(*gofs.LoopbackNode), db: floorDB}
 }
 
 // commitOne commits a write transaction of one statement. Like blobshare's
@@ -148,8 +143,13 @@ func (f *sqliteFloor) readOne(ctx context.Context) syscall.Errno {
 // sqliteFloorNode is a loopback node that does the floor's database work
 // before the loopback's own.
 type sqliteFloorNode struct {
-	gofs.LoopbackNode
+	*gofs.LoopbackNode
 	db *sqliteFloor
+}
+
+// WrapChild makes the loopback's new nodes floor nodes too.
+func (n *sqliteFloorNode) WrapChild(ctx context.Context, ops gofs.InodeEmbedder) gofs.InodeEmbedder {
+	return &sqliteFloorNode{LoopbackNode: ops.(*gofs.LoopbackNode), db: n.db}
 }
 
 func (n *sqliteFloorNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
