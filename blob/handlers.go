@@ -318,10 +318,7 @@ func writeOptions(h http.Header, fallback bool) (blobsvc.WriteOptions, error) {
 	if o.Metadata, err = storagehttp.ParseMetadata(h); err != nil {
 		return o, err
 	}
-	if o.LeaseID, err = leaseIDHeader(h, "x-ms-lease-id"); err != nil {
-		return o, err
-	}
-	if o.Cond, err = conditions(h); err != nil {
+	if o.LeaseID, o.Cond, err = guards(h); err != nil {
 		return o, err
 	}
 	if o.Tags, err = tagsHeader(h); err != nil {
@@ -425,14 +422,14 @@ func (s *Server) putBlob(w http.ResponseWriter, c *call) error {
 	if o.Properties.ContentMD5 == nil {
 		o.Properties.ContentMD5 = o.ContentMD5
 	}
-	return s.storeBlob(w, c, c.r.Body, false, c.r.ContentLength, o)
+	return s.storeBlob(w, c, c.r.Body, false, o)
 }
 
-// storeBlob ends Put Blob and Put Blob From URL: body (of size bytes, -1
-// unknown) becomes the blob, checked against the request's CRC-64 if it
-// sent one, and the answer is 201 with the content's MD5.
-func (s *Server) storeBlob(w http.ResponseWriter, c *call, body io.Reader, fromURL bool, size int64, o blobsvc.WriteOptions) error {
-	body, crc, err := crc64Body(c.r.Header, fromURL, body, size)
+// storeBlob ends Put Blob and Put Blob From URL: body (the request's or
+// the source's, bodySize) becomes the blob, checked against the request's
+// CRC-64 if it sent one, and the answer is 201 with the content's MD5.
+func (s *Server) storeBlob(w http.ResponseWriter, c *call, body io.Reader, fromURL bool, o blobsvc.WriteOptions) error {
+	body, crc, err := crc64Body(c.r.Header, fromURL, body, bodySize(c.r, fromURL))
 	if err != nil {
 		return err
 	}
@@ -494,7 +491,7 @@ func (s *Server) putBlobFromURL(w http.ResponseWriter, c *call) error {
 	if copyTags {
 		o.Tags = src.Tags
 	}
-	return s.storeBlob(w, c, rc, true, -1, o)
+	return s.storeBlob(w, c, rc, true, o)
 }
 
 func (s *Server) putBlock(w http.ResponseWriter, c *call) error {
@@ -999,10 +996,7 @@ func (s *Server) appendBlock(w http.ResponseWriter, c *call) error {
 	}
 	var o blobsvc.AppendOptions
 	var err error
-	if o.LeaseID, err = leaseIDHeader(c.r.Header, "x-ms-lease-id"); err != nil {
-		return err
-	}
-	if o.Cond, err = conditions(c.r.Header); err != nil {
+	if o.LeaseID, o.Cond, err = guards(c.r.Header); err != nil {
 		return err
 	}
 	if o.MaxSize, err = optionalInt64Header(c.r.Header, "x-ms-blob-condition-maxsize"); err != nil {

@@ -126,10 +126,7 @@ func (s *Server) putPage(w http.ResponseWriter, c *call) error {
 		}
 	}
 	var o blobsvc.WriteOptions
-	if o.LeaseID, err = leaseIDHeader(h, "x-ms-lease-id"); err != nil {
-		return err
-	}
-	if o.Cond, err = conditions(h); err != nil {
+	if o.LeaseID, o.Cond, err = guards(h); err != nil {
 		return err
 	}
 	body, crc, err := crc64Body(h, fromURL, body, want)

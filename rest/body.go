@@ -138,8 +138,7 @@ type bodyReader struct {
 	wantB64 string
 	crc     hash.Hash64 // nil: no CRC-64 asked for
 	wantCRC []byte      // nil: no CRC-64 to verify
-	crcErr  func(want, got []byte) *Error
-	done    func() // called once when the body is fully read (clears the read deadline)
+	done    func()      // called once when the body is fully read (clears the read deadline)
 	err     error
 }
 

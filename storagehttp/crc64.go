@@ -43,9 +43,9 @@ func CRC64Mismatch(want, got []byte) *Error {
 		Detail{Name: "ServerCalculatedCrc64", Value: base64.StdEncoding.EncodeToString(got)})
 }
 
-// CRC64Reader computes the CRC-64 of what is read through it and, when
-// it has a value to check against, turns the end of the data into a
-// Crc64Mismatch error if the two differ: the Read that returns the last
+// CRC64Reader computes the CRC-64 of what is read through it and turns
+// the end of the data into a Crc64Mismatch error if it differs from the
+// value the request sent: the Read that returns the last
 // byte (when the length is known) or io.EOF. So a store that stages what
 // it reads, and commits only after reading it all without error, keeps
 // nothing of a body that does not match its x-ms-content-crc64, even
@@ -53,13 +53,13 @@ func CRC64Mismatch(want, got []byte) *Error {
 type CRC64Reader struct {
 	r    io.Reader
 	h    hash.Hash64
-	want []byte // nil: compute only
-	left int64  // bytes until the known end; < 0: unknown
-	done bool   // checked
+	want []byte
+	left int64 // bytes until the known end; < 0: unknown
+	done bool  // checked
 }
 
 // NewCRC64Reader reads r, whose length is size (< 0: unknown), checking
-// it against want (nil: no check).
+// it against want.
 func NewCRC64Reader(r io.Reader, want []byte, size int64) *CRC64Reader {
 	return &CRC64Reader{r: r, h: NewCRC64(), want: want, left: size}
 }
@@ -73,7 +73,7 @@ func (c *CRC64Reader) Read(p []byte) (int, error) {
 	if c.left >= 0 {
 		c.left -= int64(n)
 	}
-	if (c.left == 0 || err == io.EOF) && !c.done && c.want != nil {
+	if (c.left == 0 || err == io.EOF) && !c.done {
 		c.done = true
 		if got := c.Sum(); string(got) != string(c.want) {
 			return n, CRC64Mismatch(c.want, got)

@@ -92,24 +92,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 // addStagedAt gives a database made before staged blocks had an age
 // the staged_at column (its rows: 0, unknown).
 func (s *Store) addStagedAt(ctx context.Context) error {
-	rows, err := s.writer.QueryContext(ctx, `SELECT name FROM pragma_table_info('bs_staged')`)
-	if err != nil {
+	var n int
+	err := s.writer.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('bs_staged') WHERE name = 'staged_at'`).Scan(&n)
+	if err != nil || n > 0 {
 		return classify(err)
-	}
-	found := false
-	for rows.Next() {
-		var col string
-		if err := rows.Scan(&col); err != nil {
-			rows.Close()
-			return classify(err)
-		}
-		found = found || col == "staged_at"
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return classify(err)
-	}
-	if found {
-		return nil
 	}
 	_, err = s.writer.ExecContext(ctx, `ALTER TABLE bs_staged ADD COLUMN staged_at INTEGER NOT NULL DEFAULT 0`)
 	return classify(err)
