@@ -446,6 +446,13 @@ func (h *Handle) ClearRange(ctx context.Context, off, n int64) error {
 // its own unflushed writes).
 func (h *Handle) Size(ctx context.Context) (int64, error) { return h.size(ctx) }
 
+// StagedEnd is the end of this handle's unflushed writes, 0 when it has
+// none or is closed. The size the handle sees is the larger of this and
+// the committed size, so a caller that has just read the committed size
+// (a GETATTR) learns each open handle's size without reading the
+// namespace again.
+func (h *Handle) StagedEnd() int64 { return h.stagedEnd() }
+
 // Flush commits the staged writes onto the latest committed version of the
 // file (ranges this handle did not write are kept). Write errors surface
 // here. Flushing with nothing staged is a no-op.

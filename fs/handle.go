@@ -231,6 +231,15 @@ func (h *Handle) stageLocked(ctx context.Context, op string, off, n int64, owner
 	return h.op(op, stageIt(s))
 }
 
+func (h *Handle) stagedEnd() int64 {
+	h.h.mu.Lock()
+	defer h.h.mu.Unlock()
+	if h.h.closed || h.h.stage == nil {
+		return 0
+	}
+	return h.h.stage.end
+}
+
 func (h *Handle) size(ctx context.Context) (int64, error) {
 	a, err := h.attr(ctx, false)
 	return a.Size, err

@@ -111,15 +111,14 @@ func (n *node) attr(ctx context.Context, f gofs.FileHandle) (fs.Attr, error) {
 	if err != nil {
 		return a, err
 	}
-	return n.withOpenSizes(ctx, a), nil
+	return n.withOpenSizes(a), nil
 }
 
-// withOpenSizes gives a the largest size any of our open handles on n sees.
-func (n *node) withOpenSizes(ctx context.Context, a fs.Attr) fs.Attr {
+// withOpenSizes gives a, just read, the largest size any of our open
+// handles on n sees: a's committed size or a handle's unflushed end.
+func (n *node) withOpenSizes(a fs.Attr) fs.Attr {
 	for _, fh := range n.openHandles() {
-		if size, err := fh.h.Size(nc(ctx)); err == nil && size > a.Size {
-			a.Size = size
-		}
+		a.Size = max(a.Size, fh.h.StagedEnd())
 	}
 	return a
 }
@@ -295,11 +294,7 @@ func (n *node) childEntry(ctx context.Context, a fs.Attr, name string, out *fuse
 	known := n.st.nodes[a.ID]
 	n.st.mu.Unlock()
 	if known != nil && !a.Kind.IsDir() {
-		for _, fh := range known.openHandles() {
-			if size, err := fh.h.Size(nc(ctx)); err == nil && size > a.Size {
-				a.Size = size
-			}
-		}
+		a = known.withOpenSizes(a)
 	}
 	n.st.entry(a, name, out)
 	return n.newChild(ctx, a)
