@@ -32,11 +32,11 @@ func (s *Store) CloneBlob(ctx context.Context, src, dst string, cond blobstore.C
 			return blobstore.Info{}, err
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return blobstore.Info{}, fmt.Errorf("clone %q to %q: %w", src, dst, err)
-	}
 	fail := func(err error) (blobstore.Info, error) {
 		return blobstore.Info{}, fmt.Errorf("clone %q to %q: %w", src, dst, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
 	}
 	bc := s.blob(dst)
 	resp, err := bc.StartCopyFromURL(ctx, s.blob(src).URL(), &blob.StartCopyFromURLOptions{

@@ -40,10 +40,11 @@
 // completing every copy at once, never exercises. A copy that fails or whose context ends is aborted
 // and its destination deleted.
 //
-// Errors: convert, the one place that reads Azure error codes, maps them
-// to blobstore.ErrNotFound, ErrPreconditionFailed, ErrInvalidKey and
+// Errors: convert is the one place that maps Azure error codes to
+// blobstore.ErrNotFound, ErrPreconditionFailed, ErrInvalidKey and
 // ErrInvalidRange, wrapping the *azcore.ResponseError as well so callers
-// can still reach the status and code with errors.As.
+// can still reach the status and code with errors.As (a commit and a
+// clone also read a code or two of their own, to decide what to do).
 //
 // # Concurrency and consistency
 //

@@ -164,6 +164,7 @@ func TestKeptBlocksBound(t *testing.T) {
 	// Expired copies go at the next reservation.
 	k.mu.Lock()
 	k.m[keptRef{"k", "b"}].at = time.Now().Add(-2 * keptTTL)
+	k.oldest = k.m[keptRef{"k", "b"}].at // no later than any copy's time
 	k.mu.Unlock()
 	k.unreserve(keptMax - 10)
 	if !k.reserve(keptMax) || k.any("k", []string{"b"}) {

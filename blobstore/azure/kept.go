@@ -26,6 +26,10 @@ type keptBlocks struct {
 	mu    sync.Mutex
 	m     map[keptRef]*keptBlock
 	bytes int64 // of the copies in m, plus reservations
+	// oldest is no later than the oldest copy's time, so that reserve
+	// looks for expired copies only when one may be there, not at every
+	// block staged.
+	oldest time.Time
 }
 
 type keptRef struct{ key, id string }
@@ -47,9 +51,14 @@ func (k *keptBlocks) reserve(size int64) bool {
 	now := time.Now()
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	for r, b := range k.m {
-		if now.Sub(b.at) > keptTTL {
-			k.dropLocked(r, b)
+	if now.Sub(k.oldest) > keptTTL {
+		k.oldest = now
+		for r, b := range k.m {
+			if now.Sub(b.at) > keptTTL {
+				k.dropLocked(r, b)
+			} else if b.at.Before(k.oldest) {
+				k.oldest = b.at
+			}
 		}
 	}
 	if k.bytes+size > keptMax {
@@ -77,7 +86,11 @@ func (k *keptBlocks) put(key, id string, f *os.File, size int64) {
 	if old, ok := k.m[r]; ok {
 		k.dropLocked(r, old)
 	}
-	k.m[r] = &keptBlock{f: f, size: size, at: time.Now()}
+	now := time.Now()
+	if len(k.m) == 0 {
+		k.oldest = now
+	}
+	k.m[r] = &keptBlock{f: f, size: size, at: now}
 }
 
 // open returns a reader of key's block id and a function to call when
