@@ -14,6 +14,16 @@ type EA struct {
 	Value []byte `json:"v"`
 }
 
+// Size is the EA's size as a FILE_FULL_EA_INFORMATION entry without the
+// padding that aligns the next: 9 bytes, the name and the value. It is
+// what MaxEASize counts.
+func (ea EA) Size() int { return 9 + len(ea.Name) + len(ea.Value) }
+
+// EAKey is the form of an EA name that names compare by: names are
+// printable ASCII and compare without case, so upper-casing is
+// strings.EqualFold's equivalence.
+func EAKey(name string) string { return strings.ToUpper(name) }
+
 // MaxEASize bounds an entry's extended attributes: the sum over them of
 // 9 bytes, the name and the value (their size as FILE_FULL_EA_INFORMATION
 // entries without padding), NTFS's limit of 64 KiB less 5 bytes.
@@ -39,7 +49,7 @@ func ValidEAName(name string) bool {
 func eaSize(eas []EA) int {
 	n := 0
 	for _, ea := range eas {
-		n += 9 + len(ea.Name) + len(ea.Value)
+		n += ea.Size()
 	}
 	return n
 }
@@ -54,18 +64,17 @@ func mergeEAs(eas, set []EA) ([]EA, error) {
 		return nil, ErrEATooLarge
 	}
 	out := slices.Clone(eas)
-	// at finds an entry of out by its name, upper-cased (names are ASCII:
-	// that is strings.EqualFold's equivalence); -1 marks one deleted.
+	// at finds an entry of out by its EAKey; -1 marks one deleted.
 	at := make(map[string]int, len(out)+len(set))
 	for i, x := range out {
-		at[strings.ToUpper(x.Name)] = i
+		at[EAKey(x.Name)] = i
 	}
 	deleted := false
 	for _, ea := range set {
 		if !ValidEAName(ea.Name) {
 			return nil, ErrInvalidEAName
 		}
-		key := strings.ToUpper(ea.Name)
+		key := EAKey(ea.Name)
 		i, ok := at[key]
 		ok = ok && i >= 0
 		switch {

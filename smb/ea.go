@@ -1,8 +1,6 @@
 package smb
 
 import (
-	"strings"
-
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/locks"
 	"github.com/blobshare/blobshare/ntstatus"
@@ -34,7 +32,7 @@ func parseEAs(b []byte) ([]fs.EA, ntstatus.Status) {
 		next := int(le.Uint32(e))
 		nameLen, valueLen := int(e[5]), int(le.Uint16(e[6:]))
 		size := 8 + nameLen + 1 + valueLen
-		if len(e) < size || e[8+nameLen] != 0 || (next != 0 && (next < size || next%4 != 0 || next > len(e))) {
+		if !eaEntryOK(e, next, size, 8+nameLen) {
 			return nil, ntstatus.EAListInconsistent
 		}
 		name := string(e[8 : 8+nameLen])
@@ -49,15 +47,18 @@ func parseEAs(b []byte) ([]fs.EA, ntstatus.Status) {
 	}
 }
 
+// eaEntryOK checks the entry of an EA list at the start of e: size bytes
+// at least, its name ended by a NUL at nul, and a NextEntryOffset that is
+// 0 (the last) or 4-aligned, past the entry and within the list.
+func eaEntryOK(e []byte, next, size, nul int) bool {
+	return len(e) >= size && e[nul] == 0 && (next == 0 || next >= size && next%4 == 0 && next <= len(e))
+}
+
 // maxEAList bounds a FILE_FULL_EA_INFORMATION or FILE_GET_EA_INFORMATION
 // list a request may carry: every EA a file can hold (fs.MaxEASize) with
 // each entry's padding to 4 bytes. A longer one is refused before it is
 // parsed, so no request makes a long walk of it.
 const maxEAList = 2 * fs.MaxEASize
-
-// eaEntrySize is one EA's size as a FILE_FULL_EA_INFORMATION entry,
-// without the padding that aligns the next.
-func eaEntrySize(ea fs.EA) int { return 9 + len(ea.Name) + len(ea.Value) }
 
 // eaListSize is the size of all of eas as a FILE_FULL_EA_INFORMATION
 // list, each entry 4-byte aligned: FileEaInformation's EaSize, as smbd
@@ -65,7 +66,7 @@ func eaEntrySize(ea fs.EA) int { return 9 + len(ea.Name) + len(ea.Value) }
 func eaListSize(eas []fs.EA) uint32 {
 	n := 0
 	for _, ea := range eas {
-		n += (eaEntrySize(ea) + 3) &^ 3
+		n += align4(ea.Size())
 	}
 	return uint32(n)
 }
@@ -73,9 +74,7 @@ func eaListSize(eas []fs.EA) uint32 {
 // appendEA appends one entry to a list being built, chaining the entry
 // before it (at prev, -1 for none) to this one.
 func appendEA(b []byte, prev int, ea fs.EA) ([]byte, int) {
-	for len(b)%4 != 0 {
-		b = append(b, 0)
-	}
+	b = append(b, make([]byte, align4(len(b))-len(b))...)
 	if prev >= 0 {
 		le.PutUint32(b[prev:], uint32(len(b)-prev))
 	}
@@ -101,7 +100,7 @@ func parseGetEAs(b []byte) ([]string, ntstatus.Status) {
 		}
 		next, nameLen := int(le.Uint32(e)), int(e[4])
 		size := 5 + nameLen + 1
-		if len(e) < size || e[5+nameLen] != 0 || (next != 0 && (next < size || next%4 != 0 || next > len(e))) {
+		if !eaEntryOK(e, next, size, 5+nameLen) {
 			return nil, ntstatus.EAListInconsistent
 		}
 		name := string(e[5 : 5+nameLen])
@@ -143,12 +142,12 @@ func queryEAs(o *open, eas []fs.EA, in []byte, flags, index, outMax uint32) (nts
 		if st != ntstatus.Success {
 			return st, nil
 		}
-		byName := make(map[string]fs.EA, len(eas)) // EA names are ASCII
+		byName := make(map[string]fs.EA, len(eas))
 		for _, have := range eas {
-			byName[strings.ToUpper(have.Name)] = have
+			byName[fs.EAKey(have.Name)] = have
 		}
 		for _, n := range names {
-			ea, ok := byName[strings.ToUpper(n)]
+			ea, ok := byName[fs.EAKey(n)]
 			if !ok {
 				ea = fs.EA{Name: n}
 			}
@@ -173,7 +172,7 @@ func queryEAs(o *open, eas []fs.EA, in []byte, flags, index, outMax uint32) (nts
 	var out []byte
 	prev, n := -1, 0
 	for _, ea := range pick {
-		if align4(len(out))+eaEntrySize(ea) > int(outMax) {
+		if align4(len(out))+ea.Size() > int(outMax) {
 			break
 		}
 		out, prev = appendEA(out, prev, ea)
@@ -193,5 +192,3 @@ func queryEAs(o *open, eas []fs.EA, in []byte, flags, index, outMax uint32) (nts
 	}
 	return ntstatus.Success, out
 }
-
-func align4(n int) int { return (n + 3) &^ 3 }

@@ -48,7 +48,8 @@ func (c *conn) smb1Negotiate(msg []byte) ([]byte, error) {
 	case wildcard:
 		c.dialect = dialectWildcard
 	case smb202:
-		c.dialect, c.negotiated, c.maxIO, c.maxRead = dialect202, true, smallIO, smallIO
+		c.dialect, c.negotiated = dialect202, true
+		c.maxIO, c.maxRead = ioLimits(dialect202)
 	default:
 		return nil, fmt.Errorf("smb: SMB1 client offers no SMB2 dialect: %w", errDisconnect)
 	}
@@ -130,10 +131,7 @@ func (c *conn) negotiate(req *request) (ntstatus.Status, []byte, error) {
 		c.cipher = cipherAES128CCM
 	}
 	c.dialect, c.negotiated = best, true
-	c.maxIO, c.maxRead = smallIO, smallIO
-	if best != dialect202 {
-		c.maxIO, c.maxRead = maxIO, maxRead
-	}
+	c.maxIO, c.maxRead = ioLimits(best)
 	out := c.negotiateBody(best, contexts, nctx)
 	if best == dialect311 {
 		// The preauth hash covers this request and the response, which is
@@ -240,10 +238,7 @@ func (c *conn) negotiateBody(dialect uint16, contexts []byte, count uint16) []by
 	le.PutUint16(b[4:], dialect)
 	copy(b[8:24], c.srv.guid[:])
 	le.PutUint32(b[24:], c.serverCaps(dialect))
-	io, rd := uint32(smallIO), uint32(smallIO)
-	if dialect != dialect202 && dialect != dialectWildcard {
-		io, rd = maxIO, maxRead
-	}
+	io, rd := ioLimits(dialect)
 	le.PutUint32(b[28:], io) // MaxTransactSize
 	le.PutUint32(b[32:], rd) // MaxReadSize
 	le.PutUint32(b[36:], io) // MaxWriteSize
@@ -289,4 +284,14 @@ func preauthHash(prev [64]byte, msg []byte) [64]byte {
 	var out [64]byte
 	copy(out[:], h.Sum(nil))
 	return out
+}
+
+// ioLimits are the transfer sizes a dialect gets (MaxTransactSize and
+// MaxWriteSize, MaxReadSize): SMB 2.0.2, and the wildcard answer that
+// may lead to it, stay within 64 KiB; later dialects take larger ones.
+func ioLimits(dialect uint16) (io, rd uint32) {
+	if dialect == dialect202 || dialect == dialectWildcard {
+		return smallIO, smallIO
+	}
+	return maxIO, maxRead
 }

@@ -34,7 +34,6 @@ type session struct {
 	channels        map[*conn]signer
 	nextFile        uint64
 	challenge       *ntlm.Challenge
-	spnego          bool
 	preauth         [64]byte
 	signer          signer
 	signingRequired bool
@@ -96,7 +95,7 @@ func (c *conn) sessionSetup(ctx context.Context, req *request, resp *response) (
 		if err != nil {
 			return ntstatus.LogonFailure, nil, nil
 		}
-		s = &session{id: c.srv.newSessionID(), challenge: ch, spnego: wrapped, preauth: c.preauth,
+		s = &session{id: c.srv.newSessionID(), challenge: ch, preauth: c.preauth,
 			trees: map[uint32]*tree{}, opens: map[uint64]*open{}, mechTypes: bytes.Clone(ntlm.MechTypes(blob)),
 			dialect: c.dialect, cipher: c.cipher, signAlg: c.signAlg, clientGUID: c.clientGUID,
 			channels: map[*conn]signer{}}

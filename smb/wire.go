@@ -191,6 +191,8 @@ func fromFiletime(v uint64) time.Time {
 	return time.Unix(0, (int64(v)-116444736000000000)*100).UTC()
 }
 
+func align4(n int) int { return (n + 3) &^ 3 }
+
 func align8(n int) int { return (n + 7) &^ 7 }
 
 // appendPad appends zeros to b up to a multiple of 8 bytes.
