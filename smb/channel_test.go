@@ -13,9 +13,15 @@ import (
 // and the client GUID guid.
 func multiClient(t *testing.T, addr string, guid byte) *rawClient {
 	t.Helper()
+	return multiClientWith(t, addr, guid, dialect300)
+}
+
+// multiClientWith is multiClient negotiating dialect.
+func multiClientWith(t *testing.T, addr string, guid byte, dialect uint16) *rawClient {
+	t.Helper()
 	c := dialRaw(t, addr)
 	c.guid[0] = guid
-	c.negotiateWith(dialect300, capMultiChannel)
+	c.negotiateWith(dialect, capMultiChannel)
 	return c
 }
 
@@ -151,10 +157,7 @@ func TestMultichannel(t *testing.T) {
 	}
 
 	// A third channel, then LOGOFF on it ends the session on all.
-	c := multiClient(t, addr, 1)
-	if st := c.bind(a, testAccount, testKey, a.signer); st != ntstatus.Success {
-		t.Fatalf("bind after the first connection closed: %v", st)
-	}
+	c := bindChannel(t, addr, a)
 	if st, _ := c.call(cmdLogoff, []byte{4, 0, 0, 0}); st != ntstatus.Success {
 		t.Fatalf("logoff: %v", st)
 	}
@@ -215,9 +218,7 @@ func TestMultichannelHostileBinding(t *testing.T) {
 		{"another user", 1, dialect300, "someoneelse", testKey, a.signer, 0, ntstatus.LogonFailure},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			b := dialRaw(t, addr)
-			b.guid[0] = tt.guid
-			b.negotiateWith(tt.dialect, capMultiChannel)
+			b := multiClientWith(t, addr, tt.guid, tt.dialect)
 			owner := *a
 			if tt.session != 0 {
 				owner.session = tt.session

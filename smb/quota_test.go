@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/blobshare/blobshare/fs"
+	"github.com/blobshare/blobshare/locks"
 	"github.com/blobshare/blobshare/ntstatus"
 )
 
@@ -40,7 +41,7 @@ func (c *rawClient) closeFile(id fileID) ntstatus.Status {
 func TestQuotaFakeFile(t *testing.T) {
 	fsys := newTestFS(t)
 	c := loggedOn(t, newTestServer(t, fsys))
-	const readAccess = 0x00120089 // SEC_RIGHTS_FILE_READ
+	const readAccess = uint32(locks.MaskFileGenericRead) // SEC_RIGHTS_FILE_READ
 
 	t.Run("opens", func(t *testing.T) {
 		for _, name := range []string{`$Extend\$Quota:$Q:$INDEX_ALLOCATION`, `$extend\$quota:$q:$index_allocation`} {
@@ -99,7 +100,7 @@ func TestQuotaFakeFile(t *testing.T) {
 			{1, optNonDirectoryFile, ntstatus.FileIsADirectory},
 			{1, optDeleteOnClose, ntstatus.CannotDelete},
 		} {
-			if st, _ := c.create(quotaFakeFile, 0x001f01ff, 7, tt.disp, tt.opts); st != tt.want {
+			if st, _ := c.create(quotaFakeFile, accAll, 7, tt.disp, tt.opts); st != tt.want {
 				t.Errorf("disposition %d, options %#x: %v, want %v", tt.disp, tt.opts, st, tt.want)
 			}
 		}
