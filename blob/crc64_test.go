@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/base64"
+	"encoding/binary"
 	"hash/crc64"
 	"io"
 	"testing"
@@ -38,7 +39,7 @@ func TestTransactionalCRC64(t *testing.T) {
 	good := blob.TransferValidationTypeCRC64(azureCRC64(data))
 	bad := blob.TransferValidationTypeCRC64(azureCRC64(data) + 1)
 	body := func() io.ReadSeekCloser { return streaming.NopCloser(bytes.NewReader(data)) }
-	want := base64.StdEncoding.EncodeToString(binaryLE(azureCRC64(data)))
+	want := base64.StdEncoding.EncodeToString(binary.LittleEndian.AppendUint64(nil, azureCRC64(data)))
 
 	bb := cc.NewBlockBlobClient("put")
 	if _, err := bb.Upload(ctx, body(), &blockblob.UploadOptions{TransactionalValidation: bad}); code(err) != "Crc64Mismatch" {
@@ -94,8 +95,8 @@ func TestTransactionalCRC64(t *testing.T) {
 	// read from the source, which the store reads only up to the length
 	// it expects (Put Page From URL).
 	srcURL := withReadSAS(t, cc, cc.NewBlobClient("put").URL())
-	wrongSrc := blob.SourceContentValidationTypeCRC64(binaryLE(azureCRC64(data[:512]) + 1))
-	rightSrc := blob.SourceContentValidationTypeCRC64(binaryLE(azureCRC64(data[:512])))
+	wrongSrc := blob.SourceContentValidationTypeCRC64(binary.LittleEndian.AppendUint64(nil, azureCRC64(data[:512])+1))
+	rightSrc := blob.SourceContentValidationTypeCRC64(binary.LittleEndian.AppendUint64(nil, azureCRC64(data[:512])))
 	pb2 := cc.NewPageBlobClient("disk2")
 	if _, err := pb2.Create(ctx, 512, nil); err != nil {
 		t.Fatal(err)
@@ -132,18 +133,10 @@ func TestTransactionalCRC64(t *testing.T) {
 
 	req := map[string]string{"x-ms-range": "bytes=0-511", "x-ms-range-get-content-crc64": "true"}
 	st, hdr := rawRequestHeaders(t, e, "GET", "/crc/put", req)
-	if wantRange := base64.StdEncoding.EncodeToString(binaryLE(azureCRC64(data[:512]))); st != 206 || hdr.Get("x-ms-content-crc64") != wantRange {
+	if wantRange := base64.StdEncoding.EncodeToString(binary.LittleEndian.AppendUint64(nil, azureCRC64(data[:512]))); st != 206 || hdr.Get("x-ms-content-crc64") != wantRange {
 		t.Errorf("Get Blob with x-ms-range-get-content-crc64: %d, CRC-64 %q, want %q", st, hdr.Get("x-ms-content-crc64"), wantRange)
 	}
 	if st, code, _ := rawRequest(t, e, "GET", "/crc/put", map[string]string{"x-ms-range-get-content-crc64": "true"}, ""); st != 400 || code != "OutOfRangeInput" {
 		t.Errorf("x-ms-range-get-content-crc64 without a range: %d %s", st, code)
 	}
-}
-
-func binaryLE(v uint64) []byte {
-	b := make([]byte, 8)
-	for i := range b {
-		b[i] = byte(v >> (8 * i))
-	}
-	return b
 }

@@ -58,7 +58,7 @@ func TestServeBlobEndpoint(t *testing.T) {
 func blobClient(t *testing.T, url string) *azblob.Client {
 	t.Helper()
 	c, err := azblob.NewClientFromConnectionString("DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;"+
-		"AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;BlobEndpoint="+url+";",
+		"AccountKey="+devKey+";BlobEndpoint="+url+";",
 		&azblob.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}})
 	if err != nil {
 		t.Fatal(err)
@@ -141,8 +141,9 @@ func TestServeBlobUncommittedBlocksSurviveRestart(t *testing.T) {
 	ctx := context.Background()
 	data := t.TempDir()
 	s := startServe(t, data)
-	bb := blobClient(t, s.BlobURL).ServiceClient().NewContainerClient("uploads").NewBlockBlobClient("load.bin")
-	if _, err := blobClient(t, s.BlobURL).CreateContainer(ctx, "uploads", nil); err != nil {
+	c := blobClient(t, s.BlobURL)
+	bb := c.ServiceClient().NewContainerClient("uploads").NewBlockBlobClient("load.bin")
+	if _, err := c.CreateContainer(ctx, "uploads", nil); err != nil {
 		t.Fatal(err)
 	}
 	parts := [][]byte{bytes.Repeat([]byte("a"), 3<<20), bytes.Repeat([]byte("b"), 1000)}

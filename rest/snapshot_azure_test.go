@@ -34,19 +34,8 @@ func TestShareSnapshotAzureBackend(t *testing.T) {
 	s := e.mustShare("azsnap")
 	const mib = 1 << 20
 	orig := bytes.Repeat([]byte("kept by the snapshot. "), 300_000) // ~6.3 MiB: two blocks
-	create := func(name string, content []byte) *file.Client {
-		t.Helper()
-		fc := e.file("azsnap", name)
-		if _, err := fc.Create(ctxBG, int64(len(content)), nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := fc.UploadBuffer(ctxBG, content, nil); err != nil {
-			t.Fatalf("upload %s: %v", name, err)
-		}
-		return fc
-	}
-	f := create("big.bin", orig)
-	mid := create("mid.bin", bytes.Repeat([]byte{9}, 100_000)) // just over 64 KiB
+	f := e.mustFile("azsnap", "big.bin", orig)
+	mid := e.mustFile("azsnap", "mid.bin", bytes.Repeat([]byte{9}, 100_000)) // just over 64 KiB
 	snap, err := s.CreateSnapshot(ctxBG, nil)
 	if err != nil {
 		t.Fatalf("snapshot of a share with blob-backed files on azure://: %v", err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"syscall"
@@ -95,15 +94,7 @@ func newSQLiteFloor(b *testing.B, pages int) gofs.InodeEmbedder {
 		get:      prepare(`SELECT n FROM floor WHERE id = 1`),
 	}
 
-	orig := filepath.Join(dir, "orig")
-	if err := os.Mkdir(orig, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	root, err := gofs.NewLoopbackRoot(orig)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return &sqliteFloorNode{LoopbackNode: root.(*gofs.LoopbackNode), db: floorDB}
+	return &sqliteFloorNode{LoopbackNode: loopbackRoot(b).(*gofs.LoopbackNode), db: floorDB}
 }
 
 // commitOne commits a write transaction of one statement. Like blobshare's

@@ -84,6 +84,13 @@ func mountTestNode(tb testing.TB, root gofs.InodeEmbedder) *Mounted {
 // disk as t.TempDir(), with blobshare's mount options.
 func mountLoopback(tb testing.TB) *Mounted {
 	tb.Helper()
+	return mountTestNode(tb, loopbackRoot(tb))
+}
+
+// loopbackRoot is the root of go-fuse's loopback over a fresh directory
+// on the same disk as t.TempDir().
+func loopbackRoot(tb testing.TB) gofs.InodeEmbedder {
+	tb.Helper()
 	orig := filepath.Join(tb.TempDir(), "orig")
 	if err := os.Mkdir(orig, 0o755); err != nil {
 		tb.Fatal(err)
@@ -92,7 +99,7 @@ func mountLoopback(tb testing.TB) *Mounted {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return mountTestNode(tb, root)
+	return root
 }
 
 func newLoopbackForTest(orig string) (gofs.InodeEmbedder, error) { return gofs.NewLoopbackRoot(orig) }
