@@ -2,15 +2,11 @@ package blob_test
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -26,19 +22,6 @@ import (
 	"github.com/blobshare/blobshare/blobstore/azure/azuritetest"
 	"github.com/blobshare/blobshare/internal/diskbench"
 )
-
-// benchBytes is the transfer size: BLOBSHARE_BENCH_BYTES (1073741824 for
-// the 1 GiB), 64 MiB by default to keep runs short.
-func benchBytes(b *testing.B) int64 {
-	if v := os.Getenv("BLOBSHARE_BENCH_BYTES"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n <= 0 {
-			b.Fatalf("BLOBSHARE_BENCH_BYTES=%q: want a positive byte count", v)
-		}
-		return n
-	}
-	return 64 << 20
-}
 
 const (
 	benchBlock       = 4 << 20 // 4 MiB blocks
@@ -82,23 +65,18 @@ func mbps(n int64, d time.Duration) float64 { return float64(n) / (1 << 20) / d.
 //	go test ./blob -run '^$' -bench '^BenchmarkBlobTransfer$' -benchtime 2x
 //	BLOBSHARE_BENCH_BYTES=1073741824 go test ./blob -run '^$' -bench '^BenchmarkBlobTransfer$' -benchtime 1x -timeout 30m
 func BenchmarkBlobTransfer(b *testing.B) {
-	n := benchBytes(b)
+	n, err := diskbench.TransferBytes()
+	if err != nil {
+		b.Fatal(err)
+	}
 	bs, az := benchSides(b)
 	ctx := context.Background()
 	dir := b.TempDir()
-	src, err := os.Create(filepath.Join(dir, "payload"))
+	src, err := diskbench.Source(dir, n) // uploads stream from it
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer src.Close()
-	if _, err := io.CopyN(src, rand.Reader, n); err != nil {
-		b.Fatal(err)
-	}
-	// On disk before anything is timed: its writeback would slow
-	// whatever writes next.
-	if err := src.Sync(); err != nil {
-		b.Fatal(err)
-	}
 	var up, down [2]time.Duration
 	var sunk time.Duration
 	sinkServer := sinkServerClient(b)

@@ -2,12 +2,8 @@ package rest_test
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -24,41 +20,20 @@ import (
 	"github.com/blobshare/blobshare/internal/diskbench"
 )
 
-// benchBytes is the transfer size: BLOBSHARE_BENCH_BYTES (e.g. 1073741824
-// for the 1 GiB of the issue), 64 MiB by default to keep runs short.
-func benchBytes(b *testing.B) int64 {
-	if v := os.Getenv("BLOBSHARE_BENCH_BYTES"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n <= 0 {
-			b.Fatalf("BLOBSHARE_BENCH_BYTES=%q: want a positive byte count", v)
-		}
-		return n
-	}
-	return 64 << 20
-}
-
 const (
 	benchChunk       = 4 << 20 // 4 MiB ranges / blocks
 	benchConcurrency = 4
 )
 
-// benchSource writes n random bytes to a temp file (uploads stream from
-// it; nothing holds the whole payload in memory).
+// benchSource is the file of n random bytes uploads stream from
+// (diskbench.Source).
 func benchSource(b *testing.B, n int64) *os.File {
 	b.Helper()
-	f, err := os.Create(filepath.Join(b.TempDir(), "payload"))
+	f, err := diskbench.Source(b.TempDir(), n)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { f.Close() })
-	if _, err := io.CopyN(f, rand.Reader, n); err != nil {
-		b.Fatal(err)
-	}
-	// On disk before anything is timed: its writeback would slow
-	// whatever writes next.
-	if err := f.Sync(); err != nil {
-		b.Fatal(err)
-	}
 	return f
 }
 
@@ -83,7 +58,10 @@ func mbps(n int64, d time.Duration) float64 { return float64(n) / (1 << 20) / d.
 //	go test ./rest -run '^$' -bench '^BenchmarkTransfer$' -benchtime 2x
 //	BLOBSHARE_BENCH_BYTES=1073741824 go test ./rest -run '^$' -bench '^BenchmarkTransfer$' -benchtime 2x -timeout 30m
 func BenchmarkTransfer(b *testing.B) {
-	n := benchBytes(b)
+	n, err := diskbench.TransferBytes()
+	if err != nil {
+		b.Fatal(err)
+	}
 	az := azuritetest.Start(b)
 	e := newEnv(b)
 	src := benchSource(b, n)

@@ -1,10 +1,12 @@
 package diskbench
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 )
 
@@ -75,4 +77,39 @@ func Sink(dir string, n int64) (*os.File, error) {
 		return fail(err)
 	}
 	return f, nil
+}
+
+// Source creates a file of n random bytes in dir for uploads to stream
+// from (nothing holds the whole payload in memory), synced before anything
+// is timed: its writeback would slow whatever writes next. The caller
+// closes it.
+func Source(dir string, n int64) (*os.File, error) {
+	f, err := os.CreateTemp(dir, "payload-*")
+	if err != nil {
+		return nil, fmt.Errorf("diskbench: %w", err)
+	}
+	if _, err := io.CopyN(f, rand.Reader, n); err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("diskbench: %s: %w", f.Name(), err)
+	}
+	return f, nil
+}
+
+// TransferBytes is the size of the transfer benchmarks:
+// BLOBSHARE_BENCH_BYTES (1073741824 for the aims' 1 GiB), 64 MiB when it
+// is unset so that runs stay short.
+func TransferBytes() (int64, error) {
+	v := os.Getenv("BLOBSHARE_BENCH_BYTES")
+	if v == "" {
+		return 64 << 20, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("BLOBSHARE_BENCH_BYTES=%q: want a positive byte count", v)
+	}
+	return n, nil
 }

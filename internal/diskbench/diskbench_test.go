@@ -91,3 +91,38 @@ func TestSink(t *testing.T) {
 		t.Errorf("%d bytes allocated of %d", blocks*512, n)
 	}
 }
+
+// TestSource checks that Source writes n bytes that are not all alike,
+// ready to read from the start.
+func TestSource(t *testing.T) {
+	const n = 5<<20 + 7
+	f, err := Source(t.TempDir(), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, err := io.ReadAll(io.NewSectionReader(f, 0, n+1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != n {
+		t.Fatalf("%d bytes, want %d", len(got), n)
+	}
+	if bytes.Count(got, got[:1]) == n {
+		t.Error("every byte the same: not random")
+	}
+}
+
+func TestTransferBytes(t *testing.T) {
+	for _, tc := range []struct {
+		env  string
+		want int64
+		bad  bool
+	}{{"", 64 << 20, false}, {"1073741824", 1 << 30, false}, {"0", 0, true}, {"1 GiB", 0, true}} {
+		t.Setenv("BLOBSHARE_BENCH_BYTES", tc.env)
+		n, err := TransferBytes()
+		if (err != nil) != tc.bad || n != tc.want {
+			t.Errorf("BLOBSHARE_BENCH_BYTES=%q: %d, %v", tc.env, n, err)
+		}
+	}
+}
