@@ -25,19 +25,13 @@ func TestMain(m *testing.M) {
 }
 
 func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "blobshare-bin-")
+	bin, err := servetest.Build("..")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	defer os.RemoveAll(dir)
-	blobshareBin = filepath.Join(dir, "blobshare")
-	build := exec.Command("go", "build", "-o", blobshareBin, "../cmd/blobshare")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building blobshare:", err)
-		return 2
-	}
+	defer os.RemoveAll(filepath.Dir(bin))
+	blobshareBin = bin
 	return m.Run()
 }
 

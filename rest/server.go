@@ -15,10 +15,10 @@ import (
 )
 
 // DevAccount and DevKey are the well-known development account and its
-// public key (filerest.md §1).
+// public key (filerest.md §1), as every service has them.
 const (
-	DevAccount = "devstoreaccount1"
-	DevKey     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+	DevAccount = storagehttp.DevAccount
+	DevKey     = storagehttp.DevKey
 )
 
 // Config configures a Server.

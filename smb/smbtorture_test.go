@@ -3,6 +3,7 @@ package smb_test
 import (
 	"bufio"
 	"context"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,11 +123,7 @@ func TestSmbtorture(t *testing.T) {
 			t.Errorf("%q needs oplocks but is not on the smbd pass list", name)
 		}
 	}
-	var tests []string
-	for name := range pass {
-		tests = append(tests, name)
-	}
-	slices.Sort(tests)
+	tests := slices.Sorted(maps.Keys(pass))
 	e := newEnv(t)
 	e.mustShare("share")
 	for _, suite := range tortureSuites {
@@ -172,11 +169,7 @@ func TestSmbtortureNeedsOplocks(t *testing.T) {
 		requireTool(t, "smbtorture (Debian samba-testsuite)", err)
 	}
 	needsOplocks := readTestList(t, "smbtorture-needs-oplocks.txt")
-	var tests []string
-	for name := range needsOplocks {
-		tests = append(tests, name)
-	}
-	slices.Sort(tests)
+	tests := slices.Sorted(maps.Keys(needsOplocks))
 	bySuite := map[string][]string{}
 	for _, name := range tests {
 		s := suiteOf(t, name)
@@ -187,8 +180,8 @@ func TestSmbtortureNeedsOplocks(t *testing.T) {
 	withOplocks := startSmbd(t, t.TempDir())
 	withoutOplocks := startSmbd(t, t.TempDir(), smbdWithoutOplocks...)
 	for suite, names := range bySuite {
-		okSmbd, outSmbd := runTorture(t, withOplocks.addr, withOplocks.share, withOplocks.user, withOplocks.password, suite, names)
-		noSmbd, outNo := runTorture(t, withoutOplocks.addr, withoutOplocks.share, withoutOplocks.user, withoutOplocks.password, suite, names)
+		okSmbd, outSmbd := withOplocks.torture(t, suite, names)
+		noSmbd, outNo := withoutOplocks.torture(t, suite, names)
 		gotOurs, outOurs := runTorture(t, e.smbAddr, "share", rest.DevAccount, rest.DevKey, suite, names)
 		for _, name := range names {
 			t.Run(name, func(t *testing.T) {
@@ -271,7 +264,7 @@ func TestSmbtortureSmbdOracle(t *testing.T) {
 		d := startSmbd(t, t.TempDir(), globals...)
 		var passed []string
 		for _, s := range tortureSuites {
-			res, _ := runTorture(t, d.addr, d.share, d.user, d.password, s, nil)
+			res, _ := d.torture(t, s, nil)
 			for name, kind := range res {
 				if kind == "success" {
 					passed = append(passed, name)
@@ -303,4 +296,10 @@ func TestSmbtortureSmbdOracle(t *testing.T) {
 	passed = passes(smbdWithoutOplocks...)
 	t.Logf("smbd granting no oplocks passes %d tests:\n%s", len(passed), strings.Join(passed, "\n"))
 	compare("smbd granting no oplocks", passed, want)
+}
+
+// torture is runTorture against d.
+func (d *smbdServer) torture(t *testing.T, suite string, tests []string) (map[string]string, string) {
+	t.Helper()
+	return runTorture(t, d.addr, d.share, d.user, d.password, suite, tests)
 }

@@ -6,9 +6,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
+	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,12 +23,13 @@ import (
 	"github.com/rclone/rclone/fs/sync"
 
 	"github.com/blobshare/blobshare/integration/servetest"
+	"github.com/blobshare/blobshare/storagehttp"
 )
 
 // The development account every blobshare serve accepts by default.
 const (
-	account = "devstoreaccount1"
-	key     = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+	account = storagehttp.DevAccount
+	key     = storagehttp.DevKey
 )
 
 var blobshareBin string
@@ -37,20 +37,13 @@ var blobshareBin string
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "blobshare-rclone-")
+	bin, err := servetest.Build("../..")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	defer os.RemoveAll(dir)
-	blobshareBin = filepath.Join(dir, "blobshare")
-	// Built in the main module, with its own dependency versions.
-	build := exec.Command("go", "build", "-C", "../..", "-o", blobshareBin, "./cmd/blobshare")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building blobshare:", err)
-		return 2
-	}
+	defer os.RemoveAll(filepath.Dir(bin))
+	blobshareBin = bin
 	return m.Run()
 }
 
@@ -174,6 +167,26 @@ func stats() func() (transfers, deletes, errs int64) {
 	return func() (int64, int64, int64) { return s.GetTransfers(), s.GetDeletes(), s.GetErrors() }
 }
 
+// syncCounts syncs src to dst and returns what the sync did: transfers,
+// deletes and errors. A failed sync ends the test, with serve's log.
+func syncCounts(t *testing.T, s *servetest.Server, dst, src fs.Fs) (transfers, deletes, errs int64) {
+	t.Helper()
+	done := stats()
+	if err := sync.Sync(context.Background(), dst, src, true); err != nil {
+		t.Fatalf("sync: %v\n%s", err, s.Stderr)
+	}
+	return done()
+}
+
+// syncCopiesNothing syncs src, already synced to dst, again: nothing may
+// be transferred, deleted or fail.
+func syncCopiesNothing(t *testing.T, s *servetest.Server, dst, src fs.Fs, what string) {
+	t.Helper()
+	if n, d, e := syncCounts(t, s, dst, src); n != 0 || d != 0 || e != 0 {
+		t.Fatalf("%s: %d transfers, %d deletes, %d errors; want none", what, n, d, e)
+	}
+}
+
 func check(t *testing.T, what string, dst, src fs.Fs) {
 	t.Helper()
 	var differ, missing bytes.Buffer
@@ -215,13 +228,7 @@ func sameTree(t *testing.T, want, got string) {
 		return out
 	}
 	w, g := sum(want), sum(got)
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range w {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range slices.Sorted(maps.Keys(w)) {
 		if g[k] != w[k] {
 			t.Errorf("%s: copied down as %q, want %q", k, g[k], w[k])
 		}
@@ -257,11 +264,7 @@ func TestRcloneAzureFiles(t *testing.T) {
 	}
 	lf := localFs(t, src)
 
-	done := stats()
-	if err := sync.Sync(ctx, rf, lf, true); err != nil {
-		t.Fatalf("sync up: %v\n%s", err, s.Stderr)
-	}
-	if n, _, e := done(); n != int64(len(files)) || e != 0 {
+	if n, _, e := syncCounts(t, s, rf, lf); n != int64(len(files)) || e != 0 {
 		t.Fatalf("first sync: %d transfers, %d errors; want %d, 0", n, e, len(files))
 	}
 	check(t, "after the first sync", rf, lf)
@@ -287,13 +290,7 @@ func TestRcloneAzureFiles(t *testing.T) {
 	}
 
 	t.Run("SecondSyncCopiesNothing", func(t *testing.T) {
-		done := stats()
-		if err := sync.Sync(ctx, rf, lf, true); err != nil {
-			t.Fatal(err)
-		}
-		if n, d, e := done(); n != 0 || d != 0 || e != 0 {
-			t.Fatalf("second sync of an unchanged tree: %d transfers, %d deletes, %d errors; want none", n, d, e)
-		}
+		syncCopiesNothing(t, s, rf, lf, "second sync of an unchanged tree")
 	})
 
 	t.Run("ChangesSync", func(t *testing.T) {
@@ -321,19 +318,11 @@ func TestRcloneAzureFiles(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(src, "docs/new.txt"), []byte("new"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		done := stats()
-		if err := sync.Sync(ctx, rf, lf, true); err != nil {
-			t.Fatal(err)
-		}
-		if n, d, e := done(); n != 3 || d != 1 || e != 0 {
+		if n, d, e := syncCounts(t, s, rf, lf); n != 3 || d != 1 || e != 0 {
 			t.Fatalf("sync after 2 edits, 1 delete, 1 new file: %d transfers, %d deletes, %d errors; want 3, 1, 0", n, d, e)
 		}
 		check(t, "after syncing changes", rf, lf)
-		done = stats()
-		if err := sync.Sync(ctx, rf, lf, true); err != nil {
-			t.Fatal(err)
-		}
-		if n, _, _ := done(); n != 0 {
+		if n, _, _ := syncCounts(t, s, rf, lf); n != 0 {
 			t.Fatalf("sync after the changes were synced: %d transfers, want 0", n)
 		}
 	})
@@ -414,15 +403,10 @@ func TestRcloneAzureFiles(t *testing.T) {
 		if after.Size() != before.Size() || !after.ModTime(ctx).Equal(before.ModTime(ctx)) {
 			t.Fatalf("moved file: size %d, time %v; was %d, %v", after.Size(), after.ModTime(ctx), before.Size(), before.ModTime(ctx))
 		}
-		rc, err := after.Open(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := io.ReadAll(rc)
-		rc.Close()
+		got := readObject(t, after)
 		want, _ := os.ReadFile(filepath.Join(src, "docs/deep/er/big.bin"))
-		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("moved file's content: %d bytes, %v; want the %d synced", len(got), err, len(want))
+		if !bytes.Equal(got, want) {
+			t.Fatalf("moved file's content: %d bytes; want the %d synced", len(got), len(want))
 		}
 	})
 

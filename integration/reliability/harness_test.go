@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -25,19 +24,13 @@ var blobshareBin string
 func TestMain(m *testing.M) { os.Exit(runTests(m)) }
 
 func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "blobshare-rel-bin-")
+	bin, err := servetest.Build("../..")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	defer os.RemoveAll(dir)
-	blobshareBin = filepath.Join(dir, "blobshare")
-	build := exec.Command("go", "build", "-o", blobshareBin, "../../cmd/blobshare")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building blobshare:", err)
-		return 2
-	}
+	defer os.RemoveAll(filepath.Dir(bin))
+	blobshareBin = bin
 	return m.Run()
 }
 

@@ -1,6 +1,6 @@
 // Package servetest runs `blobshare serve` as a child process for the
-// end-to-end tests (packages integration and integration/reliability): start
-// it on a free port and read where it serves from its log line, stop it with
+// end-to-end tests (packages integration, integration/reliability and the
+// rclone module): build it once, start it on a free port and read where it serves from its log line, stop it with
 // SIGTERM, or kill it as a crash would and clean up the FUSE mount it leaves.
 package servetest
 
@@ -18,6 +18,25 @@ import (
 	"syscall"
 	"time"
 )
+
+// Build builds blobshare's command, running go build in root (the main
+// module's directory, relative to the caller's), into a new temporary
+// directory, and returns the binary's path; the caller removes
+// filepath.Dir(bin) when done. The compiler's output goes to stderr.
+func Build(root string) (bin string, err error) {
+	dir, err := os.MkdirTemp("", "blobshare-bin-")
+	if err != nil {
+		return "", fmt.Errorf("building blobshare: %w", err)
+	}
+	bin = filepath.Join(dir, "blobshare")
+	build := exec.Command("go", "build", "-C", root, "-o", bin, "./cmd/blobshare")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("building blobshare: %w", err)
+	}
+	return bin, nil
+}
 
 // Buffer collects a process's output while a test reads it.
 type Buffer struct {
