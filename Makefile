@@ -45,19 +45,23 @@ race:
 	$(GO) test -count=1 -race -timeout 10m $(RACE_PKGS)
 
 # fuzz runs each fuzz target briefly (FUZZTIME each); seed corpora live in
-# testdata/fuzz and also run in plain go test.
+# testdata/fuzz and also run in plain go test. A run that fails only with
+# "context deadline exceeded" and writes no failing input is Go's race at
+# the -fuzztime deadline (golang/go#51484), not a finding: it runs once
+# more, and fails if it fails again.
 fuzz:
 	@log=$$(mktemp); trap 'rm -f $$log' EXIT; \
-	for f in $(REST_FUZZ); do \
-		$(GO) test ./rest -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) > $$log 2>&1 \
-			|| { cat $$log; exit 1; }; \
-		echo "fuzz $$f ($(FUZZTIME)): $$(tail -n 1 $$log)"; \
-	done; \
-	for pf in $(PKG_FUZZ); do \
+	for pf in $(addprefix rest:,$(REST_FUZZ)) $(PKG_FUZZ); do \
 		p=$${pf%%:*}; f=$${pf#*:}; \
-		$(GO) test ./$$p -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) > $$log 2>&1 \
-			|| { cat $$log; exit 1; }; \
-		echo "fuzz $$p $$f ($(FUZZTIME)): $$(tail -n 1 $$log)"; \
+		for try in 1 2; do \
+			if $(GO) test ./$$p -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) > $$log 2>&1; then \
+				echo "fuzz $$p $$f ($(FUZZTIME)): $$(tail -n 1 $$log)"; break; \
+			fi; \
+			if [ $$try = 1 ] && grep -qx '    context deadline exceeded' $$log && ! grep -q 'Failing input written' $$log; then \
+				echo "fuzz $$p $$f: stopped by the -fuzztime deadline race, no failing input; once more"; continue; \
+			fi; \
+			cat $$log; exit 1; \
+		done; \
 	done
 
 deps: npm debs
