@@ -20,6 +20,7 @@ const (
 	DefaultMessageTTL      = 7 * 24 * time.Hour
 	DefaultGetVisibility   = 30 * time.Second
 	MaxSignedIdentifiers   = 5
+	maxIdentifierLen       = 64
 	DefaultListMaxResults  = 5000
 	minNameLen, maxNameLen = 3, 63
 	// sweepEvery is how often Put removes expired messages for good
@@ -142,7 +143,8 @@ func (s *Service) ACL(ctx context.Context, name string) ([]SignedIdentifier, err
 }
 
 // SetACL replaces the queue's stored access policies: at most
-// MaxSignedIdentifiers, permissions from "raup" (else ErrInvalidACL).
+// MaxSignedIdentifiers, ids of 1 to 64 characters, permissions from
+// "raup" (else ErrInvalidACL).
 func (s *Service) SetACL(ctx context.Context, name string, ids []SignedIdentifier) error {
 	if err := ValidName(name); err != nil {
 		return err
@@ -151,6 +153,11 @@ func (s *Service) SetACL(ctx context.Context, name string, ids []SignedIdentifie
 		return fmt.Errorf("queue %s: %d identifiers: %w", name, len(ids), ErrInvalidACL)
 	}
 	for _, id := range ids {
+		// "a unique signed identifier of your choosing, up to 64
+		// characters in length" (Set Queue ACL).
+		if id.ID == "" || len(id.ID) > maxIdentifierLen {
+			return fmt.Errorf("queue %s: identifier %q: %w", name, id.ID, ErrInvalidACL)
+		}
 		if strings.Trim(id.Permission, "raup") != "" {
 			return fmt.Errorf("queue %s: permission %q: %w", name, id.Permission, ErrInvalidACL)
 		}

@@ -10,12 +10,41 @@ import (
 
 // authenticators is the Queue service's chain: SharedKey and SharedKey
 // Lite with the Blob/Queue strings-to-sign, account SAS with 'q' in ss,
-// and queue service SAS.
-func authenticators(sg storagehttp.Signer) []storagehttp.Authenticator {
+// and queue service SAS (with stored access policies from the queue's
+// ACL).
+func (s *Server) authenticators(sg storagehttp.Signer) []storagehttp.Authenticator {
 	return []storagehttp.Authenticator{
 		storagehttp.SharedKey{Signer: sg, StringToSign: storagehttp.StringToSign, LiteStringToSign: storagehttp.LiteStringToSign},
-		storagehttp.SAS{Signer: sg, Service: 'q', ServiceStringToSign: queueServiceSAS},
+		storagehttp.SAS{Signer: sg, Service: 'q', ServiceStringToSign: queueServiceSAS, StoredPolicy: s.storedPolicy},
 	}
+}
+
+// storedPolicy resolves a queue service SAS's si from the ACL of the
+// queue the request addresses (Set Queue ACL).
+func (s *Server) storedPolicy(r *http.Request, id string) (storagehttp.AccessPolicy, bool, error) {
+	p, err := parsePath(r.URL.EscapedPath())
+	if err != nil || p.queue == "" {
+		return storagehttp.AccessPolicy{}, false, nil
+	}
+	ids, err := s.svc.ACL(r.Context(), p.queue)
+	if err != nil {
+		return storagehttp.AccessPolicy{}, false, nil
+	}
+	for _, pol := range ids {
+		if pol.ID != id {
+			continue
+		}
+		start, err := storagehttp.ParsePolicyTime(pol.Start)
+		if err != nil {
+			return storagehttp.AccessPolicy{}, false, storagehttp.AuthFailed("The stored access policy " + id + " has an unreadable start time.")
+		}
+		expiry, err := storagehttp.ParsePolicyTime(pol.Expiry)
+		if err != nil {
+			return storagehttp.AccessPolicy{}, false, storagehttp.AuthFailed("The stored access policy " + id + " has an unreadable expiry time.")
+		}
+		return storagehttp.AccessPolicy{Start: start, Expiry: expiry, Permission: pol.Permission}, true, nil
+	}
+	return storagehttp.AccessPolicy{}, false, nil
 }
 
 // queueServiceSAS is the queue service-SAS string-to-sign (version
@@ -41,8 +70,11 @@ func checkSAS(g *storagehttp.SASGrant, rt *route) error {
 		return g.CheckScope(rt.perm, rt.rtype)
 	}
 	if rt.sasPerm == 0 {
-		return storagehttp.NewError(http.StatusForbidden, storagehttp.CodeAuthorizationPermissionMismatch,
-			"This request is not authorized to perform this operation using this permission.")
+		// No permission of a queue SAS allows this operation (Create
+		// Queue, Set Queue ACL, …): Azure answers AuthorizationFailure,
+		// not the permission mismatch a missing letter gets.
+		return storagehttp.NewError(http.StatusForbidden, storagehttp.CodeAuthorizationFailure,
+			"This request is not authorized to perform this operation.")
 	}
 	return g.CheckScope(rt.sasPerm, rt.rtype)
 }

@@ -20,7 +20,12 @@
 // path of another shape 400 InvalidUri. Each route names the account-SAS
 // permission and resource type it needs and, for the operations a queue
 // service SAS may perform (r: metadata and peek, a: put, u: update, p:
-// get and delete), the service-SAS letter.
+// get and delete), the service-SAS letter. An operation no queue SAS can
+// perform (Create Queue, Set Queue ACL, …) is 403 AuthorizationFailure, a
+// missing letter AuthorizationPermissionMismatch, as on Azure. A service
+// SAS naming a stored access policy (si) takes the fields it leaves out
+// from the queue's ACL (Set Queue ACL: at most five identifiers, each up
+// to 64 characters; more is 400 InvalidXmlDocument).
 //
 // # Errors
 //

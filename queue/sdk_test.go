@@ -421,3 +421,78 @@ func TestUpdateWithoutContent(t *testing.T) {
 		t.Fatalf("peek after updates without content: %v", p)
 	}
 }
+
+// TestSDKStoredAccessPolicy: a queue service SAS naming a stored access
+// policy (si) takes its permission and expiry from the queue's ACL;
+// Set Queue ACL refuses an identifier over 64 characters ("up to 64
+// characters in length", Set Queue ACL) with InvalidXmlDocument; an
+// operation no queue SAS can do (Create Queue) is AuthorizationFailure.
+func TestSDKStoredAccessPolicy(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	svc := e.service(t)
+	q := svc.NewQueueClient("policies")
+	if _, err := q.Create(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("p", 65)
+	expiry := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	policy := func(id, perm string) *azqueue.SignedIdentifier {
+		return &azqueue.SignedIdentifier{ID: to.Ptr(id),
+			AccessPolicy: &azqueue.AccessPolicy{Expiry: to.Ptr(expiry), Permission: to.Ptr(perm)}}
+	}
+	_, err := q.SetAccessPolicy(ctx, &azqueue.SetAccessPolicyOptions{QueueACL: []*azqueue.SignedIdentifier{policy(long, "r")}})
+	if code(err) != "InvalidXmlDocument" {
+		t.Fatalf("65-character identifier: %v, want InvalidXmlDocument", err)
+	}
+	if _, err := q.SetAccessPolicy(ctx, &azqueue.SetAccessPolicyOptions{QueueACL: []*azqueue.SignedIdentifier{
+		policy(strings.Repeat("p", 64), "ap"), policy("readers", "r")}}); err != nil {
+		t.Fatalf("64-character identifier: %v", err)
+	}
+
+	cred, err := azqueue.NewSharedKeyCredential(queue.DevAccount, queue.DevKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := func(id string) *azqueue.QueueClient {
+		t.Helper()
+		qp, err := sas.QueueSignatureValues{Protocol: sas.ProtocolHTTPSandHTTP, QueueName: "policies", Identifier: id}.SignWithSharedKey(cred)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := azqueue.NewQueueClientWithNoCredential(e.URL+"/policies?"+qp.Encode(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	adder := client(strings.Repeat("p", 64))
+	if _, err := adder.EnqueueMessage(ctx, "through a stored policy", nil); err != nil {
+		t.Fatalf("put under the policy's 'ap': %v", err)
+	}
+	if _, err := adder.PeekMessage(ctx, nil); code(err) != "AuthorizationPermissionMismatch" {
+		t.Fatalf("peek under 'ap': %v, want AuthorizationPermissionMismatch", err)
+	}
+	got, err := client("readers").PeekMessage(ctx, nil)
+	if err != nil || len(got.Messages) != 1 || *got.Messages[0].MessageText != "through a stored policy" {
+		t.Fatalf("peek under the policy's 'r': %+v, %v", got, err)
+	}
+	if _, err := client("nobody").PeekMessage(ctx, nil); code(err) != "AuthenticationFailed" {
+		t.Fatalf("unknown policy: %v, want AuthenticationFailed", err)
+	}
+
+	other, err := azqueue.NewQueueClientWithNoCredential(e.URL+"/another?"+func() string {
+		qp, err := sas.QueueSignatureValues{Protocol: sas.ProtocolHTTPSandHTTP, QueueName: "another",
+			ExpiryTime: expiry, Permissions: (&sas.QueuePermissions{Read: true, Add: true, Update: true, Process: true}).String()}.SignWithSharedKey(cred)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return qp.Encode()
+	}(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Create(ctx, nil); code(err) != "AuthorizationFailure" {
+		t.Fatalf("Create Queue with a queue SAS: %v, want AuthorizationFailure", err)
+	}
+}

@@ -71,7 +71,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	var chain []storagehttp.Authenticator
 	if !cfg.DisableAuth {
-		chain = authenticators(sg)
+		chain = s.authenticators(sg)
 	}
 	s.routes = s.routeTable()
 	limits := storagehttp.Limits{MaxHeaderCount: maxHeaderCount, MaxHeaderBytes: maxHeaderBytes, MaxBody: maxBody}

@@ -55,7 +55,14 @@ func (s *Server) setShareACL(w http.ResponseWriter, c *call) error {
 	var ids []fs.SignedIdentifier
 	seen := map[string]bool{}
 	for _, it := range body.Identifiers {
-		if it.ID == "" || len(it.ID) > 64 || seen[it.ID] {
+		if len(it.ID) > 64 {
+			// "up to 64 characters in length": Azure refuses a longer
+			// one as a malformed document (the azfile SDK's live tests),
+			// not as a bad node value.
+			return storagehttp.NewError(http.StatusBadRequest, CodeInvalidXMLDocument,
+				"XML specified is not syntactically valid.", Detail{Name: "Reason", Value: "a signed identifier longer than 64 characters"})
+		}
+		if it.ID == "" || seen[it.ID] {
 			return invalidXMLValue("Id", it.ID)
 		}
 		seen[it.ID] = true
