@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/blobshare/blobshare/internal/sqlitedb"
@@ -47,7 +48,23 @@ type Store struct {
 	path   string
 	writer *sql.DB
 	reader *sql.DB
+
+	// Statements prepared once (parsing them was 40% of a batch's cost):
+	// the writer's, and the readers' keyed by their SQL text (Scan has one
+	// per combination of bounds, at most 32).
+	existsStmt, getStmt, putStmt, delStmt *sql.Stmt
+	readMu                                sync.Mutex
+	readStmts                             map[string]*sql.Stmt
 }
+
+// The writer's statements.
+const (
+	existsSQL = `SELECT 1 FROM tb_tables WHERE name_lower = ?`
+	getSQL    = `SELECT ts, props FROM tb_entities WHERE tbl = ? AND pk = ? AND rk = ?`
+	putSQL    = `INSERT INTO tb_entities(tbl, pk, rk, ts, props) VALUES(?, ?, ?, ?, ?)
+		ON CONFLICT(tbl, pk, rk) DO UPDATE SET ts = excluded.ts, props = excluded.props`
+	delSQL = `DELETE FROM tb_entities WHERE tbl = ? AND pk = ? AND rk = ?`
+)
 
 var _ tablesvc.Store = (*Store)(nil)
 
@@ -57,11 +74,49 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: %w", err)
 	}
-	return &Store{path: path, writer: db.Writer, reader: db.Reader}, nil
+	st := &Store{path: path, writer: db.Writer, reader: db.Reader, readStmts: map[string]*sql.Stmt{}}
+	for _, p := range []struct {
+		dst **sql.Stmt
+		sql string
+	}{{&st.existsStmt, existsSQL}, {&st.getStmt, getSQL}, {&st.putStmt, putSQL}, {&st.delStmt, delSQL}} {
+		if *p.dst, err = st.writer.PrepareContext(ctx, p.sql); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("sqlstore: prepare statements on %s: %w", path, err)
+		}
+	}
+	return st, nil
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return errors.Join(s.reader.Close(), s.writer.Close()) }
+func (s *Store) Close() error {
+	var errs []error
+	for _, st := range []*sql.Stmt{s.existsStmt, s.getStmt, s.putStmt, s.delStmt} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	s.readMu.Lock()
+	for _, st := range s.readStmts {
+		errs = append(errs, st.Close())
+	}
+	s.readMu.Unlock()
+	return errors.Join(append(errs, s.reader.Close(), s.writer.Close())...)
+}
+
+// readStmt returns the reader pool's prepared statement for query.
+func (s *Store) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	s.readMu.Lock()
+	defer s.readMu.Unlock()
+	if st, ok := s.readStmts[query]; ok {
+		return st, nil
+	}
+	st, err := s.reader.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	s.readStmts[query] = st
+	return st, nil
+}
 
 func lower(name string) string { return strings.ToLower(name) }
 
@@ -275,16 +330,24 @@ func (s *Store) Scan(ctx context.Context, table string, r tablesvc.KeyRange, yie
 		return s.wrap("scan", table, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only
+	q, args := scanSQL(table, r)
+	exists, err := s.readStmt(ctx, existsSQL)
+	if err != nil {
+		return s.wrap("scan", table, err)
+	}
+	scan, err := s.readStmt(ctx, q)
+	if err != nil {
+		return s.wrap("scan", table, err)
+	}
 	var one int
-	err = tx.QueryRowContext(ctx, `SELECT 1 FROM tb_tables WHERE name_lower = ?`, lower(table)).Scan(&one)
+	err = tx.StmtContext(ctx, exists).QueryRowContext(ctx, lower(table)).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return notFound(table)
 	}
 	if err != nil {
 		return s.wrap("scan", table, err)
 	}
-	q, args := scanSQL(table, r)
-	rows, err := tx.QueryContext(ctx, q, args...)
+	rows, err := tx.StmtContext(ctx, scan).QueryContext(ctx, args...)
 	if err != nil {
 		return s.wrap("scan", table, err)
 	}
@@ -322,14 +385,14 @@ func (s *Store) Write(ctx context.Context, table string, fn func(tablesvc.Tx) er
 	}
 	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
 	var one int
-	err = tx.QueryRowContext(ctx, `SELECT 1 FROM tb_tables WHERE name_lower = ?`, lower(table)).Scan(&one)
+	err = tx.StmtContext(ctx, s.existsStmt).QueryRowContext(ctx, lower(table)).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return notFound(table)
 	}
 	if err != nil {
 		return s.wrap("write", table, err)
 	}
-	if err := fn(&storeTx{s: s, tx: tx, table: table}); err != nil {
+	if err := fn(&storeTx{s: s, tx: tx, table: table, tbl: lower(table)}); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -343,13 +406,13 @@ type storeTx struct {
 	s     *Store
 	tx    *sql.Tx
 	table string
+	tbl   string // its key: the lower-cased name
 }
 
 func (t *storeTx) Get(ctx context.Context, pk, rk string) (tablesvc.Entity, bool, error) {
 	var ts int64
 	var props []byte
-	err := t.tx.QueryRowContext(ctx, `SELECT ts, props FROM tb_entities WHERE tbl = ? AND pk = ? AND rk = ?`,
-		lower(t.table), pk, rk).Scan(&ts, &props)
+	err := t.tx.StmtContext(ctx, t.s.getStmt).QueryRowContext(ctx, t.tbl, pk, rk).Scan(&ts, &props)
 	if errors.Is(err, sql.ErrNoRows) {
 		return tablesvc.Entity{}, false, nil
 	}
@@ -364,9 +427,7 @@ func (t *storeTx) Get(ctx context.Context, pk, rk string) (tablesvc.Entity, bool
 }
 
 func (t *storeTx) Put(ctx context.Context, e tablesvc.Entity) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO tb_entities(tbl, pk, rk, ts, props) VALUES(?, ?, ?, ?, ?)
-		ON CONFLICT(tbl, pk, rk) DO UPDATE SET ts = excluded.ts, props = excluded.props`,
-		lower(t.table), e.PartitionKey, e.RowKey, tablesvc.Ticks(e.Timestamp), tablesvc.EncodeProps(nil, e.Props))
+	_, err := t.tx.StmtContext(ctx, t.s.putStmt).ExecContext(ctx, t.tbl, e.PartitionKey, e.RowKey, tablesvc.Ticks(e.Timestamp), tablesvc.EncodeProps(nil, e.Props))
 	if err != nil {
 		return t.s.wrap("write entity of", t.table, err)
 	}
@@ -374,7 +435,7 @@ func (t *storeTx) Put(ctx context.Context, e tablesvc.Entity) error {
 }
 
 func (t *storeTx) Delete(ctx context.Context, pk, rk string) error {
-	_, err := t.tx.ExecContext(ctx, `DELETE FROM tb_entities WHERE tbl = ? AND pk = ? AND rk = ?`, lower(t.table), pk, rk)
+	_, err := t.tx.StmtContext(ctx, t.s.delStmt).ExecContext(ctx, t.tbl, pk, rk)
 	if err != nil {
 		return t.s.wrap("delete entity of", t.table, err)
 	}
