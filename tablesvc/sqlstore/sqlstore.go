@@ -1,4 +1,3 @@
-// Package sqlstore is the SQLite implementation of tablesvc.Store.
 package sqlstore
 
 import (
