@@ -65,6 +65,12 @@ const (
 	delSQL = `DELETE FROM tb_entities WHERE tbl = ? AND pk = ? AND rk = ?`
 )
 
+// pointSQL is Get's statement: the table's and the entity's absence told
+// apart in one read.
+const pointSQL = `SELECT e.ts, e.props FROM tb_tables t
+	LEFT JOIN tb_entities e ON e.tbl = t.name_lower AND e.pk = ?2 AND e.rk = ?3
+	WHERE t.name_lower = ?1`
+
 var _ tablesvc.Store = (*Store)(nil)
 
 // Open opens (creating if needed) the database at path.
@@ -276,9 +282,11 @@ func decodeEntity(pk, rk string, ts int64, props []byte) (tablesvc.Entity, error
 func (s *Store) Get(ctx context.Context, table, pk, rk string) (tablesvc.Entity, error) {
 	var ts sql.NullInt64
 	var props []byte
-	err := s.reader.QueryRowContext(ctx, `SELECT e.ts, e.props FROM tb_tables t
-		LEFT JOIN tb_entities e ON e.tbl = t.name_lower AND e.pk = ?2 AND e.rk = ?3
-		WHERE t.name_lower = ?1`, lower(table), pk, rk).Scan(&ts, &props)
+	st, err := s.readStmt(ctx, pointSQL)
+	if err != nil {
+		return tablesvc.Entity{}, s.wrap("read entity of", table, err)
+	}
+	err = st.QueryRowContext(ctx, lower(table), pk, rk).Scan(&ts, &props)
 	if errors.Is(err, sql.ErrNoRows) {
 		return tablesvc.Entity{}, notFound(table)
 	}
