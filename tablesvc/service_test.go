@@ -127,3 +127,15 @@ func TestMergeProps(t *testing.T) {
 		t.Fatal("merge changed its input")
 	}
 }
+
+func TestSystemPropsIgnored(t *testing.T) {
+	s := func(n string) Property { return Property{Name: n, Value: Value{Type: String, Str: n}} }
+	in := []Property{s("Timestamp"), s("A"), s("PartitionKey"), s("B"), s("RowKey")}
+	c, err := validateOp(Op{Kind: InsertOrReplace, Entity: Entity{PartitionKey: "p", RowKey: "r", Props: in}})
+	if err != nil || len(c.Entity.Props) != 2 || c.Entity.Props[0].Name != "A" || c.Entity.Props[1].Name != "B" {
+		t.Fatalf("validateOp kept %+v, %v", c.Entity.Props, err)
+	}
+	if in[0].Name != "Timestamp" || len(in) != 5 {
+		t.Fatal("validateOp changed the caller's slice")
+	}
+}
