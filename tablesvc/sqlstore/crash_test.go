@@ -136,7 +136,7 @@ func runAndKill(t *testing.T, path string, next, commits int) int {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(stdout)
-	last, seen := -1, 0
+	last, seen, childErr := -1, 0, ""
 	for sc.Scan() {
 		line := sc.Text()
 		if line == "ready" {
@@ -145,7 +145,7 @@ func runAndKill(t *testing.T, path string, next, commits int) int {
 		n, err := strconv.Atoi(line)
 		if err != nil {
 			if strings.HasPrefix(line, "error") {
-				stderr.WriteString(line + "\n")
+				childErr = line
 			}
 			continue // else the test framework's own output
 		}
@@ -164,7 +164,7 @@ func runAndKill(t *testing.T, path string, next, commits int) int {
 	}
 	_ = cmd.Wait()
 	if seen < commits {
-		t.Fatalf("the child stopped after %d batches: %s", seen, stderr.String())
+		t.Fatalf("the child stopped after %d batches: %s; stderr: %s", seen, childErr, stderr.String())
 	}
 	return last
 }
