@@ -303,8 +303,12 @@ func (s *Store) Get(ctx context.Context, table, pk, rk string) (tablesvc.Entity,
 	return e, nil
 }
 
-// scanSQL builds Scan's statement: the primary key (tbl, pk, rk) serves
-// every bound, the continuation as a row-value comparison.
+// scanSQL builds Scan's statement so that the primary key (tbl, pk, rk)
+// serves the tightest lower bound — above all the continuation, or every
+// page of a walk would read again from the start of the range. In one
+// partition (pk = ?) the continuation becomes a RowKey bound; across
+// partitions it is a row-value comparison, unless the PartitionKey bound
+// is already past it.
 func scanSQL(table string, r tablesvc.KeyRange) (string, []any) {
 	var b strings.Builder
 	b.WriteString(`SELECT pk, rk, ts, props FROM tb_entities WHERE tbl = ?`)
@@ -317,16 +321,58 @@ func scanSQL(table string, r tablesvc.KeyRange) (string, []any) {
 		b.WriteString(" AND " + col + " " + op + " ?")
 		args = append(args, bd.Value)
 	}
-	bound("pk", r.PKLow, true)
-	bound("pk", r.PKHigh, false)
-	bound("rk", r.RKLow, true)
+	after, rkLow := r.After, r.RKLow
+	if r.PKLow.Set && r.PKHigh.Set && r.PKLow.Inclusive && r.PKHigh.Inclusive && r.PKLow.Value == r.PKHigh.Value {
+		pk := r.PKLow.Value
+		b.WriteString(" AND pk = ?")
+		args = append(args, pk)
+		if after != nil {
+			switch {
+			case after.PK > pk:
+				b.WriteString(" AND 0") // the walk is past this partition
+			case after.PK == pk:
+				rkLow = tighterLow(rkLow, tablesvc.Bound{Set: true, Value: after.RK, Inclusive: true})
+			}
+			after = nil
+		}
+	} else {
+		pkLow := r.PKLow
+		if after != nil && pkLow.Set {
+			if after.PK > pkLow.Value || after.PK == pkLow.Value && pkLow.Inclusive {
+				pkLow = tablesvc.Bound{} // the continuation implies it
+			} else {
+				after = nil // every pk past pkLow is past the continuation
+			}
+		}
+		bound("pk", pkLow, true)
+		bound("pk", r.PKHigh, false)
+	}
+	bound("rk", rkLow, true)
 	bound("rk", r.RKHigh, false)
-	if r.After != nil {
+	if after != nil {
 		b.WriteString(" AND (pk, rk) >= (?, ?)")
-		args = append(args, r.After.PK, r.After.RK)
+		args = append(args, after.PK, after.RK)
 	}
 	b.WriteString(" ORDER BY pk, rk")
 	return b.String(), args
+}
+
+// tighterLow is the stricter of two lower bounds.
+func tighterLow(a, b tablesvc.Bound) tablesvc.Bound {
+	switch {
+	case !a.Set:
+		return b
+	case !b.Set:
+		return a
+	case a.Value != b.Value:
+		if a.Value > b.Value {
+			return a
+		}
+		return b
+	case !a.Inclusive:
+		return a
+	}
+	return b
 }
 
 // Scan implements tablesvc.Store: one read transaction, rows decoded one at
