@@ -79,8 +79,8 @@ func (h *heapStore) Scan(ctx context.Context, table string, r tablesvc.KeyRange,
 
 // TestQueryStreamsInBoundedMemory: one query page that reads all of a
 // 200,000-entity table (≈ 48 MB of property data; a filter matching
-// nothing, the scan budget lifted) holds no more live heap at the end of
-// the scan than near its start: rows are decoded one at a time and
+// nothing, both scan budgets lifted) holds no more live heap at the end
+// of the scan than near its start: rows are decoded one at a time and
 // dropped. The live heap is sampled after a GC every tenth of the rows.
 // Under -short or the race detector (which slows loading tenfold) the
 // table has 10,000 entities of 2,000 bytes instead: fewer rows, the same
@@ -94,7 +94,7 @@ func TestQueryStreamsInBoundedMemory(t *testing.T) {
 	load(t, tablesvc.New(st, nil), "big", n, 1000, pad)
 
 	h := &heapStore{Store: st, sampleEvery: n / 10}
-	svc := tablesvc.New(h, nil).WithScanBudget(n + 1)
+	svc := tablesvc.New(h, nil).WithScanBudget(n + 1).WithScanBytes(1 << 40)
 	before := liveHeap()
 	page, err := svc.Query(context.Background(), "big", tablesvc.Query{Filter: "N lt 0"})
 	if err != nil {
