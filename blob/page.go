@@ -2,6 +2,7 @@ package blob
 
 import (
 	"encoding/xml"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -122,7 +123,11 @@ func (s *Server) putPage(w http.ResponseWriter, c *call) error {
 		dst  **int64
 	}{{"x-ms-if-sequence-number-le", &seq.LE}, {"x-ms-if-sequence-number-lt", &seq.LT}, {"x-ms-if-sequence-number-eq", &seq.EQ}} {
 		if *x.dst, err = optionalInt64Header(h, x.name); err != nil {
-			return err
+			// A negative sequence number condition (-1 among them) is
+			// 400 InvalidInput on Azure (the azblob recordings of
+			// TestBlobPutPagesIfSequenceNumber*NegOne).
+			return &storagehttp.Error{Status: http.StatusBadRequest, Code: storagehttp.CodeInvalidInput,
+				Message: "One of the request inputs is not valid.", Err: err}
 		}
 	}
 	var o blobsvc.WriteOptions
@@ -165,6 +170,10 @@ func (s *Server) getPageRanges(w http.ResponseWriter, c *call) error {
 	if prev := c.q.Get("prevsnapshot"); prev != "" {
 		var changed, cleared []blobsvc.PageRange
 		b, changed, cleared, err = s.svc.PageRangesDiff(c.r.Context(), c.path.container, c.path.blob, c.q.Get("snapshot"), prev, leaseID, cond, from, to)
+		if errors.Is(err, blobsvc.ErrNotModified) {
+			notModified(w, b.ETag, b.LastModified)
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -182,6 +191,13 @@ func (s *Server) getPageRanges(w http.ResponseWriter, c *call) error {
 	} else {
 		var ranges []blobsvc.PageRange
 		b, ranges, err = s.svc.PageRanges(c.r.Context(), c.path.container, c.path.blob, c.q.Get("snapshot"), leaseID, cond, from, to)
+		if errors.Is(err, blobsvc.ErrNotModified) {
+			// As Get Blob: 304 with x-ms-error-code ConditionNotMet, what
+			// Azure answers (azure-sdk-for-go's recording of
+			// TestBlobGetPageRangesIfModifiedSinceFalse).
+			notModified(w, b.ETag, b.LastModified)
+			return nil
+		}
 		if err != nil {
 			return err
 		}

@@ -71,9 +71,11 @@ func (s *Service) CreatePageBlob(ctx context.Context, container, name string, le
 		b.Created = old.Created
 	}
 	if hasRow(old) {
-		b.Lease = old.Lease
+		b.Lease = old.Lease.afterWrite(now)
 	}
-	if err := s.commitContent(ctx, &b, nil, false); err != nil {
+	// A blob created in one step discards the staged blocks (see
+	// commit).
+	if err := s.commitContent(ctx, &b, nil, true); err != nil {
 		return Blob{}, err
 	}
 	return b, nil
@@ -94,7 +96,9 @@ func (s *Service) PutPages(ctx context.Context, container, name string, start, e
 	mu := s.stripe(container, name)
 	mu.Lock()
 	defer mu.Unlock()
-	b, err := s.conditionedBlob(ctx, container, name, o.Cond, false)
+	// A missing blob is 404 BlobNotFound before any condition (Azure
+	// answers Put Page with If-Match on a missing blob so; Azurite 412).
+	b, err := s.committedBlob(ctx, container, name)
 	if err != nil {
 		return Blob{}, err
 	}
@@ -161,6 +165,7 @@ func (s *Service) PutPages(ctx context.Context, container, name string, start, e
 	}
 	b.Page = &nps
 	b.ETag, b.LastModified = newETag(), s.Now()
+	b.Lease = b.Lease.afterWrite(b.LastModified)
 	if err := s.commitContent(ctx, &b, ids, false); err != nil {
 		return Blob{}, err
 	}
