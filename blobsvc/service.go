@@ -438,13 +438,9 @@ func (s *Service) CopyBlob(ctx context.Context, src CopySource, container, name 
 	if err := s.checkNames(ctx, container, name); err != nil {
 		return Blob{}, err
 	}
-	// The destination's conditions and lease first, so that a copy
-	// that cannot land reads no source (checked again at the commit).
-	if old, _, err := s.blobOrMissing(ctx, container, name); err != nil {
-		return Blob{}, err
-	} else if err := s.checkWrite(old, old.Committed, o, writePutBlob); err != nil {
-		return Blob{}, TargetCondition(err)
-	}
+	// The source first (a missing source is 404 before any destination
+	// condition, as Azurite orders them); PutBlob checks the
+	// destination before it reads a byte of the source.
 	sb, rc, _, _, err := s.OpenBlob(ctx, src.Container, src.Name, src.Snapshot, nil, "", src.Cond)
 	if err != nil {
 		return Blob{}, SourceCondition(err)
@@ -752,10 +748,14 @@ func (s *Service) checkCommitList(old Blob, o WriteOptions) error {
 	if old.Committed && old.Type != BlockBlob {
 		return fmt.Errorf("blob %s/%s is a %s: %w", old.Container, old.Name, old.Type, ErrInvalidBlobType)
 	}
-	if hasRow(old) {
-		if err := checkWriteLease(old.Lease, o.LeaseID, s.Now()); err != nil {
-			return fmt.Errorf("blob %s/%s: %w", old.Container, old.Name, err)
+	if !hasRow(old) {
+		if o.LeaseID != "" { // as checkWrite: nothing to hold a lease
+			return fmt.Errorf("blob %s/%s: lease id on a missing blob: %w", old.Container, old.Name, ErrLeaseNotPresent)
 		}
+		return nil
+	}
+	if err := checkWriteLease(old.Lease, o.LeaseID, s.Now()); err != nil {
+		return fmt.Errorf("blob %s/%s: %w", old.Container, old.Name, err)
 	}
 	return nil
 }
