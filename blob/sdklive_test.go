@@ -127,6 +127,49 @@ func TestPageRangesRange(t *testing.T) {
 	}
 }
 
+// TestPageRangesDiffRange: a page-range diff with a range that cuts
+// pages compares whole pages and reports them clipped to the range asked
+// (it read past the last page and failed before).
+func TestPageRangesDiffRange(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	pb := newPageBlob(t, e)
+	snap, err := pb.CreateSnapshot(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 2048)
+	for i := range data {
+		data[i] = 1
+	}
+	if _, err := pb.UploadPages(ctx, rsc(data), blob.HTTPRange{Count: 2048}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		rng  blob.HTTPRange
+		want [][2]int64
+	}{
+		{blob.HTTPRange{Count: 2000}, [][2]int64{{0, 1999}}},
+		{blob.HTTPRange{Offset: 256, Count: 1000}, [][2]int64{{256, 1255}}},
+		{blob.HTTPRange{Offset: 1024, Count: 4096}, [][2]int64{{1024, 2047}}},
+	} {
+		var got [][2]int64
+		pager := pb.NewGetPageRangesDiffPager(&pageblob.GetPageRangesDiffOptions{PrevSnapshot: snap.Snapshot, Range: tc.rng})
+		for pager.More() {
+			resp, err := pager.NextPage(ctx)
+			if err != nil {
+				t.Fatalf("%+v: %v", tc.rng, err)
+			}
+			for _, r := range resp.PageRange {
+				got = append(got, [2]int64{*r.Start, *r.End})
+			}
+		}
+		if len(got) != len(tc.want) || len(got) > 0 && got[0] != tc.want[0] {
+			t.Errorf("diff in %+v: %v, want %v", tc.rng, got, tc.want)
+		}
+	}
+}
+
 // TestDownloadNegativeOffset: Get Blob with "bytes=-1-" (the SDK's
 // Offset -1) answers the whole blob, as Azure does
 // (TestBlobDownloadDataNegativeOffset).

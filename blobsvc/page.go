@@ -516,10 +516,16 @@ func (s *Service) PageRangesDiff(ctx context.Context, container, name, snapshot,
 	var changed, cleared []PageRange
 	buf := make([]byte, 2*PageSize)
 	for _, r := range cand {
+		// Whole pages are compared (the candidates are page-aligned);
+		// what is reported is clipped to [from, end] below, so a range
+		// that cuts pages (bytes=0-1999) neither reads past a page nor
+		// reports outside what was asked.
 		a, z := max(r.Start, from), min(r.End, end)
 		if z < a {
 			continue
 		}
+		a -= a % PageSize
+		z = min(r.End, z-z%PageSize+PageSize-1)
 		n := z - a + 1
 		rc, err := s.openPages(ctx, cur, a, n)
 		if err != nil {
@@ -552,7 +558,7 @@ func (s *Service) PageRangesDiff(ctx context.Context, container, name, snapshot,
 			if string(buf[:PageSize]) == string(buf[PageSize:]) {
 				continue
 			}
-			page := PageRange{off, off + PageSize - 1}
+			page := PageRange{max(off, from), min(off+PageSize-1, end)}
 			if inRanges(cur.Page, off) {
 				changed = addRange(changed, page)
 			} else {
