@@ -32,6 +32,96 @@
 // response. Nothing holds a whole blob in memory (x-ms-range-get-content-md5
 // reads its at most 4 MiB range once).
 //
+// # Conditional headers and leases
+//
+// Writes follow "Specifying conditional headers for Blob service
+// operations", section "Read Operations in Versions Prior to 2013-08-15,
+// and for Write Operations (All Versions)": "If a request specifies both
+// the If-None-Match and If-Modified-Since headers, the request is
+// evaluated based on the criteria specified in If-None-Match. If a
+// request specifies both the If-Match and If-Unmodified-Since headers,
+// the request is evaluated based on the criteria specified in If-Match.
+// With the exception of the two combinations of conditional headers
+// listed above, a request may specify only a single conditional header.
+// Specifying more than one conditional header results in status code 400
+// (Bad Request)", and "requests to the Blob service can only include one
+// ETag value": 400 MultipleConditionHeadersNotSupported (blobsvc
+// Conditions.ValidateWrite). Get Blob, Get Blob Properties, Get Page
+// Ranges and Snapshot Blob are reads: any combination, 304 (with
+// x-ms-error-code ConditionNotMet) or 412. Set Blob Tags takes its
+// conditions as x-ms-blob-if-match, -none-match, -modified-since and
+// -unmodified-since, as the SDKs send them.
+//
+// Copies: an unmet destination condition of Copy Blob, Copy Blob From
+// URL and Put Blob From URL is 412 TargetConditionNotMet, an unmet
+// x-ms-source-if-* 412 SourceConditionNotMet — what Azure answers in the
+// azure-sdk-for-go and -js recordings; a From URL source that answers 304
+// (If-None-Match matching, not modified since) is 304
+// CannotVerifyCopySource, as azblob's TestPutBlobFromUrlSourceIfNoneMatchFalse
+// expects (Copy Blob proper reads its source itself: 412
+// SourceConditionNotMet).
+//
+// Leases follow Lease Blob's two tables (blobsvc). A write without a
+// lease id on a broken or expired lease makes it available ("Write, no
+// lease specified" on Broken (A) and Expired (A): "Available, write
+// succeeds"), so a later renew or release with the old id is 409
+// LeaseIdMismatchWithLeaseOperation and a break 409
+// LeaseNotPresentWithLeaseOperation; a lease id on a write that would
+// create the blob is 412 LeaseNotPresentWithBlobOperation ("Write using
+// (A)" on Available: "Fails (412)") and creates nothing.
+//
+// # Differences from Azurite
+//
+// The differential tests (azurite_diff_test.go: a seeded random sequence;
+// azurite_matrix_test.go: every operation that takes conditions × each
+// header alone and each pair, met and unmet, and every lease state Azurite
+// can reach without waiting × writes, reads and lease actions with the
+// holder's id, another and none) compare status and x-ms-error-code with
+// Azurite. Where they differ, blobshare follows Azure and the test names
+// the difference (knownDiffs in azurite_known_test.go):
+//
+//   - Copy destination conditions: Azurite 412 ConditionNotMet; Azure
+//     "TargetConditionNotMet | Precondition Failed (412) | The target
+//     condition specified using HTTP conditional header(s) is not met."
+//     (Blob service error codes; the recording of
+//     TestBlobStartCopyDestIfMatchFalse, x-ms-version 2023-11-03).
+//   - Copy source conditions: Azurite 412 or 304 ConditionNotMet; Azure
+//     "SourceConditionNotMet | Precondition Failed (412) | The source
+//     condition specified using HTTP conditional header(s) is not met."
+//   - Conditions on container writes that Azure does not list ("Operations
+//     Supporting Conditional Headers": Set Container Metadata
+//     If-Modified-Since; Delete Container, Lease Container, Set Container
+//     ACL If-Modified-Since and If-Unmodified-Since): Azurite ignores
+//     If-Match, If-None-Match (and If-Unmodified-Since on Set Container
+//     Metadata); blobshare honours every conditional header a write
+//     carries rather than ignore one, under the one-header rule above.
+//   - A lease id on a write that creates the blob: Azurite creates it;
+//     blobshare answers 412 LeaseNotPresentWithBlobOperation ("Write using
+//     (A)" on Available: "Fails (412)").
+//   - A second Delete Container right after the first: Azurite 404
+//     ContainerNotFound; Azure "marks the specified container for
+//     deletion. The container and any blobs contained within it are later
+//     deleted during garbage collection" and answers the second one 202
+//     (the recording of TestContainerDeleteContainerWithoutLeaseId, though
+//     the page says other operations then fail with 404); blobshare
+//     accepts it for 30 s (blobsvc.ContainerDeleteWindow).
+//   - Staged blocks after Put Blob, Copy Blob or Delete Blob: "All
+//     uncommitted blocks are also discarded when a new blob of the same
+//     name is created using a single step (rather than the two-step block
+//     upload-then-commit process)" ("Understanding block blobs, append
+//     blobs, and page blobs"); Azurite keeps them and a later Put Block
+//     List commits them, blobshare answers 400 InvalidBlockList.
+//   - If-Match: * on a write to a missing blob (read from Azurite's
+//     source, not in the matrices): Azurite lets it through; blobshare
+//     answers 412, there being no ETag to match (If-Match: "perform the
+//     operation only if the resource's ETag matches the value specified").
+//
+// The lease matrix found no difference: Azurite, too, makes a broken lease
+// available on a write. An expired lease (Azurite would need the clock to
+// pass 15 s) is covered against Lease Blob's tables by blobsvc's
+// TestLeaseTable and TestWriteOutcomeTable: a break of an expired lease
+// makes it broken ("Break" on Expired (A): "Broken (A)").
+//
 // # Not supported (answered with a documented error, never a wrong success)
 //
 // Get Page Ranges with prevsnapshoturl, incremental copy, versions (400
