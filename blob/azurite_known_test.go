@@ -65,6 +65,20 @@ var knownDiffs = []knownDiff{
 		},
 	},
 	{
+		name: "x-ms-blob-if-* on Set Blob Tags",
+		doc: `Set Blob Tags evaluates the conditions the SDKs send as x-ms-blob-if-match, -none-match, ` +
+			`-modified-since and -unmodified-since (azblob's TestGetSetTagsWithBlobModifiedAccessConditions: If-None-Match ` +
+			`current and If-Unmodified-Since past fail), under the one-header rule of any write. Azurite ignores them (204).`,
+		match: func(r diffReq, az, bs answer) bool {
+			blobIf := false
+			for k := range r.hdr {
+				blobIf = blobIf || strings.HasPrefix(strings.ToLower(k), "x-ms-blob-if-")
+			}
+			return blobIf && strings.Contains(r.path, "comp=tags") && az.status == http.StatusNoContent &&
+				(bs.code == "ConditionNotMet" || bs.code == "MultipleConditionHeadersNotSupported")
+		},
+	},
+	{
 		name: "lease id on a write that creates the blob",
 		doc: `Lease Blob, "Outcomes of use attempts on blobs by lease state": "Write using (A)" on "Available" ` +
 			`"Fails (412)" (LeaseNotPresentWithBlobOperation: "There is currently no lease on the blob."); nothing is ` +

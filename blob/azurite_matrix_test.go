@@ -95,7 +95,9 @@ type matrixOp struct {
 	name   string
 	setup  func(t *testing.T, s *side, name string) answer
 	req    func(name string) diffReq
-	source bool // the conditions are x-ms-source-if-* (the copy's source)
+	// prefix is put before the header names: "x-ms-source-" for a
+	// copy's source, "x-ms-blob-" for Set Blob Tags.
+	prefix string
 }
 
 func putBlob(t *testing.T, s *side, path string, hdr map[string]string, body string) answer {
@@ -162,11 +164,15 @@ func matrixOps() []matrixOp {
 		{name: "Lease Blob acquire", setup: blockBlob, req: blob("PUT", "?comp=lease", map[string]string{"x-ms-lease-action": "acquire", "x-ms-lease-duration": "-1"}, "")},
 		{name: "Snapshot Blob", setup: blockBlob, req: blob("PUT", "?comp=snapshot", nil, "")},
 		{name: "Copy Blob (destination)", setup: blockBlob, req: blob("PUT", "", map[string]string{"x-ms-copy-source": "@url:/mtx/src"}, "")},
-		{name: "Copy Blob (source)", setup: blockBlob, source: true, req: func(name string) diffReq {
+		{name: "Copy Blob (source)", setup: blockBlob, prefix: "x-ms-source-", req: func(name string) diffReq {
 			return diffReq{method: "PUT", path: "/mtx/" + name + "-copy", hdr: map[string]string{"x-ms-copy-source": "@url:/mtx/" + name}}
 		}},
 		{name: "Append Block", setup: appendBlob, req: blob("PUT", "?comp=appendblock", nil, "abc")},
 		{name: "Put Page", setup: pageBlob, req: blob("PUT", "?comp=page", map[string]string{"x-ms-page-write": "update", "x-ms-range": "bytes=0-511"}, page)},
+		{name: "Clear Pages", setup: pageBlob, req: blob("PUT", "?comp=page", map[string]string{"x-ms-page-write": "clear", "x-ms-range": "bytes=0-511"}, "")},
+		{name: "Set Blob Properties (page blob length)", setup: pageBlob, req: blob("PUT", "?comp=properties", map[string]string{"x-ms-blob-content-length": "1024"}, "")},
+		{name: "Lease Blob break", setup: blockBlob, req: blob("PUT", "?comp=lease", map[string]string{"x-ms-lease-action": "break"}, "")},
+		{name: "Set Blob Tags (x-ms-blob-if-*)", setup: blockBlob, prefix: "x-ms-blob-", req: blob("PUT", "?comp=tags", nil, "<Tags><TagSet><Tag><Key>k</Key><Value>v</Value></Tag></TagSet></Tags>")},
 		{name: "Put Page on a missing blob", setup: missing, req: blob("PUT", "?comp=page", map[string]string{"x-ms-page-write": "update", "x-ms-range": "bytes=0-511"}, page)},
 		{name: "Get Blob", setup: blockBlob, req: blob("GET", "", nil, "")},
 		{name: "Get Blob Properties", setup: blockBlob, req: blob("HEAD", "", nil, "")},
@@ -243,13 +249,9 @@ func TestDifferentialConditionMatrix(t *testing.T) {
 			for _, s := range sides {
 				ref[s.name] = op.setup(t, s, name)
 			}
-			prefix := ""
-			if op.source {
-				prefix = "x-ms-source-"
-			}
 			r := op.req(name)
 			compare(t, sides, op.name+" with "+c.String(), r, func(s *side) map[string]string {
-				return c.values(ref[s.name].etag, ref[s.name].lm, prefix)
+				return c.values(ref[s.name].etag, ref[s.name].lm, op.prefix)
 			}, known, &unexplained)
 			n++
 		}
@@ -267,7 +269,8 @@ type leaseState struct {
 // TestDifferentialLeaseMatrix: every lease state Azurite can be brought
 // into without waiting (available, leased, breaking, broken, released)
 // against writes and reads with the holder's id, another id and none, and
-// every lease action, on both servers. (Expired needs the clock to pass a
+// every lease action, on both servers; then the same for container leases
+// (containerLeaseMatrix). (Expired needs the clock to pass a
 // lease's end: blobsvc's TestWriteOutcomeTable and TestLeaseTable cover
 // it against Lease Blob's tables.)
 func TestDifferentialLeaseMatrix(t *testing.T) {
@@ -370,7 +373,87 @@ func TestDifferentialLeaseMatrix(t *testing.T) {
 			n++
 		}
 	}
+	n += containerLeaseMatrix(t, sides, states, known, &unexplained)
 	report(t, n, known, unexplained)
+}
+
+// containerLeaseMatrix is the lease matrix of containers: the same
+// states (a fresh container each time; "written" is a Set Container
+// Metadata) against Delete Container, Set Container Metadata, Set
+// Container ACL and Get Container Properties with the holder's id,
+// another id and none, and every Lease Container action. It returns how
+// many requests it compared.
+func containerLeaseMatrix(t *testing.T, sides []*side, states []leaseState, known map[string]int, unexplained *[]string) int {
+	t.Helper()
+	type op struct {
+		name string
+		req  func(c string) diffReq
+	}
+	var ops []op
+	for _, id := range []string{idA, idB, ""} {
+		who := map[string]string{idA: "(A)", idB: "(B)", "": "no lease"}[id]
+		hdr := func(h map[string]string) map[string]string {
+			out := map[string]string{}
+			for k, v := range h {
+				out[k] = v
+			}
+			if id != "" {
+				out["x-ms-lease-id"] = id
+			}
+			return out
+		}
+		ops = append(ops,
+			op{"Delete Container, " + who, func(c string) diffReq { return diffReq{method: "DELETE", path: "/" + c + "?restype=container", hdr: hdr(nil)} }},
+			op{"Set Container Metadata, " + who, func(c string) diffReq {
+				return diffReq{method: "PUT", path: "/" + c + "?restype=container&comp=metadata", hdr: hdr(map[string]string{"x-ms-meta-m": "v"})}
+			}},
+			op{"Set Container ACL, " + who, func(c string) diffReq {
+				return diffReq{method: "PUT", path: "/" + c + "?restype=container&comp=acl", hdr: hdr(nil), body: "<SignedIdentifiers></SignedIdentifiers>"}
+			}},
+			op{"Get Container Properties, " + who, func(c string) diffReq { return diffReq{method: "HEAD", path: "/" + c + "?restype=container", hdr: hdr(nil)} }},
+		)
+		if id == "" {
+			continue
+		}
+		for _, action := range []string{"acquire", "renew", "change", "release"} {
+			h := map[string]string{"x-ms-lease-action": action, "x-ms-lease-id": id}
+			switch action {
+			case "acquire":
+				h = map[string]string{"x-ms-lease-action": action, "x-ms-lease-duration": "-1", "x-ms-proposed-lease-id": id}
+			case "change":
+				h["x-ms-proposed-lease-id"] = map[string]string{idA: idB, idB: idA}[id]
+			}
+			ops = append(ops, op{"Lease Container " + action + " " + who, func(c string) diffReq {
+				return diffReq{method: "PUT", path: "/" + c + "?restype=container&comp=lease", hdr: h}
+			}})
+		}
+	}
+	for _, p := range []string{"0", "60"} {
+		ops = append(ops, op{"Lease Container break, period " + p, func(c string) diffReq {
+			return diffReq{method: "PUT", path: "/" + c + "?restype=container&comp=lease", hdr: map[string]string{"x-ms-lease-action": "break", "x-ms-lease-break-period": p}}
+		}})
+	}
+	n := 0
+	for si, st := range states {
+		for oi, o := range ops {
+			c := fmt.Sprintf("lc%d-%d", si, oi)
+			for _, s := range sides {
+				mustDo(t, s, "PUT", "/"+c+"?restype=container", nil, "", http.StatusCreated)
+				for _, h := range st.ops {
+					if h == nil {
+						mustDo(t, s, "PUT", "/"+c+"?restype=container&comp=metadata", map[string]string{"x-ms-meta-w": "1"}, "", http.StatusOK)
+						continue
+					}
+					if a := s.do(t, "PUT", "/"+c+"?restype=container&comp=lease", h, ""); a.status >= 300 {
+						t.Fatalf("%s: bringing container %s to %s: %d %s", s.name, c, st.name, a.status, a.code)
+					}
+				}
+			}
+			compare(t, sides, o.name+" on a "+st.name+" container lease", o.req(c), func(*side) map[string]string { return nil }, known, unexplained)
+			n++
+		}
+	}
+	return n
 }
 
 // report logs the known differences met and fails on unexplained ones.

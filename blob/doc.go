@@ -95,6 +95,9 @@
 //     If-Match, If-None-Match (and If-Unmodified-Since on Set Container
 //     Metadata); blobshare honours every conditional header a write
 //     carries rather than ignore one, under the one-header rule above.
+//   - x-ms-blob-if-* on Set Blob Tags: Azurite ignores them; Azure
+//     evaluates them (azblob's TestGetSetTagsWithBlobModifiedAccessConditions
+//     expects If-None-Match current and If-Unmodified-Since past to fail).
 //   - A lease id on a write that creates the blob: Azurite creates it;
 //     blobshare answers 412 LeaseNotPresentWithBlobOperation ("Write using
 //     (A)" on Available: "Fails (412)").
@@ -116,8 +119,8 @@
 //     answers 412, there being no ETag to match (If-Match: "perform the
 //     operation only if the resource's ETag matches the value specified").
 //
-// The lease matrix found no difference: Azurite, too, makes a broken lease
-// available on a write. An expired lease (Azurite would need the clock to
+// The lease matrix (blob and container leases) found no difference:
+// Azurite, too, makes a broken blob lease available on a write. An expired lease (Azurite would need the clock to
 // pass 15 s) is covered against Lease Blob's tables by blobsvc's
 // TestLeaseTable and TestWriteOutcomeTable: a break of an expired lease
 // makes it broken ("Break" on Expired (A): "Broken (A)").
