@@ -92,9 +92,9 @@ func (c condCase) values(etag, lm, prefix string) map[string]string {
 // resource the conditions refer to (name is fresh for every case) and
 // answers its ETag and Last-Modified; req is the request under test.
 type matrixOp struct {
-	name   string
-	setup  func(t *testing.T, s *side, name string) answer
-	req    func(name string) diffReq
+	name  string
+	setup func(t *testing.T, s *side, name string) answer
+	req   func(name string) diffReq
 	// prefix is put before the header names: "x-ms-source-" for a
 	// copy's source, "x-ms-blob-" for Set Blob Tags.
 	prefix string
@@ -403,14 +403,18 @@ func containerLeaseMatrix(t *testing.T, sides []*side, states []leaseState, know
 			return out
 		}
 		ops = append(ops,
-			op{"Delete Container, " + who, func(c string) diffReq { return diffReq{method: "DELETE", path: "/" + c + "?restype=container", hdr: hdr(nil)} }},
+			op{"Delete Container, " + who, func(c string) diffReq {
+				return diffReq{method: "DELETE", path: "/" + c + "?restype=container", hdr: hdr(nil)}
+			}},
 			op{"Set Container Metadata, " + who, func(c string) diffReq {
 				return diffReq{method: "PUT", path: "/" + c + "?restype=container&comp=metadata", hdr: hdr(map[string]string{"x-ms-meta-m": "v"})}
 			}},
 			op{"Set Container ACL, " + who, func(c string) diffReq {
 				return diffReq{method: "PUT", path: "/" + c + "?restype=container&comp=acl", hdr: hdr(nil), body: "<SignedIdentifiers></SignedIdentifiers>"}
 			}},
-			op{"Get Container Properties, " + who, func(c string) diffReq { return diffReq{method: "HEAD", path: "/" + c + "?restype=container", hdr: hdr(nil)} }},
+			op{"Get Container Properties, " + who, func(c string) diffReq {
+				return diffReq{method: "HEAD", path: "/" + c + "?restype=container", hdr: hdr(nil)}
+			}},
 		)
 		if id == "" {
 			continue
