@@ -79,6 +79,17 @@ var knownDiffs = []knownDiff{
 		},
 	},
 	{
+		name: "If-Match: * on a missing blob",
+		doc: `Specifying conditional headers: If-Match "Specify this header to perform the operation only if the ` +
+			`resource's ETag matches the value specified"; a missing blob has no ETag, and RFC 7232 makes "If-Match: *" ` +
+			`false "if the origin server does not have a current representation": 412 ConditionNotMet. Azurite lets ` +
+			`the write through (Put Blob 201, an update 404 BlobNotFound).`,
+		match: func(r diffReq, az, bs answer) bool {
+			return strings.TrimSpace(r.hdr["If-Match"]) == "*" && (az.status < 300 || az.code == "BlobNotFound") &&
+				bs.status == http.StatusPreconditionFailed && bs.code == "ConditionNotMet"
+		},
+	},
+	{
 		name: "lease id on a write that creates the blob",
 		doc: `Lease Blob, "Outcomes of use attempts on blobs by lease state": "Write using (A)" on "Available" ` +
 			`"Fails (412)" (LeaseNotPresentWithBlobOperation: "There is currently no lease on the blob."); nothing is ` +

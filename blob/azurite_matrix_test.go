@@ -256,6 +256,34 @@ func TestDifferentialConditionMatrix(t *testing.T) {
 			n++
 		}
 	}
+	// Values the combinations above do not make: If-Match: * and lists
+	// of ETags, on a blob that exists and on one that does not.
+	for i, hdr := range []map[string]string{
+		{"If-Match": "*"}, {"If-None-Match": "*"}, {"If-Match": "@etag, \"0x8D0000000000000\""}, {"If-None-Match": "\"0x8D0000000000000\", \"0x8D0000000000001\""},
+	} {
+		for _, exists := range []bool{true, false} {
+			name := fmt.Sprintf("x%d-%v", i, exists)
+			for _, s := range sides {
+				if exists {
+					a := putBlob(t, s, "/mtx/"+name, nil, "seed")
+					s.etags["/mtx/"+name] = a.etag
+				}
+			}
+			for _, r := range []diffReq{
+				{method: "PUT", path: "/mtx/" + name + "?comp=metadata", hdr: map[string]string{"x-ms-meta-m": "v"}},
+				{method: "PUT", path: "/mtx/" + name, hdr: map[string]string{"x-ms-blob-type": "BlockBlob"}, body: "new"},
+			} {
+				compare(t, sides, fmt.Sprintf("%v (blob exists: %v)", hdr, exists), r, func(s *side) map[string]string {
+					out := map[string]string{}
+					for k, v := range hdr {
+						out[k] = strings.ReplaceAll(v, "@etag", s.etags["/mtx/"+name])
+					}
+					return out
+				}, known, &unexplained)
+				n++
+			}
+		}
+	}
 	report(t, n, known, unexplained)
 }
 

@@ -114,10 +114,12 @@
 //     upload-then-commit process)" ("Understanding block blobs, append
 //     blobs, and page blobs"); Azurite keeps them and a later Put Block
 //     List commits them, blobshare answers 400 InvalidBlockList.
-//   - If-Match: * on a write to a missing blob (read from Azurite's
-//     source, not in the matrices): Azurite lets it through; blobshare
-//     answers 412, there being no ETag to match (If-Match: "perform the
-//     operation only if the resource's ETag matches the value specified").
+//   - If-Match: * on a write to a missing blob: Azurite lets it through
+//     (Put Blob 201, an update 404); blobshare answers 412 ConditionNotMet,
+//     there being no ETag to match (If-Match: "perform the operation only
+//     if the resource's ETag matches the value specified"; RFC 7232:
+//     false "if the origin server does not have a current
+//     representation").
 //
 // The lease matrix (blob and container leases) found no difference:
 // Azurite, too, makes a broken blob lease available on a write. An expired lease (Azurite would need the clock to
