@@ -30,6 +30,7 @@ type answer struct {
 	code   string
 	etag   string
 	lm     string // Last-Modified
+	lease  string // x-ms-lease-state
 }
 
 func (s *side) do(t *testing.T, method, path string, hdr map[string]string, body string) answer {
@@ -66,7 +67,8 @@ func (s *side) do(t *testing.T, method, path string, hdr map[string]string, body
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	a := answer{status: resp.StatusCode, code: resp.Header.Get("x-ms-error-code"), etag: resp.Header.Get("ETag"), lm: resp.Header.Get("Last-Modified")}
+	a := answer{status: resp.StatusCode, code: resp.Header.Get("x-ms-error-code"), etag: resp.Header.Get("ETag"), lm: resp.Header.Get("Last-Modified"),
+		lease: resp.Header.Get("x-ms-lease-state")}
 	if a.status < 300 && a.etag != "" && !strings.Contains(path, "comp=lease") {
 		key := path
 		if i := strings.Index(key, "?"); i >= 0 {

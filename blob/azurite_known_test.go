@@ -13,6 +13,9 @@ type diffReq struct {
 	// Blob or Delete Blob since its last commit) where Azurite keeps
 	// them.
 	discarded bool
+	// copyOnto: the HEAD that follows a Copy Blob onto the blob (the
+	// lease matrix compares the lease state it answers).
+	copyOnto bool
 }
 
 // knownDiff is a place where Azurite departs from Azure's documentation
@@ -76,6 +79,16 @@ var knownDiffs = []knownDiff{
 			}
 			return blobIf && strings.Contains(r.path, "comp=tags") && az.status == http.StatusNoContent &&
 				(bs.code == "ConditionNotMet" || bs.code == "MultipleConditionHeadersNotSupported")
+		},
+	},
+	{
+		name: "Copy Blob onto a broken lease",
+		doc: `Lease Blob: "When a lease is active, the lease ID must be included in the request for any of the ` +
+			`following operations: ... Copy Blob (lease ID needed for destination blob)", and "Write, no lease ` +
+			`specified" on Broken (A) is "Available, write succeeds". Azurite keeps the destination's lease broken ` +
+			`after a copy (it makes it available after every other write).`,
+		match: func(r diffReq, az, bs answer) bool {
+			return r.copyOnto && az.lease == "broken" && bs.lease == "available"
 		},
 	},
 	{

@@ -397,7 +397,9 @@ func TestDifferentialLeaseMatrix(t *testing.T) {
 					}
 				}
 			}
-			compare(t, sides, op.name+" on a "+st.name+" lease", op.req(name), func(*side) map[string]string { return nil }, known, &unexplained)
+			label := op.name + " on a " + st.name + " lease"
+			compare(t, sides, label, op.req(name), func(*side) map[string]string { return nil }, known, &unexplained)
+			compareLeaseState(t, sides, label, diffReq{method: "HEAD", path: "/mtx/" + name, copyOnto: strings.HasPrefix(op.name, "Copy Blob")}, known, &unexplained)
 			n++
 		}
 	}
@@ -481,11 +483,33 @@ func containerLeaseMatrix(t *testing.T, sides []*side, states []leaseState, know
 					}
 				}
 			}
-			compare(t, sides, o.name+" on a "+st.name+" container lease", o.req(c), func(*side) map[string]string { return nil }, known, unexplained)
+			label := o.name + " on a " + st.name + " container lease"
+			compare(t, sides, label, o.req(c), func(*side) map[string]string { return nil }, known, unexplained)
+			compareLeaseState(t, sides, label, diffReq{method: "HEAD", path: "/" + c + "?restype=container"}, known, unexplained)
 			n++
 		}
 	}
 	return n
+}
+
+// compareLeaseState sends r, a HEAD, to both sides after an operation:
+// the lease state a write or a lease action leaves must agree too, or be
+// a known difference.
+func compareLeaseState(t *testing.T, sides []*side, label string, r diffReq, known map[string]int, unexplained *[]string) {
+	t.Helper()
+	var got [2]answer
+	for j, s := range sides {
+		got[j] = s.do(t, r.method, r.path, nil, "")
+	}
+	if got[0].status == got[1].status && got[0].lease == got[1].lease {
+		return
+	}
+	if k := explain(r, got[0], got[1]); k != nil {
+		known[k.name]++
+		return
+	}
+	*unexplained = append(*unexplained, fmt.Sprintf("%s, then HEAD %s: azurite %d lease %q, blobshare %d lease %q",
+		label, r.path, got[0].status, got[0].lease, got[1].status, got[1].lease))
 }
 
 // report logs the known differences met and fails on unexplained ones.

@@ -139,14 +139,23 @@ func TestMultipleConditionHeaders(t *testing.T) {
 // id is gone: renew and release with it answer 409
 // LeaseIdMismatchWithLeaseOperation and a break 409
 // LeaseNotPresentWithLeaseOperation (the Available column of "Outcomes of
-// lease operations"), whether the write was Set Blob Metadata, Put Blob
-// or a Copy Blob onto the blob.
+// lease operations"), whether the write was Set Blob Metadata, Put Blob,
+// Put Block (one of the writes Lease Blob lists), Set Blob Tags (as
+// Azurite) or a Copy Blob onto the blob.
 func TestWriteMakesBrokenLeaseAvailable(t *testing.T) {
 	ctx := context.Background()
 	writes := map[string]func(le *leaseEnv) error{
 		"Set Blob Metadata": func(le *leaseEnv) error { return le.update("") },
 		"Put Blob": func(le *leaseEnv) error {
 			_, err := le.bb.UploadBuffer(ctx, []byte("v2"), nil)
+			return err
+		},
+		"Put Block": func(le *leaseEnv) error {
+			_, err := le.bb.StageBlock(ctx, base64.StdEncoding.EncodeToString([]byte("b1")), rsc([]byte("blk")), nil)
+			return err
+		},
+		"Set Blob Tags": func(le *leaseEnv) error {
+			_, err := le.bb.SetTags(ctx, map[string]string{"k": "v"}, nil)
 			return err
 		},
 		"Copy Blob": func(le *leaseEnv) error {

@@ -85,9 +85,11 @@
 //     condition specified using HTTP conditional header(s) is not met."
 //     (Blob service error codes; the recording of
 //     TestBlobStartCopyDestIfMatchFalse, x-ms-version 2023-11-03).
+//
 //   - Copy source conditions: Azurite 412 or 304 ConditionNotMet; Azure
 //     "SourceConditionNotMet | Precondition Failed (412) | The source
 //     condition specified using HTTP conditional header(s) is not met."
+//
 //   - Conditions on container writes that Azure does not list ("Operations
 //     Supporting Conditional Headers": Set Container Metadata
 //     If-Modified-Since; Delete Container, Lease Container, Set Container
@@ -95,12 +97,15 @@
 //     If-Match, If-None-Match (and If-Unmodified-Since on Set Container
 //     Metadata); blobshare honours every conditional header a write
 //     carries rather than ignore one, under the one-header rule above.
+//
 //   - x-ms-blob-if-* on Set Blob Tags: Azurite ignores them; Azure
 //     evaluates them (azblob's TestGetSetTagsWithBlobModifiedAccessConditions
 //     expects If-None-Match current and If-Unmodified-Since past to fail).
+//
 //   - A lease id on a write that creates the blob: Azurite creates it;
 //     blobshare answers 412 LeaseNotPresentWithBlobOperation ("Write using
 //     (A)" on Available: "Fails (412)").
+//
 //   - A second Delete Container right after the first: Azurite 404
 //     ContainerNotFound; Azure "marks the specified container for
 //     deletion. The container and any blobs contained within it are later
@@ -108,12 +113,14 @@
 //     (the recording of TestContainerDeleteContainerWithoutLeaseId, though
 //     the page says other operations then fail with 404); blobshare
 //     accepts it for 30 s (blobsvc.ContainerDeleteWindow).
+//
 //   - Staged blocks after Put Blob, Copy Blob or Delete Blob: "All
 //     uncommitted blocks are also discarded when a new blob of the same
 //     name is created using a single step (rather than the two-step block
 //     upload-then-commit process)" ("Understanding block blobs, append
 //     blobs, and page blobs"); Azurite keeps them and a later Put Block
 //     List commits them, blobshare answers 400 InvalidBlockList.
+//
 //   - If-Match: * on a write to a missing blob: Azurite lets it through
 //     (Put Blob 201, an update 404); blobshare answers 412 ConditionNotMet,
 //     there being no ETag to match (If-Match: "perform the operation only
@@ -121,8 +128,16 @@
 //     false "if the origin server does not have a current
 //     representation").
 //
-// The lease matrix (blob and container leases) found no difference:
-// Azurite, too, makes a broken blob lease available on a write. An expired lease (Azurite would need the clock to
+//   - Copy Blob onto a blob whose lease is broken: Azurite keeps it
+//     broken; blobshare makes it available, as after any write (Lease
+//     Blob lists "Copy Blob (lease ID needed for destination blob)" among
+//     the writes, and "Write, no lease specified" on Broken (A) is
+//     "Available, write succeeds").
+//
+// The lease matrix (blob and container leases, and the lease state each
+// operation leaves) found no other difference: Azurite, too, makes a
+// broken blob lease available on a write, Put Block and Set Blob Tags
+// included. An expired lease (Azurite would need the clock to
 // pass 15 s) is covered against Lease Blob's tables by blobsvc's
 // TestLeaseTable and TestWriteOutcomeTable: a break of an expired lease
 // makes it broken ("Break" on Expired (A): "Broken (A)").

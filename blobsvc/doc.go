@@ -43,8 +43,9 @@
 // release, break; available, leased, expired, breaking, broken). Expired
 // and broken are derived from stored times at each request with the
 // injected clock, so no timer runs and tests move time explicitly. Lease
-// operations never change the ETag or Last-Modified. A write that changes
-// the blob makes a broken or expired lease available and forgets its id
+// operations never change the ETag or Last-Modified. A write (one that
+// changes the blob, Put Block, Set Blob Tags) makes a broken or expired
+// lease available and forgets its id
 // (Lease.afterWrite: "Write, no lease specified" on Broken (A) and Expired
 // (A) is "Available, write succeeds", and "the lease ID is maintained by
 // the Blob service until the blob is modified or leased again"); a break

@@ -859,8 +859,19 @@ func (s *Service) StageBlock(ctx context.Context, container, name, blockID strin
 		return err
 	}
 	if hasRow(cur) {
-		if err := checkWriteLease(cur.Lease, leaseID, s.Now()); err != nil {
+		now := s.Now()
+		if err := checkWriteLease(cur.Lease, leaseID, now); err != nil {
 			return fmt.Errorf("blob %s/%s: %w", container, name, err)
+		}
+		// Put Block is one of the writes of Lease Blob's list ("the lease
+		// ID must be included in the request for any of the following
+		// operations"): it too makes a broken or expired lease
+		// available, as Azurite does.
+		if l := cur.Lease.afterWrite(now); l != cur.Lease {
+			cur.Lease = l
+			if err := s.meta.PutBlob(ctx, cur, false); err != nil {
+				return err
+			}
 		}
 	} else {
 		// The first block of a new name creates the uncommitted blob.
