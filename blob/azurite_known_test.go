@@ -16,6 +16,8 @@ type diffReq struct {
 	// copyOnto: the HEAD that follows a Copy Blob onto the blob (the
 	// lease matrix compares the lease state it answers).
 	copyOnto bool
+	// renewB: the HEAD that follows a renew with another id (idB).
+	renewB bool
 }
 
 // knownDiff is a place where Azurite departs from Azure's documentation
@@ -82,13 +84,32 @@ var knownDiffs = []knownDiff{
 		},
 	},
 	{
-		name: "Copy Blob onto a broken lease",
+		name: "Copy Blob onto a broken or expired lease",
 		doc: `Lease Blob: "When a lease is active, the lease ID must be included in the request for any of the ` +
 			`following operations: ... Copy Blob (lease ID needed for destination blob)", and "Write, no lease ` +
-			`specified" on Broken (A) is "Available, write succeeds". Azurite keeps the destination's lease broken ` +
-			`after a copy (it makes it available after every other write).`,
+			`specified" on Broken (A) and Expired (A) is "Available, write succeeds". Azurite keeps the destination's ` +
+			`lease broken or expired after a copy (it makes it available after every other write).`,
 		match: func(r diffReq, az, bs answer) bool {
-			return r.copyOnto && az.lease == "broken" && bs.lease == "available"
+			return r.copyOnto && (az.lease == "broken" || az.lease == "expired") && bs.lease == "available"
+		},
+	},
+	{
+		name: "lease id on an expired lease",
+		doc: `Blob service error codes: "LeaseLost | Precondition Failed (412) | A lease ID was specified, but the ` +
+			`lease for the blob has expired." Azurite answers 412 LeaseNotPresentWithBlobOperation.`,
+		match: func(r diffReq, az, bs answer) bool {
+			return r.hdr["x-ms-lease-id"] != "" && az.status == http.StatusPreconditionFailed &&
+				az.code == "LeaseNotPresentWithBlobOperation" && bs.status == http.StatusPreconditionFailed && bs.code == "LeaseLost"
+		},
+	},
+	{
+		name: "renew of an expired lease with another id",
+		doc: `Lease Blob, "Outcomes of lease operations on blobs by lease state": "Renew (B)" on Expired (A) ` +
+			`"Fails (409)". Azurite renews it under the other id (200, then leased).`,
+		match: func(r diffReq, az, bs answer) bool {
+			renewB := r.hdr["x-ms-lease-action"] == "renew" && r.hdr["x-ms-lease-id"] == idB
+			return renewB && az.status == http.StatusOK && bs.status == http.StatusConflict && bs.code == "LeaseIdMismatchWithLeaseOperation" ||
+				r.renewB && az.lease == "leased" && bs.lease == "expired"
 		},
 	},
 	{

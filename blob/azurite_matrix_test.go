@@ -403,6 +403,37 @@ func TestDifferentialLeaseMatrix(t *testing.T) {
 			n++
 		}
 	}
+	// Expired leases: 15-second leases taken on every blob at once, then
+	// each operation once both servers report them all expired.
+	expiring := map[string]bool{}
+	for _, written := range []bool{false, true} {
+		for oi := range ops {
+			name := fmt.Sprintf("le%v-%d", written, oi)
+			expiring[name] = written
+			for _, s := range sides {
+				putBlob(t, s, "/mtx/"+name, nil, "seed")
+				mustDo(t, s, "PUT", "/mtx/"+name+"?comp=lease", map[string]string{"x-ms-lease-action": "acquire",
+					"x-ms-lease-duration": "15", "x-ms-proposed-lease-id": idA}, "", http.StatusCreated)
+			}
+		}
+	}
+	waitExpired(t, sides, expiring)
+	for name, written := range expiring {
+		var oi int
+		fmt.Sscanf(name[strings.LastIndex(name, "-")+1:], "%d", &oi)
+		st := "expired"
+		if written {
+			st = "expired, then written"
+			for _, s := range sides {
+				mustDo(t, s, "PUT", "/mtx/"+name+"?comp=metadata", map[string]string{"x-ms-meta-w": "1"}, "", http.StatusOK)
+			}
+		}
+		label := ops[oi].name + " on an " + st + " lease"
+		compare(t, sides, label, ops[oi].req(name), func(*side) map[string]string { return nil }, known, &unexplained)
+		compareLeaseState(t, sides, label, diffReq{method: "HEAD", path: "/mtx/" + name, copyOnto: strings.HasPrefix(ops[oi].name, "Copy Blob"),
+			renewB: ops[oi].name == "Lease Blob renew (B)"}, known, &unexplained)
+		n++
+	}
 	n += containerLeaseMatrix(t, sides, states, known, &unexplained)
 	report(t, n, known, unexplained)
 }
@@ -490,6 +521,28 @@ func containerLeaseMatrix(t *testing.T, sides []*side, states []leaseState, know
 		}
 	}
 	return n
+}
+
+// waitExpired polls both sides until every blob of names reports its
+// lease expired (the leases are 15 s long; the poll gives up after a
+// minute).
+func waitExpired(t *testing.T, sides []*side, names map[string]bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for name := range names {
+		for _, s := range sides {
+			for {
+				a := s.do(t, "HEAD", "/mtx/"+name, nil, "")
+				if a.lease == "expired" {
+					break
+				}
+				if a.lease != "leased" || time.Now().After(deadline) {
+					t.Fatalf("%s: lease of %s is %q, waiting for it to expire", s.name, name, a.lease)
+				}
+				time.Sleep(200 * time.Millisecond) // polling a real server's clock: nothing to wait on but time
+			}
+		}
+	}
 }
 
 // compareLeaseState sends r, a HEAD, to both sides after an operation:

@@ -128,19 +128,28 @@
 //     false "if the origin server does not have a current
 //     representation").
 //
-//   - Copy Blob onto a blob whose lease is broken: Azurite keeps it
-//     broken; blobshare makes it available, as after any write (Lease
-//     Blob lists "Copy Blob (lease ID needed for destination blob)" among
-//     the writes, and "Write, no lease specified" on Broken (A) is
-//     "Available, write succeeds").
+//   - Copy Blob onto a blob whose lease is broken or expired: Azurite
+//     keeps it so; blobshare makes it available, as after any write
+//     (Lease Blob lists "Copy Blob (lease ID needed for destination
+//     blob)" among the writes, and "Write, no lease specified" on Broken
+//     (A) and Expired (A) is "Available, write succeeds").
 //
-// The lease matrix (blob and container leases, and the lease state each
+//   - A lease id on an expired lease: Azurite 412
+//     LeaseNotPresentWithBlobOperation; Azure "LeaseLost | Precondition
+//     Failed (412) | A lease ID was specified, but the lease for the blob
+//     has expired." (Blob service error codes).
+//
+//   - Renew of an expired lease with another id: Azurite renews it under
+//     that id; Lease Blob's table has "Renew (B)" on Expired (A) as "Fails
+//     (409)" (LeaseIdMismatchWithLeaseOperation).
+//
+// The lease matrix (blob leases available, leased, breaking, broken,
+// released, expired — 15-second leases it waits out — and broken or
+// expired then written; container leases; and the lease state each
 // operation leaves) found no other difference: Azurite, too, makes a
-// broken blob lease available on a write, Put Block and Set Blob Tags
-// included. An expired lease (Azurite would need the clock to
-// pass 15 s) is covered against Lease Blob's tables by blobsvc's
-// TestLeaseTable and TestWriteOutcomeTable: a break of an expired lease
-// makes it broken ("Break" on Expired (A): "Broken (A)").
+// broken or expired blob lease available on a write, Put Block and Set
+// Blob Tags included, and breaks an expired lease ("Break" on Expired
+// (A): "Broken (A)").
 //
 // # Not supported (answered with a documented error, never a wrong success)
 //
