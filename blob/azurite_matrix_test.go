@@ -378,6 +378,21 @@ func TestDifferentialLeaseMatrix(t *testing.T) {
 			return diffReq{method: "PUT", path: "/mtx/" + n + "?comp=lease", hdr: map[string]string{"x-ms-lease-action": "break", "x-ms-lease-break-period": p}}
 		}})
 	}
+	// Expired leases: 15-second leases taken on every blob at once first,
+	// so that they run out while the other states are compared; each
+	// operation then once both servers report them all expired.
+	expiring := map[string]bool{}
+	for _, written := range []bool{false, true} {
+		for oi := range ops {
+			name := fmt.Sprintf("le%v-%d", written, oi)
+			expiring[name] = written
+			for _, s := range sides {
+				putBlob(t, s, "/mtx/"+name, nil, "seed")
+				mustDo(t, s, "PUT", "/mtx/"+name+"?comp=lease", map[string]string{"x-ms-lease-action": "acquire",
+					"x-ms-lease-duration": "15", "x-ms-proposed-lease-id": idA}, "", http.StatusCreated)
+			}
+		}
+	}
 	known := map[string]int{}
 	var unexplained []string
 	n := 0
@@ -403,20 +418,7 @@ func TestDifferentialLeaseMatrix(t *testing.T) {
 			n++
 		}
 	}
-	// Expired leases: 15-second leases taken on every blob at once, then
-	// each operation once both servers report them all expired.
-	expiring := map[string]bool{}
-	for _, written := range []bool{false, true} {
-		for oi := range ops {
-			name := fmt.Sprintf("le%v-%d", written, oi)
-			expiring[name] = written
-			for _, s := range sides {
-				putBlob(t, s, "/mtx/"+name, nil, "seed")
-				mustDo(t, s, "PUT", "/mtx/"+name+"?comp=lease", map[string]string{"x-ms-lease-action": "acquire",
-					"x-ms-lease-duration": "15", "x-ms-proposed-lease-id": idA}, "", http.StatusCreated)
-			}
-		}
-	}
+	n += containerLeaseMatrix(t, sides, states, known, &unexplained)
 	waitExpired(t, sides, expiring)
 	for name, written := range expiring {
 		var oi int
@@ -434,7 +436,6 @@ func TestDifferentialLeaseMatrix(t *testing.T) {
 			renewB: ops[oi].name == "Lease Blob renew (B)"}, known, &unexplained)
 		n++
 	}
-	n += containerLeaseMatrix(t, sides, states, known, &unexplained)
 	report(t, n, known, unexplained)
 }
 
