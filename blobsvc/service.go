@@ -70,7 +70,10 @@ type Service struct {
 // deleted during garbage collection" and that a container of the same
 // name cannot be created "for at least 30 seconds"; meanwhile a second
 // Delete Container is accepted (202), as the azblob recording of
-// TestContainerDeleteContainerWithoutLeaseId shows.
+// TestContainerDeleteContainerWithoutLeaseId shows. Create Container is
+// not refused meanwhile (Azure answers 409 ContainerBeingDeleted): the
+// name is free at once here, as on Azurite, and a new container ends the
+// window.
 const ContainerDeleteWindow = 30 * time.Second
 
 // New returns a Service over meta and content; now is the clock of ETags'
