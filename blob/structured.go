@@ -1,0 +1,68 @@
+package blob
+
+import (
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/blobshare/blobshare/storagehttp"
+)
+
+// Structured bodies (x-ms-structured-body: XSM/1.0; properties=crc64):
+// Put Blob, Put Block, Append Block and Put Page may send their content
+// framed as a structured message with CRC-64s (storagehttp/structmsg.go);
+// Get Blob answers one when asked.
+
+// requestBody is what a write stores of its request body: the content of
+// a structured message, decoded and checked as the store reads it, or the
+// body as sent. size is the content's length (x-ms-structured-content-length
+// or Content-Length; -1 for a From-URL write, whose bytes come from its
+// source). A From-URL write has no body to frame: the structured headers
+// on one are 400 InvalidHeaderValue, never ignored.
+func requestBody(r *http.Request, fromURL bool, body io.Reader) (_ io.Reader, size int64, structured bool, _ error) {
+	if fromURL {
+		return body, -1, false, noStructuredBody(r.Header)
+	}
+	content, ok, err := storagehttp.StructuredRequest(r.Header, r.ContentLength)
+	if err != nil || !ok {
+		return body, r.ContentLength, false, err
+	}
+	return storagehttp.NewStructuredReader(body, r.ContentLength, content), content, true, nil
+}
+
+// noStructuredBody refuses the structured headers on a request whose body
+// carries no content (a From-URL write, a page clear).
+func noStructuredBody(h http.Header) error {
+	for _, name := range []string{storagehttp.HeaderStructuredBody, storagehttp.HeaderStructuredContentLength} {
+		if vs, ok := h[http.CanonicalHeaderKey(name)]; ok {
+			return storagehttp.InvalidHeader(name, vs[0])
+		}
+	}
+	return nil
+}
+
+// hasStructuredBody reports whether r announces a structured body (its
+// body cap then grows by the framing's most).
+func hasStructuredBody(r *http.Request) bool {
+	_, ok := r.Header[http.CanonicalHeaderKey(storagehttp.HeaderStructuredBody)]
+	return ok
+}
+
+// answerStructured echoes x-ms-structured-body on a write that decoded
+// one, as Azure does (the SDKs check the echo).
+func answerStructured(h http.Header, structured bool) {
+	if structured {
+		h.Set(storagehttp.HeaderStructuredBody, storagehttp.StructuredBodyCRC64)
+	}
+}
+
+// structuredReply frames a Get Blob body of n bytes when the request asked
+// for a structured body: x-ms-structured-body and
+// x-ms-structured-content-length (n) are answered, Content-Length is the
+// message's length, Content-Range stays the data's.
+func structuredReply(h http.Header, body io.Reader, n int64) (io.Reader, int64) {
+	enc := storagehttp.NewStructuredEncoder(body, n)
+	h.Set(storagehttp.HeaderStructuredBody, storagehttp.StructuredBodyCRC64)
+	h.Set(storagehttp.HeaderStructuredContentLength, strconv.FormatInt(n, 10))
+	return enc, enc.Len()
+}
