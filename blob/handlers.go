@@ -447,7 +447,7 @@ func (s *Server) storeBlob(w http.ResponseWriter, c *call, body io.Reader, fromU
 	}
 	w.Header().Set("Content-MD5", b64(b.Properties.ContentMD5))
 	setCRC64(w.Header(), crc)
-	answerStructured(w.Header(), structured)
+	storagehttp.AnswerStructured(w.Header(), structured)
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	written(w, http.StatusCreated, b.ETag, b.LastModified)
 	return nil
@@ -531,7 +531,7 @@ func (s *Server) putBlock(w http.ResponseWriter, c *call) error {
 		w.Header().Set("Content-MD5", b64(sum))
 	}
 	setCRC64(w.Header(), crc)
-	answerStructured(w.Header(), structured)
+	storagehttp.AnswerStructured(w.Header(), structured)
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	w.Header().Set("Content-Length", "0")
 	w.WriteHeader(http.StatusCreated)
@@ -740,7 +740,7 @@ func (s *Server) getBlob(w http.ResponseWriter, c *call) error {
 	}
 	length := n
 	if structured {
-		body, length = structuredReply(h, body, n)
+		body, length = storagehttp.StructuredReply(h, body, n)
 	}
 	h.Set("Content-Length", strconv.FormatInt(length, 10))
 	w.WriteHeader(status)
@@ -1045,7 +1045,7 @@ func (s *Server) appendBlock(w http.ResponseWriter, c *call) error {
 	}
 	h := w.Header()
 	setCRC64(h, crc)
-	answerStructured(h, structured)
+	storagehttp.AnswerStructured(h, structured)
 	h.Set("x-ms-blob-append-offset", strconv.FormatInt(offset, 10))
 	h.Set("x-ms-blob-committed-block-count", strconv.Itoa(len(b.Blocks)))
 	h.Set("x-ms-request-server-encrypted", "true")

@@ -154,7 +154,7 @@ func (s *Server) putPage(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	setCRC64(w.Header(), crc)
-	answerStructured(w.Header(), structured)
+	storagehttp.AnswerStructured(w.Header(), structured)
 	w.Header().Set("x-ms-blob-sequence-number", strconv.FormatInt(b.Page.SequenceNumber, 10))
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	written(w, http.StatusCreated, b.ETag, b.LastModified)

@@ -3,7 +3,6 @@ package blob
 import (
 	"io"
 	"net/http"
-	"strconv"
 
 	"github.com/blobshare/blobshare/storagehttp"
 )
@@ -32,37 +31,11 @@ func requestBody(r *http.Request, fromURL bool, body io.Reader) (_ io.Reader, si
 
 // noStructuredBody refuses the structured headers on a request whose body
 // carries no content (a From-URL write, a page clear).
-func noStructuredBody(h http.Header) error {
-	for _, name := range []string{storagehttp.HeaderStructuredBody, storagehttp.HeaderStructuredContentLength} {
-		if vs, ok := h[http.CanonicalHeaderKey(name)]; ok {
-			return storagehttp.InvalidHeader(name, vs[0])
-		}
-	}
-	return nil
-}
+func noStructuredBody(h http.Header) error { return storagehttp.RefuseStructuredBody(h) }
 
 // hasStructuredBody reports whether r announces a structured body (its
 // body cap then grows by the framing's most).
 func hasStructuredBody(r *http.Request) bool {
 	_, ok := r.Header[http.CanonicalHeaderKey(storagehttp.HeaderStructuredBody)]
 	return ok
-}
-
-// answerStructured echoes x-ms-structured-body on a write that decoded
-// one, as Azure does (the SDKs check the echo).
-func answerStructured(h http.Header, structured bool) {
-	if structured {
-		h.Set(storagehttp.HeaderStructuredBody, storagehttp.StructuredBodyCRC64)
-	}
-}
-
-// structuredReply frames a Get Blob body of n bytes when the request asked
-// for a structured body: x-ms-structured-body and
-// x-ms-structured-content-length (n) are answered, Content-Length is the
-// message's length, Content-Range stays the data's.
-func structuredReply(h http.Header, body io.Reader, n int64) (io.Reader, int64) {
-	enc := storagehttp.NewStructuredEncoder(body, n)
-	h.Set(storagehttp.HeaderStructuredBody, storagehttp.StructuredBodyCRC64)
-	h.Set(storagehttp.HeaderStructuredContentLength, strconv.FormatInt(n, 10))
-	return enc, enc.Len()
 }

@@ -159,6 +159,14 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	}
 	b.left -= int64(n)
 	if b.left == 0 {
+		if err != nil && !errors.Is(err, io.EOF) {
+			// A failure that comes with the last bytes (a structured
+			// body's last CRC-64) fails the body: no byte of it is handed
+			// out, so no reader (io.ReadFull drops such an error) takes it
+			// for complete.
+			b.err = fmt.Errorf("read request body: %w", err)
+			return 0, b.err
+		}
 		if b.done != nil {
 			b.done()
 			b.done = nil

@@ -126,6 +126,19 @@ func StructuredRequest(h http.Header, framed int64) (content int64, ok bool, err
 	return content, true, nil
 }
 
+// RefuseStructuredBody is 400 InvalidHeaderValue when a request whose body
+// carries no content (a From-URL write, a clear, a create without data)
+// sends x-ms-structured-body or x-ms-structured-content-length: they would
+// otherwise be ignored.
+func RefuseStructuredBody(h http.Header) error {
+	for _, name := range []string{HeaderStructuredBody, HeaderStructuredContentLength} {
+		if v, ok := header(h, name); ok {
+			return InvalidHeader(name, v)
+		}
+	}
+	return nil
+}
+
 // StructuredResponse reads x-ms-structured-body on a read (Get Blob, Get
 // File): true when the client asks for a structured body, 400
 // InvalidHeaderValue for a value other than StructuredBodyCRC64.
@@ -135,6 +148,26 @@ func StructuredResponse(h http.Header) (bool, error) {
 		return false, nil
 	}
 	return true, checkStructuredType(v)
+}
+
+// AnswerStructured echoes x-ms-structured-body on a write that decoded a
+// structured body, as Azure does (the SDKs check the echo).
+func AnswerStructured(h http.Header, structured bool) {
+	if structured {
+		h.Set(HeaderStructuredBody, StructuredBodyCRC64)
+	}
+}
+
+// StructuredReply frames a read's body of n bytes for a client that asked
+// for a structured body: it sets x-ms-structured-body and
+// x-ms-structured-content-length (n) and returns the message and its
+// length, which the caller sends as Content-Length (a Content-Range stays
+// the data's).
+func StructuredReply(h http.Header, body io.Reader, n int64) (io.Reader, int64) {
+	enc := NewStructuredEncoder(body, n)
+	h.Set(HeaderStructuredBody, StructuredBodyCRC64)
+	h.Set(HeaderStructuredContentLength, strconv.FormatInt(n, 10))
+	return enc, enc.Len()
 }
 
 // StructuredReader decodes a structured body as it is read: Read yields
