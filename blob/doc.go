@@ -22,6 +22,7 @@
 //   - batch.go: Blob Batch; its sub-requests run through the whole
 //     chain (storagehttp.ReadBatch, WriteBatch), each authorized alone.
 //   - structured.go: structured bodies (see below).
+//   - unsupported.go: the headers refused (see "Not supported").
 //   - xml.go: the block-list decoder (fuzzed) and the listing, block
 //     list, ACL and tag bodies.
 //   - errors.go: the error table.
@@ -61,6 +62,14 @@
 // so unlike x-ms-range-get-content-md5 no 4 MiB range limit applies.
 //
 // # Not supported (answered with a documented error, never a wrong success)
+//
+// Request headers of features blobshare lacks whose meaning would change
+// what is stored or answered (customer-provided keys, encryption scopes,
+// immutability policies and legal holds, tier-change conditions, the
+// managed-disk diff URL, sealing on copy) are refused before any operation
+// runs, 400 UnsupportedHeader naming the header (unsupported.go; Azure's
+// code for "One of the HTTP headers specified in the request is not
+// supported."); a value that asks for nothing (false) passes.
 //
 // Get Page Ranges with prevsnapshoturl, incremental copy, versions (400
 // InvalidQueryParameterValue); copies from another account (400

@@ -193,7 +193,12 @@
 //     being the data's. The JS SDK's downloads with
 //     contentChecksumAlgorithm StorageCrc64 use it (testdata/structured.js);
 //     azfile (v1.7.1, v1.7.2) does not expose it yet.
-//   - NFS shares are refused with one answer (smbOnly).
+//   - NFS shares are refused with one answer (smbOnly), and so are the
+//     NFS file properties (x-ms-mode, x-ms-owner, x-ms-group,
+//     x-ms-file-file-type, the copy modes) on any operation; the source
+//     CRC-64 conditions of Put Range From URL are 400 UnsupportedHeader
+//     (unsupported.go: checked in dispatch before the handler runs, so a
+//     header whose meaning blobshare lacks is never ignored).
 //
 // # Concurrency
 //
