@@ -190,9 +190,10 @@
 //     refuse the headers (400 InvalidHeaderValue). Get File with
 //     x-ms-structured-body answers the range or the whole file framed in
 //     4 MiB segments, x-ms-structured-content-length and Content-Range
-//     being the data's. The JS SDK's downloads with
-//     contentChecksumAlgorithm StorageCrc64 use it (testdata/structured.js);
-//     azfile (v1.7.1, v1.7.2) does not expose it yet.
+//     being the data's. The JS SDK's uploads and downloads with
+//     contentChecksumAlgorithm StorageCrc64 use both
+//     (testdata/structured.js); azfile (v1.7.1, v1.7.2) does not expose
+//     them yet.
 //   - NFS shares are refused with one answer (smbOnly), and so are the
 //     NFS file properties (x-ms-mode, x-ms-owner, x-ms-group,
 //     x-ms-file-file-type, the copy modes) on any operation; the source

@@ -224,8 +224,8 @@ func TestRawStructuredGetFile(t *testing.T) {
 	checkError(t, "crc32", r, "GET", 400, "InvalidHeaderValue")
 }
 
-// TestJSStructuredDownload runs testdata/structured.js: the JS SDK
-// (@azure/storage-file-share 12.31) downloads with
-// contentChecksumAlgorithm StorageCrc64, which asks for structured bodies
-// and checks their CRC-64s.
-func TestJSStructuredDownload(t *testing.T) { runJSScript(t, "structured.js") }
+// TestJSStructured runs testdata/structured.js: the JS SDK
+// (@azure/storage-file-share 12.31) with contentChecksumAlgorithm
+// StorageCrc64 uploads ranges framed as structured messages and downloads
+// asking for them, checking their CRC-64s.
+func TestJSStructured(t *testing.T) { runJSScript(t, "structured.js") }

@@ -1,7 +1,7 @@
-// Structured downloads through the official JS SDK
-// (@azure/storage-file-share): download with contentChecksumAlgorithm
-// "StorageCrc64" sends x-ms-structured-body and decodes and checks the
-// CRC-64s of the answer. Run by TestJSStructuredDownload with the
+// Structured bodies through the official JS SDK
+// (@azure/storage-file-share): with contentChecksumAlgorithm
+// "StorageCrc64", uploadRange frames its body as a structured message
+// (x-ms-structured-body) and download asks for one and checks its CRC-64s. Run by TestJSStructuredDownload with the
 // connection string in BLOBSHARE_CONN and NODE_PATH pointing at
 // integration/js.
 "use strict";
@@ -31,7 +31,14 @@ async function main() {
   }
   const file = share.rootDirectoryClient.getFileClient("data.bin");
   await file.create(content.length);
-  await file.uploadRange(content, 0, content.length);
+  const up = await file.uploadRange(content, 0, content.length, { contentChecksumAlgorithm: "StorageCrc64" });
+  check(up._response.headers.get("x-ms-structured-body") === "XSM/1.0; properties=crc64", "uploadRange: x-ms-structured-body echoed");
+  const plain = await readAll((await file.download()).readableStreamBody);
+  check(plain.equals(content), "structured uploadRange stored " + plain.length + " bytes");
+  const multi = share.rootDirectoryClient.getFileClient("multi.bin");
+  await multi.uploadData(content, { contentChecksumAlgorithm: "StorageCrc64", rangeSize: 64 * 1024, concurrency: 2 });
+  const multiGot = await readAll((await multi.download()).readableStreamBody);
+  check(multiGot.equals(content), "structured uploadData stored " + multiGot.length + " bytes");
 
   for (const [offset, count] of [[0, undefined], [1000, 5000], [content.length - 1, 1]]) {
     const dl = await file.download(offset, count, { contentChecksumAlgorithm: "StorageCrc64" });
@@ -41,7 +48,7 @@ async function main() {
   }
   const buf = await file.downloadToBuffer(0, undefined, { contentChecksumAlgorithm: "StorageCrc64", rangeSize: 64 * 1024 });
   check(buf.equals(content), "downloadToBuffer: " + buf.length + " bytes");
-  console.log("structured downloads ok");
+  console.log("structured uploads and downloads ok");
 }
 
 main().catch((err) => {
