@@ -60,6 +60,10 @@
 // x-ms-structured-body, x-ms-structured-content-length and a Content-Range
 // of the data; Azure's recorded SDK tests download whole blobs this way,
 // so unlike x-ms-range-get-content-md5 no 4 MiB range limit applies.
+// Azurite (3.35) does not know the headers and stores the message itself
+// as the blob; Azure's page says of the format "Note that the request
+// body itself is what is encoded into this format", so blobshare stores
+// what it encodes.
 //
 // # Not supported (answered with a documented error, never a wrong success)
 //
