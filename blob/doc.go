@@ -67,6 +67,11 @@
 //
 // # Not supported (answered with a documented error, never a wrong success)
 //
+// Put Block List and Set Blob Tags check the Content-MD5 or
+// x-ms-content-crc64 of their document ("used to verify the integrity of
+// the request content during transport"): 400 Md5Mismatch or
+// Crc64Mismatch, nothing committed (storagehttp.BodySums).
+//
 // Request headers of features blobshare lacks whose meaning would change
 // what is stored or answered (customer-provided keys, encryption scopes,
 // immutability policies and legal holds, tier-change conditions, the

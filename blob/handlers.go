@@ -368,9 +368,19 @@ func (s *Server) setBlobTags(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	var in tagsXML
-	if err := storagehttp.DecodeXMLBody(c.r, &in, maxSmallBody); err != nil {
+	// Content-MD5 and x-ms-content-crc64 are the document's, checked.
+	sums, err := storagehttp.NewBodySums(c.r.Header, c.r.Body)
+	if err != nil {
 		return err
+	}
+	c.r.Body = io.NopCloser(sums)
+	var in tagsXML
+	derr := storagehttp.DecodeXMLBody(c.r, &in, maxSmallBody)
+	if err := sums.Verify(maxSmallBody + 1); err != nil {
+		return err
+	}
+	if derr != nil {
+		return derr
 	}
 	tags := make(map[string]string, len(in.TagSet))
 	for _, t := range in.TagSet {
@@ -543,9 +553,18 @@ func (s *Server) putBlockList(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	refs, err := parseBlockList(c.r.Body)
+	// Content-MD5 and x-ms-content-crc64 are the block list's (the
+	// blob's MD5 is x-ms-blob-content-md5), checked once it is read.
+	sums, err := storagehttp.NewBodySums(c.r.Header, c.r.Body)
 	if err != nil {
 		return err
+	}
+	refs, perr := parseBlockList(sums)
+	if err := sums.Verify(maxBlockListBody + 1); err != nil {
+		return err
+	}
+	if perr != nil {
+		return perr
 	}
 	for _, ref := range refs {
 		if blobsvc.ValidBlockID(ref.ID) != nil {
@@ -555,6 +574,9 @@ func (s *Server) putBlockList(w http.ResponseWriter, c *call) error {
 	b, err := s.svc.CommitBlockList(c.r.Context(), c.path.container, c.path.blob, refs, o)
 	if err != nil {
 		return err
+	}
+	if crc := sums.CRC64(); crc != nil {
+		w.Header().Set("x-ms-content-crc64", b64(crc))
 	}
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	written(w, http.StatusCreated, b.ETag, b.LastModified)

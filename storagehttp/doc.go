@@ -49,6 +49,12 @@
 //     but no error code for a bad frame; InvalidInput is Azure's code
 //     for a request input that is not valid, Crc64Mismatch its code for
 //     a CRC-64 that does not match.
+//   - bodysums.go: BodySums, the transactional Content-MD5 and
+//     x-ms-content-crc64 of a request document (Put Block List, Set Blob
+//     Tags), checked over the whole body; MD5Mismatch.
+//   - unsupported.go: CheckUnsupported, the refusal (400
+//     UnsupportedHeader by default) of a header whose feature a service
+//     lacks, from the table the service supplies.
 //   - format.go: FormatTime7 (7 fractional digits, as the SDKs parse),
 //     ValidVersion, WriteXML and DecodeXMLBody (strict, bounded).
 //
