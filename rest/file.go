@@ -60,7 +60,11 @@ func (s *Server) createFile(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	if bodyLen > size {
-		return storagehttp.InvalidHeader("Content-Length", strconv.FormatInt(bodyLen, 10))
+		name := "Content-Length"
+		if structured {
+			name = storagehttp.HeaderStructuredContentLength
+		}
+		return storagehttp.InvalidHeader(name, strconv.FormatInt(bodyLen, 10))
 	}
 	if structured && bodyLen == 0 {
 		// A message of no data is still checked (and so never ignored).
