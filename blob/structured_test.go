@@ -136,6 +136,30 @@ func TestSDKStructuredMessage(t *testing.T) {
 		t.Fatalf("UploadBuffer: stored %d bytes", len(got))
 	}
 
+	// A blob of several of blobshare's 4 MiB segments, uploaded plain and
+	// downloaded structured: the SDK's decoder checks blobshare's framing.
+	big := smData(9<<20 + 123)
+	bigc := cc.NewBlockBlobClient("big")
+	if _, err := bigc.UploadBuffer(ctx, big, nil); err != nil {
+		t.Fatal(err)
+	}
+	dr, err = bigc.DownloadStream(ctx, &blob.DownloadStreamOptions{TransactionalValidation: smValidation(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = io.ReadAll(dr.Body)
+	dr.Body.Close()
+	if err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("structured download of %d bytes: %d bytes, %v", len(big), len(got), err)
+	}
+	// And back: one Put Blob of three of the SDK's 4 MiB segments.
+	if _, err := bigc.Upload(ctx, rsc(big[:len(big)-1]), &blockblob.UploadOptions{TransactionalValidation: smValidation(0)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := plain("big"); !bytes.Equal(got, big[:len(big)-1]) {
+		t.Fatalf("structured upload of %d bytes: stored %d", len(big)-1, len(got))
+	}
+
 	// Append Block.
 	ab := cc.NewAppendBlobClient("append")
 	if _, err := ab.Create(ctx, nil); err != nil {
