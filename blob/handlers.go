@@ -399,7 +399,7 @@ func (s *Server) setBlobTags(w http.ResponseWriter, c *call) error {
 
 func (s *Server) putBlob(w http.ResponseWriter, c *call) error {
 	if c.r.Header.Get("x-ms-copy-source") != "" {
-		if err := noStructuredBody(c.r.Header); err != nil { // no body to frame
+		if err := storagehttp.RefuseStructuredBody(c.r.Header); err != nil { // no body to frame
 			return err
 		}
 		if c.r.Header.Get("x-ms-blob-type") != "" {
@@ -1022,7 +1022,7 @@ const maxAppendBlock = 100 << 20
 func (s *Server) appendBlock(w http.ResponseWriter, c *call) error {
 	fromURL := c.r.Header.Get("x-ms-copy-source") != ""
 	limit := int64(maxAppendBlock)
-	if hasStructuredBody(c.r) {
+	if storagehttp.HasStructuredBody(c.r) {
 		limit += storagehttp.MaxStructuredOverhead
 	}
 	body, size, structured, err := requestBody(c.r, fromURL, http.MaxBytesReader(w, c.r.Body, limit))

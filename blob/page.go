@@ -41,7 +41,7 @@ func sequenceNumber(h http.Header) (int64, bool, error) {
 }
 
 func (s *Server) createPageBlob(w http.ResponseWriter, c *call) error {
-	if err := noStructuredBody(c.r.Header); err != nil { // Put Page writes the content
+	if err := storagehttp.RefuseStructuredBody(c.r.Header); err != nil { // Put Page writes the content
 		return err
 	}
 	if c.r.ContentLength != 0 {
@@ -107,7 +107,7 @@ func (s *Server) putPage(w http.ResponseWriter, c *call) error {
 		return storagehttp.InvalidHeader("x-ms-copy-source", h.Get("x-ms-copy-source"))
 	}
 	if action == "clear" {
-		if err := noStructuredBody(h); err != nil {
+		if err := storagehttp.RefuseStructuredBody(h); err != nil {
 			return err
 		}
 	}

@@ -93,7 +93,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // maxBody caps request bodies: content for PUT, small documents else.
 func maxBody(r *http.Request) int64 {
 	if r.Method == http.MethodPut {
-		if hasStructuredBody(r) { // the content's cap plus the framing's most
+		if storagehttp.HasStructuredBody(r) { // the content's cap plus the framing's most
 			return maxContentBody + storagehttp.MaxStructuredOverhead
 		}
 		return maxContentBody

@@ -20,22 +20,11 @@ import (
 // on one are 400 InvalidHeaderValue, never ignored.
 func requestBody(r *http.Request, fromURL bool, body io.Reader) (_ io.Reader, size int64, structured bool, _ error) {
 	if fromURL {
-		return body, -1, false, noStructuredBody(r.Header)
+		return body, -1, false, storagehttp.RefuseStructuredBody(r.Header)
 	}
 	content, ok, err := storagehttp.StructuredRequest(r.Header, r.ContentLength)
 	if err != nil || !ok {
 		return body, r.ContentLength, false, err
 	}
 	return storagehttp.NewStructuredReader(body, r.ContentLength, content), content, true, nil
-}
-
-// noStructuredBody refuses the structured headers on a request whose body
-// carries no content (a From-URL write, a page clear).
-func noStructuredBody(h http.Header) error { return storagehttp.RefuseStructuredBody(h) }
-
-// hasStructuredBody reports whether r announces a structured body (its
-// body cap then grows by the framing's most).
-func hasStructuredBody(r *http.Request) bool {
-	_, ok := r.Header[http.CanonicalHeaderKey(storagehttp.HeaderStructuredBody)]
-	return ok
 }

@@ -152,7 +152,7 @@ func (s *Server) withRecover(next http.Handler) http.Handler { return storagehtt
 // File), small XML bodies otherwise.
 func maxBody(r *http.Request) int64 {
 	if r.Method == http.MethodPut {
-		if _, ok := r.Header[http.CanonicalHeaderKey(storagehttp.HeaderStructuredBody)]; ok {
+		if storagehttp.HasStructuredBody(r) {
 			return maxPutRange + storagehttp.MaxStructuredOverhead // the data's cap plus the framing's most
 		}
 		return maxPutRange

@@ -139,6 +139,13 @@ func RefuseStructuredBody(h http.Header) error {
 	return nil
 }
 
+// HasStructuredBody reports whether r announces a structured body, valid
+// or not (a service's body cap grows by MaxStructuredOverhead for one).
+func HasStructuredBody(r *http.Request) bool {
+	_, ok := header(r.Header, HeaderStructuredBody)
+	return ok
+}
+
 // StructuredResponse reads x-ms-structured-body on a read (Get Blob, Get
 // File): true when the client asks for a structured body, 400
 // InvalidHeaderValue for a value other than StructuredBodyCRC64.
