@@ -315,6 +315,9 @@ func TestRawStructuredWritesStoreNothingOnFailure(t *testing.T) {
 			if resp.StatusCode != tc.status || resp.Header.Get("x-ms-error-code") != tc.code {
 				t.Errorf("%s, %s: %d %s, want %d %s\n%s", op.name, tc.name, resp.StatusCode, resp.Header.Get("x-ms-error-code"), tc.status, tc.code, body)
 			}
+			if tc.code == "Crc64Mismatch" && (!bytes.Contains(body, []byte("<UserSpecifiedCrc>")) || !bytes.Contains(body, []byte("<ServerCalculatedCrc>"))) {
+				t.Errorf("%s, %s: Crc64Mismatch without Azure's detail elements\n%s", op.name, tc.name, body)
+			}
 			if etag2, after := state(op.blob); etag2 != etag || !bytes.Equal(after, before) {
 				t.Errorf("%s, %s: the blob changed", op.name, tc.name)
 			}
