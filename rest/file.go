@@ -83,7 +83,7 @@ func (s *Server) createFile(w http.ResponseWriter, c *call) error {
 				return err
 			}
 		}
-		f, err := s.spill(&bodyReader{r: c.r.Body, left: bodyLen, h: md5.New(), want: want, wantB64: h.Get("Content-MD5")}, c.fsPath())
+		f, err := s.spill(&bodyReader{r: c.r.Body, left: bodyLen, h: md5.New(), want: want}, c.fsPath())
 		if err != nil {
 			return err
 		}
