@@ -3,7 +3,6 @@ package blob
 import (
 	"encoding/xml"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -43,6 +42,9 @@ func sequenceNumber(h http.Header) (int64, bool, error) {
 }
 
 func (s *Server) createPageBlob(w http.ResponseWriter, c *call) error {
+	if err := storagehttp.RefuseStructuredBody(c.r.Header); err != nil { // Put Page writes the content
+		return err
+	}
 	if c.r.ContentLength != 0 {
 		return storagehttp.InvalidHeader("Content-Length", strconv.FormatInt(c.r.ContentLength, 10))
 	}
@@ -105,10 +107,24 @@ func (s *Server) putPage(w http.ResponseWriter, c *call) error {
 	if fromURL && (action != "update" || c.r.ContentLength > 0 || h.Get("x-ms-source-range") == "") {
 		return storagehttp.InvalidHeader("x-ms-copy-source", h.Get("x-ms-copy-source"))
 	}
-	if !fromURL && (action == "update" && c.r.ContentLength != want || action == "clear" && c.r.ContentLength > 0) {
-		return storagehttp.InvalidHeader("Content-Length", strconv.FormatInt(c.r.ContentLength, 10))
+	if action == "clear" {
+		if err := storagehttp.RefuseStructuredBody(h); err != nil {
+			return err
+		}
 	}
-	var body io.Reader = c.r.Body
+	// The length checked against the range is the content's: with a
+	// structured body, x-ms-structured-content-length.
+	body, size, structured, err := requestBody(c.r, fromURL, c.r.Body)
+	if err != nil {
+		return err
+	}
+	if !fromURL && (action == "update" && size != want || action == "clear" && c.r.ContentLength > 0) {
+		name := "Content-Length"
+		if structured {
+			name = storagehttp.HeaderStructuredContentLength
+		}
+		return storagehttp.InvalidHeader(name, strconv.FormatInt(size, 10))
+	}
 	if fromURL {
 		_, rc, err := s.openSource(c)
 		if err != nil {
@@ -143,6 +159,7 @@ func (s *Server) putPage(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	setCRC64(w.Header(), crc)
+	storagehttp.AnswerStructured(w.Header(), structured)
 	w.Header().Set("x-ms-blob-sequence-number", strconv.FormatInt(b.Page.SequenceNumber, 10))
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	written(w, http.StatusCreated, b.ETag, b.LastModified)
