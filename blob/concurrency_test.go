@@ -117,8 +117,9 @@ func TestSeedSampleIfMatch(t *testing.T) {
 // TestSeedSampleLease is the seed's pessimistic-concurrency sample with
 // an injected clock: a 15-second lease; the holder's update succeeds, an
 // update without the lease id gets 412 LeaseIdMissing (and with another
-// id LeaseIdMismatchWithBlobOperation); after 15 s the lease has expired
-// and the update without an id succeeds.
+// id LeaseIdMismatchWithBlobOperation); after 15 s the lease has expired,
+// an update with its id is 412 LeaseLost, and the update without an id
+// succeeds and makes the lease available.
 func TestSeedSampleLease(t *testing.T) {
 	le := newLeaseEnv(t)
 	ctx := context.Background()
@@ -149,11 +150,19 @@ func TestSeedSampleLease(t *testing.T) {
 	if st, _ := le.state(t); st != "expired" {
 		t.Fatalf("state at 15 s: %s", st)
 	}
+	if err := le.update(idA); code(err) != "LeaseLost" {
+		t.Fatalf("update with the expired lease id: %v", err)
+	}
 	if err := le.update(""); err != nil {
 		t.Fatalf("update after expiry: %v", err)
 	}
-	if err := le.update(idA); code(err) != "LeaseLost" {
-		t.Fatalf("update with the expired lease id: %v", err)
+	// "Write, no lease specified" on Expired (A): "Available, write
+	// succeeds"; the expired id is forgotten with the write.
+	if st, _ := le.state(t); st != "available" {
+		t.Fatalf("state after a write on the expired lease: %s", st)
+	}
+	if err := le.update(idA); code(err) != "LeaseNotPresentWithBlobOperation" {
+		t.Fatalf("update with the old lease id after a write: %v", err)
 	}
 }
 
@@ -202,7 +211,10 @@ func TestLeaseTiming(t *testing.T) {
 		if err := le.update(""); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := le.lease(t, idA).RenewLease(ctx, nil); status(err) != http.StatusConflict {
+		// The write made the lease available (Lease Blob's table), so
+		// the renew answers as on Available: 409
+		// LeaseIdMismatchWithLeaseOperation.
+		if _, err := le.lease(t, idA).RenewLease(ctx, nil); status(err) != http.StatusConflict || code(err) != "LeaseIdMismatchWithLeaseOperation" {
 			t.Fatalf("renew after another write: %v", err)
 		}
 	})
@@ -243,11 +255,19 @@ func TestLeaseTiming(t *testing.T) {
 			if st, status := le.state(t); st != "broken" || status != "unlocked" {
 				t.Fatalf("after the break period: %s %s", st, status)
 			}
+			if _, err := le.lease(t, idA).RenewLease(ctx, nil); code(err) != "LeaseIsBrokenAndCannotBeRenewed" {
+				t.Fatalf("renew of a broken lease: %v", err)
+			}
+			// "Write, no lease specified" on Broken (A): "Available,
+			// write succeeds" (Lease Blob's table); the old id is gone.
 			if err := le.update(""); err != nil {
 				t.Fatalf("write after the break: %v", err)
 			}
-			if _, err := le.lease(t, idA).RenewLease(ctx, nil); code(err) != "LeaseIsBrokenAndCannotBeRenewed" {
-				t.Fatalf("renew of a broken lease: %v", err)
+			if st, _ := le.state(t); st != "available" {
+				t.Fatalf("after a write on the broken lease: %s", st)
+			}
+			if _, err := le.lease(t, idA).RenewLease(ctx, nil); code(err) != "LeaseIdMismatchWithLeaseOperation" {
+				t.Fatalf("renew with the old id after a write: %v", err)
 			}
 			acq, err := le.lease(t, idB).AcquireLease(ctx, 20, nil)
 			if err != nil || *acq.LeaseID != idB {

@@ -108,7 +108,7 @@ func TestSDKCopyBlob(t *testing.T) {
 	// Source conditions, a missing source, the destination's lease.
 	stale := azcoreETag(`"0xDEAD"`)
 	if _, err := dst.StartCopyFromURL(ctx, srcBlob.URL(), &blob.StartCopyFromURLOptions{
-		SourceModifiedAccessConditions: &blob.SourceModifiedAccessConditions{SourceIfMatch: &stale}}); code(err) != "ConditionNotMet" {
+		SourceModifiedAccessConditions: &blob.SourceModifiedAccessConditions{SourceIfMatch: &stale}}); code(err) != "SourceConditionNotMet" {
 		t.Fatalf("stale source If-Match: %v", err)
 	}
 	if _, err := dst.StartCopyFromURL(ctx, e.URL+"/src/missing", nil); code(err) != "BlobNotFound" {

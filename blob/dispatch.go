@@ -196,6 +196,10 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if err := storagehttp.CheckUnsupported(r.Header, unsupportedHeaders); err != nil {
+		s.fail(w, r, err, false)
+		return
+	}
 	if err := rt.h(w, &call{r: r, q: q, path: p}); err != nil {
 		s.fail(w, r, err, p.scope == scopeContainer)
 	}

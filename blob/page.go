@@ -2,7 +2,7 @@ package blob
 
 import (
 	"encoding/xml"
-	"io"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -42,6 +42,9 @@ func sequenceNumber(h http.Header) (int64, bool, error) {
 }
 
 func (s *Server) createPageBlob(w http.ResponseWriter, c *call) error {
+	if err := storagehttp.RefuseStructuredBody(c.r.Header); err != nil { // Put Page writes the content
+		return err
+	}
 	if c.r.ContentLength != 0 {
 		return storagehttp.InvalidHeader("Content-Length", strconv.FormatInt(c.r.ContentLength, 10))
 	}
@@ -104,10 +107,24 @@ func (s *Server) putPage(w http.ResponseWriter, c *call) error {
 	if fromURL && (action != "update" || c.r.ContentLength > 0 || h.Get("x-ms-source-range") == "") {
 		return storagehttp.InvalidHeader("x-ms-copy-source", h.Get("x-ms-copy-source"))
 	}
-	if !fromURL && (action == "update" && c.r.ContentLength != want || action == "clear" && c.r.ContentLength > 0) {
-		return storagehttp.InvalidHeader("Content-Length", strconv.FormatInt(c.r.ContentLength, 10))
+	if action == "clear" {
+		if err := storagehttp.RefuseStructuredBody(h); err != nil {
+			return err
+		}
 	}
-	var body io.Reader = c.r.Body
+	// The length checked against the range is the content's: with a
+	// structured body, x-ms-structured-content-length.
+	body, size, structured, err := requestBody(c.r, fromURL, c.r.Body)
+	if err != nil {
+		return err
+	}
+	if !fromURL && (action == "update" && size != want || action == "clear" && c.r.ContentLength > 0) {
+		name := "Content-Length"
+		if structured {
+			name = storagehttp.HeaderStructuredContentLength
+		}
+		return storagehttp.InvalidHeader(name, strconv.FormatInt(size, 10))
+	}
 	if fromURL {
 		_, rc, err := s.openSource(c)
 		if err != nil {
@@ -122,7 +139,11 @@ func (s *Server) putPage(w http.ResponseWriter, c *call) error {
 		dst  **int64
 	}{{"x-ms-if-sequence-number-le", &seq.LE}, {"x-ms-if-sequence-number-lt", &seq.LT}, {"x-ms-if-sequence-number-eq", &seq.EQ}} {
 		if *x.dst, err = optionalInt64Header(h, x.name); err != nil {
-			return err
+			// A negative sequence number condition (-1 among them) is
+			// 400 InvalidInput on Azure (the azblob recordings of
+			// TestBlobPutPagesIfSequenceNumber*NegOne).
+			return &storagehttp.Error{Status: http.StatusBadRequest, Code: storagehttp.CodeInvalidInput,
+				Message: "One of the request inputs is not valid.", Err: err}
 		}
 	}
 	var o blobsvc.WriteOptions
@@ -138,6 +159,7 @@ func (s *Server) putPage(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	setCRC64(w.Header(), crc)
+	storagehttp.AnswerStructured(w.Header(), structured)
 	w.Header().Set("x-ms-blob-sequence-number", strconv.FormatInt(b.Page.SequenceNumber, 10))
 	w.Header().Set("x-ms-request-server-encrypted", "true")
 	written(w, http.StatusCreated, b.ETag, b.LastModified)
@@ -165,6 +187,10 @@ func (s *Server) getPageRanges(w http.ResponseWriter, c *call) error {
 	if prev := c.q.Get("prevsnapshot"); prev != "" {
 		var changed, cleared []blobsvc.PageRange
 		b, changed, cleared, err = s.svc.PageRangesDiff(c.r.Context(), c.path.container, c.path.blob, c.q.Get("snapshot"), prev, leaseID, cond, from, to)
+		if errors.Is(err, blobsvc.ErrNotModified) {
+			notModified(w, b.ETag, b.LastModified)
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -182,6 +208,13 @@ func (s *Server) getPageRanges(w http.ResponseWriter, c *call) error {
 	} else {
 		var ranges []blobsvc.PageRange
 		b, ranges, err = s.svc.PageRanges(c.r.Context(), c.path.container, c.path.blob, c.q.Get("snapshot"), leaseID, cond, from, to)
+		if errors.Is(err, blobsvc.ErrNotModified) {
+			// As Get Blob: 304 with x-ms-error-code ConditionNotMet, what
+			// Azure answers (azure-sdk-for-go's recording of
+			// TestBlobGetPageRangesIfModifiedSinceFalse).
+			notModified(w, b.ETag, b.LastModified)
+			return nil
+		}
 		if err != nil {
 			return err
 		}

@@ -93,8 +93,12 @@ func leaseIDHeader(h http.Header, name string) (string, error) {
 }
 
 // byteRange reads x-ms-range (preferred) or Range: "bytes=N-" or
-// "bytes=N-M" with N ≤ M. Absent → nil; anything else → 400
-// InvalidHeaderValue.
+// "bytes=N-M" with N ≤ M. Absent → nil; a negative start
+// ("bytes=-1-", "bytes=-2-497": what an SDK sends for a negative offset)
+// → nil too: Azure ignores such a range and answers the whole blob or
+// page list (the azblob recordings of TestBlobDownloadDataNegativeOffset
+// and TestBlobGetPageRangesInvalidRange); anything else, a suffix range
+// "bytes=-N" included → 400 InvalidHeaderValue.
 func byteRange(h http.Header) (*blobsvc.Range, error) {
 	name := "x-ms-range"
 	v := h.Get(name)
@@ -108,6 +112,9 @@ func byteRange(h http.Header) (*blobsvc.Range, error) {
 	spec, ok := strings.CutPrefix(v, "bytes=")
 	if !ok {
 		return nil, storagehttp.InvalidHeader(name, v)
+	}
+	if negativeStart(spec) {
+		return nil, nil
 	}
 	lo, hi, ok := strings.Cut(spec, "-")
 	if !ok {
@@ -126,6 +133,15 @@ func byteRange(h http.Header) (*blobsvc.Range, error) {
 		r.End = end
 	}
 	return r, nil
+}
+
+// negativeStart reports whether spec is "-N-" or "-N-M" (digits N, M).
+func negativeStart(spec string) bool {
+	lo, hi, ok := strings.Cut(strings.TrimPrefix(spec, "-"), "-")
+	if !ok || !strings.HasPrefix(spec, "-") || lo == "" {
+		return false
+	}
+	return strings.Trim(lo, "0123456789") == "" && strings.Trim(hi, "0123456789") == ""
 }
 
 // md5Header decodes a base64 MD5 header (16 bytes); absent → nil.

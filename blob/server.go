@@ -93,6 +93,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // maxBody caps request bodies: content for PUT, small documents else.
 func maxBody(r *http.Request) int64 {
 	if r.Method == http.MethodPut {
+		if storagehttp.HasStructuredBody(r) { // the content's cap plus the framing's most
+			return maxContentBody + storagehttp.MaxStructuredOverhead
+		}
 		return maxContentBody
 	}
 	if r.Method == http.MethodPost && r.URL.Query().Get("comp") == "batch" {

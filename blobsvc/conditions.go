@@ -53,10 +53,40 @@ func modifiedSince(lastModified, t time.Time) bool {
 	return lastModified.Truncate(time.Second).After(t)
 }
 
+// ValidateWrite checks the combination of a write's conditional headers,
+// as "Specifying conditional headers for Blob service operations" says
+// for "Write Operations (All Versions)": "With the exception of the two
+// combinations of conditional headers listed above [If-None-Match with
+// If-Modified-Since, If-Match with If-Unmodified-Since], a request may
+// specify only a single conditional header. Specifying more than one
+// conditional header results in status code 400 (Bad Request)", and
+// "requests to the Blob service can only include one ETag value.
+// Specifying more than one ETag value results in status code 400". Both
+// are ErrMultipleConditions (400 MultipleConditionHeadersNotSupported).
+// x-ms-if-tags is no HTTP conditional header and combines with any.
+func (c Conditions) ValidateWrite() error {
+	n := 0
+	for _, set := range []bool{c.IfMatch != "", c.IfNoneMatch != "", c.IfModifiedSince != nil, c.IfUnmodifiedSince != nil} {
+		if set {
+			n++
+		}
+	}
+	pair := c.IfMatch != "" && c.IfUnmodifiedSince != nil || c.IfNoneMatch != "" && c.IfModifiedSince != nil
+	if n > 2 || n == 2 && !pair {
+		return fmt.Errorf("%d conditional headers: %w", n, ErrMultipleConditions)
+	}
+	if strings.Contains(c.IfMatch, ",") || strings.Contains(c.IfNoneMatch, ",") {
+		return fmt.Errorf("more than one ETag in a condition: %w", ErrMultipleConditions)
+	}
+	return nil
+}
+
 // checkWrite evaluates c for a write on a resource that exists or not
 // (etag and lastModified are its own), as "Specifying conditional headers
-// for Blob service operations" orders them for writes: If-None-Match
-// decides alone when present, then If-Match, then If-Modified-Since,
+// for Blob service operations" orders them for writes, after
+// ValidateWrite: If-None-Match decides alone when present ("the request
+// is evaluated based on the criteria specified in If-None-Match"), then
+// If-Match (likewise over If-Unmodified-Since), then If-Modified-Since,
 // then If-Unmodified-Since. On a missing resource only If-Match fails
 // (any If-Match, "*" too: there is nothing to match).
 // If-None-Match: * on an existing resource fails only operations that
@@ -64,6 +94,9 @@ func modifiedSince(lastModified, t time.Time) bool {
 // Azure does for Set Blob Properties. Any other failure is
 // ErrConditionNotMet.
 func (c Conditions) checkWrite(exists bool, etag string, lastModified time.Time, create bool) error {
+	if err := c.ValidateWrite(); err != nil {
+		return err
+	}
 	switch {
 	case c.IfNoneMatch != "":
 		if !exists {

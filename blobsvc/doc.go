@@ -43,5 +43,22 @@
 // release, break; available, leased, expired, breaking, broken). Expired
 // and broken are derived from stored times at each request with the
 // injected clock, so no timer runs and tests move time explicitly. Lease
-// operations never change the ETag or Last-Modified.
+// operations never change the ETag or Last-Modified. A write (one that
+// changes the blob, Put Block, Set Blob Tags) makes a broken or expired
+// lease available and forgets its id
+// (Lease.afterWrite: "Write, no lease specified" on Broken (A) and Expired
+// (A) is "Available, write succeeds", and "the lease ID is maintained by
+// the Blob service until the blob is modified or leased again"); a break
+// of an expired lease breaks it ("Broken (A)"). A lease id on a write that
+// would create the blob is ErrLeaseNotPresent: there is no lease to hold.
+//
+// # Conditions
+//
+// Conditions.checkWrite refuses, before anything else, the combinations
+// "Specifying conditional headers for Blob service operations" forbids on
+// writes (ValidateWrite: ErrMultipleConditions), then evaluates the ETag
+// header of a pair alone. Reads (checkRead) take any combination. Copies
+// name whose condition failed: ErrTargetConditionNotMet for the
+// destination, ErrSourceConditionNotMet for the source (TargetCondition,
+// SourceCondition).
 package blobsvc

@@ -40,6 +40,18 @@ var (
 	ErrBlockIDLength = errors.New("block id length differs from the blob's other blocks")
 	// ErrMD5Mismatch: the Content-MD5 sent does not match the content.
 	ErrMD5Mismatch = errors.New("content MD5 mismatch")
+	// ErrMultipleConditions: a write with conditional headers other than
+	// one alone or the pairs If-Match + If-Unmodified-Since and
+	// If-None-Match + If-Modified-Since, or with more than one ETag in
+	// one header (400 MultipleConditionHeadersNotSupported).
+	ErrMultipleConditions = errors.New("multiple condition headers not supported")
+	// ErrTargetConditionNotMet: a copy's destination condition failed
+	// (412 TargetConditionNotMet; Copy Blob, Copy Blob From URL, Put Blob
+	// From URL).
+	ErrTargetConditionNotMet = errors.New("copy destination condition not met")
+	// ErrSourceConditionNotMet: a copy's x-ms-source-if-* condition
+	// failed (412 SourceConditionNotMet).
+	ErrSourceConditionNotMet = errors.New("copy source condition not met")
 )
 
 // Lease errors, one per Azure error code.

@@ -178,7 +178,10 @@ func (r LeaseRequest) apply(l Lease, now time.Time, modifiedSinceExpiry bool) (L
 				return l, LeaseResult{}, ErrLeaseIDMismatchWithLeaseOp
 			}
 			if modifiedSinceExpiry {
-				return l, LeaseResult{}, ErrLeaseNotPresentWithLeaseOp
+				// A write since the expiry made the lease available
+				// (afterWrite); a row from before that rule still
+				// answers as the table's Available column does.
+				return l, LeaseResult{}, ErrLeaseIDMismatchWithLeaseOp
 			}
 		case LeaseBreaking, LeaseBroken:
 			if r.ID != cur.ID {
@@ -213,10 +216,15 @@ func (r LeaseRequest) apply(l Lease, now time.Time, modifiedSinceExpiry bool) (L
 
 	default: // LeaseBreak
 		switch state {
-		case LeaseAvailable, LeaseExpired:
+		case LeaseAvailable:
 			return l, LeaseResult{}, ErrLeaseNotPresentWithLeaseOp
 		case LeaseBroken:
 			return cur, LeaseResult{Time: 0}, nil
+		case LeaseExpired:
+			// The table: "Break, period=0" and "Break, period>0" on
+			// Expired (A) are both "Broken (A)"; "Expired ... Allowed
+			// actions: acquire, renew, release, and break".
+			return Lease{State: LeaseBroken, ID: cur.ID, BreakAt: now}, LeaseResult{Time: 0}, nil
 		}
 		// Leased or breaking: the break ends at now + period, but never
 		// later than the lease itself (nor than a break already under way).
@@ -258,6 +266,23 @@ func ceilSeconds(d time.Duration) int {
 		return 0
 	}
 	return int((d + time.Second - 1) / time.Second)
+}
+
+// afterWrite is the lease a blob keeps after a write that passed
+// checkWriteLease and changed the blob (a new ETag). Lease Blob's table
+// "Outcomes of use attempts on blobs by lease state" has "Write, no lease
+// specified" on Broken (A) and on Expired (A) as "Available, write
+// succeeds", and "the lease ID is maintained by the Blob service until
+// the blob is modified or leased again": the old id is forgotten, so a
+// later renew or release with it is 409 LeaseIdMismatchWithLeaseOperation
+// and a break 409 LeaseNotPresentWithLeaseOperation (the Available
+// column). An active lease (leased, breaking) stays as it is.
+func (l Lease) afterWrite(now time.Time) Lease {
+	switch l.Effective(now).State {
+	case LeaseExpired, LeaseBroken:
+		return Lease{State: LeaseAvailable}
+	}
+	return l
 }
 
 // checkWriteLease checks a write's x-ms-lease-id against the lease at

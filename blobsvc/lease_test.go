@@ -41,10 +41,10 @@ func TestLeaseTable(t *testing.T) {
 			LeaseBroken: ok(LeaseLeased, B), LeaseExpired: ok(LeaseLeased, B)}},
 		{"break, period 0", LeaseRequest{Action: LeaseBreak, BreakPeriod: &p0}, map[LeaseState]want{
 			LeaseAvailable: fail(ErrLeaseNotPresentWithLeaseOp), LeaseLeased: ok(LeaseBroken, A), LeaseBreaking: ok(LeaseBroken, A),
-			LeaseBroken: ok(LeaseBroken, A), LeaseExpired: fail(ErrLeaseNotPresentWithLeaseOp)}},
+			LeaseBroken: ok(LeaseBroken, A), LeaseExpired: ok(LeaseBroken, A)}},
 		{"break, period 10", LeaseRequest{Action: LeaseBreak, BreakPeriod: &p10}, map[LeaseState]want{
 			LeaseAvailable: fail(ErrLeaseNotPresentWithLeaseOp), LeaseLeased: ok(LeaseBreaking, A), LeaseBreaking: ok(LeaseBreaking, A),
-			LeaseBroken: ok(LeaseBroken, A), LeaseExpired: fail(ErrLeaseNotPresentWithLeaseOp)}},
+			LeaseBroken: ok(LeaseBroken, A), LeaseExpired: ok(LeaseBroken, A)}},
 		{"change (A) to (B)", LeaseRequest{Action: LeaseChange, ID: A, ProposedID: B}, map[LeaseState]want{
 			LeaseAvailable: fail(ErrLeaseNotPresentWithLeaseOp), LeaseLeased: ok(LeaseLeased, B), LeaseBreaking: fail(ErrLeaseBreakingNoChange),
 			LeaseBroken: fail(ErrLeaseNotPresentWithLeaseOp), LeaseExpired: fail(ErrLeaseNotPresentWithLeaseOp)}},
@@ -78,6 +78,79 @@ func TestLeaseTable(t *testing.T) {
 				t.Errorf("%s on %s: %s (%s), want %s (%s)", row.name, from, eff.State, eff.ID, w.state, w.id)
 			case w.err == nil && row.req.Action == LeaseBreak && from == LeaseLeased && res.Time != *row.req.BreakPeriod:
 				t.Errorf("%s on %s: lease time %d", row.name, from, res.Time)
+			}
+		}
+	}
+}
+
+// TestWriteOutcomeTable walks Azure's "Outcomes of use attempts on blobs
+// by lease state" for writes: with the holder's id (A), another id (B) or
+// none, against every state of holder A's lease, and the lease the blob
+// keeps after a write that succeeds ("Write, no lease specified" on
+// Broken (A) and Expired (A): "Available, write succeeds").
+func TestWriteOutcomeTable(t *testing.T) {
+	const A, B = "aaaaaaaa-0000-0000-0000-000000000000", "bbbbbbbb-0000-0000-0000-000000000000"
+	now := time.Date(2026, 1, 1, 0, 1, 40, 0, time.UTC)
+	states := map[LeaseState]Lease{
+		LeaseAvailable: {State: LeaseAvailable},
+		LeaseLeased:    {State: LeaseLeased, ID: A, Duration: 60, Expires: now.Add(30 * time.Second)},
+		LeaseBreaking:  {State: LeaseBreaking, ID: A, Duration: 60, BreakAt: now.Add(10 * time.Second)},
+		LeaseBroken:    {State: LeaseBreaking, ID: A, BreakAt: now.Add(-time.Second)},
+		LeaseExpired:   {State: LeaseLeased, ID: A, Duration: 15, Expires: now.Add(-time.Second)},
+	}
+	type want struct {
+		err   error      // nil: the write succeeds
+		after LeaseState // the state after a successful write
+	}
+	rows := []struct {
+		name, id string
+		out      map[LeaseState]want
+	}{
+		{"write using (A)", A, map[LeaseState]want{
+			LeaseAvailable: {err: ErrLeaseNotPresent}, LeaseLeased: {after: LeaseLeased}, LeaseBreaking: {after: LeaseBreaking},
+			LeaseBroken: {err: ErrLeaseNotPresent}, LeaseExpired: {err: ErrLeaseLost}}},
+		{"write using (B)", B, map[LeaseState]want{
+			LeaseAvailable: {err: ErrLeaseNotPresent}, LeaseLeased: {err: ErrLeaseIDMismatch}, LeaseBreaking: {err: ErrLeaseIDMismatch},
+			LeaseBroken: {err: ErrLeaseNotPresent}, LeaseExpired: {err: ErrLeaseLost}}},
+		{"write, no lease specified", "", map[LeaseState]want{
+			LeaseAvailable: {after: LeaseAvailable}, LeaseLeased: {err: ErrLeaseIDMissing}, LeaseBreaking: {err: ErrLeaseIDMissing},
+			LeaseBroken: {after: LeaseAvailable}, LeaseExpired: {after: LeaseAvailable}}},
+	}
+	for _, row := range rows {
+		for from, w := range row.out {
+			l := states[from]
+			err := checkWriteLease(l, row.id, now)
+			if !errors.Is(err, w.err) || (w.err == nil) != (err == nil) {
+				t.Errorf("%s on %s: err %v, want %v", row.name, from, err, w.err)
+				continue
+			}
+			if err != nil {
+				continue
+			}
+			after := l.afterWrite(now)
+			if got := after.Effective(now).State; got != w.after {
+				t.Errorf("%s on %s: lease %s after the write, want %s", row.name, from, got, w.after)
+			}
+			if w.after == LeaseAvailable && after.ID != "" {
+				t.Errorf("%s on %s: the old id %s is kept", row.name, from, after.ID)
+			}
+			// The Available column of the lease table then holds: renew
+			// and release with the old id, and break, fail with 409.
+			if w.after != LeaseAvailable {
+				continue
+			}
+			p0 := 0
+			for _, req := range []struct {
+				r    LeaseRequest
+				want error
+			}{
+				{LeaseRequest{Action: LeaseRenew, ID: A}, ErrLeaseIDMismatchWithLeaseOp},
+				{LeaseRequest{Action: LeaseRelease, ID: A}, ErrLeaseIDMismatchWithLeaseOp},
+				{LeaseRequest{Action: LeaseBreak, BreakPeriod: &p0}, ErrLeaseNotPresentWithLeaseOp},
+			} {
+				if _, _, err := req.r.apply(after, now, false); !errors.Is(err, req.want) {
+					t.Errorf("%s on %s, then %s: %v, want %v", row.name, from, req.r.Action, err, req.want)
+				}
 			}
 		}
 	}

@@ -71,9 +71,11 @@ func (s *Service) CreatePageBlob(ctx context.Context, container, name string, le
 		b.Created = old.Created
 	}
 	if hasRow(old) {
-		b.Lease = old.Lease
+		b.Lease = old.Lease.afterWrite(now)
 	}
-	if err := s.commitContent(ctx, &b, nil, false); err != nil {
+	// A blob created in one step discards the staged blocks (see
+	// commit).
+	if err := s.commitContent(ctx, &b, nil, true); err != nil {
 		return Blob{}, err
 	}
 	return b, nil
@@ -94,7 +96,9 @@ func (s *Service) PutPages(ctx context.Context, container, name string, start, e
 	mu := s.stripe(container, name)
 	mu.Lock()
 	defer mu.Unlock()
-	b, err := s.conditionedBlob(ctx, container, name, o.Cond, false)
+	// A missing blob is 404 BlobNotFound before any condition (Azure
+	// answers Put Page with If-Match on a missing blob so; Azurite 412).
+	b, err := s.committedBlob(ctx, container, name)
 	if err != nil {
 		return Blob{}, err
 	}
@@ -161,6 +165,7 @@ func (s *Service) PutPages(ctx context.Context, container, name string, start, e
 	}
 	b.Page = &nps
 	b.ETag, b.LastModified = newETag(), s.Now()
+	b.Lease = b.Lease.afterWrite(b.LastModified)
 	if err := s.commitContent(ctx, &b, ids, false); err != nil {
 		return Blob{}, err
 	}
@@ -511,10 +516,16 @@ func (s *Service) PageRangesDiff(ctx context.Context, container, name, snapshot,
 	var changed, cleared []PageRange
 	buf := make([]byte, 2*PageSize)
 	for _, r := range cand {
+		// Whole pages are compared (the candidates are page-aligned);
+		// what is reported is clipped to [from, end] below, so a range
+		// that cuts pages (bytes=0-1999) neither reads past a page nor
+		// reports outside what was asked.
 		a, z := max(r.Start, from), min(r.End, end)
 		if z < a {
 			continue
 		}
+		a -= a % PageSize
+		z = min(r.End, z-z%PageSize+PageSize-1)
 		n := z - a + 1
 		rc, err := s.openPages(ctx, cur, a, n)
 		if err != nil {
@@ -547,7 +558,7 @@ func (s *Service) PageRangesDiff(ctx context.Context, container, name, snapshot,
 			if string(buf[:PageSize]) == string(buf[PageSize:]) {
 				continue
 			}
-			page := PageRange{off, off + PageSize - 1}
+			page := PageRange{max(off, from), min(off+PageSize-1, end)}
 			if inRanges(cur.Page, off) {
 				changed = addRange(changed, page)
 			} else {

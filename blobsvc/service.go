@@ -58,7 +58,23 @@ type Service struct {
 	content blobstore.Store
 	now     func() time.Time
 	stripes [lockStripes]sync.RWMutex
+
+	// deleting records when containers were deleted, for
+	// ContainerDeleteWindow (see DeleteContainer).
+	deletingMu sync.Mutex
+	deleting   map[string]time.Time
 }
+
+// ContainerDeleteWindow is how long a deleted container stays "being
+// deleted": Azure's Delete Container says "the container ... is later
+// deleted during garbage collection" and that a container of the same
+// name cannot be created "for at least 30 seconds"; meanwhile a second
+// Delete Container is accepted (202), as the azblob recording of
+// TestContainerDeleteContainerWithoutLeaseId shows. Create Container is
+// not refused meanwhile (Azure answers 409 ContainerBeingDeleted): the
+// name is free at once here, as on Azurite, and a new container ends the
+// window.
+const ContainerDeleteWindow = 30 * time.Second
 
 // New returns a Service over meta and content; now is the clock of ETags'
 // Last-Modified times and leases (nil: time.Now).
@@ -66,7 +82,7 @@ func New(meta Store, content blobstore.Store, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{meta: meta, content: content, now: now}
+	return &Service{meta: meta, content: content, now: now, deleting: map[string]time.Time{}}
 }
 
 // Now is the service's clock in UTC.
@@ -155,6 +171,9 @@ func (s *Service) CreateContainer(ctx context.Context, name string, md map[strin
 	if err := s.meta.CreateContainer(ctx, c); err != nil {
 		return Container{}, err
 	}
+	s.deletingMu.Lock()
+	delete(s.deleting, name) // a new container of that name is no longer being deleted
+	s.deletingMu.Unlock()
 	return c, nil
 }
 
@@ -249,7 +268,9 @@ func (s *Service) updateContainer(ctx context.Context, name string, cond Conditi
 }
 
 // DeleteContainer deletes the container and its blobs. A leased
-// container needs its lease id.
+// container needs its lease id. A container deleted less than
+// ContainerDeleteWindow ago is still being deleted: deleting it again
+// succeeds.
 func (s *Service) DeleteContainer(ctx context.Context, name, leaseID string, cond Conditions) error {
 	if err := ValidContainerName(name); err != nil {
 		return err
@@ -259,6 +280,9 @@ func (s *Service) DeleteContainer(ctx context.Context, name, leaseID string, con
 	c, err := s.meta.Container(ctx, name)
 	if err != nil {
 		mu.Unlock()
+		if errors.Is(err, ErrContainerNotFound) && s.beingDeleted(name) {
+			return nil
+		}
 		return err
 	}
 	if err := cond.checkWrite(true, c.ETag, c.LastModified, false); err != nil {
@@ -270,6 +294,9 @@ func (s *Service) DeleteContainer(ctx context.Context, name, leaseID string, con
 		return fmt.Errorf("container %s: %w", name, err)
 	}
 	keys, err := s.meta.DeleteContainer(ctx, name)
+	if err == nil {
+		s.markDeleted(name)
+	}
 	mu.Unlock()
 	if err != nil {
 		return err
@@ -282,6 +309,29 @@ func (s *Service) DeleteContainer(ctx context.Context, name, leaseID string, con
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// markDeleted records that name was deleted now, and forgets the
+// deletions older than ContainerDeleteWindow (so the record stays small).
+func (s *Service) markDeleted(name string) {
+	now := s.Now()
+	s.deletingMu.Lock()
+	defer s.deletingMu.Unlock()
+	for n, t := range s.deleting {
+		if now.Sub(t) >= ContainerDeleteWindow {
+			delete(s.deleting, n)
+		}
+	}
+	s.deleting[name] = now
+}
+
+// beingDeleted reports whether name was deleted less than
+// ContainerDeleteWindow ago (and not created again since).
+func (s *Service) beingDeleted(name string) bool {
+	s.deletingMu.Lock()
+	defer s.deletingMu.Unlock()
+	t, ok := s.deleting[name]
+	return ok && s.Now().Sub(t) < ContainerDeleteWindow
 }
 
 // ListContainers lists up to max containers starting with prefix, from
@@ -391,12 +441,12 @@ func (s *Service) CopyBlob(ctx context.Context, src CopySource, container, name 
 	if err := s.checkNames(ctx, container, name); err != nil {
 		return Blob{}, err
 	}
+	// The source first (a missing source is 404 before any destination
+	// condition, as Azurite orders them); PutBlob checks the
+	// destination before it reads a byte of the source.
 	sb, rc, _, _, err := s.OpenBlob(ctx, src.Container, src.Name, src.Snapshot, nil, "", src.Cond)
-	if errors.Is(err, ErrNotModified) {
-		err = fmt.Errorf("copy source: %w", ErrConditionNotMet)
-	}
 	if err != nil {
-		return Blob{}, err
+		return Blob{}, SourceCondition(err)
 	}
 	defer rc.Close()
 	o.Properties = sb.Properties
@@ -413,10 +463,32 @@ func (s *Service) CopyBlob(ctx context.Context, src CopySource, container, name 
 	}
 	b, err := s.PutBlob(ctx, container, name, rc, o)
 	if err != nil {
-		return Blob{}, err
+		return Blob{}, TargetCondition(err)
 	}
 	info := &CopyInfo{ID: uuidString(), Source: src.URL, Size: b.Size, Completed: s.Now()}
 	return s.setCopyInfo(ctx, b, info)
+}
+
+// TargetCondition turns a copy destination's unmet If-* condition
+// (ErrConditionNotMet) into ErrTargetConditionNotMet, as Azure answers
+// Copy Blob and Put Blob From URL (412 TargetConditionNotMet in the
+// azure-sdk-for-go and azure-sdk-for-js recordings); other errors pass.
+func TargetCondition(err error) error {
+	if errors.Is(err, ErrConditionNotMet) {
+		return fmt.Errorf("copy destination: %w", ErrTargetConditionNotMet)
+	}
+	return err
+}
+
+// SourceCondition turns a copy source's unmet x-ms-source-if-*
+// condition (ErrConditionNotMet, or ErrNotModified for If-None-Match and
+// If-Modified-Since) into ErrSourceConditionNotMet (412
+// SourceConditionNotMet); other errors pass.
+func SourceCondition(err error) error {
+	if errors.Is(err, ErrConditionNotMet) || errors.Is(err, ErrNotModified) {
+		return fmt.Errorf("copy source: %w", ErrSourceConditionNotMet)
+	}
+	return err
 }
 
 // setCopyInfo records info on the version b just committed, unless
@@ -535,12 +607,17 @@ func (s *Service) commit(ctx context.Context, container, name string, storeIDs [
 		b.Created = old.Created
 	}
 	if hasRow(old) {
-		b.Lease = old.Lease // a write keeps the lease (it passed the check)
+		// A write keeps an active lease (it passed the check) and makes
+		// an expired or broken one available (Lease.afterWrite).
+		b.Lease = old.Lease.afterWrite(now)
 	}
-	// Put Block List discards the uncommitted blocks; Put Blob leaves
-	// them (Azurite does; Azure documents the discard for Put Block List
-	// only).
-	if err := s.commitContent(ctx, &b, storeIDs, kind == writeCommitList); err != nil {
+	// Put Block List discards the uncommitted blocks it does not commit,
+	// and Put Blob all of them: "All uncommitted blocks are also
+	// discarded when a new blob of the same name is created using a
+	// single step (rather than the two-step block upload-then-commit
+	// process)" (Azure's "Understanding block blobs, append blobs, and
+	// page blobs"). Azurite keeps them on Put Blob (blob/doc.go).
+	if err := s.commitContent(ctx, &b, storeIDs, true); err != nil {
 		if errors.Is(err, blobstore.ErrNotFound) {
 			return Blob{}, fmt.Errorf("blob %s/%s: a block is gone from the content store: %w", container, name, ErrInvalidBlockList)
 		}
@@ -674,10 +751,14 @@ func (s *Service) checkCommitList(old Blob, o WriteOptions) error {
 	if old.Committed && old.Type != BlockBlob {
 		return fmt.Errorf("blob %s/%s is a %s: %w", old.Container, old.Name, old.Type, ErrInvalidBlobType)
 	}
-	if hasRow(old) {
-		if err := checkWriteLease(old.Lease, o.LeaseID, s.Now()); err != nil {
-			return fmt.Errorf("blob %s/%s: %w", old.Container, old.Name, err)
+	if !hasRow(old) {
+		if o.LeaseID != "" { // as checkWrite: nothing to hold a lease
+			return fmt.Errorf("blob %s/%s: lease id on a missing blob: %w", old.Container, old.Name, ErrLeaseNotPresent)
 		}
+		return nil
+	}
+	if err := checkWriteLease(old.Lease, o.LeaseID, s.Now()); err != nil {
+		return fmt.Errorf("blob %s/%s: %w", old.Container, old.Name, err)
 	}
 	return nil
 }
@@ -696,9 +777,9 @@ const (
 // the conditions, except that a creating write (Put Blob, Put Block List)
 // with If-None-Match: * finds it (409 BlobAlreadyExists) on Put Blob,
 // not on Put Block List, as Azurite does. Its lease, though, is checked like any other.
-// A write that creates the blob ignores a lease id (there is no lease to
-// match; Azure documents the header only as "required if the blob has an
-// active lease").
+// A write that would create the blob with a lease id is 412
+// LeaseNotPresentWithBlobOperation and creates nothing (Lease Blob's
+// table: "Write using (A)" on Available "Fails (412)").
 func (s *Service) checkWrite(b Blob, exists bool, o WriteOptions, kind writeKind) error {
 	if kind == writePutBlob && hasRow(b) && strings.TrimSpace(o.Cond.IfNoneMatch) == "*" {
 		return fmt.Errorf("blob %s/%s: %w", b.Container, b.Name, ErrBlobExists)
@@ -710,6 +791,11 @@ func (s *Service) checkWrite(b Blob, exists bool, o WriteOptions, kind writeKind
 		return fmt.Errorf("blob %s/%s: %w", b.Container, b.Name, err)
 	}
 	if !hasRow(b) {
+		if o.LeaseID != "" {
+			// Lease Blob's table: "Write using (A)" on an Available blob
+			// "Fails (412)"; nothing is created.
+			return fmt.Errorf("blob %s/%s: lease id on a missing blob: %w", b.Container, b.Name, ErrLeaseNotPresent)
+		}
 		return nil
 	}
 	if err := checkWriteLease(b.Lease, o.LeaseID, s.Now()); err != nil {
@@ -776,8 +862,19 @@ func (s *Service) StageBlock(ctx context.Context, container, name, blockID strin
 		return err
 	}
 	if hasRow(cur) {
-		if err := checkWriteLease(cur.Lease, leaseID, s.Now()); err != nil {
+		now := s.Now()
+		if err := checkWriteLease(cur.Lease, leaseID, now); err != nil {
 			return fmt.Errorf("blob %s/%s: %w", container, name, err)
+		}
+		// Put Block is one of the writes of Lease Blob's list ("the lease
+		// ID must be included in the request for any of the following
+		// operations"): it too makes a broken or expired lease
+		// available, as Azurite does.
+		if l := cur.Lease.afterWrite(now); l != cur.Lease {
+			cur.Lease = l
+			if err := s.meta.PutBlob(ctx, cur, false); err != nil {
+				return err
+			}
 		}
 	} else {
 		// The first block of a new name creates the uncommitted blob.
@@ -1020,6 +1117,7 @@ func (s *Service) updateBlob(ctx context.Context, container, name string, o Writ
 	}
 	// The new ETag first: f may record the final row as a commit intent.
 	b.ETag, b.LastModified = newETag(), s.Now()
+	b.Lease = b.Lease.afterWrite(b.LastModified)
 	if err := f(&b); err != nil {
 		return Blob{}, err
 	}

@@ -87,6 +87,9 @@ func (s *Service) SetBlobTags(ctx context.Context, container, name string, tags 
 		return fmt.Errorf("blob %s/%s: %w", container, name, err)
 	}
 	b.Tags = tags
+	// A write for the lease too: a broken or expired lease becomes
+	// available (Lease.afterWrite), as Azurite does.
+	b.Lease = b.Lease.afterWrite(s.Now())
 	return s.meta.PutBlob(ctx, b, false)
 }
 

@@ -5,7 +5,6 @@ import (
 	"container/list"
 	"context"
 	"crypto/md5"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"hash"
@@ -134,8 +133,7 @@ type bodyReader struct {
 	r       io.Reader
 	left    int64
 	h       hash.Hash
-	want    []byte // nil: nothing to verify
-	wantB64 string
+	want    []byte      // nil: nothing to verify
 	crc     hash.Hash64 // nil: no CRC-64 asked for
 	wantCRC []byte      // nil: no CRC-64 to verify
 	done    func()      // called once when the body is fully read (clears the read deadline)
@@ -159,13 +157,21 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	}
 	b.left -= int64(n)
 	if b.left == 0 {
+		if err != nil && !errors.Is(err, io.EOF) {
+			// A failure that comes with the last bytes (a structured
+			// body's last CRC-64) fails the body: no byte of it is handed
+			// out, so no reader (io.ReadFull drops such an error) takes it
+			// for complete.
+			b.err = fmt.Errorf("read request body: %w", err)
+			return 0, b.err
+		}
 		if b.done != nil {
 			b.done()
 			b.done = nil
 		}
 		if b.want != nil {
 			if got := b.h.Sum(nil); !bytes.Equal(got, b.want) {
-				b.err = errMD5Mismatch(b.wantB64, got)
+				b.err = storagehttp.MD5Mismatch(b.want, got)
 				return 0, b.err
 			}
 		}
@@ -186,12 +192,6 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 		return n, b.err
 	}
 	return n, nil
-}
-
-func errMD5Mismatch(want string, got []byte) *Error {
-	return storagehttp.NewError(http.StatusBadRequest, CodeMD5Mismatch,
-		"The MD5 value specified in the request did not match with the MD5 value calculated by the server.",
-		Detail{Name: "UserSpecifiedMd5", Value: want}, Detail{Name: "ServerCalculatedMd5", Value: base64.StdEncoding.EncodeToString(got)})
 }
 
 // putBody writes the request's body (req.Length bytes, already checked
@@ -220,7 +220,7 @@ func (s *Server) putBody(w http.ResponseWriter, r *http.Request, req fs.PutRange
 	}
 	n := req.Length
 	ctx := r.Context()
-	body := &bodyReader{r: r.Body, left: n, h: md5.New(), want: want, wantB64: wantB64}
+	body := &bodyReader{r: r.Body, left: n, h: md5.New(), want: want}
 	if verifyMD5 {
 		// Put Range: x-ms-content-crc64 is checked like Content-MD5 and
 		// answered with the server's CRC-64.

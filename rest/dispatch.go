@@ -169,6 +169,10 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	if err := storagehttp.CheckUnsupported(r.Header, unsupportedHeaders); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	c := &call{r: r, q: q, path: p, route: rt}
 	err = rt.h(w, c)
 	if err != nil {

@@ -174,7 +174,32 @@
 //   - CRC-64: x-ms-content-crc64 (Put Range) and x-ms-source-content-crc64
 //     (Put Range From URL) are hashed as the bytes pass, like
 //     Content-MD5, with the Azure SDKs' polynomial.
-//   - NFS shares are refused with one answer (smbOnly).
+//   - Structured bodies (structured.go): Put Range and Create File with
+//     data take x-ms-structured-body: XSM/1.0; properties=crc64 with
+//     x-ms-structured-content-length, Azure's structured message
+//     ("Structured body format"); the body is decoded by
+//     storagehttp.StructuredReader as fs reads it (every segment's CRC-64
+//     and the message's checked) and only the data is written; the
+//     answer echoes x-ms-structured-body. The range is checked against
+//     x-ms-structured-content-length, Content-Length is the message's,
+//     and the 4 MiB PUT cap grows by the framing's most. A bad message is
+//     400 (Crc64Mismatch, InvalidInput with a Reason, InvalidHeaderValue,
+//     MissingRequiredHeader) and writes nothing: Put Range's reader fails
+//     before fs commits, Create File checks the whole body (spilled) before
+//     it creates or replaces the file. A clear and Put Range From URL
+//     refuse the headers (400 InvalidHeaderValue). Get File with
+//     x-ms-structured-body answers the range or the whole file framed in
+//     4 MiB segments, x-ms-structured-content-length and Content-Range
+//     being the data's. The JS SDK's uploads and downloads with
+//     contentChecksumAlgorithm StorageCrc64 use both
+//     (testdata/structured.js); azfile (v1.7.1, v1.7.2) does not expose
+//     them yet.
+//   - NFS shares are refused with one answer (smbOnly), and so are the
+//     NFS file properties (x-ms-mode, x-ms-owner, x-ms-group,
+//     x-ms-file-file-type, the copy modes) on any operation; the source
+//     CRC-64 conditions of Put Range From URL are 400 UnsupportedHeader
+//     (unsupported.go: checked in dispatch before the handler runs, so a
+//     header whose meaning blobshare lacks is never ignored).
 //
 // # Concurrency
 //

@@ -42,7 +42,7 @@ const (
 	CodeHandleLimitExceeded             = "HandleLimitExceeded"
 	CodeInvalidXMLDocument              = storagehttp.CodeInvalidXMLDocument
 	CodeOutOfRangeInput                 = storagehttp.CodeOutOfRangeInput
-	CodeMD5Mismatch                     = "Md5Mismatch"
+	CodeMD5Mismatch                     = storagehttp.CodeMD5Mismatch
 	CodeRequestBodyTooLarge             = storagehttp.CodeRequestBodyTooLarge
 	CodeMissingContentLength            = "MissingContentLengthHeader"
 	CodeRequestHeaderTooLarge           = storagehttp.CodeRequestHeaderTooLarge

@@ -53,20 +53,37 @@ func (s *Server) createFile(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	// API 2026-02-06+: an optional body (≤ 4 MiB) becomes the first bytes.
-	bodyLen := c.r.ContentLength
-	if bodyLen > size {
-		return storagehttp.InvalidHeader("Content-Length", strconv.FormatInt(bodyLen, 10))
+	// API 2026-02-06+: an optional body (≤ 4 MiB) becomes the first bytes,
+	// possibly sent as a structured message.
+	bodyLen, structured, err := structuredBody(c.r)
+	if err != nil {
+		return err
 	}
-	if bodyLen > 0 && h.Get("Content-MD5") != "" {
-		// Verify the body before the file is created or replaced: a
-		// mismatch must leave an existing file as it was. The body goes
-		// to an unlinked spill file, not memory.
-		want, err := parseMD5("Content-MD5", h.Get("Content-MD5"))
-		if err != nil {
+	if bodyLen > size {
+		name := "Content-Length"
+		if structured {
+			name = storagehttp.HeaderStructuredContentLength
+		}
+		return storagehttp.InvalidHeader(name, strconv.FormatInt(bodyLen, 10))
+	}
+	if structured && bodyLen == 0 {
+		// A message of no data is still checked (and so never ignored).
+		if _, err := io.Copy(io.Discard, c.r.Body); err != nil {
 			return err
 		}
-		f, err := s.spill(&bodyReader{r: c.r.Body, left: bodyLen, h: md5.New(), want: want, wantB64: h.Get("Content-MD5")}, c.fsPath())
+	}
+	if bodyLen > 0 && (h.Get("Content-MD5") != "" || structured) {
+		// Verify the body (its MD5, its structured message's CRC-64s)
+		// before the file is created or replaced: a mismatch must leave
+		// an existing file as it was. The body goes to an unlinked spill
+		// file, not memory.
+		var want []byte
+		if v := h.Get("Content-MD5"); v != "" {
+			if want, err = parseMD5("Content-MD5", v); err != nil {
+				return err
+			}
+		}
+		f, err := s.spill(&bodyReader{r: c.r.Body, left: bodyLen, h: md5.New(), want: want}, c.fsPath())
 		if err != nil {
 			return err
 		}
@@ -90,6 +107,7 @@ func (s *Server) createFile(w http.ResponseWriter, c *call) error {
 		}
 		out.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum))
 	}
+	storagehttp.AnswerStructured(out, structured)
 	setSMB(out, a)
 	out.Set("x-ms-request-server-encrypted", "true")
 	w.WriteHeader(http.StatusCreated)
@@ -120,7 +138,11 @@ func (s *Server) putRange(w http.ResponseWriter, c *call) error {
 	}
 	clear := strings.EqualFold(h.Get("x-ms-write"), "clear")
 	out := w.Header()
+	structured := false
 	if clear {
+		if err := storagehttp.RefuseStructuredBody(h); err != nil {
+			return err
+		}
 		if c.r.ContentLength > 0 {
 			return storagehttp.InvalidHeader("Content-Length", strconv.FormatInt(c.r.ContentLength, 10))
 		}
@@ -137,10 +159,20 @@ func (s *Server) putRange(w http.ResponseWriter, c *call) error {
 			return storagehttp.NewError(http.StatusLengthRequired, CodeMissingContentLength,
 				"The Content-Length header is required for this request.")
 		}
-		if c.r.ContentLength != rg.length() {
+		// With a structured body the data's length is
+		// x-ms-structured-content-length, Content-Length the message's.
+		var bodyLen int64
+		if bodyLen, structured, err = structuredBody(c.r); err != nil {
+			return err
+		}
+		if bodyLen != rg.length() {
+			name := "Content-Length"
+			if structured {
+				name = storagehttp.HeaderStructuredContentLength
+			}
 			return storagehttp.NewError(http.StatusBadRequest, CodeInvalidHeaderValue,
 				"The range specified does not match the length of the request body.",
-				Detail{Name: "HeaderName", Value: "Content-Length"}, Detail{Name: "HeaderValue", Value: strconv.FormatInt(c.r.ContentLength, 10)})
+				Detail{Name: "HeaderName", Value: name}, Detail{Name: "HeaderValue", Value: strconv.FormatInt(bodyLen, 10)})
 		}
 	}
 	var a fs.Attr
@@ -162,6 +194,7 @@ func (s *Server) putRange(w http.ResponseWriter, c *call) error {
 	if crc != nil {
 		out.Set("x-ms-content-crc64", base64.StdEncoding.EncodeToString(crc))
 	}
+	storagehttp.AnswerStructured(out, structured)
 	w.WriteHeader(http.StatusCreated)
 	return nil
 }
@@ -205,6 +238,9 @@ func fsPathOf(p resourcePath) string { return p.Share + "/" + p.Path() }
 
 func (s *Server) putRangeFromURL(w http.ResponseWriter, c *call) error {
 	h := c.r.Header
+	if err := storagehttp.RefuseStructuredBody(h); err != nil { // no body to frame
+		return err
+	}
 	if v := h.Get("x-ms-write"); !strings.EqualFold(v, "update") {
 		if v == "" {
 			return storagehttp.MissingHeader("x-ms-write")
@@ -337,6 +373,10 @@ func (s *Server) getFile(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
+	structured, err := storagehttp.StructuredResponse(h)
+	if err != nil {
+		return err
+	}
 	req := fs.GetFileRequest{Path: c.fsPath(), Length: -1, Ranged: ranged, LeaseID: lease}
 	if ranged {
 		req.Offset = rg.start
@@ -362,7 +402,6 @@ func (s *Server) getFile(w http.ResponseWriter, c *call) error {
 	defer fr.Close()
 	out := w.Header()
 	setFileHeaders(out, fr.Attr, fr.Lease, !ranged)
-	out.Set("Content-Length", strconv.FormatInt(fr.Length, 10))
 	var body io.Reader = fr
 	if wantMD5 {
 		buf := make([]byte, fr.Length) // ≤ 4 MiB, checked above
@@ -373,6 +412,11 @@ func (s *Server) getFile(w http.ResponseWriter, c *call) error {
 		out.Set("Content-MD5", base64.StdEncoding.EncodeToString(sum[:]))
 		body = bytes.NewReader(buf)
 	}
+	length := fr.Length
+	if structured {
+		body, length = storagehttp.StructuredReply(out, body, fr.Length)
+	}
+	out.Set("Content-Length", strconv.FormatInt(length, 10))
 	status := http.StatusOK
 	if ranged {
 		status = http.StatusPartialContent
@@ -383,7 +427,7 @@ func (s *Server) getFile(w http.ResponseWriter, c *call) error {
 	if c.r.Method == http.MethodHead {
 		return nil
 	}
-	if _, err := io.CopyN(w, body, fr.Length); err != nil {
+	if _, err := io.CopyN(w, body, length); err != nil {
 		// Headers are gone; abort the connection so the client sees a
 		// short body rather than a silent truncation.
 		s.log.Warn("rest: get file stream failed", "path", c.fsPath(), "request_id", storagehttp.InfoFrom(c.r.Context()).ID, "err", err)

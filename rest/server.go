@@ -152,6 +152,9 @@ func (s *Server) withRecover(next http.Handler) http.Handler { return storagehtt
 // File), small XML bodies otherwise.
 func maxBody(r *http.Request) int64 {
 	if r.Method == http.MethodPut {
+		if storagehttp.HasStructuredBody(r) {
+			return maxPutRange + storagehttp.MaxStructuredOverhead // the data's cap plus the framing's most
+		}
 		return maxPutRange
 	}
 	return maxSmallBody

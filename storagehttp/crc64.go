@@ -35,12 +35,15 @@ func CRC64Header(h http.Header, name string) ([]byte, error) {
 // CRC64Bytes is a CRC-64 in its wire byte order.
 func CRC64Bytes(sum uint64) []byte { return binary.LittleEndian.AppendUint64(nil, sum) }
 
-// CRC64Mismatch is 400 Crc64Mismatch naming both values.
+// CRC64Mismatch is 400 Crc64Mismatch naming both values, in the elements
+// Azure answers them in (UserSpecifiedCrc, ServerCalculatedCrc, as the JS
+// SDK's recordings of Stage Block, Append Block and Upload Pages with a
+// wrong x-ms-content-crc64 show).
 func CRC64Mismatch(want, got []byte) *Error {
 	return NewError(http.StatusBadRequest, "Crc64Mismatch",
 		"The CRC64 value specified in the request did not match with the CRC64 value calculated by the server.",
-		Detail{Name: "UserSpecifiedCrc64", Value: base64.StdEncoding.EncodeToString(want)},
-		Detail{Name: "ServerCalculatedCrc64", Value: base64.StdEncoding.EncodeToString(got)})
+		Detail{Name: "UserSpecifiedCrc", Value: base64.StdEncoding.EncodeToString(want)},
+		Detail{Name: "ServerCalculatedCrc", Value: base64.StdEncoding.EncodeToString(got)})
 }
 
 // CRC64Reader computes the CRC-64 of what is read through it and turns

@@ -34,6 +34,27 @@
 //     table first, then the neutral cases: an over-long body is 413, a
 //     cancelled or short request 400, anything else 500) and WriteError,
 //     the one renderer of <Error><Code/><Message/>…</Error>.
+//   - crc64.go: Azure's CRC-64 (x-ms-content-crc64 and friends) and
+//     CRC64Reader, which checks a body against it as it passes.
+//   - structmsg.go: the structured message format of x-ms-structured-body
+//     (XSM/1.0; properties=crc64): StructuredRequest and
+//     StructuredResponse read the headers, StructuredReader decodes a
+//     request body as it is read (every segment's CRC-64 and the
+//     message's checked, truncation, overlong or misnumbered segments,
+//     lengths that disagree with Content-Length or
+//     x-ms-structured-content-length refused: 400 InvalidInput with a
+//     Reason, or 400 Crc64Mismatch), StructuredEncoder frames a response
+//     body. Both hold only the framing of the moment, never a body.
+//     Azure's REST docs describe the format ("Structured body format")
+//     but no error code for a bad frame; InvalidInput is Azure's code
+//     for a request input that is not valid, Crc64Mismatch its code for
+//     a CRC-64 that does not match.
+//   - bodysums.go: BodySums, the transactional Content-MD5 and
+//     x-ms-content-crc64 of a request document (Put Block List, Set Blob
+//     Tags), checked over the whole body; MD5Mismatch.
+//   - unsupported.go: CheckUnsupported, the refusal (400
+//     UnsupportedHeader by default) of a header whose feature a service
+//     lacks, from the table the service supplies.
 //   - format.go: FormatTime7 (7 fractional digits, as the SDKs parse),
 //     ValidVersion, WriteXML and DecodeXMLBody (strict, bounded).
 //

@@ -201,7 +201,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, e *Error) {
 		h.Del(k)
 	}
 	h.Set(ErrorCodeHeader, e.Code)
-	if r.Method == http.MethodHead {
+	if r.Method == http.MethodHead || e.Status == http.StatusNotModified { // a 304 has no body
 		h.Del("Content-Type")
 		h.Set("Content-Length", "0")
 		w.WriteHeader(e.Status)

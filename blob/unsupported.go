@@ -1,0 +1,37 @@
+package blob
+
+import "github.com/blobshare/blobshare/storagehttp"
+
+// unsupportedHeaders are the Blob request headers (from the operations'
+// REST pages and the azblob SDK's requests) of features blobshare lacks
+// whose meaning would change what is stored or answered. Any operation
+// carrying one is refused before it runs (400 UnsupportedHeader, Azure's
+// "One of the HTTP headers specified in the request is not supported.",
+// with the header and the reason), never served as if it were absent: a
+// blob "encrypted with a customer-provided key" that any reader can read,
+// a "legal hold" that does not hold, would be wrong successes. A value that
+// asks for nothing (a legal hold of false) passes. docs/unsupported.md
+// lists them.
+var unsupportedHeaders = []storagehttp.Unsupported{
+	{Name: "x-ms-encryption-key", Reason: cpkReason},
+	{Name: "x-ms-encryption-key-sha256", Reason: cpkReason},
+	{Name: "x-ms-encryption-algorithm", Reason: cpkReason},
+	{Name: "x-ms-source-encryption-key", Reason: cpkReason},
+	{Name: "x-ms-source-encryption-key-sha256", Reason: cpkReason},
+	{Name: "x-ms-source-encryption-algorithm", Reason: cpkReason},
+	{Name: "x-ms-encryption-scope", Reason: scopeReason},
+	{Name: "x-ms-default-encryption-scope", Reason: scopeReason},
+	{Name: "x-ms-deny-encryption-scope-override", Reason: scopeReason, Benign: "false"},
+	{Name: "x-ms-immutability-policy-mode", Reason: "immutability policies are not supported"},
+	{Name: "x-ms-immutability-policy-until-date", Reason: "immutability policies are not supported"},
+	{Name: "x-ms-legal-hold", Reason: "legal holds are not supported", Benign: "false"},
+	{Name: "x-ms-access-tier-if-modified-since", Reason: "conditions on the access tier's change time are not supported"},
+	{Name: "x-ms-access-tier-if-unmodified-since", Reason: "conditions on the access tier's change time are not supported"},
+	{Name: "x-ms-previous-snapshot-url", Reason: "managed-disk page-range differences are not supported"},
+	{Name: "x-ms-seal-blob", Reason: "sealing an append blob is not supported", Benign: "false"},
+}
+
+const (
+	cpkReason   = "customer-provided encryption keys are not supported: blobshare would store and serve the data without the key"
+	scopeReason = "encryption scopes are not supported: the account has none"
+)
