@@ -26,7 +26,10 @@ type Error struct {
 	Code    string
 	Message string
 	Details []Detail
-	Err     error // the cause, for logs and errors.Is; never rendered
+	// Challenge is the WWW-Authenticate header of a 401 (a bearer token
+	// refused); "" sends none.
+	Challenge string
+	Err       error // the cause, for logs and errors.Is; never rendered
 }
 
 func (e *Error) Error() string {
@@ -201,6 +204,9 @@ func WriteError(w http.ResponseWriter, r *http.Request, e *Error) {
 		h.Del(k)
 	}
 	h.Set(ErrorCodeHeader, e.Code)
+	if e.Challenge != "" {
+		h.Set("WWW-Authenticate", e.Challenge)
+	}
 	if r.Method == http.MethodHead {
 		h.Del("Content-Type")
 		h.Set("Content-Length", "0")

@@ -12,7 +12,7 @@ var Version = "dev"
 
 // Main runs the command line with args (args[0] is the program name).
 func Main(args []string) error {
-	return newApp().Run(args)
+	return newApp().Run(azuriteArgs(args))
 }
 
 func newApp() *cli.App {
