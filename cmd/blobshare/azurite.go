@@ -98,8 +98,8 @@ func isFile(p string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// dataPath is --data, or Azurite's --location.
-func dataPath(c *cli.Context) string {
+// dataFlag is --data, or Azurite's --location.
+func dataFlag(c *cli.Context) string {
 	if c.IsSet("location") {
 		return c.String("location")
 	}

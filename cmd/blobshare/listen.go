@@ -46,17 +46,17 @@ func serveTLS(c *cli.Context) (*tls.Config, error) {
 }
 
 // checkOAuth validates --oauth: "" (off) or basic, and basic needs TLS.
-func checkOAuth(c *cli.Context) (bool, error) {
+func checkOAuth(c *cli.Context) error {
 	switch c.String("oauth") {
 	case "":
-		return false, nil
+		return nil
 	case "basic":
 		if c.String("tls-cert") == "" {
-			return false, errors.New("--oauth basic needs HTTPS: add --tls-cert FILE --tls-key FILE (bearer tokens are accepted only over TLS, as by Azure and Azurite)")
+			return errors.New("--oauth basic needs HTTPS: add --tls-cert FILE --tls-key FILE (bearer tokens are accepted only over TLS, as by Azure and Azurite)")
 		}
-		return true, nil
+		return nil
 	default:
-		return false, fmt.Errorf("--oauth %q: the only level is basic", c.String("oauth"))
+		return fmt.Errorf("--oauth %q: the only level is basic", c.String("oauth"))
 	}
 }
 

@@ -63,7 +63,7 @@ func runServe(c *cli.Context) error {
 	if _, err := serveTLS(c); err != nil {
 		return err
 	}
-	if _, err := checkOAuth(c); err != nil {
+	if err := checkOAuth(c); err != nil {
 		return err
 	}
 	logger, closeLog, err := serveLogger(c)
@@ -98,7 +98,7 @@ func runServe(c *cli.Context) error {
 	defer ln.Close()
 
 	started := time.Now() // before the directory opens: everything staged earlier is an orphan
-	dd, err := openDataDir(ctx, dataDirOptions{Path: dataPath(c), BlobBackend: c.String("blob-backend"), Logger: logger, Create: true})
+	dd, err := openDataDir(ctx, dataDirOptions{Path: dataFlag(c), BlobBackend: c.String("blob-backend"), Logger: logger, Create: true})
 	if err != nil {
 		return err
 	}
