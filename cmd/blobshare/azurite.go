@@ -15,6 +15,12 @@ import (
 // command line written for Azurite runs, or says in one line what to use.
 const azuriteCategory = "Azurite's flags"
 
+// azuriteDescription is serve --help's note on Azurite's flags.
+const azuriteDescription = "Azurite's command-line flags work too: --location, --blobHost/--blobPort, --queueHost/--queuePort,\n" +
+	"--tableHost/--tablePort, --debug FILE, --oauth basic, --silent, --skipApiVersionCheck, --disableProductStyleUrl and\n" +
+	"--disableTelemetry mean what they mean there; the others (--cert, --key FILE, --pwd, --loose, --inMemoryPersistence, ...)\n" +
+	"answer with what to use instead. HTTPS is --tls-cert FILE --tls-key FILE: --key is the account key."
+
 // azuriteAliases are the Azurite host/port flags that make up each
 // endpoint flag's HOST:PORT. FileREST (--addr) has none: Azurite has no
 // Files service.

@@ -26,12 +26,8 @@ const shutdownGrace = 30 * time.Second
 
 func serveCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "serve",
-		Usage: "serve every endpoint (FileREST, SMB, Blob, Queue) and, with --mount, a FUSE mount",
-		Description: "Azurite's command-line flags work too: --location, --blobHost/--blobPort, --queueHost/--queuePort,\n" +
-			"--tableHost/--tablePort, --debug FILE, --oauth basic, --silent, --skipApiVersionCheck, --disableProductStyleUrl and\n" +
-			"--disableTelemetry mean what they mean there; the others (--cert, --key FILE, --pwd, --loose, --inMemoryPersistence, ...)\n" +
-			"answer with what to use instead. HTTPS is --tls-cert FILE --tls-key FILE: --key is the account key.",
+		Name:      "serve",
+		Usage:     "serve every endpoint (FileREST, SMB, Blob, Queue) and, with --mount, a FUSE mount",
 		ArgsUsage: " ",
 		Flags: slices.Concat([]cli.Flag{
 			&cli.StringFlag{Name: "data", Value: "./blobshare-data", Usage: "directory of the SQLite database and the local blob store (created if missing)"},
@@ -50,6 +46,9 @@ func serveCommand() *cli.Command {
 			smbEncryptFlag(),
 		}, tlsFlags(), azuriteFlags()),
 		Action: runServe,
+
+		// What serve makes of Azurite's flags (azurite.go).
+		Description: azuriteDescription,
 	}
 }
 
