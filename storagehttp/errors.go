@@ -27,7 +27,8 @@ type Error struct {
 	Message string
 	Details []Detail
 	// Challenge is the WWW-Authenticate header of a 401 (a bearer token
-	// refused); "" sends none.
+	// refused), which Authenticate sets whatever renders the body; ""
+	// sends none.
 	Challenge string
 	Err       error // the cause, for logs and errors.Is; never rendered
 }
@@ -204,9 +205,6 @@ func WriteError(w http.ResponseWriter, r *http.Request, e *Error) {
 		h.Del(k)
 	}
 	h.Set(ErrorCodeHeader, e.Code)
-	if e.Challenge != "" {
-		h.Set("WWW-Authenticate", e.Challenge)
-	}
 	if r.Method == http.MethodHead {
 		h.Del("Content-Type")
 		h.Set("Content-Length", "0")

@@ -140,9 +140,10 @@ func TestOAuthBasic(t *testing.T) {
 					t.Errorf("challenge %q, want %q", e.Challenge, want)
 				}
 				w := httptest.NewRecorder()
-				WriteError(w, r, e)
-				if got := w.Header().Get("WWW-Authenticate"); got != want {
-					t.Errorf("WWW-Authenticate %q, want %q", got, want)
+				h := RequestID(time.Now, Authenticate([]Authenticator{fixedAuth{now, a}}, slog.New(slog.DiscardHandler), nil))
+				h.ServeHTTP(w, r)
+				if got := w.Header().Get("WWW-Authenticate"); w.Code != http.StatusUnauthorized || got != want {
+					t.Errorf("%d, WWW-Authenticate %q, want 401 and %q", w.Code, got, want)
 				}
 			}
 		})
@@ -179,4 +180,15 @@ func TestSharedKeyMismatchLogsStringToSign(t *testing.T) {
 	if !strings.Contains(line, `msg="authentication failed"`) || !strings.Contains(line, strings.ReplaceAll(string(quoted[1:len(quoted)-1]), `\`, `\\`)) {
 		t.Errorf("debug log lacks the string-to-sign %q:\n%s", sts, line)
 	}
+}
+
+// fixedAuth runs an authenticator at a fixed time, whatever the request's
+// start.
+type fixedAuth struct {
+	now time.Time
+	a   Authenticator
+}
+
+func (f fixedAuth) Authenticate(r *http.Request, _ time.Time) (Verdict, Grant, error) {
+	return f.a.Authenticate(r, f.now)
 }
