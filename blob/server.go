@@ -82,6 +82,10 @@ func New(cfg Config) (*Server, error) {
 	var chain []storagehttp.Authenticator
 	if !cfg.DisableAuth {
 		sas := s.blobSAS(sg)
+		if cfg.OAuth {
+			// A From-URL source's bearer token (x-ms-copy-source-authorization).
+			sas.SourceToken = storagehttp.OAuth{Account: s.account, Service: "blob"}
+		}
 		s.sas = &sas
 		chain = s.authenticators(sg, sas)
 		if cfg.OAuth {

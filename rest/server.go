@@ -133,6 +133,11 @@ func New(cfg Config) (*Server, error) {
 			chain = append([]storagehttp.Authenticator{storagehttp.OAuth{Account: s.account, Service: "file", FileIntent: true}}, chain...)
 		}
 		sas := s.fileSAS(sg)
+		if cfg.OAuth {
+			// A copy source's bearer token (x-ms-copy-source-authorization);
+			// the intent is the destination request's.
+			sas.SourceToken = storagehttp.OAuth{Account: s.account, Service: "file"}
+		}
 		s.sas = &sas
 	}
 	s.handler = s.withRequestID(s.withLimits(s.withRecover(

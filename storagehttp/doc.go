@@ -51,6 +51,9 @@
 //     backup" with a token ("Required if Authorization header specifies an
 //     OAuth token"); without it blobshare answers 400 MissingRequiredHeader,
 //     another value 400 InvalidHeaderValue (the docs name no code).
+//     With OAuth a From-URL operation's source may be authorized by a
+//     bearer token in x-ms-copy-source-authorization (SAS.SourceToken,
+//     copysource.go), checked the same way.
 //   - errors.go: Error (status, x-ms-error-code, message, details), the
 //     common error codes and constructors, Classify (the service's own
 //     table first, then the neutral cases: an over-long body is 413, a

@@ -2,6 +2,7 @@ package storagehttp
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/tls"
@@ -191,4 +192,44 @@ type fixedAuth struct {
 
 func (f fixedAuth) Authenticate(r *http.Request, _ time.Time) (Verdict, Grant, error) {
 	return f.a.Authenticate(r, f.now)
+}
+
+// TestCopySourceBearer: a From-URL source authorized by
+// x-ms-copy-source-authorization passes with a good token when the SAS
+// authenticator has a SourceToken, and is 403 CannotVerifyCopySource with
+// a bad token or without one.
+func TestCopySourceBearer(t *testing.T) {
+	now := time.Now()
+	claims := func(exp time.Time) map[string]any {
+		return map[string]any{"iss": "https://sts.windows.net/t/", "aud": "https://storage.azure.com",
+			"nbf": now.Add(-time.Minute).Unix(), "exp": exp.Unix()}
+	}
+	oauth := OAuth{Account: "devstoreaccount1", Service: "blob"}
+	for _, tt := range []struct {
+		name   string
+		source Authenticator
+		token  string
+		ok     bool
+	}{
+		{"good token", oauth, signedJWT(t, claims(now.Add(time.Hour))), true},
+		{"expired token", oauth, signedJWT(t, claims(now.Add(-time.Second))), false},
+		{"no --oauth", nil, signedJWT(t, claims(now.Add(time.Hour))), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := SAS{Signer: Signer{Account: "devstoreaccount1", Key: []byte("k")}, Service: 'b', SourceToken: tt.source}
+			dst := httptest.NewRequest("PUT", "http://127.0.0.1:10000/devstoreaccount1/c/dst", nil)
+			dst.TLS = &tls.ConnectionState{}
+			dst.Header.Set("x-ms-copy-source-authorization", "Bearer "+tt.token)
+			dst = dst.WithContext(context.WithValue(dst.Context(), infoKey{}, &Info{Start: now}))
+			err := a.AuthorizeCopySource(dst, "x-ms-copy-source", "https://127.0.0.1:10000/devstoreaccount1/c/src")
+			if tt.ok != (err == nil) {
+				t.Fatalf("err %v, want ok=%v", err, tt.ok)
+			}
+			if err != nil {
+				if e := Classify(err, nil); e.Status != http.StatusForbidden || e.Code != CodeCannotVerifyCopySource {
+					t.Fatalf("%d %s, want 403 CannotVerifyCopySource", e.Status, e.Code)
+				}
+			}
+		})
+	}
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	blobsas "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/sas"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
@@ -127,9 +128,10 @@ func makeJWT(t *testing.T, change func(map[string]any)) string {
 // TestServeTLSAndOAuth: with --tls-cert/--tls-key every HTTP endpoint
 // serves HTTPS (its logged URL says so) to the official SDKs trusting the
 // test's CA, with SharedKey, with a SAS signed spr=https (refused by a
-// plain-HTTP serve), and with --oauth basic bearer tokens; a token with a
-// bad audience or issuer, or expired, is 401 InvalidAuthenticationInfo
-// with Azure's challenge.
+// plain-HTTP serve), and with --oauth basic bearer tokens, also as a
+// From-URL copy's source authorization; a token with a bad audience or
+// issuer, or expired, is 401 InvalidAuthenticationInfo with Azure's
+// challenge (403 CannotVerifyCopySource for a copy source).
 func TestServeTLSAndOAuth(t *testing.T) {
 	ctx := context.Background()
 	certFile, keyFile, pool := testCA(t, t.TempDir())
@@ -221,6 +223,28 @@ func TestServeTLSAndOAuth(t *testing.T) {
 		if string(body) != "by token" {
 			t.Fatalf("read %q", body)
 		}
+		// A From-URL copy whose source is authorized by a bearer token
+		// (x-ms-copy-source-authorization), and one whose token is bad.
+		tok := makeJWT(t, nil)
+		dst := oc.ServiceClient().NewContainerClient("tls").NewBlockBlobClient("copy.txt")
+		if _, err := dst.UploadBlobFromURL(ctx, srv.BlobURL+"/tls/token.txt",
+			&blockblob.UploadBlobFromURLOptions{CopySourceAuthorization: to.Ptr("Bearer " + tok)}); err != nil {
+			t.Fatalf("Put Blob From URL with a bearer-token source: %v", err)
+		}
+		got, err = dst.DownloadStream(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ = io.ReadAll(got.Body)
+		got.Body.Close()
+		if string(body) != "by token" {
+			t.Fatalf("the copy holds %q", body)
+		}
+		expiredTok := makeJWT(t, func(c map[string]any) { c["exp"] = time.Now().Add(-time.Minute).Unix() })
+		_, err = dst.UploadBlobFromURL(ctx, srv.BlobURL+"/tls/token.txt",
+			&blockblob.UploadBlobFromURLOptions{CopySourceAuthorization: to.Ptr("Bearer " + expiredTok)})
+		wantCode(t, err, http.StatusForbidden, storagehttp.CodeCannotVerifyCopySource)
+
 		for name, change := range map[string]func(map[string]any){
 			"bad audience": func(c map[string]any) { c["aud"] = "https://vault.azure.net" },
 			"bad issuer":   func(c map[string]any) { c["iss"] = "https://accounts.example.com/" },
