@@ -38,6 +38,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/share"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
+	queuesas "github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue/sas"
 
 	"github.com/blobshare/blobshare/integration/servetest"
 	"github.com/blobshare/blobshare/storagehttp"
@@ -269,6 +270,27 @@ func TestServeTLSAndOAuth(t *testing.T) {
 			t.Fatal(err)
 		}
 		if _, err := c.CreateQueue(ctx, "tls", nil); err != nil {
+			t.Fatal(err)
+		}
+		// A queue SAS that insists on HTTPS.
+		sasQuery, err := queuesas.QueueSignatureValues{
+			Protocol: queuesas.ProtocolHTTPS, ExpiryTime: time.Now().Add(time.Hour), QueueName: "tls",
+			Permissions: to.Ptr(queuesas.QueuePermissions{Read: true, Add: true}).String(),
+		}.SignWithSharedKey(qkey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sq, err := azqueue.NewQueueClientWithNoCredential(srv.QueueURL+"/tls?"+sasQuery.Encode(), &azqueue.ClientOptions{ClientOptions: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sq.EnqueueMessage(ctx, "by SAS", nil); err != nil {
+			t.Fatalf("spr=https SAS over https: %v", err)
+		}
+		if got, err := sq.PeekMessage(ctx, nil); err != nil || len(got.Messages) != 1 || *got.Messages[0].MessageText != "by SAS" {
+			t.Fatalf("peek with the SAS: %+v, %v", got, err)
+		}
+		if _, err := c.NewQueueClient("tls").ClearMessages(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
 		oc, err := azqueue.NewServiceClient(srv.QueueURL, tokenCredential{makeJWT(t, nil)}, &azqueue.ClientOptions{ClientOptions: opts})
