@@ -12,7 +12,8 @@
 //   - server.go: Config, New (the storagehttp middleware chain), limits.
 //   - dispatch.go: path parsing ($root included), the route table and the
 //     SAS check against it.
-//   - auth.go: the authenticator chain, the blob service-SAS
+//   - auth.go: the authenticator chain (with Config.OAuth, bearer
+//     tokens first: storagehttp.OAuth), the blob service-SAS
 //     string-to-sign, and the authorization of a From-URL operation's
 //     source (its own SAS, or a public container; Copy Blob proper reads
 //     a source of the account with the request's credentials).

@@ -39,6 +39,10 @@ type Config struct {
 	Account, Key string
 	// DisableAuth accepts every request without SharedKey or SAS.
 	DisableAuth bool
+	// OAuth accepts bearer tokens over TLS as Azurite's --oauth basic
+	// does (storagehttp.OAuth: issuer, audience and lifetime checked, the
+	// signature not), before SharedKey and SAS.
+	OAuth bool
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 	// Now is the clock of the HTTP layer (Date headers, SAS windows);
@@ -78,8 +82,15 @@ func New(cfg Config) (*Server, error) {
 	var chain []storagehttp.Authenticator
 	if !cfg.DisableAuth {
 		sas := s.blobSAS(sg)
+		if cfg.OAuth {
+			// A From-URL source's bearer token (x-ms-copy-source-authorization).
+			sas.SourceToken = storagehttp.OAuth{Account: s.account, Service: "blob"}
+		}
 		s.sas = &sas
 		chain = s.authenticators(sg, sas)
+		if cfg.OAuth {
+			chain = append([]storagehttp.Authenticator{storagehttp.OAuth{Account: s.account, Service: "blob"}}, chain...)
+		}
 	}
 	s.routes = s.routeTable()
 	limits := storagehttp.Limits{MaxHeaderCount: maxHeaderCount, MaxHeaderBytes: maxHeaderBytes, MaxBody: maxBody}

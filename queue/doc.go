@@ -8,7 +8,8 @@
 // → render. The semantics (pop receipts, visibility, TTL, dequeue counts)
 // live in msgqueue, storage in msgqueue/sqlstore, and the HTTP plumbing
 // every Azure Storage service shares (request ids, limits, recovery,
-// SharedKey / SharedKey Lite / account and service SAS, x-ms-version,
+// SharedKey / SharedKey Lite / account and service SAS, bearer tokens with
+// Config.OAuth, x-ms-version,
 // error rendering) in storagehttp.
 //
 // # Dispatch

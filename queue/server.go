@@ -37,6 +37,10 @@ type Config struct {
 	Account, Key string
 	// DisableAuth accepts every request without SharedKey or SAS.
 	DisableAuth bool
+	// OAuth accepts bearer tokens over TLS as Azurite's --oauth basic
+	// does (storagehttp.OAuth: issuer, audience and lifetime checked, the
+	// signature not), before SharedKey and SAS.
+	OAuth bool
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 	// Now is the clock of the HTTP layer (Date headers, SAS windows);
@@ -72,6 +76,9 @@ func New(cfg Config) (*Server, error) {
 	var chain []storagehttp.Authenticator
 	if !cfg.DisableAuth {
 		chain = s.authenticators(sg)
+		if cfg.OAuth {
+			chain = append([]storagehttp.Authenticator{storagehttp.OAuth{Account: s.account, Service: "queue"}}, chain...)
+		}
 	}
 	s.routes = s.routeTable()
 	limits := storagehttp.Limits{MaxHeaderCount: maxHeaderCount, MaxHeaderBytes: maxHeaderBytes, MaxBody: maxBody}

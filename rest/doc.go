@@ -33,7 +33,9 @@
 //     separately (see "Request bodies in memory").
 //  3. storagehttp.Recover: a panic below becomes 500 InternalError and is
 //     logged with its stack (http.ErrAbortHandler passes through).
-//  4. storagehttp.Authenticate over rest's chain (auth.go): SharedKey
+//  4. storagehttp.Authenticate over rest's chain (auth.go): with
+//     Config.OAuth first bearer tokens (storagehttp.OAuth, with
+//     x-ms-file-request-intent: backup required), then SharedKey
 //     with the Blob/Queue/File string-to-sign (SharedKey Lite is
 //     refused), then SAS (account SAS with ss containing 'f' and srt,
 //     service SAS with sr=s|f, whose string-to-sign fileServiceSAS

@@ -30,6 +30,10 @@ type Config struct {
 	Account, Key string
 	// DisableAuth accepts every request without SharedKey or SAS.
 	DisableAuth bool
+	// OAuth accepts bearer tokens over TLS as Azurite's --oauth basic
+	// does (storagehttp.OAuth: issuer, audience and lifetime checked, the
+	// signature not), before SharedKey and SAS.
+	OAuth bool
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 	// Now is the clock (Date headers, SAS windows, error times); nil
@@ -125,7 +129,15 @@ func New(cfg Config) (*Server, error) {
 	if !cfg.DisableAuth {
 		sg := storagehttp.Signer{Account: s.account, Key: raw}
 		chain = s.authenticators(sg)
+		if cfg.OAuth {
+			chain = append([]storagehttp.Authenticator{storagehttp.OAuth{Account: s.account, Service: "file", FileIntent: true}}, chain...)
+		}
 		sas := s.fileSAS(sg)
+		if cfg.OAuth {
+			// A copy source's bearer token (x-ms-copy-source-authorization);
+			// the intent is the destination request's.
+			sas.SourceToken = storagehttp.OAuth{Account: s.account, Service: "file"}
+		}
 		s.sas = &sas
 	}
 	s.handler = s.withRequestID(s.withLimits(s.withRecover(

@@ -16,8 +16,11 @@ const CodeCannotVerifyCopySource = "CannotVerifyCopySource"
 // source, even in the same account. The source URL must carry a shared
 // access signature that the SAS authenticator a accepts as if the
 // destination request's client had sent a GET for the source URL at that
-// request's start time, and that grants read on an object. x-ms-copy-source-authorization (OAuth) is not supported.
-// Any refusal is 403 CannotVerifyCopySource naming header.
+// request's start time, and that grants read on an object; or, when the
+// SAS authenticator has a SourceToken (--oauth basic), the bearer token of
+// x-ms-copy-source-authorization ("Bearer TOKEN"), checked as a request
+// for the source would be. Any refusal is 403 CannotVerifyCopySource
+// naming header.
 func (a SAS) AuthorizeCopySource(dst *http.Request, header, source string) error {
 	refused := func(reason string) error {
 		return NewError(http.StatusForbidden, CodeCannotVerifyCopySource,
@@ -28,8 +31,16 @@ func (a SAS) AuthorizeCopySource(dst *http.Request, header, source string) error
 		return refused("malformed URL")
 	}
 	hasSig := u.Query().Get("sig") != ""
+	srcAuth := dst.Header.Get("x-ms-copy-source-authorization")
 	switch {
-	case !hasSig && dst.Header.Get("x-ms-copy-source-authorization") != "":
+	case !hasSig && srcAuth != "" && a.SourceToken != nil:
+		src := (&http.Request{Method: http.MethodGet, URL: u, Header: http.Header{"Authorization": {srcAuth}},
+			RemoteAddr: dst.RemoteAddr, TLS: dst.TLS}).WithContext(dst.Context())
+		if v, _, err := a.SourceToken.Authenticate(src, InfoFrom(dst.Context()).Start); v != Pass || err != nil {
+			return refused("the source's bearer token does not verify")
+		}
+		return nil
+	case !hasSig && srcAuth != "":
 		return refused("only a shared access signature is supported for the source")
 	case !hasSig:
 		return refused("no shared access signature on the source URL")

@@ -22,13 +22,38 @@
 //     with the service's string-to-sign supplied as functions, and the
 //     string-to-sign of the Blob, Queue and File services (2009-09-19 and
 //     later), including the .NET-culture header collation the SDKs sort
-//     x-ms-* headers with.
+//     x-ms-* headers with. A signature that does not match carries the
+//     string the server signed in its cause (Error.Err), which the chain
+//     logs at debug level and never sends.
 //   - sas.go: account SAS (ss must name the service's letter) and service
 //     SAS, whose string-to-sign the service supplies (its canonicalized
 //     resource and fields differ per service); the SAS time window,
 //     protocol and source IP checks; stored access policies (si) through
 //     a resolver the service supplies (FileREST: share ACLs; Blob: container
 //     ACLs).
+//   - oauth.go: OAuth, bearer tokens as Azurite's `--oauth basic` takes
+//     them: the JWT's issuer (Entra ID's token services), audience
+//     (https://storage.azure.com, Azure Storage's application id, or
+//     https://ACCOUNT.SERVICE.core.windows.net of this account) and
+//     lifetime (nbf, exp) are checked, its signature and any permission
+//     are not; a token that passes is the account owner. Only over TLS.
+//     Where Azurite and Azure differ, blobshare answers as Azure: a refused
+//     token is 401 InvalidAuthenticationInfo ("Server failed to
+//     authenticate the request. Please refer to the information in the
+//     www-authenticate header.") with the reason as
+//     AuthenticationErrorDetail and the challenge "WWW-Authenticate: Bearer
+//     authorization_uri=https://login.microsoftonline.com/TENANT/oauth2/authorize
+//     resource_id=https://storage.azure.com" the SDKs parse, where Azurite
+//     answers 403 AuthenticationFailed without a challenge. A bearer token
+//     over plain HTTP is Azurite's 403 AuthenticationFailed ("Authentication
+//     scheme Bearer is not allowed with HTTP."): Azure documents only that
+//     OAuth needs HTTPS. FileREST requires "x-ms-file-request-intent:
+//     backup" with a token ("Required if Authorization header specifies an
+//     OAuth token"); without it blobshare answers 400 MissingRequiredHeader,
+//     another value 400 InvalidHeaderValue (the docs name no code).
+//     With OAuth a From-URL operation's source may be authorized by a
+//     bearer token in x-ms-copy-source-authorization (SAS.SourceToken,
+//     copysource.go), checked the same way.
 //   - errors.go: Error (status, x-ms-error-code, message, details), the
 //     common error codes and constructors, Classify (the service's own
 //     table first, then the neutral cases: an over-long body is 413, a

@@ -26,7 +26,11 @@ type Error struct {
 	Code    string
 	Message string
 	Details []Detail
-	Err     error // the cause, for logs and errors.Is; never rendered
+	// Challenge is the WWW-Authenticate header of a 401 (a bearer token
+	// refused), which Authenticate sets whatever renders the body; ""
+	// sends none.
+	Challenge string
+	Err       error // the cause, for logs and errors.Is; never rendered
 }
 
 func (e *Error) Error() string {

@@ -86,7 +86,11 @@ func Authenticate(chain []Authenticator, log *slog.Logger, next http.Handler) ht
 				continue
 			case Fail:
 				log.Debug("authentication failed", "request_id", info.ID, "err", err)
-				WriteError(w, r, Classify(err, nil))
+				e := Classify(err, nil)
+				if e.Challenge != "" {
+					w.Header().Set("WWW-Authenticate", e.Challenge)
+				}
+				WriteError(w, r, e)
 				return
 			case Pass:
 				info.Grant = g

@@ -26,6 +26,10 @@ type SAS struct {
 	// service SAS on r addresses (ok false: there is no such policy).
 	// nil: a SAS naming a stored access policy is refused.
 	StoredPolicy func(r *http.Request, si string) (p AccessPolicy, ok bool, err error)
+	// SourceToken checks the bearer token of a copy source's
+	// x-ms-copy-source-authorization (AuthorizeCopySource); nil refuses
+	// it (no --oauth).
+	SourceToken Authenticator
 }
 
 // AccessPolicy is a stored access policy: zero fields are left to the SAS

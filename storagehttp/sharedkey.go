@@ -4,6 +4,8 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"sort"
@@ -36,6 +38,10 @@ func (s Signer) Sign(stringToSign string) string {
 	m.Write([]byte(stringToSign))
 	return base64.StdEncoding.EncodeToString(m.Sum(nil))
 }
+
+// errSignatureMismatch is the cause of a SharedKey signature that does
+// not match: a wrong account key, or a request changed after signing.
+var errSignatureMismatch = errors.New("signature mismatch: wrong account key, or the request changed after signing")
 
 // SharedKey checks "Authorization: SharedKey account:signature" and,
 // when the service accepts it, "SharedKeyLite account:signature".
@@ -75,9 +81,14 @@ func (a SharedKey) Authenticate(r *http.Request, _ time.Time) (Verdict, Grant, e
 	if r.Header.Get("x-ms-date") == "" && r.Header.Get("Date") == "" {
 		return Fail, Grant{}, AuthFailed("Request date header not specified.")
 	}
-	want := a.Signer.Sign(sts(a.Signer.Account, r))
+	toSign := sts(a.Signer.Account, r)
+	want := a.Signer.Sign(toSign)
 	if !hmac.Equal([]byte(want), []byte(sig)) {
-		return Fail, Grant{}, AuthFailed("The MAC signature found in the HTTP request is not the same as any computed signature.")
+		// The string-to-sign goes to the debug log (the chain logs the
+		// error with its cause), not into the answer.
+		e := AuthFailed("The MAC signature found in the HTTP request is not the same as any computed signature.")
+		e.Err = fmt.Errorf("%w: the server signed %q (%s)", errSignatureMismatch, toSign, scheme)
+		return Fail, Grant{}, e
 	}
 	return Pass, Grant{}, nil
 }

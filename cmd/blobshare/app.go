@@ -12,13 +12,18 @@ var Version = "dev"
 
 // Main runs the command line with args (args[0] is the program name).
 func Main(args []string) error {
-	return newApp().Run(args)
+	return newApp().Run(azuriteArgs(args))
 }
 
 func newApp() *cli.App {
 	app := &cli.App{
 		Name:  "blobshare",
-		Usage: "an Azure Files–compatible share: FileREST and a FUSE mount, SMB-style locks across both",
+		Usage: "Azure Storage on your machine, exact about concurrency",
+		Description: "blobshare serve runs Azure Files over FileREST (127.0.0.1:10003) and SMB2/3 (127.0.0.1:10445),\n" +
+			"the Blob (10000), Queue (10001) and Table (10002) services on Azurite's ports and, with --mount DIR,\n" +
+			"a Linux FUSE mount of the shares; SMB-style locks hold across FileREST, SMB and the mount.\n" +
+			"blobshare mount mounts the shares as a process of its own, session holds handles as a\n" +
+			"Windows program does, status shows who holds what. HTTPS: serve --tls-cert FILE --tls-key FILE.",
 		Commands: []*cli.Command{
 			serveCommand(),
 			mountCommand(),

@@ -33,7 +33,7 @@ func offEndpoint(name string) *httpEndpoint { return &httpEndpoint{name: name, u
 func serveEndpoint(name string, ln net.Listener, account string, h http.Handler, store io.Closer, readTimeout time.Duration, logger *slog.Logger) *httpEndpoint {
 	e := &httpEndpoint{
 		name:  name,
-		url:   fmt.Sprintf("http://%s/%s", ln.Addr(), account),
+		url:   endpointURL(ln, account),
 		store: store,
 		srv: &http.Server{
 			Handler:           logFailedRequests(h, logger, slog.LevelDebug),

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
+
+	"github.com/urfave/cli/v2"
 )
 
 // newLogger is the one log format of every subcommand: slog's text format
@@ -71,3 +75,21 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// serveLogger is serve's logger: standard error at info (debug with
+// --debug), and with --debug-log FILE (Azurite's --debug FILE) every
+// debug line also appended to FILE. close closes the file.
+func serveLogger(c *cli.Context) (logger *slog.Logger, close func() error, err error) {
+	path := c.String("debug-log")
+	if path == "" {
+		return newLogger(c.App.ErrWriter, logLevel(c.Bool("debug"))), func() error { return nil }, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--debug-log: %w", err)
+	}
+	h := slog.NewMultiHandler(
+		slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: logLevel(c.Bool("debug"))}),
+		slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return slog.New(h), f.Close, nil
+}

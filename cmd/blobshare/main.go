@@ -1,5 +1,8 @@
-// Command blobshare serves an Azure Files–compatible share over FileREST and
-// a FUSE mount, with SMB-style locks honored across both.
+// Command blobshare serves Azure Storage on one machine: Azure Files over
+// FileREST, SMB2/3 and a FUSE mount with SMB-style locks honored across
+// all three, and the Blob, Queue and Table services on Azurite's ports,
+// over HTTP or HTTPS (listen.go), with Azurite's flags understood
+// (azurite.go).
 package main
 
 import (

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -29,7 +29,7 @@ func serveCommand() *cli.Command {
 		Name:      "serve",
 		Usage:     "serve every endpoint (FileREST, SMB, Blob, Queue) and, with --mount, a FUSE mount",
 		ArgsUsage: " ",
-		Flags: []cli.Flag{
+		Flags: slices.Concat([]cli.Flag{
 			&cli.StringFlag{Name: "data", Value: "./blobshare-data", Usage: "directory of the SQLite database and the local blob store (created if missing)"},
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:10003", Usage: "FileREST listen address (path-style URLs: http://ADDR/ACCOUNT/SHARE/PATH)"},
 			&cli.StringFlag{Name: "account", Value: rest.DevAccount, Usage: "storage account name"},
@@ -44,8 +44,11 @@ func serveCommand() *cli.Command {
 			smbFlag(),
 			&cli.IntFlag{Name: "share-retention-days", Usage: "keep deleted shares this many days for Undelete Share (0: delete at once)"},
 			smbEncryptFlag(),
-		},
+		}, tlsFlags(), azuriteFlags()),
 		Action: runServe,
+
+		// What serve makes of Azurite's flags (azurite.go).
+		Description: azuriteDescription,
 	}
 }
 
@@ -53,7 +56,23 @@ func runServe(c *cli.Context) error {
 	if c.Args().Present() {
 		return fmt.Errorf("serve takes no arguments (got %q)", c.Args().First())
 	}
-	logger := newLogger(c.App.ErrWriter, logLevel(c.Bool("debug")))
+	if err := checkAzuriteFlags(c); err != nil {
+		return err
+	}
+	if _, err := serveTLS(c); err != nil {
+		return err
+	}
+	if err := checkOAuth(c); err != nil {
+		return err
+	}
+	logger, closeLog, err := serveLogger(c)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	if c.Bool("skipApiVersionCheck") {
+		logger.Debug("--skipApiVersionCheck: blobshare accepts every well-formed x-ms-version already")
+	}
 	shareMode, err := locks.ParseShareMode(c.String("share-mode"))
 	if err != nil {
 		return fmt.Errorf("--share-mode: %w", err)
@@ -71,14 +90,14 @@ func runServe(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	ln, err := net.Listen("tcp", c.String("addr"))
+	ln, err := listenHTTP(c, "addr")
 	if err != nil {
-		return fmt.Errorf("--addr: %w", err)
+		return err
 	}
 	defer ln.Close()
 
 	started := time.Now() // before the directory opens: everything staged earlier is an orphan
-	dd, err := openDataDir(ctx, dataDirOptions{Path: c.String("data"), BlobBackend: c.String("blob-backend"), Logger: logger, Create: true})
+	dd, err := openDataDir(ctx, dataDirOptions{Path: dataFlag(c), BlobBackend: c.String("blob-backend"), Logger: logger, Create: true})
 	if err != nil {
 		return err
 	}
@@ -94,6 +113,7 @@ func runServe(c *cli.Context) error {
 		Account:     c.String("account"),
 		Key:         c.String("key"),
 		DisableAuth: c.Bool("no-auth"),
+		OAuth:       c.String("oauth") == "basic",
 		Logger:      logger,
 		// Share soft delete: Azure sets it on the account, not over FileREST.
 		ShareDeleteRetention: time.Duration(c.Int("share-retention-days")) * 24 * time.Hour,
@@ -155,7 +175,7 @@ func runServe(c *cli.Context) error {
 	}
 	defer smbEP.stop()
 
-	restURL := fmt.Sprintf("http://%s/%s", ln.Addr(), c.String("account"))
+	restURL := endpointURL(ln, c.String("account"))
 	if mounted != nil {
 		logger.Info("blobshare serving", "rest", restURL, "mount", mounted.Dir(), "smb", smbEP.addr(), "queue", queueEP.url, "blob", blobEP.url, "data", dd.Path)
 	} else {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 
@@ -32,9 +31,9 @@ func startBlob(ctx context.Context, c *cli.Context, dataPath string, content blo
 	if addr == "off" {
 		return offEndpoint("blob"), nil, nil
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listenHTTP(c, "blob-addr")
 	if err != nil {
-		return nil, nil, fmt.Errorf("--blob-addr: %w", err)
+		return nil, nil, err
 	}
 	store, err := sqlstore.Open(ctx, filepath.Join(dataPath, sqlstore.FileName))
 	if err != nil {
@@ -56,6 +55,7 @@ func startBlob(ctx context.Context, c *cli.Context, dataPath string, content blo
 		Account:     c.String("account"),
 		Key:         c.String("key"),
 		DisableAuth: c.Bool("no-auth"),
+		OAuth:       c.String("oauth") == "basic",
 		Logger:      logger,
 	})
 	if err != nil {

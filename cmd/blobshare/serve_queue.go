@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"net"
 	"path/filepath"
 	"time"
 
@@ -28,9 +26,9 @@ func startQueue(ctx context.Context, c *cli.Context, dataPath string, logger *sl
 	if addr == "off" {
 		return offEndpoint("queue"), nil
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listenHTTP(c, "queue-addr")
 	if err != nil {
-		return nil, fmt.Errorf("--queue-addr: %w", err)
+		return nil, err
 	}
 	store, err := sqlstore.Open(ctx, filepath.Join(dataPath, sqlstore.FileName))
 	if err != nil {
@@ -42,6 +40,7 @@ func startQueue(ctx context.Context, c *cli.Context, dataPath string, logger *sl
 		Account:     c.String("account"),
 		Key:         c.String("key"),
 		DisableAuth: c.Bool("no-auth"),
+		OAuth:       c.String("oauth") == "basic",
 		Logger:      logger,
 	})
 	if err != nil {

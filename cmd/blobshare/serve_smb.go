@@ -46,7 +46,7 @@ func startSMB(addr string, encrypt bool, fsys *fs.FileSystem, account, key strin
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("--smb: %w", err)
+		return nil, listenError("smb", addr, err)
 	}
 	e := &smbEndpoint{srv: srv, ln: ln, done: make(chan error, 1)}
 	go func() {

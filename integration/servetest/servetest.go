@@ -61,7 +61,7 @@ type Server struct {
 	Cmd     *exec.Cmd
 	Data    string // --data
 	Mount   string // --mount, "" without
-	RESTURL string // http://127.0.0.1:PORT/devstoreaccount1
+	RESTURL string // http://127.0.0.1:PORT/devstoreaccount1 (https:// with --tls-cert)
 	// QueueURL is the Queue service, http://127.0.0.1:PORT/devstoreaccount1
 	// ("off" if extra turned it off).
 	QueueURL string
@@ -124,7 +124,7 @@ func Start(bin, data string, extra ...string) (*Server, error) {
 		if m[2] != "none" {
 			s.Mount = m[2]
 		}
-		s.Addr = strings.SplitN(strings.TrimPrefix(s.RESTURL, "http://"), "/", 2)[0]
+		s.Addr = strings.SplitN(strings.TrimPrefix(strings.TrimPrefix(s.RESTURL, "http://"), "https://"), "/", 2)[0] // https with --tls-cert
 		s.SMBAddr, s.QueueURL, s.BlobURL = m[3], m[4], m[5]
 		return s, nil
 	case <-s.Done:
