@@ -2,12 +2,17 @@ package fusefs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/locks"
@@ -199,8 +204,9 @@ func (st *mountState) forget(n *node) {
 	st.mu.Unlock()
 }
 
-// openOptions are the lock-table side of an open with these flags.
-func (st *mountState) openOptions(flags uint32) fs.OpenOptions {
+// openOptions are the lock-table side of an open with these flags, by the
+// caller of the FUSE request in ctx.
+func (st *mountState) openOptions(ctx context.Context, flags uint32) fs.OpenOptions {
 	var access locks.Access
 	switch flags & syscall.O_ACCMODE {
 	case syscall.O_RDONLY:
@@ -210,7 +216,36 @@ func (st *mountState) openOptions(flags uint32) fs.OpenOptions {
 	default:
 		access = locks.AccessRead | locks.AccessWrite
 	}
-	return fs.OpenOptions{Access: access, Share: st.shareMode, ClientName: st.client, POSIX: true}
+	return fs.OpenOptions{Access: access, Share: st.shareMode, ClientName: st.clientName(ctx), POSIX: true}
+}
+
+// clientName is the ClientName of an open by the caller of the FUSE
+// request in ctx: the mount's client with the calling program's name and
+// pid (locks.WithProgram), so `blobshare status` names the program that
+// holds a file rather than the blobshare process serving the mount. The
+// name is the kernel's comm (/proc/PID/comm: at most 15 bytes, no
+// allocation of the whole command line); a caller that exited already or
+// a request without one (pid 0) is recorded as the mount alone.
+func (st *mountState) clientName(ctx context.Context) string {
+	caller, ok := fuse.FromContext(ctx)
+	if !ok || caller.Pid == 0 {
+		return st.client
+	}
+	comm, err := os.ReadFile("/proc/" + strconv.FormatUint(uint64(caller.Pid), 10) + "/comm")
+	if err != nil {
+		return locks.WithProgram(st.client, "", int(caller.Pid))
+	}
+	return locks.WithProgram(st.client, strings.TrimSuffix(string(comm), "\n"), int(caller.Pid))
+}
+
+// logRefusedName logs, at debug, why a name was refused (fs.ErrInvalidName
+// and its ErrNameTooLong): the mount can only answer EINVAL or
+// ENAMETOOLONG, which say nothing of the rule — a share name of two
+// characters, a colon, a device name. Other errors are not logged here.
+func (st *mountState) logRefusedName(op, name string, err error) {
+	if errors.Is(err, fs.ErrInvalidName) {
+		st.logger.Debug("fusefs: name refused", "op", op, "name", name, "reason", err, "rules", "docs/names.md")
+	}
 }
 
 // releaseTimeout bounds the work of a RELEASE (commit + close), which no
