@@ -2,9 +2,12 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/urfave/cli/v2"
 )
 
 // readmeSection is the text of the README's section headed "## name", up
@@ -42,6 +45,52 @@ func TestREADMEListsDebianPackages(t *testing.T) {
 	for _, p := range pkgs {
 		if !strings.Contains(tests, "`"+p+"`") {
 			t.Errorf("the README's Tests section does not name the Debian package `%s` that make test installs", p)
+		}
+	}
+}
+
+// TestREADMECommandsListEveryFlag: the README's commands table names every
+// visible flag of every command, as its --help does.
+func TestREADMECommandsListEveryFlag(t *testing.T) {
+	sec := readmeSection(t, "Commands")
+	for _, cmd := range newApp().Commands {
+		var row string
+		for _, line := range strings.Split(sec, "\n") {
+			if strings.HasPrefix(line, "| `blobshare "+cmd.Name) {
+				row, _, _ = strings.Cut(line[len("| "):], " | ") // the command column
+			}
+		}
+		if row == "" {
+			t.Errorf("the README's commands table has no row for %s", cmd.Name)
+			continue
+		}
+		for _, f := range cmd.Flags {
+			if v, ok := f.(cli.VisibleFlag); ok && !v.IsVisible() {
+				continue
+			}
+			name := f.Names()[0]
+			if !regexp.MustCompile(`--` + regexp.QuoteMeta(name) + `\b[^-]`).MatchString(row + " ") {
+				t.Errorf("the README's row for %s lacks --%s (blobshare %s --help lists it)", cmd.Name, name, cmd.Name)
+			}
+		}
+	}
+}
+
+// TestDocsNameRestoreShareOnce: share soft delete's restore is one
+// operation under Azure's name, Restore Share; "Undelete Share" is not
+// used as a second name for it.
+func TestDocsNameRestoreShareOnce(t *testing.T) {
+	files, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append(files, "../../README.md") {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "Undelete Share") {
+			t.Errorf("%s calls Restore Share \"Undelete Share\"", f)
 		}
 	}
 }
