@@ -37,7 +37,8 @@ type Options struct {
 	// Debug logs every FUSE request (very verbose).
 	Debug bool
 	// ClientName is reported by List Handles for mount opens ("" means
-	// "fuse:<hostname>").
+	// "fuse:<hostname>"); each open adds the calling program and its pid
+	// (locks.WithProgram), which `blobshare status` shows.
 	ClientName string
 
 	// notify replaces the attribute invalidation sent for changes made
