@@ -50,9 +50,10 @@ func startBlob(ctx context.Context, c *cli.Context, dataPath string, content blo
 		claim.Close()
 		return nil, nil, err
 	}
-	// The claim goes with the store: released once the last request is done.
+	// The endpoint closes the store, then releases the claim, once the
+	// last request is done.
 	store := claimedStore{Store: dbStore, claim: claim}
-	svc := blobsvc.New(store, content, nil)
+	svc := blobsvc.New(dbStore, content, nil)
 	// Commits a crash interrupted between content and metadata are
 	// finished (or dropped) before the first request.
 	if n, err := svc.Recover(ctx); err != nil {
