@@ -31,11 +31,24 @@ RCLONE_DIR := integration/rclone
 
 .PHONY: test deps npm node debs vet unit race fuzz bench build rclone
 
+# test runs the main module's tests and the rclone module's through
+# internal/testsummary (go test's usual output, counts of the test
+# functions), then race and fuzz, and always ends with one line CI reads:
+# "N passed, M failed, K skipped" (the test functions of the two go test
+# runs). A failure anywhere still fails make test, after that line.
+SUMMARY := $(CURDIR)/bin/testsummary
+COUNTS  := $(CURDIR)/bin/test-counts.json
+
 test: deps vet
-	$(GOTEST) ./...
-	$(MAKE) rclone
-	$(MAKE) race
-	$(MAKE) fuzz
+	@$(GO) build -o $(SUMMARY) ./internal/testsummary
+	@rm -f $(COUNTS); failed=; \
+	$(SUMMARY) -state $(COUNTS) -- $(GOTEST) -json ./... || failed="$$failed test"; \
+	(cd $(RCLONE_DIR) && $(SUMMARY) -state $(COUNTS) -- $(GO) test -count=1 -timeout 5m -json ./...) || failed="$$failed rclone"; \
+	$(MAKE) --no-print-directory race || failed="$$failed race"; \
+	$(MAKE) --no-print-directory fuzz || failed="$$failed fuzz"; \
+	if [ -n "$$failed" ]; then echo "make test: failed:$$failed (output above)"; fi; \
+	$(SUMMARY) -state $(COUNTS) -print; \
+	[ -z "$$failed" ]
 
 # rclone runs the nested module's tests (a real Azure Files sync client).
 rclone: npm
@@ -68,18 +81,21 @@ deps: npm debs
 	$(GO) mod download
 	cd $(RCLONE_DIR) && $(GO) mod download
 
-# debs installs the Debian packages of DEB_PKGS that are missing (quick
-# and quiet when all are there).
+# debs installs the Debian packages of DEB_PKGS that are missing: one line
+# naming them, apt's output only if it fails (quick and silent when all
+# are there).
 debs:
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
-		echo "installing $$missing"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+		echo "installing Debian packages:" $$missing; \
+		log=$$(mktemp); trap 'rm -f $$log' EXIT; \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; } > $$log 2>&1 || { cat $$log; exit 1; }; \
 	fi
 
 # Azurite (blob backend tests) and the Azure Files JS SDK (REST smoke test),
 # pinned to versions whose engines accept Node 20. An EBADENGINE warning
-# from npm ci means a pin drifted: it fails the install.
+# from npm ci means a pin drifted: it fails the install. npm's output is
+# shown only then or when npm ci fails.
 NODE_MAJOR_MIN := 20
 
 npm: node $(NPM_DIR)/node_modules/.installed
@@ -91,9 +107,9 @@ node:
 
 $(NPM_DIR)/node_modules/.installed: $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
 	@log=$$(mktemp); trap 'rm -f $$log' EXIT; \
+	echo "installing the npm tools of $(NPM_DIR)"; \
 	(cd $(NPM_DIR) && npm ci --no-audit --no-fund) > $$log 2>&1 || { cat $$log; exit 1; }; \
-	cat $$log; \
-	if grep -q EBADENGINE $$log; then echo "make: npm ci warned about engines (above): pin versions that support this Node"; exit 1; fi
+	if grep -q EBADENGINE $$log; then cat $$log; echo "make: npm ci warned about engines (above): pin versions that support this Node"; exit 1; fi
 	touch $@
 
 vet:

@@ -7,10 +7,13 @@
 //	go run ./bench            # quick sizes (tens of MiB)
 //	go run ./bench -full      # the sizes the issues name (1 GiB, 10,000 files, 2 GiB RSS run)
 //	go run ./bench -readme    # also rewrite the figures block of README.md
+//	go run ./bench -v         # also show go test's output as it runs
 //
 // It shells out to `go test -bench` for each package, so each benchmark is
 // the same code `go test -bench` runs; this program only selects, collects
-// and summarises.
+// and summarises. While it runs it prints one heading per suite naming the
+// sizes it runs; at the end the figures table and the table of aims (aims.go),
+// each "met" or the figures that miss it.
 package main
 
 import (
@@ -25,6 +28,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/blobshare/blobshare/internal/diskbench"
 )
 
 // suite is one `go test -bench` invocation.
@@ -32,29 +37,79 @@ type suite struct {
 	pkg   string
 	bench string // -bench pattern
 	time  string // -benchtime
-	what  string // one line for the summary
+	// what is its heading, naming the sizes this run uses: the quick ones
+	// or, with -full, those the aims name.
+	what func(z sizes) string
+}
+
+// sizes are the sizes of one run as the headings name them. They follow
+// the benchmarks' own choices (benchSeqBytes, benchSmallFiles,
+// benchRSSBytes, benchToolsFiles and the Flatness constants in
+// fs/fusefs, benchSizes in smb, benchSize in blobstore/local,
+// diskbench.TransferBytes for the REST and Blob transfers).
+type sizes struct {
+	full     bool
+	transfer string // BLOBSHARE_BENCH_BYTES, or 64 MiB
+}
+
+// pick is quick or full as this run goes.
+func (z sizes) pick(quick, full string) string {
+	if z.full {
+		return full
+	}
+	return quick
 }
 
 var suites = []suite{
-	{"./locks", ".", "1s", "lock table: open+close pairs/s and REST checks/s (aim ≥ 10,000 pairs/s, flat in handles elsewhere)"},
-	{"./blobstore/local", "Sequential", "1x", "local blob store vs plain file copy, sequential MB/s (aim ≥ 0.8)"},
-	{"./fs/fusefs", "^BenchmarkSeq", "2x", "mount vs go-fuse loopback over the same disk, sequential 1 GiB, 2 rounds taking turns to go first (aim ≥ 1.0)"},
-	{"./fs/fusefs", "PeakRSS", "1x", "mount's peak RSS writing 2 GiB (aim < 200 MiB)"},
+	{"./locks", ".", "1s", func(sizes) string {
+		return "lock table: open+close pairs/s and REST checks/s (aim ≥ 10,000 pairs/s, flat in handles elsewhere)"
+	}},
+	{"./blobstore/local", "Sequential", "1x", func(sizes) string {
+		return "local blob store vs plain file copy, sequential MB/s, 256 MiB (aim ≥ 0.8)"
+	}},
+	{"./fs/fusefs", "^BenchmarkSeq", "2x", func(z sizes) string {
+		return "mount vs go-fuse loopback over the same disk, sequential " + z.pick("64 MiB", "1 GiB") + ", 2 rounds taking turns to go first (aim ≥ 1.0 at 1 GiB)"
+	}},
+	{"./fs/fusefs", "PeakRSS", "1x", func(z sizes) string {
+		return "mount's peak RSS writing " + z.pick("256 MiB", "2 GiB") + " (aim < 200 MiB writing 2 GiB)"
+	}},
 	// Small files alternate loopback and blobshare three times (after a
 	// first round go test runs to size the benchmark): the loopback's
 	// metadata speed follows the shared disk's mood, and rounds side by
 	// side see the same moods.
-	{"./fs/fusefs", "SmallFiles$", "3x", "mount vs go-fuse loopback, 10,000 small files from a child process, 3 alternating rounds: create, stat, readdir, rename, unlink (aim ≥ 0.8 each)"},
-	{"./fs/fusefs", "SmallFilesInProcess", "1x", "the same with the client in the benchmark's process (aim ≥ 0.8 each)"},
-	{"./fs/fusefs", "SmallFilesFloor", "3x", "the ceiling of the two above: loopback vs loopback plus the least SQLite work of a namespace in blobshare's database (a row read per LOOKUP and GETATTR, a one-statement commit per CREATE, RENAME and UNLINK, writing one page or an unlink's five)"},
-	{"./fs/fusefs", "^BenchmarkTools$", "3x", "tar -x, ls -lR, rm -rf of a 5,000-file tree on plain disk, go-fuse loopback and blobshare, 3 alternating rounds: blobshare's speed vs each"},
-	{"./fs/fusefs", "^BenchmarkFlatness$", "1x", "small-files loop in a share holding 100,000 files with 10,000 open handles vs an empty share (1 = flat)"},
-	{"./rest", "^BenchmarkTransfer$", "2x", "REST upload/download with the Go SDK vs Azurite's Blob API with azblob, 2 rounds taking turns to go first (aim ≥ 10× up, ≥ 5× down; up ≥ 0.5 of the disk written in fsynced 4 MiB writes)"},
-	{"./rest", "^BenchmarkGetFileProperties$", "2000x", "Get File Properties latency under 16 concurrent clients"},
-	{"./queue", "^BenchmarkQueueCycles$", "3000x", "Queue put+get+delete cycles/s from 16 workers vs Azurite's Queue service, 3 alternating rounds (aim ≥ 5×, p99 below Azurite's)"},
-	{"./blob", "^BenchmarkBlobTransfer$", "2x", "Blob service upload/download with azblob vs Azurite, 4 MiB blocks, 4 in flight, 2 rounds taking turns to go first (aim ≥ 10× up, ≥ 5× down); the ceiling: the upload into a server that stores nothing"},
-	{"./blob", "^BenchmarkBlobGetProperties$", "4000x", "Get Blob Properties from 16 clients vs Azurite (aim ≥ 5× ops/s, p99 below Azurite's)"},
-	{"./smb", "SmbclientVsSmbd|ServeRSS", "1x", "smbclient put/get and small-file mput, blobshare vs Samba's smbd on the same disk (aim ≥ 1.0 read, ≥ 0.8 write and small files); serve peak RSS (aim < 200 MiB)"},
+	{"./fs/fusefs", "SmallFiles$", "3x", func(z sizes) string {
+		return "mount vs go-fuse loopback, " + z.pick("1,000", "10,000") + " small files from a child process, 3 alternating rounds: create, stat, readdir, rename, unlink (aim ≥ 0.8 each)"
+	}},
+	{"./fs/fusefs", "SmallFilesInProcess", "1x", func(z sizes) string {
+		return "the same with the client in the benchmark's process, " + z.pick("1,000", "10,000") + " files (aim ≥ 0.8 each)"
+	}},
+	{"./fs/fusefs", "SmallFilesFloor", "3x", func(z sizes) string {
+		return "the ceiling of the two above, " + z.pick("1,000", "10,000") + " files: loopback vs loopback plus the least SQLite work of a namespace in blobshare's database (a row read per LOOKUP and GETATTR, a one-statement commit per CREATE, RENAME and UNLINK, writing one page or an unlink's five)"
+	}},
+	{"./fs/fusefs", "^BenchmarkTools$", "3x", func(z sizes) string {
+		return "tar -x, ls -lR, rm -rf of a " + z.pick("500", "5,000") + "-file tree on plain disk, go-fuse loopback and blobshare, 3 alternating rounds: blobshare's speed vs each"
+	}},
+	{"./fs/fusefs", "^BenchmarkFlatness$", "1x", func(z sizes) string {
+		return "small-files loop of " + z.pick("1,000", "10,000") + " files in a share holding " + z.pick("10,000 files with 1,000", "100,000 files with 10,000") + " open handles vs an empty share (1 = flat)"
+	}},
+	{"./rest", "^BenchmarkTransfer$", "2x", func(z sizes) string {
+		return "REST upload/download of " + z.transfer + " with the Go SDK vs Azurite's Blob API with azblob, 2 rounds taking turns to go first (aim ≥ 10× up, ≥ 5× down; up ≥ 0.5 of the disk written in fsynced 4 MiB writes; at 1 GiB: BLOBSHARE_BENCH_BYTES=1073741824)"
+	}},
+	{"./rest", "^BenchmarkGetFileProperties$", "2000x", func(sizes) string {
+		return "Get File Properties latency under 16 concurrent clients (aim p99 < 5 ms)"
+	}},
+	{"./queue", "^BenchmarkQueueCycles$", "3000x", func(sizes) string {
+		return "Queue put+get+delete cycles/s from 16 workers vs Azurite's Queue service, 3 alternating rounds (aim ≥ 5×, p99 below Azurite's)"
+	}},
+	{"./blob", "^BenchmarkBlobTransfer$", "2x", func(z sizes) string {
+		return "Blob service upload/download of " + z.transfer + " with azblob vs Azurite, 4 MiB blocks, 4 in flight, 2 rounds taking turns to go first (aim ≥ 10× up, ≥ 5× down); the ceiling: the upload into a server that stores nothing"
+	}},
+	{"./blob", "^BenchmarkBlobGetProperties$", "4000x", func(sizes) string {
+		return "Get Blob Properties from 16 clients vs Azurite (aim ≥ 5× ops/s, p99 below Azurite's)"
+	}},
+	{"./smb", "SmbclientVsSmbd|ServeRSS", "1x", func(z sizes) string {
+		return "smbclient put/get of " + z.pick("128 MiB", "1 GiB") + " and mput of " + z.pick("300", "5,000") + " small files, blobshare vs Samba's smbd on the same disk (aim ≥ 1.0 read, ≥ 0.8 write and small files); serve's peak RSS through " + z.pick("256 MiB", "2 GiB") + " (aim < 200 MiB)"
+	}},
 }
 
 // result is one benchmark line.
@@ -71,43 +126,75 @@ type metric struct {
 func main() {
 	full := flag.Bool("full", false, "run the full sizes the issues name (slow)")
 	readme := flag.Bool("readme", false, "rewrite the figures block of README.md")
+	verbose := flag.Bool("v", false, "show go test's output as it runs (otherwise only when a suite fails)")
 	flag.Parse()
-	if err := run(*full, *readme); err != nil {
+	if err := run(*full, *readme, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(full, readme bool) error {
+func run(full, readme, verbose bool) error {
+	n, err := diskbench.TransferBytes()
+	if err != nil {
+		return err
+	}
+	z := sizes{full: full, transfer: formatBytes(n)}
 	var all []result
 	start := time.Now()
-	for _, s := range suites {
-		fmt.Fprintf(os.Stderr, "== %s: %s\n", s.pkg, s.what)
-		res, err := runSuite(s, full)
+	for i, s := range suites {
+		fmt.Fprintf(os.Stderr, "== %d/%d %s: %s\n", i+1, len(suites), s.pkg, s.what(z))
+		began := time.Now()
+		res, err := runSuite(s, full, verbose)
 		if err != nil {
 			return err
 		}
+		fmt.Fprintf(os.Stderr, "   %d results in %s\n", len(res), time.Since(began).Round(time.Second))
 		all = append(all, res...)
 	}
 	table := render(all, full, time.Since(start))
 	fmt.Print(table)
+	fmt.Println()
+	fmt.Print(renderAims(all, full))
 	if readme {
 		return rewriteReadme("README.md", table)
 	}
 	return nil
 }
 
-func runSuite(s suite, full bool) ([]result, error) {
+// formatBytes names a byte count in the largest binary unit that divides
+// it: 64 MiB, 1 GiB, else bytes.
+func formatBytes(n int64) string {
+	for _, u := range []struct {
+		name  string
+		shift uint
+	}{{"GiB", 30}, {"MiB", 20}, {"KiB", 10}} {
+		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+			return fmt.Sprintf("%d %s", n>>u.shift, u.name)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func runSuite(s suite, full, verbose bool) ([]result, error) {
 	args := []string{"test", "-run", "^$", "-bench", s.bench, "-benchtime", s.time, "-count", "1", "-timeout", "60m", s.pkg}
 	cmd := exec.Command("go", args...)
 	cmd.Env = os.Environ()
 	if full {
 		cmd.Env = append(cmd.Env, "BLOBSHARE_BENCH_FULL=1")
 	}
-	var out bytes.Buffer
-	cmd.Stdout = io.MultiWriter(&out, os.Stderr)
-	cmd.Stderr = os.Stderr
+	// go test's own lines (about 200 for a run) go to stderr only with
+	// -v, or when the suite fails, so that they explain the failure.
+	var out, all bytes.Buffer
+	if verbose {
+		cmd.Stdout = io.MultiWriter(&out, os.Stderr)
+		cmd.Stderr = os.Stderr
+	} else {
+		cmd.Stdout = io.MultiWriter(&out, &all)
+		cmd.Stderr = &all
+	}
 	if err := cmd.Run(); err != nil {
+		os.Stderr.Write(all.Bytes())
 		return nil, fmt.Errorf("go %s: %w", strings.Join(args, " "), err)
 	}
 	return parse(s.pkg, &out), nil
@@ -171,14 +258,19 @@ func render(all []result, full bool, took time.Duration) string {
 }
 
 func formatMetric(m metric) string {
-	switch {
-	case strings.Contains(m.unit, "ratio"):
+	if strings.Contains(m.unit, "ratio") {
 		return fmt.Sprintf("**%s %.2f**", m.unit, m.value)
-	case m.value >= 100:
-		return fmt.Sprintf("%.0f %s", m.value, m.unit)
-	default:
-		return fmt.Sprintf("%.3g %s", m.value, m.unit)
 	}
+	return formatValue(m.value) + " " + m.unit
+}
+
+// formatValue is a figure as the tables show it: whole above 100, three
+// significant digits below.
+func formatValue(v float64) string {
+	if v >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
 }
 
 const (

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -27,6 +28,43 @@ const (
 // ClientName is the ClientName of an open through protocol p by client
 // (a host or workstation name).
 func ClientName(p Protocol, client string) string { return string(p) + ":" + client }
+
+// WithProgram adds to a ClientName the program that opened the file and
+// its process id, for a front end that serves local programs (the mount
+// knows each request's caller): "fuse:myhost cat[4711]". program may be
+// "" when it could not be read; Handle.Program gives both back.
+func WithProgram(clientName, program string, pid int) string {
+	return clientName + " " + program + "[" + strconv.Itoa(pid) + "]"
+}
+
+// Program is the program and process id WithProgram recorded in h's
+// ClientName, or "", 0. The client part (a host name) has no space, so the
+// program is everything after the first space up to the trailing "[pid]";
+// a program name may itself hold spaces and brackets.
+func (h Handle) Program() (string, int) {
+	_, rest, ok := strings.Cut(h.ClientName, " ")
+	if !ok || !strings.HasSuffix(rest, "]") {
+		return "", 0
+	}
+	i := strings.LastIndexByte(rest, '[')
+	if i < 0 {
+		return "", 0
+	}
+	pid, err := strconv.Atoi(rest[i+1 : len(rest)-1])
+	if err != nil || pid <= 0 {
+		return "", 0
+	}
+	return rest[:i], pid
+}
+
+// Host is h's client without the program WithProgram added.
+func (h Handle) Host() string {
+	_, client := h.Protocol()
+	if _, pid := h.Program(); pid > 0 {
+		client, _, _ = strings.Cut(client, " ")
+	}
+	return client
+}
 
 // Protocol splits h's ClientName into the protocol and the client. A
 // ClientName without a known protocol word gives "" and the whole name.

@@ -87,3 +87,31 @@ func TestInspectMissingDatabase(t *testing.T) {
 		t.Fatalf("Inspect of a missing database: %v", err)
 	}
 }
+
+// TestClientNameParts: a ClientName gives back its protocol, host and the
+// program WithProgram recorded, whatever the program's name holds.
+func TestClientNameParts(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		proto         Protocol
+		host, program string
+		pid           int
+	}{
+		{ClientName(ProtocolMount, "myhost"), ProtocolMount, "myhost", "", 0},
+		{WithProgram(ClientName(ProtocolMount, "myhost"), "cat", 4711), ProtocolMount, "myhost", "cat", 4711},
+		{WithProgram(ClientName(ProtocolMount, "myhost"), "Web Content[x]", 12), ProtocolMount, "myhost", "Web Content[x]", 12},
+		{WithProgram(ClientName(ProtocolMount, "myhost"), "", 9), ProtocolMount, "myhost", "", 9},
+		{ClientName(ProtocolSMB, "TESTPC"), ProtocolSMB, "TESTPC", "", 0},
+		{ClientName(ProtocolSMB, ""), ProtocolSMB, "", "", 0},
+		{"legacy name", "", "legacy name", "", 0},
+		{"fuse:host oops[notapid]", ProtocolMount, "host oops[notapid]", "", 0},
+	} {
+		h := Handle{ClientName: tt.name}
+		p, _ := h.Protocol()
+		prog, pid := h.Program()
+		if p != tt.proto || h.Host() != tt.host || prog != tt.program || pid != tt.pid {
+			t.Errorf("%q: protocol %q host %q program %q pid %d; want %q %q %q %d",
+				tt.name, p, h.Host(), prog, pid, tt.proto, tt.host, tt.program, tt.pid)
+		}
+	}
+}

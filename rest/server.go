@@ -54,7 +54,7 @@ type Config struct {
 	// arrive while the body budget is spent; "" means os.TempDir().
 	SpillDir string
 	// ShareDeleteRetention > 0 soft-deletes shares: Delete Share keeps a
-	// share that long for Undelete Share and List Shares include=deleted
+	// share that long for Restore Share and List Shares include=deleted
 	// (Azure's share soft delete, set on the account). 0 deletes at once.
 	ShareDeleteRetention time.Duration
 }

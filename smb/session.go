@@ -43,6 +43,10 @@ type session struct {
 	crypto      *sessionCrypto
 	encryptData bool
 	user        string
+	// workstation is the client machine's name from NTLM's AUTHENTICATE
+	// ("" when the client sends none, as go-smb2 does): the ClientName of
+	// its opens, as Azure's List Handles reports the client machine.
+	workstation string
 	mechTypes   []byte // the SPNEGO MechTypeList, for the mechListMIC (a copy: request buffers are reused)
 	trees       map[uint32]*tree
 	nextTree    uint32
@@ -148,7 +152,7 @@ func (c *conn) sessionSetup(ctx context.Context, req *request, resp *response) (
 		flags |= sessionFlagEncrypt
 	}
 	s.mu.Lock()
-	s.signer, s.user = sg, res.User
+	s.signer, s.user, s.workstation = sg, res.User, res.Workstation
 	s.signingRequired = c.signingRequired || b[3]&byte(secSigningRequired) != 0
 	s.addChannel(c, sg)
 	s.valid.Store(true)

@@ -234,3 +234,62 @@ func TestMountAcrossProcesses(t *testing.T) {
 		t.Fatalf("still mounted after exit (type %#x, %v)", st.Type, err)
 	}
 }
+
+// mountsAt counts the entries of /proc/self/mountinfo whose mount point is
+// dir.
+func mountsAt(t *testing.T, dir string) int {
+	t.Helper()
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(mi), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && f[4] == dir {
+			n++
+		}
+	}
+	return n
+}
+
+// TestMountRefusesMountedMountPoint: with `blobshare mount` running on a
+// mount point, a second `blobshare mount` and a `serve --mount` on the same
+// mount point exit non-zero with one line saying it is already mounted,
+// and stack nothing: one entry in mountinfo, the first mount still serves.
+func TestMountRefusesMountedMountPoint(t *testing.T) {
+	requireFUSE(t)
+	data, mnt := t.TempDir(), t.TempDir()
+	newDataDir(t, data)
+	startMount(t, data, mnt)
+	for name, args := range map[string][]string{
+		"mount": {"mount", "--data", data, mnt},
+		"serve": {"serve", "--data", data, "--mount", mnt, "--addr", "127.0.0.1:0", "--smb", "off",
+			"--queue-addr", "off", "--blob-addr", "off"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			c := exec.Command(blobshareBinary(t), args...)
+			c.Stdout, c.Stderr = &stdout, &stderr
+			if err := c.Run(); err == nil {
+				t.Fatalf("%s on a mounted mount point exited 0:\n%s", name, stderr.String())
+			}
+			// serve may log at start (its data directory's recovery); the
+			// error is its last line, and the only one from mount.
+			msg := stderr.String()
+			lines := strings.Split(strings.TrimSuffix(msg, "\n"), "\n")
+			last := lines[len(lines)-1]
+			if !strings.HasPrefix(last, "blobshare: ") || !strings.Contains(last, mnt+" is already mounted") {
+				t.Errorf("last line %q, want one saying %s is already mounted", last, mnt)
+			}
+			if name == "mount" && len(lines) != 1 {
+				t.Errorf("mount printed %d lines, want one:\n%s", len(lines), msg)
+			}
+			if n := mountsAt(t, mnt); n != 1 {
+				t.Errorf("%d mounts at %s after the refused %s, want 1", n, mnt, name)
+			}
+		})
+	}
+	if err := os.Mkdir(filepath.Join(mnt, "still"), 0o755); err != nil {
+		t.Errorf("the first mount after the refusals: %v", err)
+	}
+}

@@ -79,15 +79,20 @@ type lockReport struct {
 }
 
 type handleReport struct {
-	ID            uint64       `json:"id"`
-	Share         string       `json:"share"`
-	Path          string       `json:"path"`
-	Unlinked      bool         `json:"unlinked,omitempty"`
-	Access        string       `json:"access"`
-	ShareMode     string       `json:"share_mode"`
-	Protocol      string       `json:"protocol"` // fuse, session, smb ("" when unknown)
-	Client        string       `json:"client"`
-	ClientIP      string       `json:"client_ip,omitempty"`
+	ID        uint64 `json:"id"`
+	Share     string `json:"share"`
+	Path      string `json:"path"`
+	Unlinked  bool   `json:"unlinked,omitempty"`
+	Access    string `json:"access"`
+	ShareMode string `json:"share_mode"`
+	Protocol  string `json:"protocol"` // fuse, session, smb ("" when unknown)
+	Client    string `json:"client"`   // host (mount, session) or SMB workstation name
+	ClientIP  string `json:"client_ip,omitempty"`
+	// Program is the program that opened the file through the mount (its
+	// /proc/PID/comm) and ProgramPID its process id: the owner is the
+	// blobshare process serving the mount, this is who asked.
+	Program       string       `json:"program,omitempty"`
+	ProgramPID    int          `json:"program_pid,omitempty"`
 	Owner         ownerReport  `json:"owner"`
 	OpenTime      time.Time    `json:"open_time"`
 	DeleteOnClose bool         `json:"delete_on_close"`
@@ -111,11 +116,13 @@ type leaseReport struct {
 func newStatusReport(st fs.Status, command func(pid int) string) statusReport {
 	r := statusReport{Handles: []handleReport{}, Leases: []leaseReport{}}
 	for _, h := range st.Handles {
-		proto, client := h.Protocol()
+		proto, _ := h.Protocol()
+		program, programPID := h.Program()
 		hr := handleReport{
 			ID: uint64(h.ID), Share: h.ShareName, Path: h.Path, Unlinked: h.Unlinked,
 			Access: h.Access.String(), ShareMode: h.Share.String(),
-			Protocol: string(proto), Client: client, ClientIP: h.ClientIP,
+			Protocol: string(proto), Client: h.Host(), ClientIP: h.ClientIP,
+			Program: program, ProgramPID: programPID,
 			Owner:         ownerReport{ID: string(h.OwnerState.ID), PID: h.OwnerState.PID, Alive: h.OwnerState.Alive},
 			OpenTime:      h.OpenTime.UTC(),
 			DeleteOnClose: h.DeleteOnClose, DeletePending: h.DeletePending,
@@ -166,10 +173,7 @@ func (r statusReport) writeText(w io.Writer) error {
 			if h.Unlinked {
 				path += " (unlinked)"
 			}
-			client := h.Client
-			if h.ClientIP != "" {
-				client += " " + h.ClientIP
-			}
+			client := strings.TrimSpace(h.Client + " " + h.ClientIP)
 			proto := cmp.Or(h.Protocol, "-")
 			mode := h.ShareMode
 			lease := h.LeaseState
@@ -184,7 +188,7 @@ func (r statusReport) writeText(w io.Writer) error {
 				pending = "on close"
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.ID, h.Share, path,
-				cmp.Or(h.Access, "-"), mode, proto, cmp.Or(client, "-"), h.Owner.text(), locksText(h.Locks), lease, pending)
+				cmp.Or(h.Access, "-"), mode, proto, cmp.Or(client, "-"), h.ownerText(), locksText(h.Locks), lease, pending)
 		}
 	}
 	if len(r.Leases) > 0 {
@@ -217,12 +221,27 @@ func (o ownerReport) text() string {
 	return pid
 }
 
+// ownerText is the owner's text, after the program that opened the file
+// through a mount: "cat (pid 4711) through pid 4700 (blobshare serve ...)".
+func (h handleReport) ownerText() string {
+	if h.ProgramPID == 0 {
+		return h.Owner.text()
+	}
+	return cmp.Or(h.Program, "?") + " (pid " + strconv.Itoa(h.ProgramPID) + ") through " + h.Owner.text()
+}
+
 func locksText(ls []lockReport) string {
 	if len(ls) == 0 {
 		return "-"
 	}
 	parts := make([]string, len(ls))
 	for i, l := range ls {
+		if l.Flock {
+			// A flock locks the whole file whatever its size; its
+			// stored range (every byte) says nothing more.
+			parts[i] = l.Kind + " (flock)"
+			continue
+		}
 		// Bytes first-last, inclusive: the last byte of a lock to the
 		// end of the largest file is 2^64-1, and first+length overflows.
 		r := locks.Range{Offset: l.Offset, Length: l.Length}
@@ -231,11 +250,8 @@ func locksText(ls []lockReport) string {
 			span = fmt.Sprintf("%d+0", r.Offset)
 		}
 		parts[i] = l.Kind + " " + span
-		switch {
-		case l.POSIX:
+		if l.POSIX {
 			parts[i] += " (fcntl)"
-		case l.Flock:
-			parts[i] += " (flock)"
 		}
 	}
 	return strings.Join(parts, " ")

@@ -1,18 +1,21 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/lease"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
+	"github.com/hirochachacha/go-smb2"
 
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/integration/servetest"
@@ -43,11 +46,13 @@ func findHandle(r statusReport, path string) (handleReport, bool) {
 }
 
 // TestStatusShowsEveryHolder: real processes hold files — a session with a
-// byte-range lock, a second session that is then SIGKILLed, a program
-// holding a file open on the mount of a running serve, and a lease taken
-// over REST by the Go SDK — and `blobshare status` (the real binary, a
-// process of its own) lists each with its share, path, access, share mode,
-// protocol, owner process, locks, lease and delete-pending state; the
+// byte-range lock, a second session that is then SIGKILLed, flock(1)
+// holding a file open under flock on the mount of a running serve, an SMB
+// client (go-smb2) and a lease taken over REST by the Go SDK — and
+// `blobshare status` (the real binary, a process of its own) lists each
+// with its share, path, access, share mode, protocol, client, owner process
+// (and for the mount the program that opened the file), locks (a flock as
+// "(flock)", not its stored range), lease and delete-pending state; the
 // killed session's handle shows as killed and is not cleaned up by looking.
 func TestStatusShowsEveryHolder(t *testing.T) {
 	requireFUSE(t)
@@ -107,15 +112,47 @@ func TestStatusShowsEveryHolder(t *testing.T) {
 	}
 	doomed.cmd.Wait()
 
-	// A file held open on the mount by this process, under flock.
-	f, err := os.Open(filepath.Join(srv.Mount, "share", "mounted.txt"))
+	// A file held open on the mount by another program, flock(1), under
+	// a shared flock; it says "locked" once it holds it, and lets go when
+	// its stdin closes.
+	holder := exec.Command("flock", "--shared", filepath.Join(srv.Mount, "share", "mounted.txt"), "-c", "echo locked; exec cat")
+	holderIn, err := holder.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
-		t.Fatalf("flock: %v", err)
+	holderOut, err := holder.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
 	}
+	if err := holder.Start(); err != nil {
+		t.Fatalf("flock(1): %v", err)
+	}
+	defer func() { holderIn.Close(); holder.Wait() }()
+	if line, err := bufio.NewReader(holderOut).ReadString('\n'); err != nil || line != "locked\n" {
+		t.Fatalf("flock(1) said %q, %v", line, err)
+	}
+
+	// A file held open by an SMB client (go-smb2) naming its workstation.
+	nc, err := net.Dial("tcp", srv.SMBAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	smbSess, err := (&smb2.Dialer{Initiator: &smb2.NTLMInitiator{User: rest.DevAccount, Password: rest.DevKey, Workstation: "TESTPC"}}).Dial(nc)
+	if err != nil {
+		t.Fatalf("smb dial: %v", err)
+	}
+	defer smbSess.Logoff()
+	smbShare, err := smbSess.Mount("share")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer smbShare.Umount()
+	smbFile, err := smbShare.Create("smb.txt")
+	if err != nil {
+		t.Fatalf("smb create: %v", err)
+	}
+	defer smbFile.Close()
 
 	r := runStatusJSON(t, data)
 
@@ -151,8 +188,19 @@ func TestStatusShowsEveryHolder(t *testing.T) {
 		t.Errorf("the mount's handle is missing: %+v", r.Handles)
 	} else if h.Protocol != "fuse" || h.Owner.PID != srv.Pid() || !h.Owner.Alive || h.Access != "read" {
 		t.Errorf("mount handle: %+v, want protocol fuse owned by serve (pid %d)", h, srv.Pid())
+	} else if h.Program != "flock" || h.ProgramPID != holder.Process.Pid {
+		t.Errorf("mount handle's program: %q pid %d, want flock pid %d (the program that opened it, not serve)", h.Program, h.ProgramPID, holder.Process.Pid)
+	} else if host, _ := os.Hostname(); h.Client != host {
+		t.Errorf("mount handle's client %q, want the host %q", h.Client, host)
 	} else if len(h.Locks) != 1 || !h.Locks[0].Flock || h.Locks[0].POSIX || h.Locks[0].Kind != "shared" || h.Locks[0].Offset != 0 {
 		t.Errorf("mount handle's flock: %+v, want one shared whole-file flock", h.Locks)
+	}
+
+	if h, ok := findHandle(r, "smb.txt"); !ok {
+		t.Errorf("the SMB client's handle is missing: %+v", r.Handles)
+	} else if h.Protocol != "smb" || h.Client != "TESTPC" || h.ClientIP != nc.LocalAddr().String() || h.Owner.PID != srv.Pid() {
+		t.Errorf("SMB handle: protocol %q client %q address %q owner %d; want smb, TESTPC, %s, serve's pid %d",
+			h.Protocol, h.Client, h.ClientIP, h.Owner.PID, nc.LocalAddr(), srv.Pid())
 	}
 
 	// The text form says the same, one line per handle, and names the
@@ -167,11 +215,21 @@ func TestStatusShowsEveryHolder(t *testing.T) {
 		"exclusive 0-9",
 		"leased " + leaseID,
 		"LEASED FILE",
-		"(flock)",
+		"shared (flock)",
+		"flock (pid " + strconv.Itoa(holder.Process.Pid) + ") through pid " + strconv.Itoa(srv.Pid()),
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("status text lacks %q:\n%s", want, text)
 		}
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Contains(line, "smb.txt") && !regexp.MustCompile(`\ssmb\s+TESTPC `+regexp.QuoteMeta(nc.LocalAddr().String())+`\s`).MatchString(line) {
+			t.Errorf("status line of the SMB handle %q lacks protocol smb and client TESTPC %s", line, nc.LocalAddr())
+		}
+	}
+	// A flock covers the whole file: no byte range to show.
+	if strings.Contains(text, "18446744073709551614") {
+		t.Errorf("status text shows a flock's stored range:\n%s", text)
 	}
 	// Looking reaped nothing: the killed handle is still there.
 	if _, ok := findHandle(runStatusJSON(t, data), "dir/doomed"); !ok {

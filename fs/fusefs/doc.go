@@ -20,7 +20,10 @@
 // before mounting (ClearDeadMount; the CLI calls it before its own checks):
 // statfs(2) tells a dead mount, as it fails with ENOTCONN where stat(2) may
 // still answer from the kernel's cache. So a restart mounts once, neither
-// refusing nor stacking on the dead mount.
+// refusing nor stacking on the dead mount. A live mount point — anything
+// mounted there, found in /proc/self/mountinfo — is refused with
+// ErrAlreadyMounted: a second mount would hide the first, and unmounting
+// one would leave the other.
 //
 // Entry and attribute timeouts are 1 s; the negative-entry timeout is 0,
 // because names are case-insensitive: after creating "foo" a cached
@@ -67,7 +70,10 @@
 // core: access from the open flags (O_RDONLY → read, O_WRONLY → write,
 // O_RDWR → read+write), share mode from the mount's --share-mode (default
 // read,write,delete, what Linux SMB clients send). A refused open answers
-// EBUSY (STATUS_SHARING_VIOLATION). The handle is closed at RELEASE, which
+// EBUSY (STATUS_SHARING_VIOLATION). The handle records the program that
+// opened the file, from the request's caller pid (/proc/PID/comm), so
+// `blobshare status` names it rather than the process serving the mount.
+// The handle is closed at RELEASE, which
 // the kernel sends after close(2) has returned, asynchronously: right after
 // close() a conflicting open from another process can still see the handle
 // for a moment; an open of this mount that conflicts only with such
@@ -160,6 +166,10 @@
 // table (the reliability crash matrix found this in about 5% of kills).
 //
 // # Errors
+//
+// A name the core refuses (Azure's naming rules, docs/names.md) can only be
+// EINVAL or ENAMETOOLONG to the caller; the rule it broke is logged at debug
+// level ("fusefs: name refused", with the operation and the name).
 //
 // Errors of the core, the lock table and the blob store become errno in one
 // function, toErrno, following the Linux kernel's SMB client

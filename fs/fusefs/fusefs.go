@@ -2,12 +2,17 @@ package fusefs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/locks"
@@ -32,7 +37,8 @@ type Options struct {
 	// Debug logs every FUSE request (very verbose).
 	Debug bool
 	// ClientName is reported by List Handles for mount opens ("" means
-	// "fuse:<hostname>").
+	// "fuse:<hostname>"); each open adds the calling program and its pid
+	// (locks.WithProgram), which `blobshare status` shows.
 	ClientName string
 
 	// notify replaces the attribute invalidation sent for changes made
@@ -199,8 +205,9 @@ func (st *mountState) forget(n *node) {
 	st.mu.Unlock()
 }
 
-// openOptions are the lock-table side of an open with these flags.
-func (st *mountState) openOptions(flags uint32) fs.OpenOptions {
+// openOptions are the lock-table side of an open with these flags, by the
+// caller of the FUSE request in ctx.
+func (st *mountState) openOptions(ctx context.Context, flags uint32) fs.OpenOptions {
 	var access locks.Access
 	switch flags & syscall.O_ACCMODE {
 	case syscall.O_RDONLY:
@@ -210,7 +217,50 @@ func (st *mountState) openOptions(flags uint32) fs.OpenOptions {
 	default:
 		access = locks.AccessRead | locks.AccessWrite
 	}
-	return fs.OpenOptions{Access: access, Share: st.shareMode, ClientName: st.client, POSIX: true}
+	return fs.OpenOptions{Access: access, Share: st.shareMode, ClientName: st.clientName(ctx), POSIX: true}
+}
+
+// clientName is the ClientName of an open by the caller of the FUSE
+// request in ctx: the mount's client with the calling program's name and
+// pid (locks.WithProgram), so `blobshare status` names the program that
+// holds a file rather than the blobshare process serving the mount. The
+// name is the kernel's comm (/proc/PID/comm: at most 15 bytes, no
+// allocation of the whole command line); a caller that exited already or
+// a request without one (pid 0) is recorded as the mount alone.
+func (st *mountState) clientName(ctx context.Context) string {
+	caller, ok := fuse.FromContext(ctx)
+	if !ok || caller.Pid == 0 {
+		return st.client
+	}
+	return locks.WithProgram(st.client, processName(caller.Pid), int(caller.Pid))
+}
+
+// processName is /proc/PID/comm without its newline, "" if it cannot be
+// read. Raw system calls into a stack buffer (comm is at most 16 bytes):
+// every open pays for it, about 6 µs here against 9.5 µs with os.ReadFile
+// (its fstat and allocations).
+func processName(pid uint32) string {
+	fd, err := syscall.Open("/proc/"+strconv.FormatUint(uint64(pid), 10)+"/comm", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return ""
+	}
+	defer syscall.Close(fd)
+	var buf [64]byte
+	n, err := syscall.Read(fd, buf[:])
+	if err != nil || n <= 0 {
+		return ""
+	}
+	return strings.TrimSuffix(string(buf[:n]), "\n")
+}
+
+// logRefusedName logs, at debug, why a name was refused (fs.ErrInvalidName
+// and its ErrNameTooLong): the mount can only answer EINVAL or
+// ENAMETOOLONG, which say nothing of the rule — a share name of two
+// characters, a colon, a device name. Other errors are not logged here.
+func (st *mountState) logRefusedName(op, name string, err error) {
+	if errors.Is(err, fs.ErrInvalidName) {
+		st.logger.Debug("fusefs: name refused", "op", op, "name", name, "reason", err, "rules", "docs/names.md")
+	}
 }
 
 // releaseTimeout bounds the work of a RELEASE (commit + close), which no

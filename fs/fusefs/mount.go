@@ -254,10 +254,14 @@ func ClearDeadMount(dir string) error {
 	return fmt.Errorf("%w: mount point %s: more than %d dead FUSE mounts stacked", ErrMount, dir, maxDeadMounts)
 }
 
-// prepareMountPoint clears a dead mount on dir (ClearDeadMount) and checks
-// that dir is an existing directory. Errors wrap ErrMount.
+// prepareMountPoint clears a dead mount on dir (ClearDeadMount), refuses a
+// live one (ErrAlreadyMounted) and checks that dir is an existing
+// directory. Errors wrap ErrMount.
 func prepareMountPoint(dir string) error {
 	if err := ClearDeadMount(dir); err != nil {
+		return err
+	}
+	if err := refuseMounted(dir); err != nil {
 		return err
 	}
 	st, err := os.Stat(dir)

@@ -279,6 +279,7 @@ var _ = (gofs.NodeLookuper)((*node)(nil))
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	a, err := n.st.fsys.LookupStat(nc(ctx), n.id, name)
 	if err != nil {
+		n.st.logRefusedName("lookup", name, err)
 		return nil, toErrno(opOther, err)
 	}
 	return n.childEntry(ctx, a, name, out), 0
@@ -307,6 +308,7 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	defer n.st.enter(n.id)()
 	a, err := n.st.fsys.Mkdir(nc(ctx), n.id, name)
 	if err != nil {
+		n.st.logRefusedName("mkdir", name, err)
 		return nil, toErrno(opOther, err)
 	}
 	n.st.entry(a, name, out)
@@ -348,6 +350,7 @@ func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbe
 		NoReplace: flags&renameNoReplace != 0,
 		Exchange:  flags&renameExchange != 0,
 	})
+	n.st.logRefusedName("rename", newName, err)
 	return toErrno(opOther, err)
 }
 
@@ -367,9 +370,10 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		Name:      name,
 		Exclusive: flags&syscall.O_EXCL != 0,
 		Truncate:  flags&syscall.O_TRUNC != 0,
-		Open:      n.st.openOptions(flags),
+		Open:      n.st.openOptions(ctx, flags),
 	})
 	if err != nil {
+		n.st.logRefusedName("create", name, err)
 		return nil, nil, 0, toErrno(opOther, err)
 	}
 	n.st.entry(a, name, out)
@@ -389,9 +393,9 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 	if n.kind.IsDir() {
 		return nil, 0, syscall.EISDIR
 	}
-	h, err := n.st.fsys.Open(nc(ctx), n.id, n.st.openOptions(flags))
+	h, err := n.st.fsys.Open(nc(ctx), n.id, n.st.openOptions(ctx, flags))
 	if errors.Is(err, locks.ErrSharingViolation) && n.awaitClosing() {
-		h, err = n.st.fsys.Open(nc(ctx), n.id, n.st.openOptions(flags))
+		h, err = n.st.fsys.Open(nc(ctx), n.id, n.st.openOptions(ctx, flags))
 	}
 	if err != nil {
 		return nil, 0, toErrno(opOther, err)

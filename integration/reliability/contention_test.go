@@ -76,7 +76,9 @@ func TestContention(t *testing.T) {
 	ops := envInt(t, "BLOBSHARE_CONTENTION_OPS", 40)
 	data := t.TempDir()
 	a := startServe(t, data, "--mount", t.TempDir())
-	b := startServe(t, data)
+	// Only one process serves Blob on a data directory (serve's Blob
+	// claim); this test is about FileREST and the mount.
+	b := startServe(t, data, "--blob-addr", "off")
 	ctx := context.Background()
 	svc := serviceClient(t, a.RESTURL, -1)
 	if _, err := svc.CreateShare(ctx, "hot", nil); err != nil {
