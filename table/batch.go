@@ -45,7 +45,9 @@ type opError struct {
 	err   error
 }
 
-func (e *opError) Error() string { return "batch operation " + strconv.Itoa(e.index) + ": " + e.err.Error() }
+func (e *opError) Error() string {
+	return "batch operation " + strconv.Itoa(e.index) + ": " + e.err.Error()
+}
 func (e *opError) Unwrap() error { return e.err }
 
 func errBatch(msg string) *storagehttp.Error { return invalidInput(msg) }

@@ -144,7 +144,7 @@ func parseKeys(s string) (pk, rk string, err error) {
 }
 
 // quoted reads a single-quoted OData string literal at the start of s
-// ('' stands for one quote) and returns its value and what follows.
+// (” stands for one quote) and returns its value and what follows.
 func quoted(s string) (v, rest string, ok bool) {
 	if !strings.HasPrefix(s, "'") {
 		return "", "", false
