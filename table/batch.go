@@ -80,7 +80,11 @@ func readBatch(r *http.Request, account string) (parts []batchPart, query bool, 
 			if len(parts) == maxBatchOps {
 				return nil, false, &opError{0, invalidInput("The batch request operation exceeds the maximum 100 changes per change set.")}
 			}
-			bp, err := readPart(p, account)
+			raw, err := io.ReadAll(p)
+			if err != nil {
+				return nil, false, batchReadErr(err, "The change set is not valid multipart/mixed.")
+			}
+			bp, err := readPart(p.Header.Get("Content-ID"), raw, account)
 			if err != nil {
 				return nil, false, &opError{len(parts), err}
 			}
@@ -90,7 +94,11 @@ func readBatch(r *http.Request, account string) (parts []batchPart, query bool, 
 			return nil, false, errBatch("The change set holds no operation.")
 		}
 	case err == nil && mt == "application/http":
-		bp, err := readPart(first, account)
+		raw, err := io.ReadAll(first)
+		if err != nil {
+			return nil, false, batchReadErr(err, "The batch request is not valid multipart/mixed.")
+		}
+		bp, err := readPart(first.Header.Get("Content-ID"), raw, account)
 		if err != nil {
 			return nil, false, &opError{0, err}
 		}
@@ -119,14 +127,13 @@ func batchReadErr(err error, msg string) error {
 
 // readPart reads one application/http part: request line (the URL may be
 // absolute: only its path counts), headers, blank line, body.
-func readPart(p *multipart.Part, account string) (batchPart, error) {
-	var bp batchPart
-	bp.contentID = p.Header.Get("Content-ID")
-	br := bufio.NewReader(p)
+func readPart(contentID string, raw []byte, account string) (batchPart, error) {
+	bp := batchPart{contentID: contentID}
+	br := bufio.NewReader(bytes.NewReader(raw))
 	tp := textproto.NewReader(br)
 	line, err := tp.ReadLine()
 	if err != nil {
-		return bp, batchReadErr(err, "A batch operation has no request line.")
+		return bp, invalidInput("A batch operation has no request line.")
 	}
 	method, rest, ok1 := strings.Cut(line, " ")
 	target, proto, ok2 := strings.Cut(rest, " ")
@@ -139,12 +146,9 @@ func readPart(p *multipart.Part, account string) (batchPart, error) {
 	}
 	hdr, err := tp.ReadMIMEHeader()
 	if err != nil && !errors.Is(err, io.EOF) {
-		return bp, batchReadErr(err, "A batch operation's headers are malformed.")
+		return bp, invalidInput("A batch operation's headers are malformed.")
 	}
-	body, err := io.ReadAll(br)
-	if err != nil {
-		return bp, batchReadErr(err, "A batch operation's body could not be read.")
-	}
+	body, _ := io.ReadAll(br) // from memory: cannot fail
 	bp.method, bp.target, bp.header, bp.body = method, u, http.Header(hdr), bytes.TrimSpace(body)
 	if bp.path, err = parsePath(u.EscapedPath()); err != nil {
 		return bp, err

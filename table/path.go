@@ -171,7 +171,13 @@ func keyLiteral(k string) string { return "'" + strings.ReplaceAll(k, "'", "''")
 // entityPath is "<table>(PartitionKey='pk',RowKey='rk')", keys
 // percent-encoded as a URL path segment (odata.id, editLink, Location).
 func entityPath(table, pk, rk string) string {
-	return table + "(PartitionKey=" + url.PathEscape(keyLiteral(pk)) + ",RowKey=" + url.PathEscape(keyLiteral(rk)) + ")"
+	return url.PathEscape(table) + "(PartitionKey=" + escapeLiteral(pk) + ",RowKey=" + escapeLiteral(rk) + ")"
+}
+
+// escapeLiteral percent-encodes a key literal for a path, quotes kept as
+// they are (Azure writes t(PartitionKey='p',RowKey='r')).
+func escapeLiteral(k string) string {
+	return strings.ReplaceAll(url.PathEscape(keyLiteral(k)), "%27", "'")
 }
 
 func errInvalidURI() *storagehttp.Error {
