@@ -71,11 +71,11 @@ type Server struct {
 	// TableURL is the Table service, http://127.0.0.1:PORT/devstoreaccount1
 	// ("off" if extra turned it off).
 	TableURL string
-	Addr    string // 127.0.0.1:PORT
-	SMBAddr string // 127.0.0.1:PORT of the SMB endpoint, "" when --smb off
-	Stderr  *Buffer
-	Done    chan struct{}
-	WaitErr error
+	Addr     string // 127.0.0.1:PORT
+	SMBAddr  string // 127.0.0.1:PORT of the SMB endpoint, "" when --smb off
+	Stderr   *Buffer
+	Done     chan struct{}
+	WaitErr  error
 }
 
 var (
