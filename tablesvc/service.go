@@ -2,7 +2,7 @@ package tablesvc
 
 import (
 	"context"
-	"errors"
+	"strconv"
 	"time"
 )
 
@@ -56,6 +56,9 @@ type Page struct {
 type Service struct {
 	store Store
 	now   func() time.Time
+	// scanBudget bounds the rows one Query or QueryTables page reads
+	// (DefaultScanBudget; tests lower it).
+	scanBudget int
 }
 
 // New returns a Service over store; now is the clock (nil: time.Now).
@@ -63,69 +66,163 @@ func New(store Store, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{store: store, now: now}
+	return &Service{store: store, now: now, scanBudget: DefaultScanBudget}
 }
 
-var errNotImplemented = errors.New("tablesvc: not implemented yet")
+// DefaultScanBudget is how many rows one page of a query reads at most
+// before it answers what it has (maybe nothing) with a continuation —
+// Azure's equivalent is its five-second limit ("It is possible for a
+// query to return no results but to still return a continuation header").
+const DefaultScanBudget = 20000
 
-// CreateTable creates a table.
+// CreateTable creates a table (its name checked first).
 func (s *Service) CreateTable(ctx context.Context, name string) (Table, error) {
-	return Table{}, errNotImplemented
+	if err := ValidTableName(name); err != nil {
+		return Table{}, err
+	}
+	if err := s.store.CreateTable(ctx, name); err != nil {
+		return Table{}, err
+	}
+	return Table{Name: name}, nil
 }
 
 // DeleteTable deletes a table, its entities and its ACL.
-func (s *Service) DeleteTable(ctx context.Context, name string) error { return errNotImplemented }
+func (s *Service) DeleteTable(ctx context.Context, name string) error {
+	if err := ValidTableName(name); err != nil {
+		return err
+	}
+	return s.store.DeleteTable(ctx, name)
+}
 
 // Table looks a table up case-insensitively.
 func (s *Service) Table(ctx context.Context, name string) (Table, error) {
-	return Table{}, errNotImplemented
+	if err := ValidTableName(name); err != nil {
+		return Table{}, err
+	}
+	return s.store.Table(ctx, name)
 }
 
-// QueryTables lists tables.
+// pageSize applies $top's rules: 0 means 1000, larger values are clamped
+// to 1000 (as Azurite does), negative ones are InvalidInput.
+func pageSize(top int) (int, error) {
+	switch {
+	case top < 0:
+		return 0, inputErr("InvalidInput", "The value of $top (%d) is out of range.", top)
+	case top == 0 || top > MaxPageSize:
+		return MaxPageSize, nil
+	}
+	return top, nil
+}
+
+// QueryTables lists tables in lower-cased name order, up to top (0: 1000)
+// starting at the table whose lower-cased name is next, filtered by an
+// OData $filter over TableName; nextName is "" at the end.
 func (s *Service) QueryTables(ctx context.Context, filter string, top int, next string) ([]Table, string, error) {
-	return nil, "", errNotImplemented
+	f, err := ParseFilter(filter)
+	if err != nil {
+		return nil, "", err
+	}
+	n, err := pageSize(top)
+	if err != nil {
+		return nil, "", err
+	}
+	var out []Table
+	nextName, scanned := "", 0
+	err = s.store.ScanTables(ctx, next, func(t Table) bool {
+		if len(out) == n || scanned == s.scanBudget {
+			nextName = lowerASCII(t.Name)
+			return false
+		}
+		scanned++
+		if f.Match(func(p string) (Value, bool) {
+			if p == "TableName" {
+				return Value{Type: String, Str: t.Name}, true
+			}
+			return Value{}, false
+		}) {
+			out = append(out, t)
+		}
+		return true
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return out, nextName, nil
+}
+
+// lowerASCII lower-cases a table name (names are ASCII by ValidTableName).
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // ACL returns a table's stored access policies.
 func (s *Service) ACL(ctx context.Context, table string) ([]SignedIdentifier, error) {
-	return nil, errNotImplemented
+	if err := ValidTableName(table); err != nil {
+		return nil, err
+	}
+	return s.store.ACL(ctx, table)
 }
 
-// SetACL replaces a table's stored access policies.
+// SetACL replaces a table's stored access policies: at most 5, ids of at
+// most 64 characters, permissions from "raud" (else InvalidXmlDocument).
 func (s *Service) SetACL(ctx context.Context, table string, ids []SignedIdentifier) error {
-	return errNotImplemented
+	if err := ValidTableName(table); err != nil {
+		return err
+	}
+	if len(ids) > MaxSignedIDs {
+		return inputErr("InvalidXmlDocument", "XML specified is not syntactically valid: more than %d signed identifiers.", MaxSignedIDs)
+	}
+	for _, id := range ids {
+		if id.ID == "" || len(id.ID) > 64 {
+			return inputErr("InvalidXmlDocument", "XML specified is not syntactically valid: a signed identifier's Id must have 1 to 64 characters.")
+		}
+		for _, c := range id.Permission {
+			if c != 'r' && c != 'a' && c != 'u' && c != 'd' {
+				return inputErr("InvalidXmlDocument", "XML specified is not syntactically valid: permission %q is not one of r, a, u, d.", c)
+			}
+		}
+	}
+	return s.store.SetACL(ctx, table, ids)
 }
 
 // ServiceProperties returns the stored service properties (nil if never set).
 func (s *Service) ServiceProperties(ctx context.Context) ([]byte, error) {
-	return nil, errNotImplemented
+	return s.store.ServiceProperties(ctx)
 }
 
 // SetServiceProperties replaces the service properties document.
 func (s *Service) SetServiceProperties(ctx context.Context, doc []byte) error {
-	return errNotImplemented
+	return s.store.SetServiceProperties(ctx, doc)
 }
 
 // Get is a point query.
 func (s *Service) Get(ctx context.Context, table, pk, rk string) (Entity, error) {
-	return Entity{}, errNotImplemented
+	if err := ValidTableName(table); err != nil {
+		return Entity{}, err
+	}
+	return s.store.Get(ctx, table, pk, rk)
 }
 
-// Apply runs one write.
-func (s *Service) Apply(ctx context.Context, table string, op Op) (Entity, error) {
-	return Entity{}, errNotImplemented
+// WithScanBudget returns a copy of s whose query pages read at most n
+// rows each (n ≥ 1; DefaultScanBudget otherwise) — for tests of the
+// continuation, and for tuning.
+func (s *Service) WithScanBudget(n int) *Service {
+	c := *s
+	c.scanBudget = max(n, 1)
+	return &c
 }
 
-// Batch runs an entity group transaction.
-func (s *Service) Batch(ctx context.Context, table string, ops []Op) ([]Entity, error) {
-	return nil, errNotImplemented
-}
+var opNames = [...]string{Insert: "Insert", Update: "Update", Merge: "Merge", Delete: "Delete", InsertOrReplace: "InsertOrReplace", InsertOrMerge: "InsertOrMerge"}
 
-// Query is Query Entities.
-func (s *Service) Query(ctx context.Context, table string, q Query) (Page, error) {
-	return Page{}, errNotImplemented
+func (k OpKind) String() string {
+	if int(k) < len(opNames) {
+		return opNames[k]
+	}
+	return "OpKind(" + strconv.Itoa(int(k)) + ")"
 }
-
-// ValidTableName checks a table name: *InputError OutOfRangeInput (length)
-// or InvalidResourceName.
-func ValidTableName(name string) error { return errNotImplemented }

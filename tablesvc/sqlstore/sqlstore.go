@@ -4,8 +4,10 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/blobshare/blobshare/internal/sqlitedb"
@@ -61,30 +63,320 @@ func Open(ctx context.Context, path string) (*Store, error) {
 // Close closes the database.
 func (s *Store) Close() error { return errors.Join(s.reader.Close(), s.writer.Close()) }
 
-var errTODO = errors.New("sqlstore: not implemented yet")
+func lower(name string) string { return strings.ToLower(name) }
 
-func (s *Store) CreateTable(ctx context.Context, name string) error { return errTODO }
-func (s *Store) DeleteTable(ctx context.Context, name string) error { return errTODO }
+func (s *Store) wrap(op, what string, err error) error {
+	return fmt.Errorf("sqlstore: %s %s: %w", op, what, err)
+}
+
+func notFound(table string) error {
+	return fmt.Errorf("table %s: %w", table, tablesvc.ErrTableNotFound)
+}
+
+// CreateTable implements tablesvc.Store.
+func (s *Store) CreateTable(ctx context.Context, name string) error {
+	res, err := s.writer.ExecContext(ctx, `INSERT INTO tb_tables(name_lower, name) VALUES(?, ?) ON CONFLICT(name_lower) DO NOTHING`,
+		lower(name), name)
+	if err != nil {
+		return s.wrap("create table", name, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("table %s: %w", name, tablesvc.ErrTableExists)
+	}
+	return nil
+}
+
+// DeleteTable implements tablesvc.Store: the table row and its entities go
+// in one transaction.
+func (s *Store) DeleteTable(ctx context.Context, name string) error {
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap("delete table", name, err)
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
+	res, err := tx.ExecContext(ctx, `DELETE FROM tb_tables WHERE name_lower = ?`, lower(name))
+	if err != nil {
+		return s.wrap("delete table", name, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return notFound(name)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM tb_entities WHERE tbl = ?`, lower(name)); err != nil {
+		return s.wrap("delete entities of", name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return s.wrap("delete table", name, err)
+	}
+	return nil
+}
+
+// Table implements tablesvc.Store.
 func (s *Store) Table(ctx context.Context, name string) (tablesvc.Table, error) {
-	return tablesvc.Table{}, errTODO
+	var t tablesvc.Table
+	err := s.reader.QueryRowContext(ctx, `SELECT name FROM tb_tables WHERE name_lower = ?`, lower(name)).Scan(&t.Name)
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, notFound(name)
+	}
+	if err != nil {
+		return t, s.wrap("read table", name, err)
+	}
+	return t, nil
 }
+
+// ScanTables implements tablesvc.Store.
 func (s *Store) ScanTables(ctx context.Context, from string, yield func(tablesvc.Table) bool) error {
-	return errTODO
+	rows, err := s.reader.QueryContext(ctx, `SELECT name FROM tb_tables WHERE name_lower >= ? ORDER BY name_lower`, lower(from))
+	if err != nil {
+		return s.wrap("list tables from", from, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t tablesvc.Table
+		if err := rows.Scan(&t.Name); err != nil {
+			return s.wrap("list tables from", from, err)
+		}
+		if !yield(t) {
+			return nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return s.wrap("list tables from", from, err)
+	}
+	return nil
 }
+
+// ACL implements tablesvc.Store.
 func (s *Store) ACL(ctx context.Context, table string) ([]tablesvc.SignedIdentifier, error) {
-	return nil, errTODO
+	var raw string
+	err := s.reader.QueryRowContext(ctx, `SELECT acl FROM tb_tables WHERE name_lower = ?`, lower(table)).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound(table)
+	}
+	if err != nil {
+		return nil, s.wrap("read acl of", table, err)
+	}
+	var ids []tablesvc.SignedIdentifier
+	if err := json.Unmarshal([]byte(raw), &ids); err != nil {
+		return nil, s.wrap("decode acl of", table, err)
+	}
+	return ids, nil
 }
+
+// SetACL implements tablesvc.Store.
 func (s *Store) SetACL(ctx context.Context, table string, ids []tablesvc.SignedIdentifier) error {
-	return errTODO
+	if ids == nil {
+		ids = []tablesvc.SignedIdentifier{}
+	}
+	raw, err := json.Marshal(ids)
+	if err != nil {
+		return s.wrap("encode acl of", table, err)
+	}
+	res, err := s.writer.ExecContext(ctx, `UPDATE tb_tables SET acl = ? WHERE name_lower = ?`, string(raw), lower(table))
+	if err != nil {
+		return s.wrap("set acl of", table, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return notFound(table)
+	}
+	return nil
 }
-func (s *Store) ServiceProperties(ctx context.Context) ([]byte, error)      { return nil, errTODO }
-func (s *Store) SetServiceProperties(ctx context.Context, doc []byte) error { return errTODO }
+
+const servicePropsKey = "properties"
+
+// ServiceProperties implements tablesvc.Store.
+func (s *Store) ServiceProperties(ctx context.Context) ([]byte, error) {
+	var doc []byte
+	err := s.reader.QueryRowContext(ctx, `SELECT v FROM tb_service WHERE k = ?`, servicePropsKey).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, s.wrap("read service properties in", s.path, err)
+	}
+	return doc, nil
+}
+
+// SetServiceProperties implements tablesvc.Store.
+func (s *Store) SetServiceProperties(ctx context.Context, doc []byte) error {
+	if doc == nil {
+		doc = []byte{}
+	}
+	_, err := s.writer.ExecContext(ctx, `INSERT INTO tb_service(k, v) VALUES(?, ?) ON CONFLICT(k) DO UPDATE SET v = excluded.v`, servicePropsKey, doc)
+	if err != nil {
+		return s.wrap("write service properties in", s.path, err)
+	}
+	return nil
+}
+
+// decodeEntity builds an entity from its row.
+func decodeEntity(pk, rk string, ts int64, props []byte) (tablesvc.Entity, error) {
+	p, err := tablesvc.DecodeProps(props)
+	if err != nil {
+		return tablesvc.Entity{}, fmt.Errorf("entity (%q, %q): %w", pk, rk, err)
+	}
+	return tablesvc.Entity{PartitionKey: pk, RowKey: rk, Timestamp: tablesvc.FromTicks(ts), Props: p}, nil
+}
+
+// Get implements tablesvc.Store. A missing table is told from a missing
+// entity in the same statement.
 func (s *Store) Get(ctx context.Context, table, pk, rk string) (tablesvc.Entity, error) {
-	return tablesvc.Entity{}, errTODO
+	var ts sql.NullInt64
+	var props []byte
+	err := s.reader.QueryRowContext(ctx, `SELECT e.ts, e.props FROM tb_tables t
+		LEFT JOIN tb_entities e ON e.tbl = t.name_lower AND e.pk = ?2 AND e.rk = ?3
+		WHERE t.name_lower = ?1`, lower(table), pk, rk).Scan(&ts, &props)
+	if errors.Is(err, sql.ErrNoRows) {
+		return tablesvc.Entity{}, notFound(table)
+	}
+	if err != nil {
+		return tablesvc.Entity{}, s.wrap("read entity of", table, err)
+	}
+	if !ts.Valid {
+		return tablesvc.Entity{}, fmt.Errorf("table %s entity (PartitionKey=%q, RowKey=%q): %w", table, pk, rk, tablesvc.ErrEntityNotFound)
+	}
+	e, err := decodeEntity(pk, rk, ts.Int64, props)
+	if err != nil {
+		return e, s.wrap("decode", table, err)
+	}
+	return e, nil
 }
+
+// scanSQL builds Scan's statement: the primary key (tbl, pk, rk) serves
+// every bound, the continuation as a row-value comparison.
+func scanSQL(table string, r tablesvc.KeyRange) (string, []any) {
+	var b strings.Builder
+	b.WriteString(`SELECT pk, rk, ts, props FROM tb_entities WHERE tbl = ?`)
+	args := []any{lower(table)}
+	bound := func(col string, bd tablesvc.Bound, low bool) {
+		if !bd.Set {
+			return
+		}
+		op := map[[2]bool]string{{true, true}: ">=", {true, false}: ">", {false, true}: "<=", {false, false}: "<"}[[2]bool{low, bd.Inclusive}]
+		b.WriteString(" AND " + col + " " + op + " ?")
+		args = append(args, bd.Value)
+	}
+	bound("pk", r.PKLow, true)
+	bound("pk", r.PKHigh, false)
+	bound("rk", r.RKLow, true)
+	bound("rk", r.RKHigh, false)
+	if r.After != nil {
+		b.WriteString(" AND (pk, rk) >= (?, ?)")
+		args = append(args, r.After.PK, r.After.RK)
+	}
+	b.WriteString(" ORDER BY pk, rk")
+	return b.String(), args
+}
+
+// Scan implements tablesvc.Store: one read transaction, rows decoded one at
+// a time as yield asks for them.
 func (s *Store) Scan(ctx context.Context, table string, r tablesvc.KeyRange, yield func(tablesvc.Entity) bool) error {
-	return errTODO
+	tx, err := s.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return s.wrap("scan", table, err)
+	}
+	defer tx.Rollback() //nolint:errcheck // read-only
+	var one int
+	err = tx.QueryRowContext(ctx, `SELECT 1 FROM tb_tables WHERE name_lower = ?`, lower(table)).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return notFound(table)
+	}
+	if err != nil {
+		return s.wrap("scan", table, err)
+	}
+	q, args := scanSQL(table, r)
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return s.wrap("scan", table, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var pk, rk string
+		var ts int64
+		var props []byte
+		if err := rows.Scan(&pk, &rk, &ts, &props); err != nil {
+			return s.wrap("scan", table, err)
+		}
+		e, err := decodeEntity(pk, rk, ts, props)
+		if err != nil {
+			return s.wrap("decode", table, err)
+		}
+		if !yield(e) {
+			return nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return s.wrap("scan", table, err)
+	}
+	return nil
 }
+
+// Write implements tablesvc.Store: fn runs inside one immediate transaction
+// (sqlitedb opens it with BEGIN IMMEDIATE), which holds SQLite's write
+// lock from its first statement to its commit — across processes sharing
+// the file too — so whatever fn read through Tx.Get is still true when its
+// writes commit.
 func (s *Store) Write(ctx context.Context, table string, fn func(tablesvc.Tx) error) error {
-	return errTODO
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap("begin write on", table, err)
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
+	var one int
+	err = tx.QueryRowContext(ctx, `SELECT 1 FROM tb_tables WHERE name_lower = ?`, lower(table)).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return notFound(table)
+	}
+	if err != nil {
+		return s.wrap("write", table, err)
+	}
+	if err := fn(&storeTx{s: s, tx: tx, table: table}); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return s.wrap("commit write on", table, err)
+	}
+	return nil
+}
+
+// storeTx is tablesvc.Tx on one sql.Tx.
+type storeTx struct {
+	s     *Store
+	tx    *sql.Tx
+	table string
+}
+
+func (t *storeTx) Get(ctx context.Context, pk, rk string) (tablesvc.Entity, bool, error) {
+	var ts int64
+	var props []byte
+	err := t.tx.QueryRowContext(ctx, `SELECT ts, props FROM tb_entities WHERE tbl = ? AND pk = ? AND rk = ?`,
+		lower(t.table), pk, rk).Scan(&ts, &props)
+	if errors.Is(err, sql.ErrNoRows) {
+		return tablesvc.Entity{}, false, nil
+	}
+	if err != nil {
+		return tablesvc.Entity{}, false, t.s.wrap("read entity of", t.table, err)
+	}
+	e, err := decodeEntity(pk, rk, ts, props)
+	if err != nil {
+		return e, false, t.s.wrap("decode", t.table, err)
+	}
+	return e, true, nil
+}
+
+func (t *storeTx) Put(ctx context.Context, e tablesvc.Entity) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO tb_entities(tbl, pk, rk, ts, props) VALUES(?, ?, ?, ?, ?)
+		ON CONFLICT(tbl, pk, rk) DO UPDATE SET ts = excluded.ts, props = excluded.props`,
+		lower(t.table), e.PartitionKey, e.RowKey, tablesvc.Ticks(e.Timestamp), tablesvc.EncodeProps(nil, e.Props))
+	if err != nil {
+		return t.s.wrap("write entity of", t.table, err)
+	}
+	return nil
+}
+
+func (t *storeTx) Delete(ctx context.Context, pk, rk string) error {
+	_, err := t.tx.ExecContext(ctx, `DELETE FROM tb_entities WHERE tbl = ? AND pk = ? AND rk = ?`, lower(t.table), pk, rk)
+	if err != nil {
+		return t.s.wrap("delete entity of", t.table, err)
+	}
+	return nil
 }
