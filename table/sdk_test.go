@@ -333,7 +333,9 @@ func TestSDKTransactions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ent := func(rk, props string) []byte { return []byte(`{"PartitionKey":"p","RowKey":"` + rk + `"` + props + `}`) }
+	ent := func(rk, props string) []byte {
+		return []byte(`{"PartitionKey":"p","RowKey":"` + rk + `"` + props + `}`)
+	}
 	actions := []aztables.TransactionAction{
 		{ActionType: aztables.TransactionTypeAdd, Entity: ent("add", `,"New":1`)},
 		{ActionType: aztables.TransactionTypeUpdateReplace, Entity: ent("upd", `,"New":2`), IfMatch: &cur.ETag},
