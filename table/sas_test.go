@@ -54,7 +54,9 @@ func TestTableSAS(t *testing.T) {
 	// aztables v1.4.0 joins endpoint and table without a slash when the
 	// endpoint has a path (path-style, as against any emulator):
 	// ".../devstoreaccount1ranged?...". The token itself is right.
-	fixPath := func(u string) string { return strings.Replace(u, "/"+table.DevAccount+"ranged?", "/"+table.DevAccount+"/ranged?", 1) }
+	fixPath := func(u string) string {
+		return strings.Replace(u, "/"+table.DevAccount+"ranged?", "/"+table.DevAccount+"/ranged?", 1)
+	}
 	// It also signs spk/epk but leaves them out of the query
 	// (SASQueryParameters never gets the range): a ranged token from it
 	// verifies nowhere until they are added back, as Sign signed them.
