@@ -176,6 +176,14 @@ func (s *Server) batch(w http.ResponseWriter, c *call) error {
 		return s.batchQuery(w, c, parts[0])
 	}
 	table := parts[0].path.table
+	// A missing table fails the change set at its first operation before
+	// any validation of the operations (Azurite; the entity group lives
+	// in the table).
+	if err := tablesvc.ValidTableName(table); err == nil {
+		if _, err := s.svc.Table(c.r.Context(), table); err != nil {
+			return s.writeBatchFailure(w, c, parts, &opError{0, err})
+		}
+	}
 	ops := make([]tablesvc.Op, len(parts))
 	for i, p := range parts {
 		if err := tablesvc.ValidTableName(p.path.table); err != nil {
