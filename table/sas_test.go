@@ -203,3 +203,41 @@ func TestSharedKeyFlavours(t *testing.T) {
 		t.Fatalf("an unsigned request: %d", resp.StatusCode)
 	}
 }
+
+// TestInjectedClock: Timestamps and ETags come from the service's clock,
+// SAS windows from the front end's.
+func TestInjectedClock(t *testing.T) {
+	ctx := context.Background()
+	at := time.Date(2021, 7, 1, 12, 0, 0, 123456700, time.UTC)
+	e := newEnv(t, func() time.Time { return at })
+	svc := e.service(t)
+	if _, err := svc.CreateTable(ctx, "clock", nil); err != nil {
+		t.Fatal(err)
+	}
+	c := svc.NewClient("clock")
+	add, err := c.AddEntity(ctx, []byte(`{"PartitionKey":"p","RowKey":"r"}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `W/"datetime'2021-07-01T12%3A00%3A00.1234567Z'"`; string(add.ETag) != want {
+		t.Fatalf("ETag %s, want %s (the injected clock)", add.ETag, want)
+	}
+	got, err := c.GetEntity(ctx, "p", "r", nil)
+	if err != nil || !strings.Contains(string(got.Value), `"Timestamp":"2021-07-01T12:00:00.1234567Z"`) {
+		t.Fatalf("Timestamp: %s, %v", got.Value, err)
+	}
+	// A SAS expired at the injected time is refused; one valid then (and
+	// long expired in real time) is accepted.
+	qs, err := aztables.SASSignatureValues{TableName: "clock", Permissions: "r", ExpiryTime: at.Add(-time.Minute)}.Sign(sharedKey(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, _ := aztables.NewClientWithNoCredential(e.URL+"/clock?"+qs, noRetry)
+	_, err = sc.GetEntity(ctx, "p", "r", nil)
+	wantCode(t, "a SAS expired at the injected time", err, http.StatusForbidden, "AuthenticationFailed")
+	qs, _ = aztables.SASSignatureValues{TableName: "clock", Permissions: "r", ExpiryTime: at.Add(time.Minute)}.Sign(sharedKey(t))
+	sc, _ = aztables.NewClientWithNoCredential(e.URL+"/clock?"+qs, noRetry)
+	if _, err := sc.GetEntity(ctx, "p", "r", nil); err != nil {
+		t.Fatalf("a SAS valid at the injected time (expired in real time): %v", err)
+	}
+}
