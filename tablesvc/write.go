@@ -17,6 +17,7 @@ type checkedOp struct {
 // stored entity: keys, names, values, counts, sizes and the If-Match rules
 // (Update, Merge and Delete need one; the others take none).
 func validateOp(op Op) (checkedOp, error) {
+	op.Entity.Props = withoutSystemProps(op.Entity.Props)
 	c := checkedOp{Op: op}
 	e := op.Entity
 	switch op.Kind {
@@ -47,6 +48,28 @@ func validateOp(op Op) (checkedOp, error) {
 		}
 	}
 	return c, nil
+}
+
+// withoutSystemProps drops PartitionKey, RowKey and Timestamp from a
+// body's properties: the keys are the Entity's fields (from the URL) and
+// "a sent Timestamp is ignored" (the contract; clients such as the .NET
+// SDK send it back on updates). props is copied only if it has one.
+func withoutSystemProps(props []Property) []Property {
+	isSystem := func(p Property) bool {
+		return p.Name == "PartitionKey" || p.Name == "RowKey" || p.Name == "Timestamp"
+	}
+	for i, p := range props {
+		if isSystem(p) {
+			out := append([]Property(nil), props[:i]...)
+			for _, q := range props[i+1:] {
+				if !isSystem(q) {
+					out = append(out, q)
+				}
+			}
+			return out
+		}
+	}
+	return props
 }
 
 // Apply runs one write and returns the entity as stored (for Delete: the

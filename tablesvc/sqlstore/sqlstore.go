@@ -1,4 +1,3 @@
-// Package sqlstore is the SQLite implementation of tablesvc.Store.
 package sqlstore
 
 import (
@@ -8,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/blobshare/blobshare/internal/sqlitedb"
@@ -47,7 +47,29 @@ type Store struct {
 	path   string
 	writer *sql.DB
 	reader *sql.DB
+
+	// Statements prepared once (parsing them was 40% of a batch's cost):
+	// the writer's, and the readers' keyed by their SQL text (Scan has one
+	// per combination of bounds, at most 32).
+	existsStmt, getStmt, putStmt, delStmt *sql.Stmt
+	readMu                                sync.Mutex
+	readStmts                             map[string]*sql.Stmt
 }
+
+// The writer's statements.
+const (
+	existsSQL = `SELECT 1 FROM tb_tables WHERE name_lower = ?`
+	getSQL    = `SELECT ts, props FROM tb_entities WHERE tbl = ? AND pk = ? AND rk = ?`
+	putSQL    = `INSERT INTO tb_entities(tbl, pk, rk, ts, props) VALUES(?, ?, ?, ?, ?)
+		ON CONFLICT(tbl, pk, rk) DO UPDATE SET ts = excluded.ts, props = excluded.props`
+	delSQL = `DELETE FROM tb_entities WHERE tbl = ? AND pk = ? AND rk = ?`
+)
+
+// pointSQL is Get's statement: the table's and the entity's absence told
+// apart in one read.
+const pointSQL = `SELECT e.ts, e.props FROM tb_tables t
+	LEFT JOIN tb_entities e ON e.tbl = t.name_lower AND e.pk = ?2 AND e.rk = ?3
+	WHERE t.name_lower = ?1`
 
 var _ tablesvc.Store = (*Store)(nil)
 
@@ -57,11 +79,49 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: %w", err)
 	}
-	return &Store{path: path, writer: db.Writer, reader: db.Reader}, nil
+	st := &Store{path: path, writer: db.Writer, reader: db.Reader, readStmts: map[string]*sql.Stmt{}}
+	for _, p := range []struct {
+		dst **sql.Stmt
+		sql string
+	}{{&st.existsStmt, existsSQL}, {&st.getStmt, getSQL}, {&st.putStmt, putSQL}, {&st.delStmt, delSQL}} {
+		if *p.dst, err = st.writer.PrepareContext(ctx, p.sql); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("sqlstore: prepare statements on %s: %w", path, err)
+		}
+	}
+	return st, nil
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return errors.Join(s.reader.Close(), s.writer.Close()) }
+func (s *Store) Close() error {
+	var errs []error
+	for _, st := range []*sql.Stmt{s.existsStmt, s.getStmt, s.putStmt, s.delStmt} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	s.readMu.Lock()
+	for _, st := range s.readStmts {
+		errs = append(errs, st.Close())
+	}
+	s.readMu.Unlock()
+	return errors.Join(append(errs, s.reader.Close(), s.writer.Close())...)
+}
+
+// readStmt returns the reader pool's prepared statement for query.
+func (s *Store) readStmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	s.readMu.Lock()
+	defer s.readMu.Unlock()
+	if st, ok := s.readStmts[query]; ok {
+		return st, nil
+	}
+	st, err := s.reader.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	s.readStmts[query] = st
+	return st, nil
+}
 
 func lower(name string) string { return strings.ToLower(name) }
 
@@ -222,9 +282,11 @@ func decodeEntity(pk, rk string, ts int64, props []byte) (tablesvc.Entity, error
 func (s *Store) Get(ctx context.Context, table, pk, rk string) (tablesvc.Entity, error) {
 	var ts sql.NullInt64
 	var props []byte
-	err := s.reader.QueryRowContext(ctx, `SELECT e.ts, e.props FROM tb_tables t
-		LEFT JOIN tb_entities e ON e.tbl = t.name_lower AND e.pk = ?2 AND e.rk = ?3
-		WHERE t.name_lower = ?1`, lower(table), pk, rk).Scan(&ts, &props)
+	st, err := s.readStmt(ctx, pointSQL)
+	if err != nil {
+		return tablesvc.Entity{}, s.wrap("read entity of", table, err)
+	}
+	err = st.QueryRowContext(ctx, lower(table), pk, rk).Scan(&ts, &props)
 	if errors.Is(err, sql.ErrNoRows) {
 		return tablesvc.Entity{}, notFound(table)
 	}
@@ -241,8 +303,12 @@ func (s *Store) Get(ctx context.Context, table, pk, rk string) (tablesvc.Entity,
 	return e, nil
 }
 
-// scanSQL builds Scan's statement: the primary key (tbl, pk, rk) serves
-// every bound, the continuation as a row-value comparison.
+// scanSQL builds Scan's statement so that the primary key (tbl, pk, rk)
+// serves the tightest lower bound — above all the continuation, or every
+// page of a walk would read again from the start of the range. In one
+// partition (pk = ?) the continuation becomes a RowKey bound; across
+// partitions it is a row-value comparison, unless the PartitionKey bound
+// is already past it.
 func scanSQL(table string, r tablesvc.KeyRange) (string, []any) {
 	var b strings.Builder
 	b.WriteString(`SELECT pk, rk, ts, props FROM tb_entities WHERE tbl = ?`)
@@ -255,16 +321,58 @@ func scanSQL(table string, r tablesvc.KeyRange) (string, []any) {
 		b.WriteString(" AND " + col + " " + op + " ?")
 		args = append(args, bd.Value)
 	}
-	bound("pk", r.PKLow, true)
-	bound("pk", r.PKHigh, false)
-	bound("rk", r.RKLow, true)
+	after, rkLow := r.After, r.RKLow
+	if r.PKLow.Set && r.PKHigh.Set && r.PKLow.Inclusive && r.PKHigh.Inclusive && r.PKLow.Value == r.PKHigh.Value {
+		pk := r.PKLow.Value
+		b.WriteString(" AND pk = ?")
+		args = append(args, pk)
+		if after != nil {
+			switch {
+			case after.PK > pk:
+				b.WriteString(" AND 0") // the walk is past this partition
+			case after.PK == pk:
+				rkLow = tighterLow(rkLow, tablesvc.Bound{Set: true, Value: after.RK, Inclusive: true})
+			}
+			after = nil
+		}
+	} else {
+		pkLow := r.PKLow
+		if after != nil && pkLow.Set {
+			if after.PK > pkLow.Value || after.PK == pkLow.Value && pkLow.Inclusive {
+				pkLow = tablesvc.Bound{} // the continuation implies it
+			} else {
+				after = nil // every pk past pkLow is past the continuation
+			}
+		}
+		bound("pk", pkLow, true)
+		bound("pk", r.PKHigh, false)
+	}
+	bound("rk", rkLow, true)
 	bound("rk", r.RKHigh, false)
-	if r.After != nil {
+	if after != nil {
 		b.WriteString(" AND (pk, rk) >= (?, ?)")
-		args = append(args, r.After.PK, r.After.RK)
+		args = append(args, after.PK, after.RK)
 	}
 	b.WriteString(" ORDER BY pk, rk")
 	return b.String(), args
+}
+
+// tighterLow is the stricter of two lower bounds.
+func tighterLow(a, b tablesvc.Bound) tablesvc.Bound {
+	switch {
+	case !a.Set:
+		return b
+	case !b.Set:
+		return a
+	case a.Value != b.Value:
+		if a.Value > b.Value {
+			return a
+		}
+		return b
+	case !a.Inclusive:
+		return a
+	}
+	return b
 }
 
 // Scan implements tablesvc.Store: one read transaction, rows decoded one at
@@ -275,16 +383,24 @@ func (s *Store) Scan(ctx context.Context, table string, r tablesvc.KeyRange, yie
 		return s.wrap("scan", table, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only
+	q, args := scanSQL(table, r)
+	exists, err := s.readStmt(ctx, existsSQL)
+	if err != nil {
+		return s.wrap("scan", table, err)
+	}
+	scan, err := s.readStmt(ctx, q)
+	if err != nil {
+		return s.wrap("scan", table, err)
+	}
 	var one int
-	err = tx.QueryRowContext(ctx, `SELECT 1 FROM tb_tables WHERE name_lower = ?`, lower(table)).Scan(&one)
+	err = tx.StmtContext(ctx, exists).QueryRowContext(ctx, lower(table)).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return notFound(table)
 	}
 	if err != nil {
 		return s.wrap("scan", table, err)
 	}
-	q, args := scanSQL(table, r)
-	rows, err := tx.QueryContext(ctx, q, args...)
+	rows, err := tx.StmtContext(ctx, scan).QueryContext(ctx, args...)
 	if err != nil {
 		return s.wrap("scan", table, err)
 	}
@@ -322,14 +438,14 @@ func (s *Store) Write(ctx context.Context, table string, fn func(tablesvc.Tx) er
 	}
 	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
 	var one int
-	err = tx.QueryRowContext(ctx, `SELECT 1 FROM tb_tables WHERE name_lower = ?`, lower(table)).Scan(&one)
+	err = tx.StmtContext(ctx, s.existsStmt).QueryRowContext(ctx, lower(table)).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return notFound(table)
 	}
 	if err != nil {
 		return s.wrap("write", table, err)
 	}
-	if err := fn(&storeTx{s: s, tx: tx, table: table}); err != nil {
+	if err := fn(&storeTx{s: s, tx: tx, table: table, tbl: lower(table)}); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -343,13 +459,13 @@ type storeTx struct {
 	s     *Store
 	tx    *sql.Tx
 	table string
+	tbl   string // its key: the lower-cased name
 }
 
 func (t *storeTx) Get(ctx context.Context, pk, rk string) (tablesvc.Entity, bool, error) {
 	var ts int64
 	var props []byte
-	err := t.tx.QueryRowContext(ctx, `SELECT ts, props FROM tb_entities WHERE tbl = ? AND pk = ? AND rk = ?`,
-		lower(t.table), pk, rk).Scan(&ts, &props)
+	err := t.tx.StmtContext(ctx, t.s.getStmt).QueryRowContext(ctx, t.tbl, pk, rk).Scan(&ts, &props)
 	if errors.Is(err, sql.ErrNoRows) {
 		return tablesvc.Entity{}, false, nil
 	}
@@ -364,9 +480,7 @@ func (t *storeTx) Get(ctx context.Context, pk, rk string) (tablesvc.Entity, bool
 }
 
 func (t *storeTx) Put(ctx context.Context, e tablesvc.Entity) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO tb_entities(tbl, pk, rk, ts, props) VALUES(?, ?, ?, ?, ?)
-		ON CONFLICT(tbl, pk, rk) DO UPDATE SET ts = excluded.ts, props = excluded.props`,
-		lower(t.table), e.PartitionKey, e.RowKey, tablesvc.Ticks(e.Timestamp), tablesvc.EncodeProps(nil, e.Props))
+	_, err := t.tx.StmtContext(ctx, t.s.putStmt).ExecContext(ctx, t.tbl, e.PartitionKey, e.RowKey, tablesvc.Ticks(e.Timestamp), tablesvc.EncodeProps(nil, e.Props))
 	if err != nil {
 		return t.s.wrap("write entity of", t.table, err)
 	}
@@ -374,7 +488,7 @@ func (t *storeTx) Put(ctx context.Context, e tablesvc.Entity) error {
 }
 
 func (t *storeTx) Delete(ctx context.Context, pk, rk string) error {
-	_, err := t.tx.ExecContext(ctx, `DELETE FROM tb_entities WHERE tbl = ? AND pk = ? AND rk = ?`, lower(t.table), pk, rk)
+	_, err := t.tx.StmtContext(ctx, t.s.delStmt).ExecContext(ctx, t.tbl, pk, rk)
 	if err != nil {
 		return t.s.wrap("delete entity of", t.table, err)
 	}

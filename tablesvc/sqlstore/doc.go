@@ -1,0 +1,27 @@
+// Package sqlstore is the SQLite implementation of tablesvc.Store: one
+// database file (table.db in --data) holding tables with their ACLs,
+// entities and the service properties.
+//
+// Schema: tb_tables(name_lower PRIMARY KEY, name as created, acl JSON);
+// tb_entities(tbl = the table's lower-cased name, pk, rk, ts = Timestamp
+// in 100 ns ticks since 0001-01-01, props = tablesvc.EncodeProps's
+// compact binary form) with PRIMARY KEY (tbl, pk, rk) WITHOUT ROWID, so
+// entities are stored in key order and every PartitionKey/RowKey range
+// and continuation of a query is a range of the primary key;
+// tb_service(k, v) for the service properties document.
+//
+// Writes: Write runs the Service's decision inside one transaction that
+// sqlitedb opens with BEGIN IMMEDIATE, so SQLite's database-wide write
+// lock is held from the transaction's first read to its commit — the
+// ETag and existence checks read what the commit will overwrite, for
+// every connection and every process on the file (busy_timeout 5 s lets
+// a second process wait for the lock). Within a process writes go
+// through one connection; reads use a small pool in WAL mode beside it.
+// synchronous=NORMAL in WAL mode: a process crash (SIGKILL) loses no
+// committed transaction, and a batch is wholly applied or wholly absent.
+//
+// Reads: Get answers the table's and the entity's absence in one
+// statement; Scan runs in one read transaction (a consistent snapshot:
+// a page never sees half of a batch) and decodes one row at a time as
+// the caller asks for it. Statements are prepared once.
+package sqlstore
