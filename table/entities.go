@@ -118,7 +118,17 @@ func (s *Server) queryEntities(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	out := entityOut{level: l, base: baseURL(c.r, s.account), table: c.path.table, fields: parseSelect(c.q.Get("$select"))}
-	b := []byte{'{'}
+	if page.More {
+		w.Header().Set(hdrNextPK, encodeToken(page.NextPK))
+		w.Header().Set(hdrNextRK, encodeToken(page.NextRK))
+	}
+	// The page is streamed out entity by entity (a page may hold 1,000
+	// entities of up to 1 MiB): one buffer of a few entities, not a second
+	// copy of the page.
+	setJSONHeaders(w, l)
+	w.WriteHeader(http.StatusOK)
+	b := make([]byte, 0, 64<<10)
+	b = append(b, '{')
 	if l != noMeta {
 		b = appendString(b, "odata.metadata")
 		b = append(b, ':')
@@ -136,13 +146,15 @@ func (s *Server) queryEntities(w http.ResponseWriter, c *call) error {
 		}
 		n++
 		b = out.appendEntity(b, e, "")
+		if len(b) >= 64<<10 {
+			if _, err := w.Write(b); err != nil {
+				return nil // the client went away; nothing to answer
+			}
+			b = b[:0]
+		}
 	}
 	b = append(b, "]}"...)
-	if page.More {
-		w.Header().Set(hdrNextPK, encodeToken(page.NextPK))
-		w.Header().Set(hdrNextRK, encodeToken(page.NextRK))
-	}
-	writeJSON(w, http.StatusOK, l, b)
+	_, _ = w.Write(b)
 	return nil
 }
 

@@ -42,14 +42,19 @@ func topParam(c *call) (int, error) {
 
 // writeJSON answers status with a JSON body at level l.
 func writeJSON(w http.ResponseWriter, status int, l level, body []byte) {
+	setJSONHeaders(w, l)
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// setJSONHeaders sets the headers of an OData JSON answer at level l.
+func setJSONHeaders(w http.ResponseWriter, l level) {
 	h := w.Header()
 	h.Set("Content-Type", l.contentType())
-	h.Set("Content-Length", strconv.Itoa(len(body)))
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("DataServiceVersion", "3.0;")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
 }
 
 // appendTable renders one table of Query Tables or Create Table.
