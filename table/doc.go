@@ -135,8 +135,8 @@
 //
 // Also not compared, as table.md §11 lists: Preference-Applied without
 // Prefer (blobshare sends none), batch insert bodies, odata.metadata
-// URLs, $top of 0 or over 1,000 (blobshare: 400 InvalidInput, Azurite
-// clamps), SAS key ranges (Azurite does not enforce them), values not
+// URLs, $top of 0 (blobshare: 400 InvalidInput, Azurite an empty page;
+// over 1,000 both take 1,000), SAS key ranges (Azurite does not enforce them), values not
 // matching their annotation (blobshare 400, Azurite stores them), which
 // Doubles carry an annotation, and continuation tokens (blobshare's are
 // base64 of the next keys, as Azurite's: "opaque").

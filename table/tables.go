@@ -22,8 +22,10 @@ func baseURL(r *http.Request, account string) string {
 	return scheme + "://" + r.Host + "/" + account
 }
 
-// topParam reads $top: absent is 0 (the service's 1,000), else 1..1000
-// (400 InvalidInput outside).
+// topParam reads $top: absent is 0 (the service's 1,000); a number
+// below 1 or not a number is 400 InvalidInput; above 1,000 it is taken as
+// 1,000 ("a maximum of 1,000 items at one time"; Azurite clamps too, the
+// documentation gives no error for it).
 func topParam(c *call) (int, error) {
 	v, ok := c.q["$top"]
 	if !ok {
@@ -34,10 +36,10 @@ func topParam(c *call) (int, error) {
 		raw = v[0]
 	}
 	n, err := strconv.Atoi(raw)
-	if err != nil || n < 1 || n > 1000 {
-		return 0, invalidInput("The value of the query option $top must be an integer from 1 to 1000.")
+	if err != nil || n < 1 {
+		return 0, invalidInput("The value of the query option $top must be a positive integer.")
 	}
-	return n, nil
+	return min(n, 1000), nil
 }
 
 // writeJSON answers status with a JSON body at level l.
