@@ -62,9 +62,11 @@
 // the comparisons ANDed at the top level (the primary key's range), still
 // evaluates the whole filter on each row, and streams: rows are decoded
 // one at a time and dropped unless they match, so a page's memory is its
-// result (at most 1,000 entities) whatever the table's size. A page ends
-// after Top matches or after reading DefaultScanBudget rows; either way,
-// if a row follows, the page has More and continues at that row's keys.
+// result whatever the table's size. A page ends after Top matches (at
+// most 1,000), after reading DefaultScanBudget rows or DefaultScanBytes of
+// entities (which also bounds the result: 1,000 entities of 1 MiB would
+// be a gigabyte); in each case, if a row follows, the page has More and
+// continues at that row's keys.
 // QRY: "It is possible for a query to return no results but to still
 // return a continuation header" — Azure bounds a page by five seconds,
 // blobshare by rows read, so a filter matching nothing in a million

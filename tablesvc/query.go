@@ -8,8 +8,8 @@ import (
 // the store's Scan (never loading the table), narrows the scan to the
 // PartitionKey/RowKey bounds of the filter's top-level conjunction and the
 // continuation, evaluates the whole filter on each row, and stops after
-// Top matches or after reading the scan budget's worth of rows; in both
-// cases, if another row follows, the page says More with that row's keys
+// Top matches or after reading the scan budget's worth of rows or bytes;
+// in each case, if another row follows, the page says More with that row's keys
 // as the continuation (so a page can be short or empty and still have
 // More, as Azure's can).
 func (s *Service) Query(ctx context.Context, table string, q Query) (Page, error) {
@@ -36,13 +36,14 @@ func (s *Service) Query(ctx context.Context, table string, q Query) (Page, error
 		return Page{}, nil
 	}
 	var page Page
-	scanned := 0
+	scanned, bytes := 0, 0
 	err = s.store.Scan(ctx, table, r, func(e Entity) bool {
-		if len(page.Entities) == n || scanned == s.scanBudget {
+		if len(page.Entities) == n || scanned == s.scanBudget || bytes >= s.scanBytes {
 			page.More, page.NextPK, page.NextRK = true, e.PartitionKey, e.RowKey
 			return false
 		}
 		scanned++
+		bytes += EntitySize(e)
 		if f.MatchEntity(&e) {
 			page.Entities = append(page.Entities, e)
 		}

@@ -57,8 +57,9 @@ type Service struct {
 	store Store
 	now   func() time.Time
 	// scanBudget bounds the rows one Query or QueryTables page reads
-	// (DefaultScanBudget; tests lower it).
-	scanBudget int
+	// (DefaultScanBudget), scanBytes the entity bytes (by EntitySize) one
+	// Query page reads (DefaultScanBytes); tests lower them.
+	scanBudget, scanBytes int
 }
 
 // New returns a Service over store; now is the clock (nil: time.Now).
@@ -66,7 +67,7 @@ func New(store Store, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{store: store, now: now, scanBudget: DefaultScanBudget}
+	return &Service{store: store, now: now, scanBudget: DefaultScanBudget, scanBytes: DefaultScanBytes}
 }
 
 // DefaultScanBudget is how many rows one page of a query reads at most
@@ -74,6 +75,12 @@ func New(store Store, now func() time.Time) *Service {
 // Azure's equivalent is its five-second limit ("It is possible for a
 // query to return no results but to still return a continuation header").
 const DefaultScanBudget = 20000
+
+// DefaultScanBytes bounds the entity data (by EntitySize) one page of a
+// query reads, and so the memory of its result: 1,000 entities of up to
+// 1 MiB each would otherwise make a page of a gigabyte. Pages of ordinary
+// entities (a few KiB) end by Top or DefaultScanBudget long before.
+const DefaultScanBytes = 32 << 20
 
 // CreateTable creates a table (its name checked first).
 func (s *Service) CreateTable(ctx context.Context, name string) (Table, error) {
@@ -210,11 +217,19 @@ func (s *Service) Get(ctx context.Context, table, pk, rk string) (Entity, error)
 }
 
 // WithScanBudget returns a copy of s whose query pages read at most n
-// rows each (n ≥ 1; DefaultScanBudget otherwise) — for tests of the
-// continuation, and for tuning.
+// rows each (at least 1) — for tests of the continuation, and for tuning.
 func (s *Service) WithScanBudget(n int) *Service {
 	c := *s
 	c.scanBudget = max(n, 1)
+	return &c
+}
+
+// WithScanBytes returns a copy of s whose query pages stop reading once
+// they have read n bytes of entities (by EntitySize; a page always takes
+// at least one row).
+func (s *Service) WithScanBytes(n int) *Service {
+	c := *s
+	c.scanBytes = max(n, 1)
 	return &c
 }
 

@@ -13,15 +13,15 @@ import (
 )
 
 // load fills table with n entities in partitions of perPK rows, each with
-// a 200-byte string property and an Int32, by batches of 100 (every batch
+// a pad-byte string property and an Int32, by batches of 100 (every batch
 // one transaction).
-func load(tb testing.TB, svc *tablesvc.Service, table string, n, perPK int) {
+func load(tb testing.TB, svc *tablesvc.Service, table string, n, perPK, pad int) {
 	tb.Helper()
 	ctx := context.Background()
 	if _, err := svc.CreateTable(ctx, table); err != nil {
 		tb.Fatal(err)
 	}
-	pad := strings.Repeat("x", 200)
+	padding := strings.Repeat("x", pad)
 	var ops []tablesvc.Op
 	flush := func() {
 		if len(ops) == 0 {
@@ -40,7 +40,7 @@ func load(tb testing.TB, svc *tablesvc.Service, table string, n, perPK int) {
 		ops = append(ops, tablesvc.Op{Kind: tablesvc.Insert, Entity: tablesvc.Entity{
 			PartitionKey: pk, RowKey: fmt.Sprintf("r%09d", i),
 			Props: []tablesvc.Property{
-				{Name: "Pad", Value: tablesvc.Value{Type: tablesvc.String, Str: pad}},
+				{Name: "Pad", Value: tablesvc.Value{Type: tablesvc.String, Str: padding}},
 				{Name: "N", Value: tablesvc.Value{Type: tablesvc.Int32, Int: int64(i)}},
 			},
 		}})
@@ -79,22 +79,22 @@ func (h *heapStore) Scan(ctx context.Context, table string, r tablesvc.KeyRange,
 
 // TestQueryStreamsInBoundedMemory: one query page that reads all of a
 // 200,000-entity table (≈ 48 MB of property data; a filter matching
-// nothing, the scan budget lifted) holds no more live heap at the end of
-// the scan than near its start: rows are decoded one at a time and
+// nothing, both scan budgets lifted) holds no more live heap at the end
+// of the scan than near its start: rows are decoded one at a time and
 // dropped. The live heap is sampled after a GC every tenth of the rows.
-// Under -short or the race detector the table has 40,000 entities (the
-// same bound, a fifth of the data; loading 200,000 takes minutes under
-// -race).
+// Under -short or the race detector (which slows loading tenfold) the
+// table has 10,000 entities of 2,000 bytes instead: fewer rows, the same
+// order of data.
 func TestQueryStreamsInBoundedMemory(t *testing.T) {
-	n := 200_000
+	n, pad := 200_000, 200
 	if testing.Short() || raceEnabled {
-		n = 40_000
+		n, pad = 10_000, 2000
 	}
 	st := open(t, filepath.Join(t.TempDir(), FileName))
-	load(t, tablesvc.New(st, nil), "big", n, 1000)
+	load(t, tablesvc.New(st, nil), "big", n, 1000, pad)
 
 	h := &heapStore{Store: st, sampleEvery: n / 10}
-	svc := tablesvc.New(h, nil).WithScanBudget(n + 1)
+	svc := tablesvc.New(h, nil).WithScanBudget(n + 1).WithScanBytes(1 << 40)
 	before := liveHeap()
 	page, err := svc.Query(context.Background(), "big", tablesvc.Query{Filter: "N lt 0"})
 	if err != nil {
@@ -108,9 +108,9 @@ func TestQueryStreamsInBoundedMemory(t *testing.T) {
 		peak = max(peak, s)
 	}
 	t.Logf("live heap before %d KiB, after %d rows %d KiB, peak %d KiB over %d rows", before>>10, n/10, first>>10, peak>>10, n)
-	// A row holds ≈ 240 bytes of data; a query that kept rows would grow
-	// by at least 0.9 × n × 240 bytes (7.7 MB for 40,000 rows) between the
-	// first and the last sample. Allow 4 MiB of
+	// A query that kept rows would grow by at least 0.9 × n × pad bytes
+	// (36 MB, or 18 MB under -short) between the first and the last
+	// sample. Allow 4 MiB of
 	// noise (the runtime's and the driver's own buffers).
 	if peak > first+4<<20 {
 		t.Fatalf("live heap grew from %d KiB to %d KiB while streaming", first>>10, peak>>10)
@@ -152,7 +152,7 @@ func BenchmarkQueryRange(b *testing.B) {
 		}
 		benchOnce.st, benchOnce.err = Open(context.Background(), filepath.Join(dir, FileName))
 		if benchOnce.err == nil {
-			load(b, tablesvc.New(benchOnce.st, nil), "bench", 100_000, 1000)
+			load(b, tablesvc.New(benchOnce.st, nil), "bench", 100_000, 1000, 200)
 		}
 	})
 	if benchOnce.err != nil {

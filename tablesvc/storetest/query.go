@@ -196,6 +196,43 @@ func testQueryScanBudget(e *env) {
 	}
 }
 
+// testQueryScanBytes: pages of large entities end by bytes read, each
+// page taking at least one row, and the walk still sees every entity.
+func testQueryScanBytes(e *env) {
+	t := e.t
+	e.mustCreate("bytes")
+	var ops []tablesvc.Op
+	for i := range 40 {
+		ops = append(ops, tablesvc.Op{Kind: tablesvc.Insert, Entity: ent("p", fmt.Sprintf("r%02d", i), "S", strings.Repeat("x", 1000))})
+	}
+	if _, err := e.svc.Batch(e.ctx, "bytes", ops); err != nil {
+		t.Fatal(err)
+	}
+	size := tablesvc.EntitySize(ops[0].Entity) // 2,026 bytes by DM's formula
+	for _, tc := range []struct{ budget, perPage int }{{10 * size, 10}, {10*size + 1, 11}, {1, 1}} {
+		svc := e.svc.WithScanBytes(tc.budget)
+		q, pages, seen := tablesvc.Query{}, 0, 0
+		for {
+			p, err := svc.Query(e.ctx, "bytes", q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pages++
+			seen += len(p.Entities)
+			if p.More && len(p.Entities) != tc.perPage {
+				t.Fatalf("budget %d: a page of %d entities, want %d", tc.budget, len(p.Entities), tc.perPage)
+			}
+			if !p.More {
+				break
+			}
+			q = tablesvc.Query{NextPK: p.NextPK, NextRK: p.NextRK, HasNext: true}
+		}
+		if seen != 40 || pages != (40+tc.perPage-1)/tc.perPage {
+			t.Fatalf("budget %d: %d entities in %d pages", tc.budget, seen, pages)
+		}
+	}
+}
+
 func testQueryTables(e *env) {
 	t := e.t
 	names := []string{"Bravo", "alpha", "bzzz", "Charlie", "ba1", "delta"}

@@ -85,6 +85,7 @@ func Run(t *testing.T, open func(t *testing.T) tablesvc.Store) {
 		{"QueryOrderAndContinuation", testQueryContinuation},
 		{"QueryFilterPushdown", testQueryPushdown},
 		{"QueryScanBudget", testQueryScanBudget},
+		{"QueryScanBytes", testQueryScanBytes},
 		{"ScanRanges", testScanRanges},
 		{"QueryTables", testQueryTables},
 		{"DeleteTableRemovesEntities", testDeleteTableRemovesEntities},
