@@ -53,7 +53,7 @@ var suites = []suite{
 	{"./rest", "^BenchmarkGetFileProperties$", "2000x", "Get File Properties latency under 16 concurrent clients"},
 	{"./queue", "^BenchmarkQueueCycles$", "3000x", "Queue put+get+delete cycles/s from 16 workers vs Azurite's Queue service, 3 alternating rounds (aim ≥ 5×, p99 below Azurite's)"},
 	{"./table", "^BenchmarkTableCycles$", "3000x", "Table insert+point query+merge cycles from 16 clients vs Azurite's Table service, 3 alternating rounds (aim ≥ 10× ops/s, p99 below Azurite's)"},
-	{"./table", "^BenchmarkTableRangeQuery$", "6x", "Table PartitionKey-range query (a tenth of 10,000 entities; -full: 100,000) walked to its end vs Azurite, alternating rounds (aim ≥ 10×)"},
+	{"./table", "^BenchmarkTableRangeQuery$", "1x", "Table PartitionKey-range query (a tenth of 10,000 entities; -full: 100,000) walked to its end vs Azurite, alternating rounds (aim ≥ 10×)"},
 	{"./blob", "^BenchmarkBlobTransfer$", "2x", "Blob service upload/download with azblob vs Azurite, 4 MiB blocks, 4 in flight, 2 rounds taking turns to go first (aim ≥ 10× up, ≥ 5× down); the ceiling: the upload into a server that stores nothing"},
 	{"./blob", "^BenchmarkBlobGetProperties$", "4000x", "Get Blob Properties from 16 clients vs Azurite (aim ≥ 5× ops/s, p99 below Azurite's)"},
 	{"./smb", "SmbclientVsSmbd|ServeRSS", "1x", "smbclient put/get and small-file mput, blobshare vs Samba's smbd on the same disk (aim ≥ 1.0 read, ≥ 0.8 write and small files); serve peak RSS (aim < 200 MiB)"},
