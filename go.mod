@@ -17,6 +17,7 @@ require (
 )
 
 require (
+	github.com/Azure/azure-sdk-for-go/sdk/data/aztables v1.4.0 // indirect
 	github.com/Azure/azure-sdk-for-go/sdk/internal v1.13.0 // indirect
 	github.com/Azure/azure-sdk-for-go/sdk/storage/internal v0.1.0 // indirect
 	github.com/apache/arrow-go/v18 v18.7.0 // indirect

@@ -101,6 +101,12 @@ var suites = []suite{
 	{"./queue", "^BenchmarkQueueCycles$", "3000x", func(sizes) string {
 		return "Queue put+get+delete cycles/s from 16 workers vs Azurite's Queue service, 3 alternating rounds (aim ≥ 5×, p99 below Azurite's)"
 	}},
+	{"./table", "^BenchmarkTableCycles$", "3000x", func(sizes) string {
+		return "Table insert+point query+merge cycles from 16 clients vs Azurite's Table service, 3 alternating rounds (aim ≥ 10× ops/s, p99 below Azurite's)"
+	}},
+	{"./table", "^BenchmarkTableRangeQuery$", "1x", func(z sizes) string {
+		return "Table PartitionKey-range query (a tenth of " + z.pick("10,000", "100,000") + " entities) walked to its end vs Azurite, alternating rounds (aim ≥ 10×)"
+	}},
 	{"./blob", "^BenchmarkBlobTransfer$", "2x", func(z sizes) string {
 		return "Blob service upload/download of " + z.transfer + " with azblob vs Azurite, 4 MiB blocks, 4 in flight, 2 rounds taking turns to go first (aim ≥ 10× up, ≥ 5× down); the ceiling: the upload into a server that stores nothing"
 	}},

@@ -94,6 +94,7 @@ func TestServeUserErrorsAreOneLine(t *testing.T) {
 		{"data is a file", []string{"serve", "--data", notDir, "--addr", "127.0.0.1:0"}, "data"},
 		{"queue port in use", []string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--queue-addr", busyPort(t)}, "--queue-addr"},
 		{"blob port in use", []string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--queue-addr", "127.0.0.1:0", "--blob-addr", busyPort(t)}, "--blob-addr"},
+		{"table port in use", []string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--queue-addr", "127.0.0.1:0", "--blob-addr", "127.0.0.1:0", "--table-addr", busyPort(t)}, "--table-addr"},
 		{"unknown flag", []string{"serve", "--no-such-flag"}, "no-such-flag"},
 		{"unknown command", []string{"frobnicate"}, "frobnicate"},
 	}

@@ -1,6 +1,6 @@
 // Package storagehttp is the HTTP plumbing every Azure Storage service of
-// blobshare shares: FileREST (package rest), the Queue service (package
-// queue) and, next, Blob and Table. It knows the wire conventions common to
+// blobshare shares: FileREST (package rest), the Blob (package blob),
+// Queue (package queue) and Table (package table) services. It knows the wire conventions common to
 // all of them and nothing about shares, queues or blobs.
 //
 // # What is here (one file per concern)
@@ -80,6 +80,15 @@
 //   - unsupported.go: CheckUnsupported, the refusal (400
 //     UnsupportedHeader by default) of a header whose feature a service
 //     lacks, from the table the service supplies.
+//   - tableauth.go: the Table service's SharedKey and SharedKey Lite
+//     strings-to-sign (no Content-Length/If-*/Range lines, no x-ms-*
+//     headers, the x-ms-date value on the date line, only comp kept),
+//     its service-SAS string-to-sign (tn, spk/srk/epk/erk) and the key
+//     range a table SAS grants (TableKeyRange, enforced by the service).
+//   - odataerror.go: ErrorFormat, the middleware that picks the error
+//     renderer per request (WriteError then uses it, middleware
+//     included), and WriteODataError, the OData JSON renderer
+//     ({"odata.error":{"code":…,"message":{"lang":"en-US","value":…}}}).
 //   - format.go: FormatTime7 (7 fractional digits, as the SDKs parse),
 //     ValidVersion, WriteXML and DecodeXMLBody (strict, bounded).
 //
@@ -90,7 +99,8 @@
 // account-SAS service letter and service-SAS string-to-sign, and the body
 // limit per request. The middleware order a service should assemble,
 // outermost first: RequestID → Limits → Recover → Authenticate →
-// CheckVersion → dispatch (rest.New and queue.New do exactly this).
+// CheckVersion → dispatch (rest.New and queue.New do exactly this; table.New
+// adds ErrorFormat after RequestID).
 //
 // # Concurrency
 //

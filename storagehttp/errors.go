@@ -193,12 +193,23 @@ type errorBody struct {
 	Details []element
 }
 
-// WriteError renders e: status, x-ms-error-code (always, HEAD included:
+// WriteError renders e with the renderer ErrorFormat chose for the
+// request, by default as XML: status, x-ms-error-code (always, HEAD included:
 // the SDKs read the code from that header first) and, except for HEAD,
 // the XML body whose Message ends with "\nRequestId:<id>\nTime:<7
 // fractional digits>Z", then the details. Headers a handler may have set
 // before failing (ETag, Last-Modified, ranges) are dropped.
 func WriteError(w http.ResponseWriter, r *http.Request, e *Error) {
+	info := InfoFrom(r.Context())
+	if info.render != nil {
+		info.render(w, r, e)
+		return
+	}
+	writeXMLError(w, r, e)
+}
+
+// writeXMLError is the XML renderer WriteError uses by default.
+func writeXMLError(w http.ResponseWriter, r *http.Request, e *Error) {
 	info := InfoFrom(r.Context())
 	h := w.Header()
 	for _, k := range []string{"ETag", "Last-Modified", "Content-Range", "Content-MD5", "Accept-Ranges"} {

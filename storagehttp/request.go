@@ -26,6 +26,9 @@ type Info struct {
 	ID    string
 	Start time.Time
 	Grant Grant
+	// render is the service's error renderer for this request (set by
+	// ErrorFormat); nil renders XML.
+	render ErrorRenderer
 }
 
 type infoKey struct{}

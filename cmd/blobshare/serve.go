@@ -27,7 +27,7 @@ const shutdownGrace = 30 * time.Second
 func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "serve",
-		Usage:     "serve every endpoint (FileREST, SMB, Blob, Queue) and, with --mount, a FUSE mount",
+		Usage:     "serve every endpoint (FileREST, SMB, Blob, Queue, Table) and, with --mount, a FUSE mount",
 		ArgsUsage: " ",
 		Flags: slices.Concat([]cli.Flag{
 			&cli.StringFlag{Name: "data", Value: "./blobshare-data", Usage: "directory of the SQLite database and the local blob store (created if missing)"},
@@ -39,6 +39,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "share-mode", Value: "read,write,delete", Usage: "share mode given to FUSE opens (read,write,delete or none)"},
 			&cli.StringFlag{Name: "blob-backend", Usage: "where file content lives: file://DIR (default file://DATA/blobs) or azure://ACCOUNT/CONTAINER?endpoint=URL"},
 			queueAddrFlag(),
+			tableAddrFlag(),
 			blobAddrFlag(),
 			&cli.BoolFlag{Name: "debug", Usage: "log at debug level, including every failed request with its status and error code"},
 			smbFlag(),
@@ -133,6 +134,11 @@ func runServe(c *cli.Context) error {
 		return errors.Join(err, queueEP.shutdown(context.Background()))
 	}
 	defer blobEP.stop(logger) // before the data directory closes: in-flight requests use its store
+	tableEP, err := startTable(ctx, c, dd.Path, logger)
+	if err != nil {
+		return errors.Join(err, queueEP.shutdown(context.Background()))
+	}
+	defer tableEP.stop(logger)
 	srv := &http.Server{
 		Handler:           logFailedRequests(handler, logger, slog.LevelDebug),
 		ReadHeaderTimeout: 30 * time.Second,
@@ -177,9 +183,9 @@ func runServe(c *cli.Context) error {
 
 	restURL := endpointURL(ln, c.String("account"))
 	if mounted != nil {
-		logger.Info("blobshare serving", "rest", restURL, "mount", mounted.Dir(), "smb", smbEP.addr(), "queue", queueEP.url, "blob", blobEP.url, "data", dd.Path)
+		logger.Info("blobshare serving", "rest", restURL, "mount", mounted.Dir(), "smb", smbEP.addr(), "queue", queueEP.url, "blob", blobEP.url, "table", tableEP.url, "data", dd.Path)
 	} else {
-		logger.Info("blobshare serving", "rest", restURL, "mount", "none", "smb", smbEP.addr(), "queue", queueEP.url, "blob", blobEP.url, "data", dd.Path)
+		logger.Info("blobshare serving", "rest", restURL, "mount", "none", "smb", smbEP.addr(), "queue", queueEP.url, "blob", blobEP.url, "table", tableEP.url, "data", dd.Path)
 	}
 
 	select {
@@ -202,6 +208,12 @@ func runServe(c *cli.Context) error {
 		}
 		srv.Close()
 		return fmt.Errorf("blob server: %w", err)
+	case err := <-tableEP.failed():
+		if mounted != nil {
+			mounted.Unmount()
+		}
+		srv.Close()
+		return fmt.Errorf("table server: %w", err)
 	}
 
 	logger.Info("blobshare stopping")

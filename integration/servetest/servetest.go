@@ -68,25 +68,28 @@ type Server struct {
 	// BlobURL is the Blob service, http://127.0.0.1:PORT/devstoreaccount1
 	// ("off" if extra turned it off).
 	BlobURL string
-	Addr    string // 127.0.0.1:PORT
-	SMBAddr string // 127.0.0.1:PORT of the SMB endpoint, "" when --smb off
-	Stderr  *Buffer
-	Done    chan struct{}
-	WaitErr error
+	// TableURL is the Table service, http://127.0.0.1:PORT/devstoreaccount1
+	// ("off" if extra turned it off).
+	TableURL string
+	Addr     string // 127.0.0.1:PORT
+	SMBAddr  string // 127.0.0.1:PORT of the SMB endpoint, "" when --smb off
+	Stderr   *Buffer
+	Done     chan struct{}
+	WaitErr  error
 }
 
 var (
 	servingLine = regexp.MustCompile(`msg="blobshare serving" rest=(\S+) mount=(\S+)`)
-	servingKey  = regexp.MustCompile(` (smb|queue|blob)=(\S+)`)
+	servingKey  = regexp.MustCompile(` (smb|queue|blob|table)=(\S+)`)
 )
 
 // Start starts bin (a blobshare binary) as `serve --data data --addr
 // 127.0.0.1:0 --smb 127.0.0.1:0 --queue-addr 127.0.0.1:0 --blob-addr
-// 127.0.0.1:0` plus extra flags
+// 127.0.0.1:0 --table-addr 127.0.0.1:0` plus extra flags
 // (which may override those: a later flag wins) and waits up to 60 s for
 // its serving line.
 func Start(bin, data string, extra ...string) (*Server, error) {
-	args := append([]string{"serve", "--data", data, "--addr", "127.0.0.1:0", "--smb", "127.0.0.1:0", "--queue-addr", "127.0.0.1:0", "--blob-addr", "127.0.0.1:0"}, extra...)
+	args := append([]string{"serve", "--data", data, "--addr", "127.0.0.1:0", "--smb", "127.0.0.1:0", "--queue-addr", "127.0.0.1:0", "--blob-addr", "127.0.0.1:0", "--table-addr", "127.0.0.1:0"}, extra...)
 	s := &Server{Data: data, Stderr: &Buffer{}, Done: make(chan struct{})}
 	s.Cmd = exec.Command(bin, args...)
 	pr, pw := io.Pipe()
@@ -112,7 +115,7 @@ func Start(bin, data string, extra ...string) (*Server, error) {
 				if keys["smb"] == "off" {
 					keys["smb"] = ""
 				}
-				found <- append(m, keys["smb"], keys["queue"], keys["blob"])
+				found <- append(m, keys["smb"], keys["queue"], keys["blob"], keys["table"])
 				break
 			}
 		}
@@ -125,7 +128,7 @@ func Start(bin, data string, extra ...string) (*Server, error) {
 			s.Mount = m[2]
 		}
 		s.Addr = strings.SplitN(strings.TrimPrefix(strings.TrimPrefix(s.RESTURL, "http://"), "https://"), "/", 2)[0] // https with --tls-cert
-		s.SMBAddr, s.QueueURL, s.BlobURL = m[3], m[4], m[5]
+		s.SMBAddr, s.QueueURL, s.BlobURL, s.TableURL = m[3], m[4], m[5], m[6]
 		return s, nil
 	case <-s.Done:
 		return nil, fmt.Errorf("serve exited before serving: %v\n%s", s.WaitErr, s.Stderr)

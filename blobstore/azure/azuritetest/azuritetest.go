@@ -26,7 +26,7 @@ const (
 // test failure instead of a skip.
 const RequireAllEnv = "BLOBSHARE_REQUIRE_ALL"
 
-// Server is a running Azurite blob or queue service.
+// Server is a running Azurite blob, queue or table service.
 type Server struct {
 	// Endpoint is the service URL, path-style:
 	// http://127.0.0.1:<port>/devstoreaccount1.
@@ -50,6 +50,7 @@ type service struct {
 var (
 	blobService  = service{"azurite-blob", "--blobHost", "--blobPort", "BlobEndpoint"}
 	queueService = service{"azurite-queue", "--queueHost", "--queuePort", "QueueEndpoint"}
+	tableService = service{"azurite-table", "--tableHost", "--tablePort", "TableEndpoint"}
 )
 
 // Start starts Azurite blob for the test and returns it. It skips (or
@@ -65,6 +66,14 @@ func Start(t testing.TB) *Server {
 func StartQueue(t testing.TB) *Server {
 	t.Helper()
 	return startService(t, queueService)
+}
+
+// StartTable starts Azurite's Table service for the test, as Start does
+// the blob service; Endpoint and ConnectionString address the table
+// service.
+func StartTable(t testing.TB) *Server {
+	t.Helper()
+	return startService(t, tableService)
 }
 
 func startService(t testing.TB, svc service) *Server {

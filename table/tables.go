@@ -1,0 +1,322 @@
+package table
+
+import (
+	"encoding/xml"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/blobshare/blobshare/storagehttp"
+	"github.com/blobshare/blobshare/tablesvc"
+)
+
+// baseURL is the account's URL as the client addressed it (odata.metadata
+// and odata.id are built on it).
+func baseURL(r *http.Request, account string) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + "/" + account
+}
+
+// topParam reads $top: absent is 0 (the service's 1,000); a number
+// below 1 or not a number is 400 InvalidInput; above 1,000 it is taken as
+// 1,000 ("a maximum of 1,000 items at one time"; Azurite clamps too, the
+// documentation gives no error for it).
+func topParam(c *call) (int, error) {
+	v, ok := c.q["$top"]
+	if !ok {
+		return 0, nil
+	}
+	raw := ""
+	if len(v) > 0 {
+		raw = v[0]
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 {
+		return 0, invalidInput("The value of the query option $top must be a positive integer.")
+	}
+	return min(n, 1000), nil
+}
+
+// writeJSON answers status with a JSON body at level l.
+func writeJSON(w http.ResponseWriter, status int, l level, body []byte) {
+	setJSONHeaders(w, l)
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// setJSONHeaders sets the headers of an OData JSON answer at level l.
+func setJSONHeaders(w http.ResponseWriter, l level) {
+	h := w.Header()
+	h.Set("Content-Type", l.contentType())
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("DataServiceVersion", "3.0;")
+}
+
+// appendTable renders one table of Query Tables or Create Table.
+func appendTable(b []byte, l level, base, name, metadata string) []byte {
+	b = append(b, '{')
+	if l != noMeta && metadata != "" {
+		b = appendString(b, "odata.metadata")
+		b = append(b, ':')
+		b = appendString(b, metadata)
+		b = append(b, ',')
+	}
+	if l == fullMeta {
+		acct := base[strings.LastIndexByte(base, '/')+1:]
+		for _, kv := range [][2]string{{"odata.type", acct + ".Tables"}, {"odata.id", base + "/Tables(" + keyLiteral(name) + ")"},
+			{"odata.editLink", "Tables(" + keyLiteral(name) + ")"}} {
+			b = appendString(b, kv[0])
+			b = append(b, ':')
+			b = appendString(b, kv[1])
+			b = append(b, ',')
+		}
+	}
+	b = appendString(b, "TableName")
+	b = append(b, ':')
+	b = appendString(b, name)
+	return append(b, '}')
+}
+
+func (s *Server) queryTables(w http.ResponseWriter, c *call) error {
+	l, err := negotiate(c.r, c.q)
+	if err != nil {
+		return err
+	}
+	top, err := topParam(c)
+	if err != nil {
+		return err
+	}
+	tables, next, err := s.svc.QueryTables(c.r.Context(), c.q.Get("$filter"), top, c.q.Get("NextTableName"))
+	if err != nil {
+		return err
+	}
+	base := baseURL(c.r, s.account)
+	b := []byte{'{'}
+	if l != noMeta {
+		b = appendString(b, "odata.metadata")
+		b = append(b, ':')
+		b = appendString(b, base+"/$metadata#Tables")
+		b = append(b, ',')
+	}
+	b = append(b, `"value":[`...)
+	for i, t := range tables {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendTable(b, l, base, t.Name, "")
+	}
+	b = append(b, "]}"...)
+	if next != "" {
+		w.Header().Set("x-ms-continuation-NextTableName", next)
+	}
+	writeJSON(w, http.StatusOK, l, b)
+	return nil
+}
+
+// preference reads Prefer (Create Table, Insert Entity): "" when absent
+// or neither return-content nor return-no-content.
+func preference(r *http.Request) string {
+	switch p := r.Header.Get("Prefer"); p {
+	case "return-content", "return-no-content":
+		return p
+	}
+	return ""
+}
+
+// readBody reads a JSON request body (bounded by Limits).
+func readBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	return io.ReadAll(r.Body)
+}
+
+func (s *Server) createTable(w http.ResponseWriter, c *call) error {
+	l, err := negotiate(c.r, c.q)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(c.r)
+	if err != nil {
+		return err
+	}
+	d, err := decodeEntity(body)
+	if err != nil {
+		return err
+	}
+	name := ""
+	for _, p := range d.props {
+		if p.Name == "TableName" && p.Value.Type == tablesvc.String {
+			name = p.Value.Str
+		}
+	}
+	if name == "" {
+		return inputErr("PropertiesNeedValue", "The values are not specified for all properties in the entity.")
+	}
+	t, err := s.svc.CreateTable(c.r.Context(), name)
+	if err != nil {
+		return err
+	}
+	base := baseURL(c.r, s.account)
+	h := w.Header()
+	h.Set("Location", base+"/Tables("+keyLiteral(t.Name)+")")
+	pref := preference(c.r)
+	if pref != "" {
+		h.Set("Preference-Applied", pref)
+	}
+	if pref == "return-no-content" {
+		h.Set("DataServiceId", base+"/Tables("+keyLiteral(t.Name)+")")
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	writeJSON(w, http.StatusCreated, l, appendTable(nil, l, base, t.Name, base+"/$metadata#Tables/@Element"))
+	return nil
+}
+
+func (s *Server) deleteTable(w http.ResponseWriter, c *call) error {
+	err := s.svc.DeleteTable(c.r.Context(), c.path.table)
+	if errors.Is(err, tablesvc.ErrTableNotFound) {
+		return errResourceNotFound(err)
+	}
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) getACL(w http.ResponseWriter, c *call) error {
+	ids, err := s.svc.ACL(c.r.Context(), c.path.table)
+	if err != nil {
+		return err
+	}
+	out := storagehttp.SignedIdentifiersXML{Identifiers: make([]storagehttp.SignedIdentifierXML, 0, len(ids))}
+	for _, id := range ids {
+		out.Identifiers = append(out.Identifiers, storagehttp.SignedIdentifierXML{ID: id.ID,
+			AccessPolicy: &storagehttp.AccessPolicyXML{Start: id.Start, Expiry: id.Expiry, Permission: id.Permission}})
+	}
+	return storagehttp.WriteXML(w, http.StatusOK, out)
+}
+
+func (s *Server) setACL(w http.ResponseWriter, c *call) error {
+	var in storagehttp.SignedIdentifiersXML
+	if c.r.ContentLength != 0 {
+		if err := storagehttp.DecodeXMLBody(c.r, &in, maxSmallBody); err != nil {
+			return err
+		}
+	}
+	ids := make([]tablesvc.SignedIdentifier, 0, len(in.Identifiers))
+	for _, x := range in.Identifiers {
+		id := tablesvc.SignedIdentifier{ID: x.ID}
+		if x.AccessPolicy != nil {
+			id.Start, id.Expiry, id.Permission = x.AccessPolicy.Start, x.AccessPolicy.Expiry, x.AccessPolicy.Permission
+		}
+		if err := validPolicy(id); err != nil {
+			return err
+		}
+		ids = append(ids, id)
+	}
+	if err := s.svc.SetACL(c.r.Context(), c.path.table, ids); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// validPolicy checks one stored access policy (set-table-acl): an Id of
+// 1 to 64 characters, permissions from "raud", times the SAS forms parse.
+func validPolicy(id tablesvc.SignedIdentifier) error {
+	bad := func(why string) error {
+		return storagehttp.NewError(http.StatusBadRequest, storagehttp.CodeInvalidXMLDocument, "XML specified is not syntactically valid.",
+			storagehttp.Detail{Name: "Reason", Value: why})
+	}
+	if id.ID == "" || len(id.ID) > 64 {
+		return bad("a SignedIdentifier Id must have 1 to 64 characters")
+	}
+	for _, p := range id.Permission {
+		if p != 'r' && p != 'a' && p != 'u' && p != 'd' {
+			return bad("permissions must be from raud")
+		}
+	}
+	for _, t := range []string{id.Start, id.Expiry} {
+		if _, err := storagehttp.ParsePolicyTime(t); err != nil {
+			return bad("Start and Expiry must be ISO 8601 times")
+		}
+	}
+	return nil
+}
+
+// servicePropsXML keeps each part of the properties document as sent.
+type servicePropsXML struct {
+	XMLName       xml.Name `xml:"StorageServiceProperties"`
+	Logging       *rawXML  `xml:"Logging"`
+	HourMetrics   *rawXML  `xml:"HourMetrics"`
+	MinuteMetrics *rawXML  `xml:"MinuteMetrics"`
+	Cors          *rawXML  `xml:"Cors"`
+}
+
+type rawXML struct {
+	Inner string `xml:",innerxml"`
+}
+
+// serviceProps is the stored document over the defaults (logging and
+// metrics off, no CORS rules).
+func (s *Server) serviceProps(c *call) (servicePropsXML, error) {
+	off := `<Version>1.0</Version><Enabled>false</Enabled><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy>`
+	props := servicePropsXML{
+		Logging:       &rawXML{`<Version>1.0</Version><Delete>false</Delete><Read>false</Read><Write>false</Write><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy>`},
+		HourMetrics:   &rawXML{off},
+		MinuteMetrics: &rawXML{off},
+		Cors:          &rawXML{},
+	}
+	doc, err := s.svc.ServiceProperties(c.r.Context())
+	if err != nil || doc == nil {
+		return props, err
+	}
+	return props, xml.Unmarshal(doc, &props)
+}
+
+func (s *Server) getServiceProperties(w http.ResponseWriter, c *call) error {
+	props, err := s.serviceProps(c)
+	if err != nil {
+		return err
+	}
+	return storagehttp.WriteXML(w, http.StatusOK, props)
+}
+
+// setServiceProperties stores the document; parts left out keep their
+// values (Azurite; Azure documents the same for its elements). 202.
+func (s *Server) setServiceProperties(w http.ResponseWriter, c *call) error {
+	var in servicePropsXML
+	if err := storagehttp.DecodeXMLBody(c.r, &in, maxSmallBody); err != nil {
+		return err
+	}
+	props, err := s.serviceProps(c)
+	if err != nil {
+		return err
+	}
+	for _, p := range []struct{ dst, src **rawXML }{
+		{&props.Logging, &in.Logging}, {&props.HourMetrics, &in.HourMetrics},
+		{&props.MinuteMetrics, &in.MinuteMetrics}, {&props.Cors, &in.Cors},
+	} {
+		if *p.src != nil {
+			*p.dst = *p.src
+		}
+	}
+	out, err := xml.Marshal(props)
+	if err != nil {
+		return err
+	}
+	if err := s.svc.SetServiceProperties(c.r.Context(), out); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
