@@ -37,6 +37,9 @@ type Config struct {
 	Account, Key string
 	// DisableAuth accepts every request without SharedKey or SAS.
 	DisableAuth bool
+	// OAuth accepts bearer tokens over TLS as Azurite's --oauth basic
+	// does (storagehttp.OAuth), before SharedKey and SAS.
+	OAuth bool
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 	// Now is the clock of the HTTP layer (Date headers, SAS windows);
@@ -73,6 +76,9 @@ func New(cfg Config) (*Server, error) {
 	var chain []storagehttp.Authenticator
 	if !cfg.DisableAuth {
 		chain = s.authenticators(sg)
+		if cfg.OAuth {
+			chain = append([]storagehttp.Authenticator{storagehttp.OAuth{Account: s.account, Service: "table"}}, chain...)
+		}
 	}
 	s.routes = s.routeTable()
 	now := cfg.Now

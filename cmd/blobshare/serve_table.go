@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"net"
 	"path/filepath"
 	"time"
 
@@ -28,9 +26,9 @@ func startTable(ctx context.Context, c *cli.Context, dataPath string, logger *sl
 	if addr == "off" {
 		return offEndpoint("table"), nil
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listenHTTP(c, "table-addr")
 	if err != nil {
-		return nil, fmt.Errorf("--table-addr: %w", err)
+		return nil, err
 	}
 	store, err := sqlstore.Open(ctx, filepath.Join(dataPath, sqlstore.FileName))
 	if err != nil {
@@ -42,6 +40,7 @@ func startTable(ctx context.Context, c *cli.Context, dataPath string, logger *sl
 		Account:     c.String("account"),
 		Key:         c.String("key"),
 		DisableAuth: c.Bool("no-auth"),
+		OAuth:       c.String("oauth") == "basic",
 		Logger:      logger,
 	})
 	if err != nil {

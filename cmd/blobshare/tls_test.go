@@ -29,6 +29,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
@@ -312,6 +313,37 @@ func TestServeTLSAndOAuth(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = bad.NewQueueClient("tls").PeekMessage(ctx, nil)
+		wantChallenge(t, err)
+	})
+
+	t.Run("Table", func(t *testing.T) {
+		if !strings.HasPrefix(srv.TableURL, "https://") {
+			t.Fatalf("Table logged %q", srv.TableURL)
+		}
+		tkey, err := aztables.NewSharedKeyCredential(storagehttp.DevAccount, storagehttp.DevKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := aztables.NewServiceClientWithSharedKey(srv.TableURL, tkey, &aztables.ClientOptions{ClientOptions: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.CreateTable(ctx, "tls", nil); err != nil {
+			t.Fatal(err)
+		}
+		oc, err := aztables.NewServiceClient(srv.TableURL, tokenCredential{makeJWT(t, nil)}, &aztables.ClientOptions{ClientOptions: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ent, _ := json.Marshal(map[string]any{"PartitionKey": "p", "RowKey": "r", "V": "by token"})
+		if _, err := oc.NewClient("tls").AddEntity(ctx, ent, nil); err != nil {
+			t.Fatalf("add an entity with a bearer token: %v", err)
+		}
+		bad, err := aztables.NewServiceClient(srv.TableURL, tokenCredential{makeJWT(t, func(c map[string]any) { c["iss"] = "https://x.example/" })}, &aztables.ClientOptions{ClientOptions: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = bad.NewClient("tls").GetEntity(ctx, "p", "r", nil)
 		wantChallenge(t, err)
 	})
 
