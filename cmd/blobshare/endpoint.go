@@ -12,9 +12,9 @@ import (
 )
 
 // httpEndpoint is an Azure service serve runs over HTTP on a listener of
-// its own (Blob, Queue): its server, the store it closes after the server
-// stops, and the error that stopped serving. One turned off serves
-// nothing.
+// its own (FileREST, Blob, Queue, Table): its server, the store it closes
+// after the server stops (nil: none), and the error that stopped serving.
+// One turned off serves nothing.
 type httpEndpoint struct {
 	name    string // "blob", "queue": names its errors
 	url     string // http://ADDR/ACCOUNT, or "off"
@@ -64,7 +64,10 @@ func (e *httpEndpoint) shutdown(ctx context.Context) error {
 		err = fmt.Errorf("%s shutdown: %w", e.name, err)
 		e.srv.Close()
 	}
-	return errors.Join(err, e.store.Close())
+	if e.store != nil {
+		err = errors.Join(err, e.store.Close())
+	}
+	return err
 }
 
 // stop shuts the endpoint down within shutdownGrace, logging a failure

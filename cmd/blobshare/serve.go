@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"syscall"
 	"time"
@@ -31,7 +28,7 @@ func serveCommand() *cli.Command {
 		ArgsUsage: " ",
 		Flags: slices.Concat([]cli.Flag{
 			&cli.StringFlag{Name: "data", Value: "./blobshare-data", Usage: "directory of the SQLite database and the local blob store (created if missing)"},
-			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:10003", Usage: "FileREST listen address (path-style URLs: http://ADDR/ACCOUNT/SHARE/PATH)"},
+			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:10003", Usage: "FileREST listen address (path-style URLs: http://ADDR/ACCOUNT/SHARE/PATH), or off"},
 			&cli.StringFlag{Name: "account", Value: rest.DevAccount, Usage: "storage account name"},
 			&cli.StringFlag{Name: "key", Value: rest.DevKey, Usage: "storage account key (base64); SharedKey and SAS are checked against it"},
 			&cli.BoolFlag{Name: "no-auth", Usage: "accept requests without SharedKey or SAS (development only)"},
@@ -43,7 +40,7 @@ func serveCommand() *cli.Command {
 			blobAddrFlag(),
 			&cli.BoolFlag{Name: "debug", Usage: "log at debug level, including every failed request with its status and error code"},
 			smbFlag(),
-			&cli.IntFlag{Name: "share-retention-days", Usage: "keep deleted shares this many days for Undelete Share (0: delete at once)"},
+			&cli.IntFlag{Name: "share-retention-days", Usage: "keep deleted shares this many days for Restore Share (0: delete at once)"},
 			smbEncryptFlag(),
 		}, tlsFlags(), azuriteFlags()),
 		Action: runServe,
@@ -91,69 +88,56 @@ func runServe(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	ln, err := listenHTTP(c, "addr")
+	// FileREST listens before the data directory opens, so a busy port
+	// is refused before anything is created.
+	restLn, err := listenREST(c)
 	if err != nil {
 		return err
 	}
-	defer ln.Close()
-
 	started := time.Now() // before the directory opens: everything staged earlier is an orphan
 	dd, err := openDataDir(ctx, dataDirOptions{Path: dataFlag(c), BlobBackend: c.String("blob-backend"), Logger: logger, Create: true})
 	if err != nil {
+		if restLn != nil {
+			restLn.Close()
+		}
 		return err
 	}
 	// A fresh context: the signal context is already done when we close.
+	// Deferred first, so it runs after every endpoint has stopped: they
+	// all use the directory's database and store.
 	defer func() {
 		if err := dd.Close(context.Background()); err != nil {
 			logger.Error("closing data directory", "err", err)
 		}
 	}()
 
-	handler, err := rest.New(rest.Config{
-		FS:          dd.FS,
-		Account:     c.String("account"),
-		Key:         c.String("key"),
-		DisableAuth: c.Bool("no-auth"),
-		OAuth:       c.String("oauth") == "basic",
-		Logger:      logger,
-		// Share soft delete: Azure sets it on the account, not over FileREST.
-		ShareDeleteRetention: time.Duration(c.Int("share-retention-days")) * 24 * time.Hour,
-		// Request bodies that do not fit the memory budget wait on the
-		// data disk, so a full disk answers ShareSizeLimitReached there too.
-		SpillDir: filepath.Join(dd.Path, "spill"),
-	})
+	// Endpoints start one by one; if one cannot, those started already
+	// stop again, the last first.
+	var eps []endpoint
+	fail := func(err error) error { return errors.Join(err, stopAll(eps)) }
+	restEP, err := startREST(c, restLn, dd, logger)
 	if err != nil {
 		return err
 	}
+	eps = append(eps, restEP)
 	queueEP, err := startQueue(ctx, c, dd.Path, logger)
 	if err != nil {
-		return err
+		return fail(err)
 	}
+	eps = append(eps, queueEP)
 	blobEP, blobSvc, err := startBlob(ctx, c, dd.Path, dd.Store, logger)
 	if err != nil {
-		return errors.Join(err, queueEP.shutdown(context.Background()))
+		return fail(err)
 	}
-	defer blobEP.stop(logger) // before the data directory closes: in-flight requests use its store
+	eps = append(eps, blobEP)
 	tableEP, err := startTable(ctx, c, dd.Path, logger)
 	if err != nil {
-		return errors.Join(err, queueEP.shutdown(context.Background()))
+		return fail(err)
 	}
-	defer tableEP.stop(logger)
-	srv := &http.Server{
-		Handler:           logFailedRequests(handler, logger, slog.LevelDebug),
-		ReadHeaderTimeout: 30 * time.Second,
-		// A request body (at most 4 MiB: a Put Range) must arrive within
-		// ReadTimeout, so a stalled client cannot pin server memory; idle
-		// keep-alive connections go after IdleTimeout.
-		ReadTimeout:    5 * time.Minute,
-		IdleTimeout:    2 * time.Minute,
-		MaxHeaderBytes: 1 << 20,
-		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	eps = append(eps, tableEP)
 
-	// Recovery of blob data a crash left behind, then periodic collection.
+	// Recovery of blob data a crash left behind, then periodic
+	// collection; stopped after the endpoints (deferred after them).
 	gcCtx, stopGC := context.WithCancel(ctx)
 	gcDone := make(chan struct{})
 	go func() {
@@ -162,77 +146,23 @@ func runServe(c *cli.Context) error {
 	}()
 	defer func() { stopGC(); <-gcDone }()
 
-	var mounted *fusefs.Mounted
+	mountLine := "none"
 	if mountDir != "" {
-		mounted, err = fusefs.Mount(ctx, mountDir, dd.FS, fusefs.Options{ShareMode: shareMode, Logger: logger})
+		mounted, err := fusefs.Mount(ctx, mountDir, dd.FS, fusefs.Options{ShareMode: shareMode, Logger: logger})
 		if err != nil {
-			srv.Close()
-			return errors.Join(err, queueEP.shutdown(context.Background()))
+			return fail(err)
 		}
+		eps = append(eps, mountEndpoint{mounted})
+		mountLine = mounted.Dir()
 	}
-
 	smbEP, err := startSMB(c.String("smb"), c.Bool("smb-encrypt"), dd.FS, c.String("account"), c.String("key"), logger)
 	if err != nil {
-		srv.Close()
-		if mounted != nil {
-			mounted.Unmount()
-		}
-		return errors.Join(err, queueEP.shutdown(context.Background()))
+		return fail(err)
 	}
-	defer smbEP.stop()
-
-	restURL := endpointURL(ln, c.String("account"))
-	if mounted != nil {
-		logger.Info("blobshare serving", "rest", restURL, "mount", mounted.Dir(), "smb", smbEP.addr(), "queue", queueEP.url, "blob", blobEP.url, "table", tableEP.url, "data", dd.Path)
-	} else {
-		logger.Info("blobshare serving", "rest", restURL, "mount", "none", "smb", smbEP.addr(), "queue", queueEP.url, "blob", blobEP.url, "table", tableEP.url, "data", dd.Path)
+	if smbEP != nil {
+		eps = append(eps, smbEP)
 	}
 
-	select {
-	case <-ctx.Done():
-	case err := <-serveErr:
-		// Serve only returns on a listener failure: shut down and report it.
-		if mounted != nil {
-			mounted.Unmount()
-		}
-		return errors.Join(fmt.Errorf("REST server: %w", err), queueEP.shutdown(context.Background()))
-	case err := <-queueEP.failed():
-		if mounted != nil {
-			mounted.Unmount()
-		}
-		srv.Close()
-		return fmt.Errorf("queue server: %w", err)
-	case err := <-blobEP.failed():
-		if mounted != nil {
-			mounted.Unmount()
-		}
-		srv.Close()
-		return fmt.Errorf("blob server: %w", err)
-	case err := <-tableEP.failed():
-		if mounted != nil {
-			mounted.Unmount()
-		}
-		srv.Close()
-		return fmt.Errorf("table server: %w", err)
-	}
-
-	logger.Info("blobshare stopping")
-	shutCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
-	var errs []error
-	if err := srv.Shutdown(shutCtx); err != nil {
-		errs = append(errs, fmt.Errorf("REST shutdown: %w", err))
-	}
-	if err := smbEP.stop(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := queueEP.shutdown(shutCtx); err != nil {
-		errs = append(errs, err)
-	}
-	if mounted != nil {
-		if err := mounted.Unmount(); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	logger.Info("blobshare serving", "rest", restEP.url, "mount", mountLine, "smb", smbEP.addr(), "queue", queueEP.url, "blob", blobEP.url, "table", tableEP.url, "data", dd.Path)
+	return supervise(ctx, eps, logger)
 }

@@ -27,9 +27,12 @@ func smbEncryptFlag() cli.Flag {
 
 // smbEndpoint is serve's SMB listener and server; nil when --smb off.
 type smbEndpoint struct {
-	srv      *smb.Server
-	ln       net.Listener
-	done     chan error
+	srv  *smb.Server
+	ln   net.Listener
+	done chan struct{} // closed when Serve has returned, err set
+	err  error         // Serve's error; nil after Close
+	fail chan error    // err, if not nil (for the supervisor)
+
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -48,18 +51,28 @@ func startSMB(addr string, encrypt bool, fsys *fs.FileSystem, account, key strin
 	if err != nil {
 		return nil, listenError("smb", addr, err)
 	}
-	e := &smbEndpoint{srv: srv, ln: ln, done: make(chan error, 1)}
+	e := &smbEndpoint{srv: srv, ln: ln, done: make(chan struct{}), fail: make(chan error, 1)}
 	go func() {
 		err := srv.Serve(ln)
 		if errors.Is(err, smb.ErrServerClosed) {
 			err = nil
 		}
+		e.err = err
 		if err != nil {
-			logger.Error("SMB server stopped", "err", err)
+			e.fail <- err
 		}
-		e.done <- err
+		close(e.done)
 	}()
 	return e, nil
+}
+
+// failed delivers the error that stopped the SMB server on its own; a
+// nil channel when --smb is off.
+func (e *smbEndpoint) failed() <-chan error {
+	if e == nil {
+		return nil
+	}
+	return e.fail
 }
 
 // addr is what the serving line shows: the listen address, or off.
@@ -78,8 +91,9 @@ func (e *smbEndpoint) stop() error {
 	}
 	e.stopOnce.Do(func() {
 		e.srv.Close()
-		if err := <-e.done; err != nil {
-			e.stopErr = fmt.Errorf("SMB server: %w", err)
+		<-e.done
+		if e.err != nil {
+			e.stopErr = fmt.Errorf("SMB server: %w", e.err)
 		}
 	})
 	return e.stopErr
