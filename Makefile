@@ -9,11 +9,14 @@ FUZZTIME  ?= 5s
 # Fuzz targets of the REST parsers; go test -fuzz takes one target at a time.
 REST_FUZZ := FuzzParseRange FuzzParsePath FuzzSharedKey FuzzParseAttributes \
              FuzzParseSMBTime FuzzParseMetadata FuzzDecodeXMLBody
-# Fuzz targets of the other packages (the SMB server, the Queue and Blob
-# services, secdesc): package:target.
+# Fuzz targets of the other packages (the SMB server, the Queue, Blob and
+# Table services, structured bodies, secdesc): package:target.
 PKG_FUZZ  := smb:FuzzHeader smb:FuzzFrame smb:FuzzMatchPattern smb/ntlm:FuzzUnwrap smb/ntlm:FuzzNTLM \
              queue:FuzzMessageBody queue:FuzzQueueRequest secdesc:FuzzPermission \
-             blob:FuzzParseBlockList blob:FuzzRangeHeader blobsvc:FuzzMatchTags storagehttp:FuzzReadBatch
+             blob:FuzzParseBlockList blob:FuzzRangeHeader blobsvc:FuzzMatchTags storagehttp:FuzzReadBatch \
+             storagehttp:FuzzStructuredMessage \
+             table:FuzzParsePath table:FuzzDecodeEntity table:FuzzReadBatch table:FuzzTableRequest \
+             tablesvc:FuzzParseFilter tablesvc:FuzzDecodeProps tablesvc:FuzzValidateKey
 
 # Debian packages the tests drive: rsync (the mount's timestamp tests),
 # smbclient and impacket (real SMB clients), samba and samba-testsuite
@@ -22,8 +25,8 @@ PKG_FUZZ  := smb:FuzzHeader smb:FuzzFrame smb:FuzzMatchPattern smb/ntlm:FuzzUnwr
 DEB_PKGS  := rsync smbclient python3-impacket samba samba-testsuite smbnetfs
 
 # The packages whose goroutines share state; their tests also run under the
-# race detector (about 2 minutes on a 2-core machine).
-RACE_PKGS := ./locks ./fs ./msgqueue/... ./blob ./blobsvc/...
+# race detector (about 4 minutes on a 2-core machine).
+RACE_PKGS := ./locks ./fs ./msgqueue/... ./blob ./blobsvc/... ./table ./tablesvc/...
 
 # RCLONE_DIR is a module of its own (rclone's dependencies stay out of
 # go.mod): rclone's azurefiles backend, as a library, against blobshare.
