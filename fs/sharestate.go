@@ -114,7 +114,7 @@ func (fsys *FileSystem) LeaseShare(ctx context.Context, name, snapshot string, r
 	var res locks.TimedLeaseResult
 	var a Attr
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		sh, err := q.share(name)
+		sh, err := q.shareLocked("lease share", name)
 		if err != nil {
 			return nil, err
 		}
@@ -263,7 +263,7 @@ func (fsys *FileSystem) CreatePermission(ctx context.Context, share, sddl string
 		return DefaultPermissionKey, nil
 	}
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		sh, err := q.share(share)
+		sh, err := q.shareLocked("create permission", share)
 		if err != nil {
 			return nil, err
 		}

@@ -67,6 +67,13 @@ func (tx *Tx) lockKeys(decision string, keys ...FileID) bool {
 	return taken
 }
 
+// AuditKey is the lock audit for the namespace's reads-for-update (package
+// fs): in a write transaction of a test run it fails with ErrKeyNotLocked,
+// naming key, what and the call site, unless key is locked (LockKeys). In a
+// built program, and in read transactions, it returns nil at the cost of a
+// branch.
+func (tx *Tx) AuditKey(key FileID, what string) error { return tx.holds(key, what) }
+
 // holds is the lock audit of a read-for-update: what names the state of
 // key about to be read (and then written) in a write transaction. It
 // fails, in test runs only, with ErrKeyNotLocked naming the key and the
@@ -86,7 +93,7 @@ func (tx *Tx) holds(key FileID, what string) error {
 }
 
 // callSite names the decision that called the audit: the stack from the
-// first frame outside this file's helpers, up to four frames of this
+// first frame outside this file's helpers, up to six frames of this
 // module.
 func callSite() string {
 	pcs := make([]uintptr, 16)
@@ -102,7 +109,7 @@ func callSite() string {
 		if strings.HasPrefix(f.Function, "github.com/blobshare/blobshare/") {
 			out = append(out, fmt.Sprintf("%s (%s:%d)", name, shortFile(f.File), f.Line))
 		}
-		if !more || len(out) == 4 {
+		if !more || len(out) == 6 {
 			break
 		}
 	}
