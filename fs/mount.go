@@ -684,7 +684,7 @@ func (fsys *FileSystem) flushFile(ctx context.Context, id FileID, first *Handle)
 func (fsys *FileSystem) openID(ctx context.Context, id FileID, opts OpenOptions) (*Handle, error) {
 	var lh locks.Handle
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		e, err := q.get(id)
+		e, err := q.getLocked("open", id) // its ReadOnly attribute decides too
 		if err != nil {
 			return nil, err
 		}
