@@ -109,3 +109,64 @@ func TestLockAudit(t *testing.T) {
 		})
 	}
 }
+
+// lockFound re-reads after locking and follows a name that moved between
+// the lookup and the lock (on SQLite nothing can move there; the read
+// function stands in for another node's rename): every id it met is
+// locked, the entry returned is the one the name holds once its key is
+// held, and a name that never holds still ends in errPathMoved.
+func TestLockFoundFollowsMovedName(t *testing.T) {
+	e := newEnv(t)
+	sh := e.share("relock")
+	ids := func(seq ...FileID) func() (entry, error) {
+		i := 0
+		return func() (entry, error) {
+			id := seq[min(i, len(seq)-1)]
+			i++
+			if id == 0 {
+				return entry{}, ErrNotFound
+			}
+			return entry{id: id, parent: sh}, nil
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		read    func() (entry, error)
+		want    FileID // 0: ErrNotFound
+		locked  []FileID
+		wantErr error
+	}{
+		{"still", ids(101), 101, []FileID{sh, 101}, nil},
+		{"renamed over", ids(101, 102), 102, []FileID{sh, 101, 102}, nil},
+		{"created meanwhile", ids(0, 103), 103, []FileID{sh, 103}, nil},
+		{"removed meanwhile", ids(104, 0), 0, []FileID{sh, 104}, ErrNotFound},
+		{"never still", func() func() (entry, error) {
+			n := FileID(200)
+			return func() (entry, error) { n++; return entry{id: n, parent: sh}, nil }
+		}(), 0, []FileID{sh, 201}, errPathMoved},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := e.fs.update(ctxBG, func(tx *locks.Tx, q *q) ([]Change, error) {
+				got, err := q.lockFound("test", sh, tc.read)
+				if !errors.Is(err, tc.wantErr) {
+					t.Errorf("lockFound: %v, want %v", err, tc.wantErr)
+				}
+				if tc.wantErr == nil && got.id != tc.want {
+					t.Errorf("lockFound found %d, want %d", got.id, tc.want)
+				}
+				for _, k := range tc.locked {
+					if err := q.holds(k, "test"); err != nil {
+						t.Errorf("key %d not held after lockFound: %v", k, err)
+					}
+				}
+				if err := q.holds(999_999, "test"); !errors.Is(err, locks.ErrKeyNotLocked) {
+					t.Errorf("an unlocked key passes the audit: %v", err)
+				}
+				return nil, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -145,3 +145,40 @@ func TestLockAudit(t *testing.T) {
 		})
 	}
 }
+
+// A handle read before its file's key was locked and closed meanwhile is
+// closed once only: the second close changes nothing (on SQLite the close
+// in between is this transaction's own, standing in for another node's).
+func TestCloseRowRechecksHandle(t *testing.T) {
+	rm := &removeLog{}
+	tab := openTable(t, "", Options{Remove: rm.remove})
+	f := newFile()
+	h := mustOpen(t, tab, OpenRequest{File: f, Access: AccessRead | AccessDelete, Share: ShareAll, DeleteOnClose: true})
+	other := mustOpen(t, tab, OpenRequest{File: f, Access: AccessRead | AccessDelete, Share: ShareAll})
+	must(t, update(t, tab, func(tx *Tx) error {
+		stale, err := tx.Handle(h.ID)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.CloseHandle(h.ID); err != nil { // marks f delete-pending
+			return err
+		}
+		if err := tx.Dispose(other.ID, false, Facts{}); err != nil { // clears the mark again
+			return err
+		}
+		tx.lockKeys("test", stale.File)
+		if _, err := tx.closeRow(stale); !errors.Is(err, errHandleGone) {
+			t.Errorf("closeRow of a handle closed meanwhile: %v, want errHandleGone", err)
+		}
+		if ok, err := tx.ForceClose(h.ID); ok || err != nil {
+			t.Errorf("ForceClose of a closed handle: %v, %v; want false, nil", ok, err)
+		}
+		return nil
+	}))
+	if pending(t, tab, f) {
+		t.Error("the stale close ran delete-on-close a second time")
+	}
+	if got := rm.removed(); len(got) != 0 {
+		t.Errorf("removed %v, want nothing (a handle is still open)", got)
+	}
+}
