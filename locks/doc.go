@@ -169,32 +169,32 @@
 //
 // On SQLite LockKeys excludes nothing: BEGIN IMMEDIATE and the process's
 // writer mutex already keep every other writer out of the transaction, so
-// the lock has nothing to add and a built program pays a branch per
-// decision for it (the benchmarks run without the audit, as a built
-// program does; BLOBSHARE_BENCH_AUDIT=1 measures it). But the rules
-// above are what makes the decisions exact, so an engine without a
-// database-wide write lock — PostgreSQL at READ COMMITTED, where the
-// unlocked read-check-write granted 2,145 conflicting share-none opens in
-// 3 s (../shared/spec/meta-engine.md §4.1) — puts pg_advisory_xact_lock(key)
-// behind LockKeys (one statement per key, each before the reads it
-// protects) and changes no decision.
+// the lock has nothing to add and a built program pays a branch per decision
+// for it. But the rules above are what makes the decisions exact, so an
+// engine without a database-wide write lock — PostgreSQL at READ COMMITTED,
+// where the unlocked read-check-write granted 2,145 conflicting share-none
+// opens in 3 s (../shared/spec/meta-engine.md §4.1) — puts
+// pg_advisory_xact_lock(key) behind LockKeys (one statement per key, each
+// before the reads it protects) and changes no decision.
 //
-// The audit keeps that true. In test runs (testing.Testing: a go test
-// binary of any package, never a built program) the Table records the
-// keys each write transaction holds, and every read-for-update checks that
-// its key is among them: loadState (every decision's read), closeRow,
-// closeOwn, storeFile, insertLock, forget, the deletes of Unlock,
-// ReleasePOSIXLocks and Flock, and the namespace's reads and writes
-// through Tx.AuditKey. A missing key fails the decision with
+// The audit keeps that true. In test runs (testing.Testing: a go test binary
+// of any package, never a built program; and not a benchmark run, go test
+// -bench as ./bench runs it, which measures a built program's path:
+// BLOBSHARE_BENCH_AUDIT=1 turns the audit on in this package's benchmarks to
+// measure it) the Table records the keys each write transaction holds, and
+// every read-for-update checks that its key is among them: loadState (every
+// decision's read), closeRow, closeOwn, storeFile, insertLock, forget, the
+// deletes of Unlock, ReleasePOSIXLocks and Flock, and the namespace's reads
+// and writes through Tx.AuditKey. A missing key fails the decision with
 // ErrKeyNotLocked naming the file and the call site, logged at Error, and
-// locks' test helper (openTable) fails a test whose Table counted one where an
-// error was swallowed: a decision that forgets its lock fails the default
-// go test ./locks ./fs. TestLockAudit shows the audit bites: for each of
-// the decisions above it runs spec tests again with that decision's lock
-// left out (Options.skipKeyLock) and sees them fail with the audit's
-// error. In test runs LockKeys also asks for the re-check whenever it
-// takes a new key, so the re-check paths run in the default suite though
-// SQLite never needs them.
+// locks' test helper (openTable) fails a test whose Table counted one where
+// an error was swallowed: a decision that forgets its lock fails the default
+// go test ./locks ./fs. TestLockAudit shows the audit bites: for each of the
+// decisions above it runs spec tests again with that decision's lock left
+// out (Options.skipKeyLock) and sees them fail with the audit's error. In
+// test runs LockKeys also asks for the re-check whenever it takes a new key,
+// so the re-check paths run in the default suite though SQLite never needs
+// them.
 //
 // # Owners and crashes
 //

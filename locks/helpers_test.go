@@ -13,6 +13,18 @@ import (
 // the child processes it runs the spec tests in.
 const skipKeyLockEnv = "BLOBSHARE_LOCKS_TEST_SKIP_KEY_LOCK"
 
+// requireAudit skips a test of the lock audit in a benchmark run (go test
+// -bench), where Tables do not audit (auditKeyLocks).
+func requireAudit(tb testing.TB, tab *Table) {
+	tb.Helper()
+	if !tab.audit {
+		if !auditKeyLocks() {
+			tb.Skip("a benchmark run: Tables do not audit key locks")
+		}
+		tb.Fatal("a Table opened in a test run does not audit its key locks")
+	}
+}
+
 // openTable opens a Table on a fresh database in t's temp dir, or on path
 // when given, and closes it at cleanup. Every read-for-update is audited
 // (test runs): a read that found its key unlocked fails the test, even
@@ -28,9 +40,6 @@ func openTable(tb testing.TB, path string, opts Options) *Table {
 	tab, err := Open(context.Background(), path, opts)
 	if err != nil {
 		tb.Fatalf("Open(%s): %v", path, err)
-	}
-	if !tab.audit {
-		tb.Fatal("a Table opened in a test run does not audit its key locks")
 	}
 	tb.Cleanup(func() {
 		if err := tab.Close(context.Background()); err != nil {

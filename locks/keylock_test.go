@@ -14,6 +14,7 @@ import (
 // asks for no re-check; a read transaction cannot lock.
 func TestLockKeys(t *testing.T) {
 	tab := openTable(t, "", Options{})
+	requireAudit(t, tab)
 	ctx := context.Background()
 	err := tab.Update(ctx, func(tx *Tx) error {
 		recheck, err := tx.LockKeys(9, 3, 9, 5)
@@ -51,6 +52,7 @@ func TestLockKeys(t *testing.T) {
 // naming the file and the decision.
 func TestLockAuditNamesDecision(t *testing.T) {
 	tab := openTable(t, "", Options{skipKeyLock: "OpenHandle"})
+	requireAudit(t, tab)
 	f := newFile()
 	_, err := open(t, tab, OpenRequest{File: f, Access: AccessRead, Share: ShareAll})
 	if !errors.Is(err, ErrKeyNotLocked) {
