@@ -118,7 +118,7 @@ func (fsys *FileSystem) commit(ctx context.Context, file FileID, op commitOp) (e
 	for {
 		err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 			var err error
-			e, err = q.get(file)
+			e, err = q.getLocked("commit", file)
 			if err != nil {
 				return nil, err
 			}
@@ -262,7 +262,7 @@ func (fsys *FileSystem) commitLocked(ctx context.Context, e entry, op commitOp, 
 		// so that recovery can adopt the commit whole (commitState).
 		err = fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 			newState = ""
-			cur, err := q.get(e.id)
+			cur, err := q.getLocked("commit", e.id)
 			switch {
 			case errors.Is(err, ErrNotFound):
 				// Removed meanwhile: the final update will find it gone.
@@ -314,6 +314,9 @@ func (fsys *FileSystem) commitLocked(ctx context.Context, e entry, op commitOp, 
 	var gone bool
 	// The blob is committed: record it even if the caller gave up meanwhile.
 	err := fsys.update(context.WithoutCancel(ctx), func(tx *locks.Tx, q *q) ([]Change, error) {
+		if _, err := q.lock("commit", e.id); err != nil {
+			return nil, err
+		}
 		if _, err := q.exec(`DELETE FROM ns_intents WHERE file = ? AND token = ?`, int64(e.id), token); err != nil {
 			return nil, err
 		}
@@ -658,6 +661,9 @@ func (fsys *FileSystem) resolve(ctx context.Context, row intentRow) (bool, error
 	adopted := false
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 		adopted = false
+		if _, err := q.lock("resolve intent", row.file); err != nil {
+			return nil, err
+		}
 		res, err := q.exec(`DELETE FROM ns_intents WHERE file = ? AND token = ?`, int64(row.file), row.token)
 		if err != nil {
 			return nil, err
@@ -783,6 +789,9 @@ func (fsys *FileSystem) commitInline(ctx context.Context, file FileID, op commit
 	for {
 		err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 			done = false
+			if _, err := q.lock("commit", file); err != nil {
+				return nil, err
+			}
 			// The entry, its content, data ranges and whether a blob
 			// commit is under way in one statement, written back in one:
 			// this transaction runs at every flush of a small file.

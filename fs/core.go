@@ -39,6 +39,8 @@ type FileSystem struct {
 
 	rel releases // released handles whose lock-table close is pending
 
+	skipKeyLock string // Config.skipKeyLock (the lock audit's test)
+
 	// fileIDs are ids reserved for new entries and not used yet; read and
 	// written only under the lock table's writer lock (see q.fileIDs).
 	fileIDs idRange
@@ -212,14 +214,15 @@ func newFileSystem(ctx context.Context, cfg Config) (*FileSystem, error) {
 		return nil, fmt.Errorf("fs: new: %w: Table and Store are required", ErrInvalidArg)
 	}
 	fsys := &FileSystem{
-		table:    cfg.Table,
-		store:    cfg.Store,
-		log:      cfg.Logger,
-		now:      cfg.Now,
-		spillDir: cfg.SpillDir,
-		files:    make(map[FileID]*fileState),
-		subs:     make(map[int]func(Change)),
-		handles:  make(map[*Handle]struct{}),
+		table:       cfg.Table,
+		store:       cfg.Store,
+		log:         cfg.Logger,
+		now:         cfg.Now,
+		spillDir:    cfg.SpillDir,
+		skipKeyLock: cfg.skipKeyLock,
+		files:       make(map[FileID]*fileState),
+		subs:        make(map[int]func(Change)),
+		handles:     make(map[*Handle]struct{}),
 	}
 	if fsys.log == nil {
 		fsys.log = slog.Default()

@@ -209,10 +209,63 @@
 // changes made by another process are seen through Attr.Version, which the
 // binding compares at open to decide whether to keep the page cache.
 //
+// # Key locks
+//
+// A namespace decision that checks and then writes holds the key locks of
+// what it decides on (locks.Tx.LockKeys; keys are entry ids, the same
+// locks the lock table's decisions take, locks/doc.go "Key locks"), so it
+// is exact without SQLite's database-wide write lock:
+//
+//   - create (file, directory, share, and an SMB open that creates): the
+//     parent, whose key guards the names in it;
+//   - unlink, rmdir, Delete File, Delete Directory: the parent and the
+//     entry; a directory's key also guards "directory empty", since every
+//     create in it locks it;
+//   - rename (mount, REST, through a handle): both parents, the source and
+//     a replaced destination; a directory moved into another directory
+//     also locks every directory above the target, on which "not into
+//     itself" is decided (a concurrent move that changes that chain locks
+//     a directory on it);
+//   - a change of one entry (setattr, properties, metadata, attributes, a
+//     content commit, resolving an intent, dispose, open by id): the
+//     entry; a share's changes, lease, permissions, snapshots and
+//     soft-delete: the share (and the root, whose names are the shares);
+//   - removeTree: every entry it removes, a directory's children in one
+//     call.
+//
+// Order and re-check: keys found by one lookup are locked in one call
+// (ascending, once each): the path's parent and entry (resolveLocked), a
+// name's directory and entry (lockFound), an entry and its parent
+// (entryLocked), a directory's ancestors (lockAncestors); the mount's
+// rename locks both parents before it reads the names in them. When
+// LockKeys says what was read before may be stale, the lookup runs again
+// and must find the ids it locked; if a name now leads elsewhere, the new
+// ids are locked and it runs again (at most maxRelocks times, then
+// errPathMoved). On SQLite outside tests nothing is ever stale, so no
+// decision gains a statement; in test runs every newly taken key asks for
+// the re-check, so those paths run in the default suite. Reads (view,
+// peek) lock nothing.
+//
+// The audit: the write helpers — insert (the parent), updateEntry (the
+// entry), touchDir and touchLiveDir, hasChildren and hasLiveChildren in a
+// write transaction, removeTree, removeFile, storeState and dropState (the
+// share) — check their key with locks.Tx.AuditKey, so a decision that
+// forgets a lock fails go test ./fs with locks.ErrKeyNotLocked naming the
+// file and the call site. TestLockAudit leaves each decision's locks out in
+// turn (Config.skipKeyLock) and sees the tests that exercise it fail.
+//
+// Not yet keyed: RemoveFile, run by locks when a delete completes, deletes
+// unlinked ancestors left empty without their keys (it runs on the
+// connection, below the transaction), and a rename through a handle checks
+// "no open handle below the directory" over the subtree without locking
+// it. Both are exact on SQLite; an engine without a global write lock
+// needs them keyed.
+//
 // # Concurrency
 //
 // All methods are safe for concurrent use. SQLite serialises writers (short
-// IMMEDIATE transactions, busy retry in locks); blob I/O never happens
+// IMMEDIATE transactions, busy retry in locks), but decisions rely on their
+// key locks for exactness (Key locks, above); blob I/O never happens
 // inside a database transaction. A Handle's methods are serialised by its
 // own mutex; I/O on different handles runs in parallel.
 //

@@ -67,7 +67,7 @@ func (fsys *FileSystem) openEntry(ctx context.Context, req OpenEntryRequest) (*H
 	var action OpenAction
 	var truncate bool
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		r, err := q.resolve(req.Path)
+		r, err := q.resolveLocked("open", req.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -192,11 +192,11 @@ func (h *Handle) Rename(ctx context.Context, dest string, replace bool) (Attr, e
 		if err := tx.HandleOpen(h.h.id); err != nil {
 			return nil, err
 		}
-		src, err := q.get(h.h.file)
+		src, err := q.entryLocked("rename", h.h.file)
 		if err != nil {
 			return nil, err
 		}
-		dr, err := q.resolve(dest)
+		dr, err := q.resolveLocked("rename", dest)
 		if err != nil {
 			return nil, err
 		}

@@ -393,7 +393,7 @@ func (h *Handle) dispose(ctx context.Context, deletePending bool) error {
 		return err
 	}
 	return h.op("dispose", h.h.fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		e, err := q.get(h.h.file)
+		e, err := q.getLocked("dispose", h.h.file) // a directory's "empty" is decided under its key
 		if err != nil {
 			return nil, err
 		}

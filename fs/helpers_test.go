@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -13,6 +14,11 @@ import (
 	"github.com/blobshare/blobshare/blobstore/local"
 	"github.com/blobshare/blobshare/locks"
 )
+
+// skipKeyLockEnv names the namespace decision whose key locks the
+// FileSystems of this test process leave out (Config.skipKeyLock): set
+// only by TestLockAudit for the child processes it runs tests in.
+const skipKeyLockEnv = "BLOBSHARE_FS_TEST_SKIP_KEY_LOCK"
 
 // env is one "process": a lock table and a FileSystem over a data dir.
 type env struct {
@@ -40,7 +46,8 @@ func openEnv(t testing.TB, dir string) *env {
 	if err != nil {
 		t.Fatalf("local.New: %v", err)
 	}
-	fsys, err := New(ctx, Config{Table: table, Store: store, Logger: quietLogger(), SpillDir: dir})
+	fsys, err := New(ctx, Config{Table: table, Store: store, Logger: quietLogger(), SpillDir: dir,
+		skipKeyLock: os.Getenv(skipKeyLockEnv)})
 	if err != nil {
 		t.Fatalf("fs.New: %v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/blobshare/blobshare/locks"
 )
@@ -157,6 +158,9 @@ func (fsys *FileSystem) create(ctx context.Context, req CreateRequest) (*Handle,
 		return nil, Attr{}, fileErr("create", req.Parent, ErrInvalidArg) // files live in shares
 	}
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		if _, err := q.lock("create", req.Parent); err != nil {
+			return nil, err
+		}
 		// Insert first: the kernel sends CREATE after a negative lookup, so
 		// the name is almost always free, and the unique index answers
 		// whether it is in one statement; the parent's touch then checks
@@ -219,6 +223,9 @@ func (fsys *FileSystem) mkdir(ctx context.Context, parent FileID, name string) (
 	}
 	var a Attr
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		if _, err := q.lock("mkdir", parent); err != nil {
+			return nil, err
+		}
 		e, err := q.insert(q.newDirEntry(parent, name, KindDirectory))
 		if err != nil {
 			return nil, err
@@ -259,7 +266,7 @@ func (q *q) unlinkEntry(tx *locks.Tx, e entry) (removed bool, err error) {
 func (fsys *FileSystem) unlink(ctx context.Context, parent FileID, name string) error {
 	var queued bool
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		e, err := q.childRef(parent, name)
+		e, err := q.lockChild("unlink", parent, name)
 		if err != nil {
 			return nil, err
 		}
@@ -284,7 +291,7 @@ func (fsys *FileSystem) unlink(ctx context.Context, parent FileID, name string) 
 
 func (fsys *FileSystem) rmdir(ctx context.Context, parent FileID, name string) error {
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		e, err := q.child(parent, name, false)
+		e, err := q.lockFound("rmdir", parent, func() (entry, error) { return q.child(parent, name, false) })
 		if err != nil {
 			return nil, err
 		}
@@ -355,7 +362,12 @@ func (fsys *FileSystem) renameMount(ctx context.Context, req RenameRequest) erro
 	}
 	var queued bool
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		src, err := q.childRef(req.OldParent, req.OldName)
+		// Both parents first, whose names the rename reads and changes;
+		// then the source (and, in move, the destination) found in them.
+		if _, err := q.lock("rename", req.OldParent, req.NewParent); err != nil {
+			return nil, err
+		}
+		src, err := q.lockChild("rename", req.OldParent, req.OldName)
 		if err != nil {
 			return nil, err
 		}
@@ -406,11 +418,13 @@ func (q *q) checkMoveTarget(src entry, newParent FileID) error {
 		return ErrCrossShare
 	}
 	if src.kind.IsDir() {
-		inside, err := q.isAncestor(src.id, newParent)
+		// Not into itself: a path-dependent check, decided on the
+		// directories above newParent, all locked.
+		chain, err := q.lockAncestors("rename", newParent)
 		if err != nil {
 			return err
 		}
-		if inside {
+		if slices.Contains(chain, src.id) {
 			return ErrInvalidArg
 		}
 	}
@@ -430,6 +444,12 @@ func (q *q) move(tx *locks.Tx, src entry, newParent FileID, newName string, o mo
 	// holds only shares, refused above) of the source's own share, and
 	// cannot lie inside the source. Three to four statements saved.
 	sameDir := newParent == src.parent && !src.unlinked
+	// The destination's side: its directory and the entry its name holds
+	// there now, if any (the caller locked the source's side).
+	dst, dstErr := q.lockChild("rename", newParent, newName)
+	if dstErr != nil && !errors.Is(dstErr, ErrNotFound) {
+		return nil, dstErr
+	}
 	if !sameDir {
 		if err := q.checkMoveTarget(src, newParent); err != nil {
 			return nil, err
@@ -445,11 +465,8 @@ func (q *q) move(tx *locks.Tx, src entry, newParent FileID, newName string, o mo
 		}
 	}
 	var chs []Change
-	dst, err := q.childRef(newParent, newName)
 	switch {
-	case errors.Is(err, ErrNotFound):
-	case err != nil:
-		return nil, err
+	case errors.Is(dstErr, ErrNotFound):
 	case dst.id == src.id:
 		// Same entry (e.g. a change of case only).
 	case o.noReplace:
@@ -581,7 +598,7 @@ func (fsys *FileSystem) setattr(ctx context.Context, id FileID, req SetattrReque
 	}
 	var a Attr
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		e, err := q.get(id)
+		e, err := q.getLocked("setattr", id)
 		if err != nil {
 			return nil, err
 		}
@@ -667,7 +684,7 @@ func (fsys *FileSystem) flushFile(ctx context.Context, id FileID, first *Handle)
 func (fsys *FileSystem) openID(ctx context.Context, id FileID, opts OpenOptions) (*Handle, error) {
 	var lh locks.Handle
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		e, err := q.get(id)
+		e, err := q.getLocked("open", id) // its ReadOnly attribute decides too
 		if err != nil {
 			return nil, err
 		}
@@ -705,7 +722,7 @@ func (fsys *FileSystem) openPath(ctx context.Context, req OpenPathRequest) (*Han
 func (fsys *FileSystem) setAttributesByPath(ctx context.Context, path string, attrs Attributes) (Attr, error) {
 	var a Attr
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		r, err := q.mustResolve(path)
+		r, err := q.mustResolveLocked("set attributes", path)
 		if err != nil {
 			return nil, err
 		}

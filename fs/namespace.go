@@ -403,6 +403,9 @@ func (q *q) insert(e entry) (entry, error) {
 	// Versions count changes per entry (see etagOf); a new entry is 1.
 	e.version = 1
 	e.key = FoldName(e.name)
+	if err := q.holds(e.parent, "names"); err != nil {
+		return entry{}, err
+	}
 	props, err := e.props()
 	if err != nil {
 		return entry{}, err
@@ -491,6 +494,9 @@ func saveArgs(e *entry) ([]any, error) {
 // guard misses — e was read before, or the row is gone — does RETURNING
 // say what the row holds.
 func (q *q) updateEntry(e *entry, set string, args ...any) error {
+	if err := q.holds(e.id, "entry"); err != nil {
+		return err
+	}
 	next := e.version + 1
 	res, err := q.exec(`UPDATE ns_entries SET `+set+`, version = ? WHERE id = ? AND version = ?`,
 		append(args, int64(next), int64(e.id), int64(e.version))...)
@@ -585,6 +591,9 @@ func (q *q) getInline(id FileID) (entry, inlineContent, error) {
 
 // hasChildren reports whether a directory has live or unlinked children.
 func (q *q) hasChildren(dir FileID) (bool, error) {
+	if err := q.holds(dir, "children"); err != nil {
+		return false, err
+	}
 	var n int
 	err := q.queryRow(`SELECT count(*) FROM (SELECT 1 FROM ns_entries WHERE parent = ? LIMIT 1)`, int64(dir)).Scan(&n)
 	return n > 0, err
@@ -592,6 +601,9 @@ func (q *q) hasChildren(dir FileID) (bool, error) {
 
 // hasLiveChildren reports whether a directory has live children.
 func (q *q) hasLiveChildren(dir FileID) (bool, error) {
+	if err := q.holds(dir, "children"); err != nil {
+		return false, err
+	}
 	var n int
 	err := q.queryRow(`SELECT count(*) FROM (SELECT 1 FROM ns_entries WHERE parent = ? AND unlinked = 0 LIMIT 1)`, int64(dir)).Scan(&n)
 	return n > 0, err
@@ -720,6 +732,9 @@ func (q *q) facts(e entry) (locks.Facts, error) {
 // removeEntry deletes a file's row at once (REST delete, replace), forgets
 // it in locks and queues its blob.
 func (q *q) removeFile(tx *locks.Tx, e entry) error {
+	if err := q.holds(e.id, "entry"); err != nil {
+		return err
+	}
 	if err := tx.Forget(e.id); err != nil {
 		return err
 	}
@@ -729,6 +744,9 @@ func (q *q) removeFile(tx *locks.Tx, e entry) error {
 // removeTree deletes a directory (or share) and everything below it,
 // forgetting open handles of its files.
 func (q *q) removeTree(tx *locks.Tx, dir entry) error {
+	if err := q.holds(dir.id, "directory"); err != nil {
+		return err
+	}
 	rows, err := q.query(`SELECT id, kind FROM ns_entries WHERE parent = ?`, int64(dir.id))
 	if err != nil {
 		return err
@@ -749,6 +767,15 @@ func (q *q) removeTree(tx *locks.Tx, dir entry) error {
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
+		return err
+	}
+	// A tree's removal decides on every entry in it: their keys, each
+	// directory's children in one sorted call.
+	ids := make([]FileID, len(kids))
+	for i, k := range kids {
+		ids[i] = k.id
+	}
+	if _, err := q.lock("removeTree", ids...); err != nil {
 		return err
 	}
 	for _, k := range kids {
@@ -773,6 +800,9 @@ func (q *q) removeTree(tx *locks.Tx, dir entry) error {
 // about to gain a child. Errors: ErrNotFound (gone, or removed while in
 // use), ErrNotDir.
 func (q *q) touchLiveDir(dir FileID) error {
+	if err := q.holds(dir, "directory"); err != nil {
+		return err
+	}
 	t := ticks(q.now)
 	res, err := q.exec(sqlTouch+` AND kind IN (?, ?) AND unlinked = 0`, t, t, t, int64(dir), KindDirectory, KindShare)
 	if err != nil {
@@ -797,6 +827,9 @@ func (q *q) touchLiveDir(dir FileID) error {
 func (q *q) touchDir(dir FileID) error {
 	if dir == RootID {
 		return nil
+	}
+	if err := q.holds(dir, "directory"); err != nil {
+		return err
 	}
 	t := ticks(q.now)
 	_, err := q.exec(sqlTouch, t, t, t, int64(dir))

@@ -788,6 +788,9 @@ func TestUpdateEntry(t *testing.T) {
 	touch := func(id FileID) {
 		t.Helper()
 		mustNil(t, e.fs.update(ctxBG, func(tx *locks.Tx, q *q) ([]Change, error) {
+			if _, err := q.lock("touch", id); err != nil {
+				return nil, err
+			}
 			return nil, q.touchDir(id) // any UPDATE that counts the version up
 		}), "touch")
 	}
@@ -821,6 +824,9 @@ func TestUpdateEntry(t *testing.T) {
 					if got, err = tc.read(q); err != nil {
 						return nil, err
 					}
+				}
+				if _, err := q.lock("update entry", got.id); err != nil {
+					return nil, err
 				}
 				return nil, q.updateEntry(&got, tc.set, tc.args...)
 			})

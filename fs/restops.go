@@ -62,7 +62,7 @@ func (q *q) checkResolved(tx *locks.Tx, res resolved, op locks.Op, leaseID strin
 func (fsys *FileSystem) createDirectory(ctx context.Context, req CreateDirectoryRequest) (Attr, error) {
 	var a Attr
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		r, err := q.resolve(req.Path)
+		r, err := q.resolveLocked("create directory", req.Path)
 		if err != nil {
 			return nil, err
 		}
@@ -122,12 +122,12 @@ func (fsys *FileSystem) setProperties(ctx context.Context, req SetPropertiesRequ
 	}
 	var a Attr
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		r, err := q.mustResolve(req.Path)
+		r, err := q.mustResolveLocked("set properties", req.Path)
 		if err != nil {
 			return nil, err
 		}
 		if r.e.kind == KindFile {
-			if _, err := q.checkedFile(tx, req.Path, locks.OpSetProperties, req.LeaseID, locks.Range{}); err != nil {
+			if _, err := q.checkResolved(tx, r, locks.OpSetProperties, req.LeaseID, locks.Range{}); err != nil {
 				return nil, err
 			}
 		}
@@ -186,12 +186,12 @@ func (fsys *FileSystem) resizeOnce(ctx context.Context, req SetPropertiesRequest
 func (fsys *FileSystem) setMetadata(ctx context.Context, path string, md map[string]string, leaseID string) (Attr, error) {
 	var a Attr
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		r, err := q.mustResolve(path)
+		r, err := q.mustResolveLocked("set metadata", path)
 		if err != nil {
 			return nil, err
 		}
 		if r.e.kind == KindFile {
-			if _, err := q.checkedFile(tx, path, locks.OpSetMetadata, leaseID, locks.Range{}); err != nil {
+			if _, err := q.checkResolved(tx, r, locks.OpSetMetadata, leaseID, locks.Range{}); err != nil {
 				return nil, err
 			}
 		}
@@ -210,7 +210,7 @@ func (fsys *FileSystem) setMetadata(ctx context.Context, path string, md map[str
 
 func (fsys *FileSystem) deleteDirectory(ctx context.Context, path string) error {
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		r, err := q.mustResolve(path)
+		r, err := q.mustResolveLocked("delete directory", path)
 		if err != nil {
 			return nil, err
 		}
@@ -351,7 +351,7 @@ func retryMoved[T any](op, path string, call func() (T, bool, error)) (T, error)
 // file, or the parent and name to create it in. A directory or share root
 // is ErrIsDir; a lease id for a missing file is refused as Azure does.
 func (q *q) fileToWrite(path, leaseID string) (resolved, error) {
-	r, err := q.resolve(path)
+	r, err := q.resolveLocked("create file", path)
 	switch {
 	case err != nil:
 		return resolved{}, err
@@ -732,8 +732,11 @@ func (fsys *FileSystem) getFile(ctx context.Context, req GetFileRequest) (*FileR
 
 func (fsys *FileSystem) deleteFile(ctx context.Context, path, leaseID string) error {
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		r, err := q.checkedFile(tx, path, locks.OpDelete, leaseID, locks.Range{})
+		r, err := q.mustResolveLocked("delete file", path)
 		if err != nil {
+			return nil, err
+		}
+		if _, err := q.checkResolved(tx, r, locks.OpDelete, leaseID, locks.Range{}); err != nil {
 			return nil, err
 		}
 		if err := q.removeFile(tx, r.e); err != nil {
@@ -929,14 +932,14 @@ func (fsys *FileSystem) copyFileOnce(ctx context.Context, req CopyFileRequest) (
 func (fsys *FileSystem) renamePath(ctx context.Context, req RenamePathRequest) (Attr, error) {
 	var a Attr
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		sr, err := q.mustResolve(req.Source)
+		sr, err := q.mustResolveLocked("rename", req.Source)
 		if err != nil {
 			return nil, fmt.Errorf("source %s: %w", req.Source, err)
 		}
 		if sr.name == "" {
 			return nil, ErrInvalidArg
 		}
-		dr, err := q.resolve(req.Dest)
+		dr, err := q.resolveLocked("rename", req.Dest)
 		if err != nil {
 			return nil, err
 		}
@@ -982,7 +985,7 @@ func (fsys *FileSystem) leaseFile(ctx context.Context, path string, req locks.Le
 	var id string
 	var a Attr
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		r, err := q.mustResolve(path)
+		r, err := q.mustResolveLocked("lease", path)
 		if err != nil {
 			return nil, err
 		}

@@ -20,6 +20,9 @@ func (fsys *FileSystem) createShare(ctx context.Context, req ShareRequest) (Attr
 	var a Attr
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 		e := q.newDirEntry(RootID, req.Name, KindShare)
+		if _, err := q.lock("create share", RootID); err != nil {
+			return nil, err
+		}
 		e.quota = req.QuotaGiB
 		if e.quota == 0 {
 			e.quota = DefaultQuotaGiB
@@ -72,7 +75,7 @@ func (fsys *FileSystem) getShare(ctx context.Context, name, leaseID string) (Att
 func (fsys *FileSystem) changeShare(ctx context.Context, op, name string, fn func(q *q, e *entry) error) (Attr, error) {
 	var a Attr
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		e, err := q.share(name)
+		e, err := q.shareLocked(op, name)
 		if err != nil {
 			return nil, err
 		}
@@ -139,7 +142,7 @@ func (fsys *FileSystem) deleteShare(ctx context.Context, req DeleteShareRequest)
 		return pathErr("delete share", name, err)
 	}
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		e, err := q.share(name)
+		e, err := q.shareLocked("delete share", name)
 		if err != nil {
 			return nil, err
 		}

@@ -50,6 +50,9 @@ func (q *q) loadState(share FileID, kind, name string, v any) (found bool, err e
 
 // storeState writes (share, kind, name); a nil v removes it.
 func (q *q) storeState(share FileID, kind, name string, v any) error {
+	if err := q.holds(share, "share state"); err != nil {
+		return err
+	}
 	if v == nil {
 		_, err := q.exec(`DELETE FROM ns_share_state WHERE share = ? AND kind = ? AND name = ?`, int64(share), kind, name)
 		return err
@@ -65,6 +68,9 @@ func (q *q) storeState(share FileID, kind, name string, v any) error {
 
 // dropState removes every state of a share.
 func (q *q) dropState(share FileID) error {
+	if err := q.holds(share, "share state"); err != nil {
+		return err
+	}
 	_, err := q.exec(`DELETE FROM ns_share_state WHERE share = ?`, int64(share))
 	return err
 }
@@ -114,7 +120,7 @@ func (fsys *FileSystem) LeaseShare(ctx context.Context, name, snapshot string, r
 	var res locks.TimedLeaseResult
 	var a Attr
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		sh, err := q.share(name)
+		sh, err := q.shareLocked("lease share", name)
 		if err != nil {
 			return nil, err
 		}
@@ -263,7 +269,7 @@ func (fsys *FileSystem) CreatePermission(ctx context.Context, share, sddl string
 		return DefaultPermissionKey, nil
 	}
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		sh, err := q.share(share)
+		sh, err := q.shareLocked("create permission", share)
 		if err != nil {
 			return nil, err
 		}

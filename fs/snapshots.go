@@ -112,7 +112,7 @@ func (fsys *FileSystem) snapshotOnce(ctx context.Context, share string, md map[s
 		a     Attr
 	)
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
-		sh, err := q.share(share)
+		sh, err := q.shareLocked("snapshot share", share)
 		if err != nil {
 			return nil, err
 		}
@@ -211,6 +211,9 @@ func (fsys *FileSystem) snapshotOnce(ctx context.Context, share string, md map[s
 		}
 	}
 	err = fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		if _, err := q.lock("snapshot share", shID); err != nil {
+			return nil, err
+		}
 		var exists int
 		if err := q.queryRow(`SELECT count(*) FROM ns_snapshots WHERE share = ? AND name = ?`, int64(shID), name).Scan(&exists); err != nil {
 			return nil, err
@@ -543,6 +546,9 @@ func (fsys *FileSystem) DeleteShareSnapshot(ctx context.Context, share, snapshot
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 		v, _, err := q.snapshot(share, snapshot)
 		if err != nil {
+			return nil, err
+		}
+		if _, err := q.lock("delete snapshot", v.share); err != nil {
 			return nil, err
 		}
 		if err := q.checkLeaseOf(v.share, v.name, leaseID, true); err != nil {

@@ -101,6 +101,9 @@ func (fsys *FileSystem) purgeExpired(ctx context.Context) error {
 			if q.now.Before(ds[i].Expires) {
 				continue
 			}
+			if _, err := q.lock("purge deleted share", e.id); err != nil {
+				return nil, err
+			}
 			if err := q.dropSnapshots(e.id, true); err != nil {
 				return nil, err
 			}
@@ -159,6 +162,9 @@ func (fsys *FileSystem) RestoreShare(ctx context.Context, name, deletedName, ver
 		for i, e := range es {
 			if e.key != FoldName(deletedName) || ds[i].Version != version {
 				continue
+			}
+			if _, err := q.lock("restore share", RootID, e.id); err != nil {
+				return nil, err
 			}
 			if _, err := q.share(name); err == nil {
 				return nil, ErrShareExist

@@ -225,4 +225,9 @@ type Options struct {
 	// handles on one file with ErrHandleLimit (Azure Files allows 2000;
 	// 400 HandleLimitExceeded). Zero means no limit.
 	MaxHandlesPerFile int
+
+	// skipKeyLock names a decision of this package (OpenHandle,
+	// CloseHandle, Lock ...) that leaves its key lock out: for the lock
+	// audit's own test, which sees the audit catch it (keylock_test.go).
+	skipKeyLock string
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -30,6 +31,17 @@ func reportCPU(b *testing.B, start time.Duration, name string) {
 	b.ReportMetric(float64(b.N)/cpu.Seconds(), name+"/cpu-s")
 }
 
+// benchTable is openTable for a benchmark: without the lock audit, as in
+// every benchmark run (auditKeyLocks), so that the numbers are a built
+// program's; BLOBSHARE_BENCH_AUDIT=1 turns it on, to measure what it costs.
+func benchTable(b *testing.B) *Table {
+	tab := openTable(b, "", Options{})
+	if os.Getenv("BLOBSHARE_BENCH_AUDIT") == "1" {
+		tab.audit = true
+	}
+	return tab
+}
+
 // BenchmarkOpenClose measures open+close pairs on one file (each pair is two
 // transactions: OpenHandle in one Update, CloseHandle in another) while
 // other handles are open on other files. ns/op is per pair; pairs/s is
@@ -37,7 +49,7 @@ func reportCPU(b *testing.B, start time.Duration, name string) {
 func BenchmarkOpenClose(b *testing.B) {
 	for _, others := range []int{0, 100, 10000} {
 		b.Run(fmt.Sprintf("others=%d", others), func(b *testing.B) {
-			tab := openTable(b, "", Options{})
+			tab := benchTable(b)
 			ctx := context.Background()
 			if err := tab.Update(ctx, func(tx *Tx) error {
 				for i := range others {
@@ -77,7 +89,7 @@ func BenchmarkOpenClose(b *testing.B) {
 // which loads handles and byte-range locks) on a file with a few handles
 // and locks, in a View and in an Update.
 func BenchmarkCheckREST(b *testing.B) {
-	tab := openTable(b, "", Options{})
+	tab := benchTable(b)
 	ctx := context.Background()
 	if err := tab.Update(ctx, func(tx *Tx) error {
 		for i := range 4 {
@@ -209,7 +221,7 @@ func floorTable(b *testing.B) *sql.DB {
 // handle (what a FUSE or session read asks), in a View, with a few locks
 // held by other handles on the file.
 func BenchmarkCheckIO(b *testing.B) {
-	tab := openTable(b, "", Options{})
+	tab := benchTable(b)
 	ctx := context.Background()
 	var reader Handle
 	if err := tab.Update(ctx, func(tx *Tx) error {

@@ -25,6 +25,16 @@ var (
 	ErrHandleLimit       = errors.New("too many handles")    // STATUS_TOO_MANY_OPENED_FILES; 400 HandleLimitExceeded
 )
 
+// ErrKeyNotLocked is the lock audit's failure, in test runs only: a
+// decision read a file's state for update without holding the file's key
+// lock (Tx.LockKeys). It is a bug in the decision, never a protocol
+// outcome; no front end maps it.
+var ErrKeyNotLocked = errors.New("key lock not held")
+
+// errHandleGone: a handle read before its file's key was locked had been
+// closed by the time the lock was granted (closeRow).
+var errHandleGone = errors.New("handle closed meanwhile")
+
 // LeaseCode names a lease outcome with its Azure error code.
 type LeaseCode string
 

@@ -3,16 +3,39 @@ package locks
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 )
 
+// skipKeyLockEnv names the decision whose key lock the Tables of this test
+// process leave out (Options.skipKeyLock): set only by TestLockAudit for
+// the child processes it runs the spec tests in.
+const skipKeyLockEnv = "BLOBSHARE_LOCKS_TEST_SKIP_KEY_LOCK"
+
+// requireAudit skips a test of the lock audit in a benchmark run (go test
+// -bench), where Tables do not audit (auditKeyLocks).
+func requireAudit(tb testing.TB, tab *Table) {
+	tb.Helper()
+	if !tab.audit {
+		if !auditKeyLocks() {
+			tb.Skip("a benchmark run: Tables do not audit key locks")
+		}
+		tb.Fatal("a Table opened in a test run does not audit its key locks")
+	}
+}
+
 // openTable opens a Table on a fresh database in t's temp dir, or on path
-// when given, and closes it at cleanup.
+// when given, and closes it at cleanup. Every read-for-update is audited
+// (test runs): a read that found its key unlocked fails the test, even
+// where the decision's error was swallowed.
 func openTable(tb testing.TB, path string, opts Options) *Table {
 	tb.Helper()
 	if path == "" {
 		path = filepath.Join(tb.TempDir(), "locks.db")
+	}
+	if opts.skipKeyLock == "" {
+		opts.skipKeyLock = os.Getenv(skipKeyLockEnv)
 	}
 	tab, err := Open(context.Background(), path, opts)
 	if err != nil {
@@ -21,6 +44,9 @@ func openTable(tb testing.TB, path string, opts Options) *Table {
 	tb.Cleanup(func() {
 		if err := tab.Close(context.Background()); err != nil {
 			tb.Errorf("Close: %v", err)
+		}
+		if n := tab.auditFailures.Load(); n > 0 {
+			tb.Errorf("lock audit: %d reads for update without their key lock (see the log)", n)
 		}
 	})
 	return tab

@@ -20,6 +20,18 @@ type fileState struct {
 	locks   []lockRec // loaded only by the rules that need them
 }
 
+// hasHandle reports whether handle id is among the file's handles: a
+// decision through a handle, whose row was read before the file's key was
+// locked, re-checks with it that the handle is still open.
+func (st *fileState) hasHandle(id HandleID) bool {
+	for _, h := range st.handles {
+		if h.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
 // lockRec is a stored byte-range lock plus what the rules need about it.
 type lockRec struct {
 	ByteLock

@@ -45,6 +45,12 @@ type Table struct {
 	closeOnce sync.Once
 	closed    atomic.Bool
 
+	// audit: record the keys each write transaction locks and check every
+	// read-for-update against them (test runs only, keylock.go);
+	// auditFailures counts the reads that found their key unlocked.
+	audit         bool
+	auditFailures atomic.Int64
+
 	// ownFiles maps this owner's handle ids to their files: a hint that
 	// turns a lookup by id into a primary-key lookup (file, id). A stale
 	// entry is harmless (the row is simply missing); a missing entry falls
@@ -91,6 +97,7 @@ type Tx struct {
 	opened   []HandleID // remembered in Table.ownFiles; forgotten again on rollback
 	needReap bool       // a read transaction met a dead owner's handle
 	onCommit []func()
+	held     []FileID // keys locked in this transaction, sorted (recorded in test runs only)
 }
 
 const schema = `
@@ -242,6 +249,7 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 		readers:   newReaders(db, maxReaders),
 		ownFiles:  map[HandleID]FileID{},
 		locked:    map[HandleID]bool{},
+		audit:     auditKeyLocks(),
 	}
 	lock, err := lockOwnerFile(t.ownersDir, owner)
 	if err != nil {

@@ -127,6 +127,9 @@ func (tx *Tx) loadFile(file FileID) (pending bool, lease LeaseInfo, err error) {
 }
 
 func (tx *Tx) storeFile(file FileID, pending bool, lease LeaseInfo) error {
+	if err := tx.holds(file, "lease and delete-pending mark"); err != nil {
+		return err
+	}
 	var err error
 	if !pending && lease.State == LeaseAvailable {
 		_, err = tx.exec(`DELETE FROM lk_files WHERE file = ?`, int64(file))
@@ -190,6 +193,9 @@ func lockStyle(l ByteLock) int64 {
 }
 
 func (tx *Tx) insertLock(file FileID, l ByteLock) error {
+	if err := tx.holds(file, "byte-range locks"); err != nil {
+		return err
+	}
 	tx.t.noteLocks(l.Handle)
 	_, err := tx.exec(`INSERT INTO lk_locks(file, handle, lkey, off, len, kind, posix) VALUES(?, ?, ?, ?, ?, ?, ?)`,
 		int64(file), int64(l.Handle), int64(l.Key), int64(l.Range.Offset), int64(l.Range.Length), int64(l.Kind), lockStyle(l))
@@ -209,6 +215,9 @@ const stateQuery = `SELECT 0, lease_id, delete_pending, lease_state FROM lk_file
 // loadState loads what the rules decide from. Its handles carry ID, File,
 // Owner, Access and Share only.
 func (tx *Tx) loadState(file FileID, withLocks bool) (*fileState, error) {
+	if err := tx.holds(file, "state"); err != nil {
+		return nil, err
+	}
 	st := &fileState{file: file}
 	rows, err := tx.query(stateQuery, int64(file))
 	if err != nil {
@@ -342,8 +351,15 @@ func (tx *Tx) reapOwner(o OwnerID) error {
 	if err != nil {
 		return fmt.Errorf("locks: handles of owner %s: %w", o, err)
 	}
+	files := make([]FileID, len(hs))
+	for i, h := range hs {
+		files[i] = h.File
+	}
+	tx.lockKeys("reapOwner", files...)
 	for _, h := range hs {
-		if _, err := tx.closeRow(h); err != nil {
+		// A handle closed by another transaction while this one waited
+		// for its file's key is gone: nothing left to close.
+		if _, err := tx.closeRow(h); err != nil && !errors.Is(err, errHandleGone) {
 			return err
 		}
 	}
@@ -358,11 +374,25 @@ func (tx *Tx) reapOwner(o OwnerID) error {
 
 // closeRow closes handle h whoever owns it: its locks go, delete-on-close
 // marks the file, and the last handle of a delete-pending file removes it.
+//
+// h was read before its file's key was locked; the handle's row is checked
+// again by the DELETE itself: a handle another transaction closed
+// meanwhile fails with errHandleGone, having changed nothing (its
+// delete-on-close ran with that close).
 func (tx *Tx) closeRow(h Handle) (CloseResult, error) {
-	if _, err := tx.exec(`DELETE FROM lk_locks WHERE file = ? AND handle = ?`, int64(h.File), int64(h.ID)); err != nil {
+	if err := tx.holds(h.File, "handle"); err != nil {
+		return CloseResult{}, err
+	}
+	res, err := tx.exec(`DELETE FROM lk_handles WHERE file = ? AND id = ?`, int64(h.File), int64(h.ID))
+	if err != nil {
 		return CloseResult{}, fmt.Errorf("locks: close handle %d: %w", h.ID, err)
 	}
-	if _, err := tx.exec(`DELETE FROM lk_handles WHERE file = ? AND id = ?`, int64(h.File), int64(h.ID)); err != nil {
+	if n, err := res.RowsAffected(); err != nil {
+		return CloseResult{}, fmt.Errorf("locks: close handle %d: %w", h.ID, err)
+	} else if n == 0 {
+		return CloseResult{}, fmt.Errorf("locks: close handle %d: %w", h.ID, errHandleGone)
+	}
+	if _, err := tx.exec(`DELETE FROM lk_locks WHERE file = ? AND handle = ?`, int64(h.File), int64(h.ID)); err != nil {
 		return CloseResult{}, fmt.Errorf("locks: close handle %d: %w", h.ID, err)
 	}
 	if h.Owner == tx.t.owner {
@@ -381,6 +411,9 @@ func (tx *Tx) closeRow(h Handle) (CloseResult, error) {
 // reports ok=false when it did nothing (handle gone, not ours, or the file
 // pending), and the caller takes the full path.
 func (tx *Tx) closeOwn(id HandleID, file FileID) (CloseResult, bool, error) {
+	if err := tx.holds(file, "handle"); err != nil {
+		return CloseResult{}, false, err
+	}
 	res, err := tx.exec(`DELETE FROM lk_handles WHERE file = ?1 AND id = ?2 AND owner = ?3 AND delete_on_close = 0
 		AND NOT EXISTS (SELECT 1 FROM lk_files WHERE file = ?1 AND delete_pending)`,
 		int64(file), int64(id), string(tx.t.owner))
@@ -457,10 +490,14 @@ func (tx *Tx) Forget(file FileID) error {
 	if err := tx.mustWrite("Forget"); err != nil {
 		return err
 	}
+	tx.lockKeys("Forget", file)
 	return tx.forget(file)
 }
 
 func (tx *Tx) forget(file FileID) error {
+	if err := tx.holds(file, "handles, locks and lease"); err != nil {
+		return err
+	}
 	for _, q := range []string{
 		`DELETE FROM lk_locks WHERE file = ?`,
 		`DELETE FROM lk_handles WHERE file = ?`,
@@ -616,8 +653,9 @@ func (tx *Tx) OpenHandle(req OpenRequest) (Handle, error) {
 	st := &fileState{file: req.File}
 	var err error
 	if req.Created {
-		err = decideOpen(st, req)
+		err = decideOpen(st, req) // a new id: nobody else can know it to lock or hold it
 	} else {
+		tx.lockKeys("OpenHandle", req.File)
 		st, err = tx.decide(req.File, false, func(st *fileState) error { return decideOpen(st, req) })
 	}
 	if err != nil {
@@ -676,6 +714,7 @@ func (tx *Tx) CloseHandle(id HandleID) (CloseResult, error) {
 		return CloseResult{}, err
 	}
 	if f, ok := tx.t.handleFile(id); ok {
+		tx.lockKeys("CloseHandle", f)
 		res, found, err := tx.closeOwn(id, f)
 		if err != nil || found {
 			return res, err
@@ -685,7 +724,12 @@ func (tx *Tx) CloseHandle(id HandleID) (CloseResult, error) {
 	if err != nil {
 		return CloseResult{}, err
 	}
-	return tx.closeRow(h)
+	tx.lockKeys("CloseHandle", h.File)
+	res, err := tx.closeRow(h)
+	if errors.Is(err, errHandleGone) {
+		return CloseResult{}, fmt.Errorf("locks: close: handle %d: %w", id, ErrHandleClosed)
+	}
+	return res, err
 }
 
 // CloseQuiet closes a handle of this owner only if nothing can follow from
@@ -701,6 +745,7 @@ func (tx *Tx) CloseQuiet(id HandleID) (bool, error) {
 	if !ok {
 		return false, nil
 	}
+	tx.lockKeys("CloseQuiet", f)
 	_, found, err := tx.closeOwn(id, f)
 	return found, err
 }
@@ -721,7 +766,10 @@ func (tx *Tx) ForceClose(id HandleID) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if _, err := tx.closeRow(h); err != nil {
+	tx.lockKeys("ForceClose", h.File)
+	if _, err := tx.closeRow(h); errors.Is(err, errHandleGone) {
+		return false, nil
+	} else if err != nil {
 		return false, err
 	}
 	return true, nil
@@ -744,14 +792,18 @@ func (tx *Tx) Dispose(id HandleID, deletePending bool, facts Facts) error {
 	if err := decideDispose(h, deletePending, facts); err != nil {
 		return err
 	}
-	pending, lease, err := tx.loadFile(h.File)
+	tx.lockKeys("Dispose", h.File)
+	st, err := tx.loadState(h.File, false)
 	if err != nil {
 		return err
 	}
-	if pending == deletePending {
+	if !st.hasHandle(id) { // closed while this transaction waited for the key
+		return fmt.Errorf("locks: dispose: handle %d: %w", id, ErrHandleClosed)
+	}
+	if st.pending == deletePending {
 		return nil
 	}
-	return tx.storeFile(h.File, deletePending, lease)
+	return tx.storeFile(h.File, deletePending, st.lease)
 }
 
 // DeletePending reports whether file is marked delete-pending.
@@ -773,6 +825,7 @@ func (tx *Tx) UnlinkOpen(file FileID, facts Facts) (removed bool, err error) {
 		return false, err
 	}
 	open := OpenRequest{File: file, Access: AccessDelete, Share: ShareAll}
+	tx.lockKeys("UnlinkOpen", file)
 	st, err := tx.decide(file, false, func(st *fileState) error { return decideOpen(st, open) })
 	if err != nil {
 		return false, err
@@ -813,8 +866,12 @@ func (tx *Tx) Flock(id HandleID, kind LockKind) error {
 	if err != nil {
 		return err
 	}
+	tx.lockKeys("Flock", h.File)
 	if kind != 0 {
 		if _, err := tx.decide(h.File, true, func(st *fileState) error {
+			if !st.hasHandle(id) {
+				return fmt.Errorf("locks: flock: handle %d: %w", id, ErrHandleClosed)
+			}
 			if hs := flockBlockers(st.locks, id, kind); len(hs) > 0 {
 				return &ConflictError{Err: ErrLockNotGranted, File: h.File, Op: "flock", Handles: hs}
 			}
@@ -822,6 +879,9 @@ func (tx *Tx) Flock(id HandleID, kind LockKind) error {
 		}); err != nil {
 			return err
 		}
+	}
+	if err := tx.holds(h.File, "flock"); err != nil {
+		return err
 	}
 	if _, err := tx.exec(`DELETE FROM lk_locks WHERE file = ? AND handle = ? AND posix = ?`, int64(h.File), int64(id), styleFlock); err != nil {
 		return fmt.Errorf("locks: flock handle %d: %w", id, err)
@@ -851,6 +911,7 @@ func (tx *Tx) CheckREST(req RESTRequest) error {
 // read of the file's state.
 func (tx *Tx) CheckRESTLease(req RESTRequest) (LeaseInfo, error) {
 	withLocks := req.Op == OpGetFile || req.Op == OpPutRange
+	tx.lockKeys("CheckREST", req.File) // in an Update only: a View reads its snapshot
 	st, err := tx.decide(req.File, withLocks, func(st *fileState) error { return decideREST(st, req) })
 	if err != nil {
 		return LeaseInfo{}, err
@@ -872,6 +933,7 @@ func (tx *Tx) Lease(req LeaseRequest) (string, error) {
 		next LeaseInfo
 		id   string
 	)
+	tx.lockKeys("Lease", req.File)
 	st, err := tx.decide(req.File, false, func(st *fileState) error {
 		var err error
 		next, id, err = decideLease(st, req, tx.t.opts.NewLeaseID)
@@ -913,8 +975,12 @@ func (tx *Tx) Lock(id HandleID, r Range, kind LockKind) error {
 	if err != nil {
 		return err
 	}
+	tx.lockKeys("Lock", h.File)
 	who := lockRequester{handle: id, owner: h.Owner}
 	if _, err := tx.decide(h.File, true, func(st *fileState) error {
+		if !st.hasHandle(id) {
+			return fmt.Errorf("locks: lock: handle %d: %w", id, ErrHandleClosed)
+		}
 		if l, ok := lockBlocker(st.locks, who, r, kind); ok {
 			return &ConflictError{Err: ErrLockNotGranted, File: h.File, Op: "lock", Handles: []HandleID{l.Handle}}
 		}
@@ -937,6 +1003,10 @@ func (tx *Tx) Unlock(id HandleID, r Range) error {
 	}
 	h, err := tx.ownHandle(id, "unlock")
 	if err != nil {
+		return err
+	}
+	tx.lockKeys("Unlock", h.File)
+	if err := tx.holds(h.File, "byte-range locks"); err != nil {
 		return err
 	}
 	res, err := tx.exec(`DELETE FROM lk_locks WHERE id = (SELECT id FROM lk_locks
@@ -1030,6 +1100,7 @@ func (tx *Tx) checkIO(id HandleID, who lockRequester, r Range, write bool) error
 	)
 	if file, hinted := tx.t.handleFile(id); hinted {
 		// Fast path for this Table's handles: one statement.
+		tx.lockKeys("CheckIO", file) // in an Update only
 		owner, locks, ok, err := tx.ioState(id, file)
 		if err != nil {
 			return err
@@ -1042,6 +1113,7 @@ func (tx *Tx) checkIO(id HandleID, who lockRequester, r Range, write bool) error
 		if h, err = tx.Handle(id); err != nil {
 			return fmt.Errorf("io: %w", err)
 		}
+		tx.lockKeys("CheckIO", h.File)
 		if r.Valid() && r.Length != 0 {
 			if ls, err = tx.loadLocks(h.File); err != nil {
 				return err
@@ -1094,8 +1166,12 @@ func (tx *Tx) SetPOSIXLock(id HandleID, key uint64, r Range, kind LockKind) erro
 	if err != nil {
 		return err
 	}
+	tx.lockKeys("SetPOSIXLock", h.File)
 	who := lockRequester{handle: id, owner: h.Owner, key: key, posix: true}
 	st, err := tx.decide(h.File, true, func(st *fileState) error {
+		if !st.hasHandle(id) {
+			return fmt.Errorf("locks: posix lock: handle %d: %w", id, ErrHandleClosed)
+		}
 		if kind == 0 {
 			return nil
 		}
@@ -1155,6 +1231,10 @@ func (tx *Tx) ReleasePOSIXLocks(id HandleID, key uint64) error {
 	}
 	h, err := tx.ownHandle(id, "release posix locks")
 	if err != nil {
+		return err
+	}
+	tx.lockKeys("ReleasePOSIXLocks", h.File)
+	if err := tx.holds(h.File, "byte-range locks"); err != nil {
 		return err
 	}
 	_, err = tx.exec(`DELETE FROM lk_locks WHERE file = ? AND posix = 1 AND lkey = ?
