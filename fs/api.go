@@ -760,6 +760,8 @@ type PutRangeFromRequest struct {
 	SourcePath   string
 	SourceOffset int64
 	LeaseID      string
+	// PreserveLastWrite keeps x-ms-file-last-write-time (header "preserve").
+	PreserveLastWrite bool
 	// Verify, when set, wraps the source range's stream as fs reads it
 	// (exactly Length bytes); a read error from it fails the call before
 	// anything is committed.

@@ -581,7 +581,7 @@ func (fsys *FileSystem) putRangeFrom(ctx context.Context, req PutRangeFromReques
 	if err := stageFrom(ctx, s, from, req.Offset, req.Length); err != nil {
 		return Attr{}, pathErr("put range from URL", req.Path, err)
 	}
-	return fsys.commitRange(ctx, "put range from URL", req.Path, dst, s, req.Offset, req.Length, req.LeaseID, false)
+	return fsys.commitRange(ctx, "put range from URL", req.Path, dst, s, req.Offset, req.Length, req.LeaseID, req.PreserveLastWrite)
 }
 
 // contentReader streams [off, off+n) of a file's content, inline or in

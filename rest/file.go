@@ -110,13 +110,8 @@ func (s *Server) putRange(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	req := fs.PutRangeRequest{Path: c.fsPath(), Offset: rg.start, Length: rg.length(), LeaseID: lease}
-	if t, ok, err := parseSMBTime(h, "x-ms-file-last-write-time", "now", "preserve"); err != nil {
+	if req.PreserveLastWrite, err = preserveLastWrite(h); err != nil {
 		return err
-	} else if ok {
-		if t.Keyword == "" {
-			return storagehttp.InvalidHeader("x-ms-file-last-write-time", h.Get("x-ms-file-last-write-time"))
-		}
-		req.PreserveLastWrite = t.Keyword == "preserve"
 	}
 	clear := strings.EqualFold(h.Get("x-ms-write"), "clear")
 	out := w.Header()
@@ -164,6 +159,19 @@ func (s *Server) putRange(w http.ResponseWriter, c *call) error {
 	}
 	w.WriteHeader(http.StatusCreated)
 	return nil
+}
+
+// preserveLastWrite reads x-ms-file-last-write-time of Put Range and Put
+// Range From URL: "now" (the default) or "preserve"; a time is 400.
+func preserveLastWrite(h http.Header) (bool, error) {
+	t, ok, err := parseSMBTime(h, "x-ms-file-last-write-time", "now", "preserve")
+	if err != nil || !ok {
+		return false, err
+	}
+	if t.Keyword == "" {
+		return false, storagehttp.InvalidHeader("x-ms-file-last-write-time", h.Get("x-ms-file-last-write-time"))
+	}
+	return t.Keyword == "preserve", nil
 }
 
 // sourcePath resolves an x-ms-copy-source / x-ms-file-rename-source URL
@@ -248,12 +256,16 @@ func (s *Server) putRangeFromURL(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
+	preserve, err := preserveLastWrite(h)
+	if err != nil {
+		return err
+	}
 	// The source range is hashed as fs copies it: a wrong
 	// x-ms-source-content-crc64 fails the copy before anything commits.
 	var check *bodyReader
 	a, err := s.fs.PutRangeFrom(c.r.Context(), fs.PutRangeFromRequest{
 		Path: c.fsPath(), Offset: dst.start, Length: dst.length(),
-		SourcePath: fsPathOf(src), SourceOffset: srg.start, LeaseID: lease,
+		SourcePath: fsPathOf(src), SourceOffset: srg.start, LeaseID: lease, PreserveLastWrite: preserve,
 		Verify: func(r io.Reader) io.Reader {
 			check = &bodyReader{r: r, left: dst.length(), h: md5.New(), crc: storagehttp.NewCRC64(), wantCRC: wantCRC}
 			return check
@@ -538,6 +550,12 @@ func (s *Server) copyFile(w http.ResponseWriter, c *call) error {
 	props, err := parseSMBProps(h, storagehttp.InfoFrom(c.r.Context()).Start, true)
 	if err != nil {
 		return err
+	}
+	if h.Get("x-ms-file-attributes") == "" {
+		// Without the header the copy is a new file's attributes, not the
+		// source's (see "Copy File" in doc.go).
+		a := fs.AttrArchive
+		props.Attributes = &a
 	}
 	ignoreRO, err := parseBoolHeader(h, "x-ms-file-copy-ignore-readonly")
 	if err != nil {

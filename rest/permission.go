@@ -160,14 +160,19 @@ func (s *Server) permissionKey(c *call) (*string, error) {
 
 // propertySemantics applies x-ms-file-property-semantics of Create File and
 // Create Directory to the attributes asked: "New" adds Archive; "Restore"
-// keeps them as given, when a permission is given too (else it is New,
-// as documented); absent changes nothing. Other values: 400.
+// keeps them as given — none given is None, not a new file's Archive —
+// when a permission is given too (else it is New, as documented); absent
+// changes nothing. Other values: 400.
 func propertySemantics(h http.Header, props *fs.SMBProperties) error {
 	v := h.Get("x-ms-file-property-semantics")
 	switch {
 	case v == "":
 		return nil
 	case strings.EqualFold(v, "restore") && (h.Get("x-ms-file-permission") != "" || h.Get("x-ms-file-permission-key") != ""):
+		if props.Attributes == nil {
+			var none fs.Attributes
+			props.Attributes = &none
+		}
 		return nil
 	case strings.EqualFold(v, "new"), strings.EqualFold(v, "restore"):
 		if props.Attributes != nil {

@@ -1,0 +1,157 @@
+package rest_test
+
+// Regression tests for the FileREST defects the azfile SDK's own live
+// tests found (issue 26): each asserts what Azure answers, through the
+// SDK where it can send the request, raw HTTP otherwise.
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/directory"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/sas"
+)
+
+// Copy File without x-ms-file-attributes gives the destination a new
+// file's attributes (Archive), not the source's (the SDK's
+// TestFileStartCopySourceCreationTime: a ReadOnly|Hidden source copied
+// with only the creation time from the source has other attributes).
+func TestCopyFileDefaultAttributesAreArchive(t *testing.T) {
+	e := newEnv(t)
+	e.mustShare("share")
+	src := e.file("share", "src.txt")
+	if _, err := src.Create(ctxBG, 0, &file.CreateOptions{SMBProperties: &file.SMBProperties{
+		Attributes: &file.NTFSFileAttributes{ReadOnly: true, Hidden: true},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		opts *file.StartCopyFromURLOptions
+		want string
+	}{
+		{"no SMB options", nil, "Archive"},
+		{"creation time from the source", &file.StartCopyFromURLOptions{CopyFileSMBInfo: &file.CopyFileSMBInfo{
+			CreationTime: file.SourceCopyFileCreationTime{}}}, "Archive"},
+		{"attributes from the source", &file.StartCopyFromURLOptions{CopyFileSMBInfo: &file.CopyFileSMBInfo{
+			Attributes: file.SourceCopyFileAttributes{}}}, "ReadOnly|Hidden"},
+		{"attributes given", &file.StartCopyFromURLOptions{CopyFileSMBInfo: &file.CopyFileSMBInfo{
+			Attributes: file.DestinationCopyFileAttributes{System: true}}}, "System"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dst := e.file("share", "dst "+c.name)
+			if _, err := dst.StartCopyFromURL(ctxBG, src.URL(), c.opts); err != nil {
+				t.Fatal(err)
+			}
+			p, err := dst.GetProperties(ctxBG, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := file.ParseNTFSFileAttributes(p.FileAttributes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := file.ParseNTFSFileAttributes(to.Ptr(c.want))
+			if *got != *want {
+				t.Fatalf("attributes %q, want %q", *p.FileAttributes, c.want)
+			}
+		})
+	}
+}
+
+// Put Range From URL keeps the last write time with
+// x-ms-file-last-write-time: preserve (the SDK's
+// TestFileUploadRangeFromURLPreserve), and sets it to now without.
+func TestPutRangeFromURLPreservesLastWriteTime(t *testing.T) {
+	e := newEnv(t)
+	e.mustShare("share")
+	src := e.mustFile("share", "src", bytes.Repeat([]byte("s"), 1024))
+	srcSAS, err := src.GetSASURL(sas.FilePermissions{Read: true}, time.Now().Add(time.Hour), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := time.Date(2023, 3, 31, 21, 0, 0, 0, time.UTC)
+	dst := e.file("share", "dst")
+	if _, err := dst.Create(ctxBG, 1024, &file.CreateOptions{SMBProperties: &file.SMBProperties{LastWriteTime: &written}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := dst.UploadRangeFromURL(ctxBG, srcSAS, 0, 0, 512, &file.UploadRangeFromURLOptions{
+		LastWrittenMode: to.Ptr(file.LastWrittenModePreserve)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.FileLastWriteTime == nil || !r.FileLastWriteTime.Equal(written) {
+		t.Fatalf("preserve: last write time %v, want %v", r.FileLastWriteTime, written)
+	}
+	p, err := dst.GetProperties(ctxBG, nil)
+	if err != nil || !p.FileLastWriteTime.Equal(written) {
+		t.Fatalf("preserve: stored last write time %v (%v), want %v", p.FileLastWriteTime, err, written)
+	}
+	r, err = dst.UploadRangeFromURL(ctxBG, srcSAS, 512, 512, 512, &file.UploadRangeFromURLOptions{
+		LastWrittenMode: to.Ptr(file.LastWrittenModeNow)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.FileLastWriteTime == nil || !r.FileLastWriteTime.After(written) {
+		t.Fatalf("now: last write time %v, want later than %v", r.FileLastWriteTime, written)
+	}
+	dl, err := dst.DownloadStream(ctxBG, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(dl.Body)
+	dl.Body.Close()
+	if !bytes.Equal(body, bytes.Repeat([]byte("s"), 1024)) {
+		t.Fatalf("content after the two copies: %q…", body[:16])
+	}
+}
+
+// x-ms-file-property-semantics: Restore (with a permission, as it needs)
+// leaves the attribute flags as given: none given is None, where New and
+// no semantics give a new file Archive (the SDK's
+// TestFileCreateFilePropertySemantics and TestDirCreateDirPropertySemantics).
+func TestPropertySemanticsRestoreWithoutAttributes(t *testing.T) {
+	e := newEnv(t)
+	e.mustShare("share")
+	perm := &file.Permissions{Permission: to.Ptr(sampleSDDL)}
+	for i, c := range []struct {
+		ps       *file.PropertySemantics
+		wantFile string
+		wantDir  string
+	}{
+		{nil, "Archive", "Directory"},
+		{to.Ptr(file.FilePropertySemanticsNew), "Archive", "Directory"},
+		{to.Ptr(file.FilePropertySemanticsRestore), "None", "Directory"},
+	} {
+		name := "default"
+		if c.ps != nil {
+			name = string(*c.ps)
+		}
+		t.Run(name, func(t *testing.T) {
+			opts := &file.CreateOptions{FilePropertySemantics: c.ps}
+			dopts := &directory.CreateOptions{FilePropertySemantics: c.ps}
+			if c.ps != nil && *c.ps == file.FilePropertySemanticsRestore {
+				opts.Permissions, dopts.FilePermissions = perm, perm
+			}
+			fr, err := e.file("share", "f"+string(rune('0'+i))).Create(ctxBG, 1024, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.TrimSpace(*fr.FileAttributes); got != c.wantFile {
+				t.Fatalf("file attributes %q, want %q", got, c.wantFile)
+			}
+			dr, err := e.dir("share", "d"+string(rune('0'+i))).Create(ctxBG, dopts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.TrimSpace(*dr.FileAttributes); got != c.wantDir {
+				t.Fatalf("directory attributes %q, want %q", got, c.wantDir)
+			}
+		})
+	}
+}
