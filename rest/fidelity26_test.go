@@ -155,3 +155,31 @@ func TestPropertySemanticsRestoreWithoutAttributes(t *testing.T) {
 		})
 	}
 }
+
+// A Delete Share right after the first answers 202 again while the share
+// is being deleted (Azure's "at least 30 seconds"; the SDK's
+// TestShareDeleteShareWithoutLeaseId deletes twice); later, and for a
+// share never deleted, it is 404 ShareNotFound. The share is gone at once
+// for every other operation.
+func TestDeleteShareTwice(t *testing.T) {
+	clock := newFakeClock()
+	e := newEnv(t, withClock(clock))
+	s := e.mustShare("gone")
+	if _, err := s.Delete(ctxBG, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Delete(ctxBG, nil); err != nil {
+		t.Fatalf("second delete right after the first: %v", err)
+	}
+	_, err := s.GetProperties(ctxBG, nil)
+	wantCode(t, "properties of the deleted share", err, "ShareNotFound")
+	clock.Advance(29 * time.Second)
+	if _, err := s.Delete(ctxBG, nil); err != nil {
+		t.Fatalf("delete 29 s after: %v", err)
+	}
+	clock.Advance(time.Second)
+	_, err = s.Delete(ctxBG, nil)
+	wantCode(t, "delete 30 s after", err, "ShareNotFound")
+	_, err = e.share("never").Delete(ctxBG, nil)
+	wantCode(t, "delete of a share never created", err, "ShareNotFound")
+}
