@@ -6,15 +6,21 @@ package rest_test
 
 import (
 	"bytes"
+	"encoding/xml"
+	"errors"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/directory"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/sas"
+
+	"github.com/blobshare/blobshare/rest"
 )
 
 // Copy File without x-ms-file-attributes gives the destination a new
@@ -182,4 +188,78 @@ func TestDeleteShareTwice(t *testing.T) {
 	wantCode(t, "delete 30 s after", err, "ShareNotFound")
 	_, err = e.share("never").Delete(ctxBG, nil)
 	wantCode(t, "delete of a share never created", err, "ShareNotFound")
+}
+
+// Every AuthenticationFailed answer of FileREST carries the reason in
+// AuthenticationErrorDetail after Azure's common message ("Server failed to
+// authenticate the request. …"), whichever check refused it.
+func TestAuthenticationFailedCarriesDetail(t *testing.T) {
+	e := newEnv(t)
+	e.mustShare("share")
+	f := e.mustFile("share", "f.txt", []byte("x"))
+	opts := &file.ClientOptions{ClientOptions: e.clientOptions()}
+	cred, err := file.NewSharedKeyCredential(e.account, rest.DevKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrongKey, err := file.NewSharedKeyCredential(e.account, "d3Jvbmcga2V5IHdyb25nIGtleSB3cm9uZyBrZXkgd3Jvbmcga2V5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sasClient := func(v sas.SignatureValues, cred *file.SharedKeyCredential, edit func(string) string) *file.Client {
+		t.Helper()
+		v.Protocol, v.ShareName, v.FilePath = sas.ProtocolHTTPSandHTTP, "share", "f.txt"
+		q, err := v.SignWithSharedKey(cred)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := f.URL() + "?" + q.Encode()
+		if edit != nil {
+			u = edit(u)
+		}
+		c, err := file.NewClientWithNoCredential(u, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	wrongKeyClient, err := file.NewClientWithSharedKeyCredential(f.URL(), wrongKey, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := (&sas.FilePermissions{Read: true}).String()
+	hour := time.Now().Add(time.Hour)
+	for _, c := range []struct {
+		name   string
+		client *file.Client
+	}{
+		{"SharedKey with a wrong key", wrongKeyClient},
+		{"SAS signed with a wrong key", sasClient(sas.SignatureValues{Permissions: read, ExpiryTime: hour}, wrongKey, nil)},
+		{"SAS expired", sasClient(sas.SignatureValues{Permissions: read, ExpiryTime: time.Now().Add(-time.Hour)}, cred, nil)},
+		{"SAS not yet valid", sasClient(sas.SignatureValues{Permissions: read, StartTime: hour, ExpiryTime: hour.Add(time.Hour)}, cred, nil)},
+		{"SAS naming an unknown policy", sasClient(sas.SignatureValues{Identifier: "nosuchpolicy"}, cred, nil)},
+		{"SAS with a permission added", sasClient(sas.SignatureValues{Permissions: read, ExpiryTime: hour}, cred,
+			func(u string) string { return strings.Replace(u, "sp=r&", "sp=rw&", 1) })},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := c.client.DownloadStream(ctxBG, nil)
+			var re *azcore.ResponseError
+			if !errors.As(err, &re) {
+				t.Fatalf("download: %v, want a refusal", err)
+			}
+			body, _ := io.ReadAll(re.RawResponse.Body)
+			var x struct {
+				Code    string
+				Message string
+				Detail  string `xml:"AuthenticationErrorDetail"`
+			}
+			if err := xml.Unmarshal(body, &x); err != nil {
+				t.Fatalf("%d %s: %v", re.StatusCode, body, err)
+			}
+			if re.StatusCode != http.StatusForbidden || x.Code != "AuthenticationFailed" ||
+				!strings.HasPrefix(x.Message, "Server failed to authenticate the request.") || x.Detail == "" {
+				t.Fatalf("answer %d %s", re.StatusCode, body)
+			}
+		})
+	}
 }

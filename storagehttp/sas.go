@@ -110,8 +110,9 @@ func (a SAS) Authenticate(r *http.Request, now time.Time) (Verdict, Grant, error
 // checkSASWindow checks st ≤ now ≤ se (times as signed: ISO 8601), with
 // five minutes of tolerance for the start.
 func checkSASWindow(q url.Values, now time.Time) error {
-	expired := NewError(http.StatusForbidden, CodeAuthenticationFailed,
-		"Signed expiry time must be after signed start time and the current time must be within the window.")
+	// Azure answers the common AuthenticationFailed message and puts the
+	// reason in AuthenticationErrorDetail, as for a bad signature.
+	expired := AuthFailed("Signed expiry time must be after signed start time and the current time must be within the window.")
 	se, err := parseSASTime(q.Get("se"))
 	if err != nil || now.After(se) {
 		return expired
