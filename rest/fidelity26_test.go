@@ -263,3 +263,53 @@ func TestAuthenticationFailedCarriesDetail(t *testing.T) {
 		})
 	}
 }
+
+// Snapshot Share ignores sharesnapshot= on its URL, valid or not, and
+// snapshots the share as it is (the SDK's
+// TestShareCreateSnapshotNegativeSnapshotOfSnapshot: "this would not fail,
+// snapshot would be ignored").
+func TestSnapshotShareIgnoresSharesnapshot(t *testing.T) {
+	e := newEnv(t)
+	s := e.mustShare("share")
+	f := e.mustFile("share", "f.txt", []byte("old"))
+	first, err := s.CreateSnapshot(ctxBG, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.UploadBuffer(ctxBG, []byte("new"), nil); err != nil {
+		t.Fatal(err)
+	}
+	readAt := func(snap string) string {
+		t.Helper()
+		at, err := s.WithSnapshot(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dl, err := at.NewRootDirectoryClient().NewFileClient("f.txt").DownloadStream(ctxBG, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer dl.Body.Close()
+		body, _ := io.ReadAll(dl.Body)
+		return string(body)
+	}
+	if got := readAt(*first.Snapshot); got != "old" {
+		t.Fatalf("the first snapshot holds %q", got)
+	}
+	for _, snap := range []string{*first.Snapshot, time.Date(2023, 3, 31, 20, 0, 0, 0, time.UTC).String()} {
+		sc, err := s.WithSnapshot(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := sc.CreateSnapshot(ctxBG, nil)
+		if err != nil {
+			t.Fatalf("snapshot through sharesnapshot=%s: %v", snap, err)
+		}
+		if r.Snapshot == nil || *r.Snapshot == *first.Snapshot {
+			t.Fatalf("snapshot through sharesnapshot=%s answered %v, want a new snapshot", snap, deref(r.Snapshot))
+		}
+		if got := readAt(*r.Snapshot); got != "new" {
+			t.Fatalf("the new snapshot holds %q, want the share's current %q", got, "new")
+		}
+	}
+}
