@@ -822,9 +822,13 @@ func (fsys *FileSystem) ListRanges(ctx context.Context, path string, r locks.Ran
 
 // CopyFileRequest is Copy File within the account (synchronous).
 type CopyFileRequest struct {
-	Source   string
-	Dest     string
-	Metadata map[string]string // nil: copy the source's
+	Source string
+	// SourceSnapshot, when set, copies Source as it is in that share
+	// snapshot (restoring from a snapshot; the file may be its own
+	// destination).
+	SourceSnapshot string
+	Dest           string
+	Metadata       map[string]string // nil: copy the source's
 	// Props sets the destination's SMB properties; a nil attribute set
 	// means the source's attributes, nil times mean now, unless FromSource
 	// names them.

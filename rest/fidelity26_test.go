@@ -8,8 +8,10 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -311,5 +313,66 @@ func TestSnapshotShareIgnoresSharesnapshot(t *testing.T) {
 		if got := readAt(*r.Snapshot); got != "new" {
 			t.Fatalf("the new snapshot holds %q, want the share's current %q", got, "new")
 		}
+	}
+}
+
+// Copy File from a file in a share snapshot (x-ms-copy-source with
+// ?sharesnapshot=) copies the file as it was in the snapshot: onto itself
+// (restore), onto a new name, and after the live file was deleted; for
+// inline (small) and blob-backed files. A snapshot the share does not have
+// is 404 ShareSnapshotNotFound.
+func TestCopyFileFromShareSnapshot(t *testing.T) {
+	for _, size := range []int{11, 300 << 10} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			e := newEnv(t)
+			s := e.mustShare("share")
+			old := bytes.Repeat([]byte("o"), size)
+			f := e.mustFile("share", "f.txt", old)
+			snap, err := s.CreateSnapshot(ctxBG, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			newer := bytes.Repeat([]byte("n"), size+5)
+			if _, err := f.Resize(ctxBG, int64(len(newer)), nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.UploadBuffer(ctxBG, newer, nil); err != nil {
+				t.Fatal(err)
+			}
+			from := f.URL() + "?sharesnapshot=" + url.QueryEscape(*snap.Snapshot)
+			check := func(what string, c *file.Client) {
+				t.Helper()
+				dl, err := c.DownloadStream(ctxBG, nil)
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				got, _ := io.ReadAll(dl.Body)
+				dl.Body.Close()
+				if !bytes.Equal(got, old) {
+					t.Fatalf("%s: %d bytes %q…, want the snapshot's %d bytes", what, len(got), got[:min(len(got), 8)], len(old))
+				}
+			}
+			if _, err := f.StartCopyFromURL(ctxBG, from, nil); err != nil {
+				t.Fatalf("restore onto itself: %v", err)
+			}
+			check("restored onto itself", f)
+			other := e.file("share", "other.txt")
+			if _, err := other.StartCopyFromURL(ctxBG, from, nil); err != nil {
+				t.Fatalf("copy to a new name: %v", err)
+			}
+			check("copied to a new name", other)
+			if _, err := f.Delete(ctxBG, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.StartCopyFromURL(ctxBG, from, nil); err != nil {
+				t.Fatalf("restore after delete: %v", err)
+			}
+			check("restored after delete", f)
+
+			_, err = other.StartCopyFromURL(ctxBG, f.URL()+"?sharesnapshot=2001-01-01T00%3A00%3A00.0000000Z", nil)
+			wantCode(t, "copy from a snapshot the share lacks", err, "ShareSnapshotNotFound")
+			_, err = other.StartCopyFromURL(ctxBG, f.URL()+"?sharesnapshot=yesterday", nil)
+			wantCode(t, "copy from a malformed snapshot", err, "InvalidHeaderValue")
+		})
 	}
 }

@@ -199,6 +199,24 @@ func (s *Server) sourcePath(header, v string, allowTrailingDot bool) (resourcePa
 	return p, nil
 }
 
+// copySourceSnapshot is the share snapshot a Copy File source URL names
+// (?sharesnapshot=, restoring a file from a snapshot), "" for none; a
+// malformed one is 400 InvalidHeaderValue.
+func copySourceSnapshot(v string) (string, error) {
+	u, err := url.Parse(v)
+	if err != nil {
+		return "", storagehttp.InvalidHeader("x-ms-copy-source", v)
+	}
+	snap := u.Query().Get("sharesnapshot")
+	if snap == "" {
+		return "", nil
+	}
+	if _, err := fs.ParseSnapshot(snap); err != nil {
+		return "", storagehttp.InvalidHeader("x-ms-copy-source", v)
+	}
+	return snap, nil
+}
+
 // authorizeCopySource checks the source of Put Range From URL: it must
 // carry its own SAS (storagehttp.SAS.AuthorizeCopySource). With
 // authentication off nothing is checked.
@@ -579,7 +597,11 @@ func (s *Server) copyFile(w http.ResponseWriter, c *call) error {
 	if pk != nil && *pk != fs.DefaultPermissionKey {
 		permKey = *pk
 	}
-	req := fs.CopyFileRequest{Source: fsPathOf(src), Dest: c.fsPath(), Props: props, FromSource: from,
+	snap, err := copySourceSnapshot(h.Get("x-ms-copy-source"))
+	if err != nil {
+		return err
+	}
+	req := fs.CopyFileRequest{Source: fsPathOf(src), SourceSnapshot: snap, Dest: c.fsPath(), Props: props, FromSource: from,
 		PermissionKey: permKey, LeaseID: lease, IgnoreReadOnly: ignoreRO, SetArchive: setArchive,
 		CopyID: uuid.NewString(), CopySource: h.Get("x-ms-copy-source")}
 	if len(md) > 0 {
