@@ -376,3 +376,100 @@ func TestCopyFileFromShareSnapshot(t *testing.T) {
 		})
 	}
 }
+
+// Set File Properties and Set Directory Properties with an SDDL answer a
+// new permission key, even for the descriptor the entry was created with
+// (the SDK's TestDirSetPropertiesFilePermissionFormat: NotEqual to the key
+// Create answered for the same SDDL); Get Properties then reports that key,
+// and Get Permission gives the descriptor back under it.
+func TestSetPropertiesWithSDDLAnswersNewKey(t *testing.T) {
+	e := newEnv(t)
+	s := e.mustShare("share")
+	perm := &file.Permissions{Permission: to.Ptr(sampleSDDL)}
+	for _, c := range []struct {
+		name string
+		// create and set return the permission keys Create and Set
+		// Properties answered; get the one Get Properties reports.
+		create, set func() (*string, error)
+		get         func() (*string, error)
+	}{
+		{"file created with the SDDL",
+			func() (*string, error) {
+				r, err := e.file("share", "f1").Create(ctxBG, 0, &file.CreateOptions{Permissions: perm})
+				return r.FilePermissionKey, err
+			},
+			func() (*string, error) {
+				r, err := e.file("share", "f1").SetHTTPHeaders(ctxBG, &file.SetHTTPHeadersOptions{Permissions: perm})
+				return r.FilePermissionKey, err
+			},
+			func() (*string, error) {
+				r, err := e.file("share", "f1").GetProperties(ctxBG, nil)
+				return r.FilePermissionKey, err
+			}},
+		{"file created without",
+			func() (*string, error) {
+				r, err := e.file("share", "f2").Create(ctxBG, 0, nil)
+				return r.FilePermissionKey, err
+			},
+			func() (*string, error) {
+				r, err := e.file("share", "f2").SetHTTPHeaders(ctxBG, &file.SetHTTPHeadersOptions{Permissions: perm})
+				return r.FilePermissionKey, err
+			},
+			func() (*string, error) {
+				r, err := e.file("share", "f2").GetProperties(ctxBG, nil)
+				return r.FilePermissionKey, err
+			}},
+		{"directory created with the SDDL",
+			func() (*string, error) {
+				r, err := e.dir("share", "d1").Create(ctxBG, &directory.CreateOptions{FilePermissions: perm})
+				return r.FilePermissionKey, err
+			},
+			func() (*string, error) {
+				r, err := e.dir("share", "d1").SetProperties(ctxBG, &directory.SetPropertiesOptions{FilePermissions: perm})
+				return r.FilePermissionKey, err
+			},
+			func() (*string, error) {
+				r, err := e.dir("share", "d1").GetProperties(ctxBG, nil)
+				return r.FilePermissionKey, err
+			}},
+		{"directory created without",
+			func() (*string, error) {
+				r, err := e.dir("share", "d2").Create(ctxBG, nil)
+				return r.FilePermissionKey, err
+			},
+			func() (*string, error) {
+				r, err := e.dir("share", "d2").SetProperties(ctxBG, &directory.SetPropertiesOptions{FilePermissions: perm})
+				return r.FilePermissionKey, err
+			},
+			func() (*string, error) {
+				r, err := e.dir("share", "d2").GetProperties(ctxBG, nil)
+				return r.FilePermissionKey, err
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ck, err := c.create()
+			if err != nil || ck == nil {
+				t.Fatalf("create: %v %v", deref(ck), err)
+			}
+			sk, err := c.set()
+			if err != nil || sk == nil || *sk == *ck {
+				t.Fatalf("Set Properties answered key %v (%v), Create %q: want a new key", deref(sk), err, *ck)
+			}
+			gk, err := c.get()
+			if err != nil || gk == nil || *gk != *sk {
+				t.Fatalf("Get Properties key %v (%v), want %q", deref(gk), err, *sk)
+			}
+			p, err := s.GetPermission(ctxBG, *sk, nil)
+			if err != nil || p.Permission == nil {
+				t.Fatalf("Get Permission of %s: %v", *sk, err)
+			}
+			want, err := s.CreatePermission(ctxBG, sampleSDDL, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w, err := s.GetPermission(ctxBG, *want.FilePermissionKey, nil); err != nil || *w.Permission != *p.Permission {
+				t.Fatalf("descriptor under the new key %q, want %v (%v)", *p.Permission, w.Permission, err)
+			}
+		})
+	}
+}
