@@ -473,3 +473,67 @@ func TestSetPropertiesWithSDDLAnswersNewKey(t *testing.T) {
 		})
 	}
 }
+
+// A range diff (List Ranges with prevsharesnapshot) reports the ranges
+// written since the previous snapshot, not the bytes that changed: the
+// same bytes written again are listed (the SDK's
+// TestFileGetRangeListSupportRename uploads the same 512 bytes again and
+// expects [0, 511]), and a write is listed whole where only part of it
+// changed; for inline (small) and blob-backed files, against a later
+// snapshot and against the live file.
+func TestRangeDiffReportsWrittenRanges(t *testing.T) {
+	for _, size := range []int64{4096, 6 << 20} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			e := newEnv(t)
+			s := e.mustShare("share")
+			data := bytes.Repeat([]byte("0123456789abcdef"), int(size/16))
+			f := e.mustFile("share", "f", data)
+			s1, err := s.CreateSnapshot(ctxBG, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The same bytes again at 0..511; at 2048..3071 new bytes only
+			// in the first 10 of 1024.
+			if _, err := f.UploadRange(ctxBG, 0, nopCloser(bytes.NewReader(data[:512])), nil); err != nil {
+				t.Fatal(err)
+			}
+			part := append([]byte("CHANGED!!!"), data[2048+10:3072]...)
+			if _, err := f.UploadRange(ctxBG, 2048, nopCloser(bytes.NewReader(part)), nil); err != nil {
+				t.Fatal(err)
+			}
+			s2, err := s.CreateSnapshot(ctxBG, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "[0-511 2048-3071]"
+			list := func(r file.GetRangeListResponse) string {
+				var out []string
+				for _, x := range r.Ranges {
+					out = append(out, fmt.Sprintf("%d-%d", *x.Start, *x.End))
+				}
+				return fmt.Sprint(out)
+			}
+			r, err := f.GetRangeList(ctxBG, &file.GetRangeListOptions{PrevShareSnapshot: s1.Snapshot})
+			if err != nil || list(r) != want || len(r.ClearRanges) != 0 {
+				t.Fatalf("live since s1: %s cleared %d (%v), want %s", list(r), len(r.ClearRanges), err, want)
+			}
+			r, err = f.GetRangeList(ctxBG, &file.GetRangeListOptions{PrevShareSnapshot: s1.Snapshot, ShareSnapshot: s2.Snapshot})
+			if err != nil || list(r) != want {
+				t.Fatalf("s2 since s1: %s (%v), want %s", list(r), err, want)
+			}
+			// Nothing written since s2.
+			r, err = f.GetRangeList(ctxBG, &file.GetRangeListOptions{PrevShareSnapshot: s2.Snapshot})
+			if err != nil || len(r.Ranges) != 0 || len(r.ClearRanges) != 0 {
+				t.Fatalf("live since s2: %s cleared %d (%v), want nothing", list(r), len(r.ClearRanges), err)
+			}
+			// Metadata and properties are no writes.
+			if _, err := f.SetMetadata(ctxBG, &file.SetMetadataOptions{Metadata: map[string]*string{"k": to.Ptr("v")}}); err != nil {
+				t.Fatal(err)
+			}
+			r, err = f.GetRangeList(ctxBG, &file.GetRangeListOptions{PrevShareSnapshot: s2.Snapshot})
+			if err != nil || len(r.Ranges) != 0 {
+				t.Fatalf("after Set Metadata, since s2: %s (%v), want nothing", list(r), err)
+			}
+		})
+	}
+}
