@@ -128,23 +128,27 @@ func TestPropertySemanticsRestoreWithoutAttributes(t *testing.T) {
 	e.mustShare("share")
 	perm := &file.Permissions{Permission: to.Ptr(sampleSDDL)}
 	for i, c := range []struct {
+		name     string
 		ps       *file.PropertySemantics
+		perm     *file.Permissions
+		hidden   bool // x-ms-file-attributes: Hidden
 		wantFile string
 		wantDir  string
 	}{
-		{nil, "Archive", "Directory"},
-		{to.Ptr(file.FilePropertySemanticsNew), "Archive", "Directory"},
-		{to.Ptr(file.FilePropertySemanticsRestore), "None", "Directory"},
+		{"default", nil, nil, false, "Archive", "Directory"},
+		{"New", to.Ptr(file.FilePropertySemanticsNew), nil, false, "Archive", "Directory"},
+		{"Restore", to.Ptr(file.FilePropertySemanticsRestore), perm, false, "None", "Directory"},
+		// "If Restore is specified, the file permission must also be
+		// provided or PropertySemantics will default to New."
+		{"Restore without a permission", to.Ptr(file.FilePropertySemanticsRestore), nil, false, "Archive", "Directory"},
+		{"Restore with attributes", to.Ptr(file.FilePropertySemanticsRestore), perm, true, "Hidden", "Hidden | Directory"},
 	} {
-		name := "default"
-		if c.ps != nil {
-			name = string(*c.ps)
-		}
-		t.Run(name, func(t *testing.T) {
-			opts := &file.CreateOptions{FilePropertySemantics: c.ps}
-			dopts := &directory.CreateOptions{FilePropertySemantics: c.ps}
-			if c.ps != nil && *c.ps == file.FilePropertySemanticsRestore {
-				opts.Permissions, dopts.FilePermissions = perm, perm
+		t.Run(c.name, func(t *testing.T) {
+			opts := &file.CreateOptions{FilePropertySemantics: c.ps, Permissions: c.perm}
+			dopts := &directory.CreateOptions{FilePropertySemantics: c.ps, FilePermissions: c.perm}
+			if c.hidden {
+				opts.SMBProperties = &file.SMBProperties{Attributes: &file.NTFSFileAttributes{Hidden: true}}
+				dopts.FileSMBProperties = &file.SMBProperties{Attributes: &file.NTFSFileAttributes{Hidden: true}}
 			}
 			fr, err := e.file("share", "f"+string(rune('0'+i))).Create(ctxBG, 1024, opts)
 			if err != nil {
