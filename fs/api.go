@@ -765,6 +765,8 @@ type PutRangeFromRequest struct {
 	SourcePath   string
 	SourceOffset int64
 	LeaseID      string
+	// PreserveLastWrite keeps x-ms-file-last-write-time (header "preserve").
+	PreserveLastWrite bool
 	// Verify, when set, wraps the source range's stream as fs reads it
 	// (exactly Length bytes); a read error from it fails the call before
 	// anything is committed.
@@ -825,9 +827,13 @@ func (fsys *FileSystem) ListRanges(ctx context.Context, path string, r locks.Ran
 
 // CopyFileRequest is Copy File within the account (synchronous).
 type CopyFileRequest struct {
-	Source   string
-	Dest     string
-	Metadata map[string]string // nil: copy the source's
+	Source string
+	// SourceSnapshot, when set, copies Source as it is in that share
+	// snapshot (restoring from a snapshot; the file may be its own
+	// destination).
+	SourceSnapshot string
+	Dest           string
+	Metadata       map[string]string // nil: copy the source's
 	// Props sets the destination's SMB properties; a nil attribute set
 	// means the source's attributes, nil times mean now, unless FromSource
 	// names them.

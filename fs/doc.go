@@ -115,7 +115,10 @@
 //
 // List Ranges answers from a per-file set of written ranges kept in the
 // namespace row and updated in the commit transaction (ranges.go), not from
-// the block layout, so it is exact to the byte.
+// the block layout, so it is exact to the byte. The same column keeps a
+// bounded log of what each commit wrote (writelog.go), which a share
+// snapshot copies with the row: a range diff is the log's items since the
+// previous snapshot's last one.
 //
 // SQL statements are prepared once per lock-table connection (SQLite
 // parsing costs more than most of the statements themselves), and run

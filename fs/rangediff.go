@@ -46,18 +46,22 @@ type RangeDiff struct {
 type diffSide struct {
 	e      entry
 	data   rangeSet
-	key    string // blob key of its content when e.blob
+	log    storedRanges // data and write log (writelog.go)
+	key    string       // blob key of its content when e.blob
 	inline []byte
 }
 
-// RangeDiff reports the ranges of a file that changed between a previous
-// share snapshot and the target (a later snapshot, or the live file).
-// Changed content is found by comparing the two versions' block lists: a
-// block is unchanged when both name the same block at the same place (a
-// block id names one payload), so changes are reported at block
-// granularity (BlockSize), clipped to the data ranges — never a changed
-// byte missed, possibly unchanged bytes of a changed block reported.
-// Inline (small) files are compared by content per 512 bytes. Errors:
+// RangeDiff reports the ranges of a file written between a previous share
+// snapshot and the target (a later snapshot, or the live file), as Azure
+// does: from the file's write log (writelog.go), to the byte — ranges
+// rewritten with the same bytes included — plus the span between the two
+// sizes; Ranges hold data now, Cleared held data before and hold none now.
+// Where the log cannot answer (its history broken by a crash-adopted
+// commit) changed content is found by comparing the two versions' block
+// lists instead: a block is unchanged when both name the same block at the
+// same place (a block id names one payload), so at block granularity
+// (BlockSize), clipped to the data ranges; inline (small) files by content
+// per 512 bytes. Errors:
 // ErrSnapshotNotFound, ErrNotFound (the file is not in the target or in
 // the previous snapshot), ErrFileGeneration, ErrFileRenamed, lease and
 // lock errors.
@@ -89,9 +93,10 @@ func (fsys *FileSystem) RangeDiff(ctx context.Context, req RangeDiffRequest) (Ra
 				return err
 			}
 			cur = diffSide{e: r.e, key: blobKey(r.e.id)}
-			if cur.data, err = q.ranges(r.e.id); err != nil {
+			if cur.log, err = q.storedRanges(r.e.id); err != nil {
 				return err
 			}
+			cur.data = cur.log.data
 			if !r.e.blob {
 				c, err := q.content(r.e.id)
 				if err != nil {
@@ -131,7 +136,7 @@ func (fsys *FileSystem) RangeDiff(ctx context.Context, req RangeDiffRequest) (Ra
 	if err != nil {
 		return RangeDiff{}, pathErr("range diff", req.Path, err)
 	}
-	changed, err := fsys.changedRanges(ctx, cur, prev)
+	changed, err := fsys.diffChanges(ctx, cur, prev)
 	if err != nil {
 		return RangeDiff{}, pathErr("range diff", req.Path, err)
 	}
@@ -174,8 +179,29 @@ func (v snapView) side(e entry) (diffSide, error) {
 	if err != nil {
 		return s, err
 	}
-	s.data, err = decodeRanges(enc)
+	s.log, err = decodeStored(enc)
+	s.data = s.log.data
 	return s, err
+}
+
+// diffChanges is where a range diff looks: the ranges the write log says
+// were written since prev, or (without a usable log) where content
+// differs.
+func (fsys *FileSystem) diffChanges(ctx context.Context, cur, prev diffSide) (rangeSet, error) {
+	var w rangeSet
+	switch {
+	case cur.log.logID != "" && cur.log.logID == prev.log.logID:
+		w = cur.log.since(prev.log.n)
+	case cur.log.logID != "" && prev.log.logID == "" && len(prev.data) == 0:
+		// Nothing was written before prev: the whole log is since.
+		w = cur.log.since(0)
+	default:
+		return fsys.changedRanges(ctx, cur, prev)
+	}
+	if lo, hi := min(cur.e.size, prev.e.size), max(cur.e.size, prev.e.size); lo < hi {
+		w = w.add(lo, hi)
+	}
+	return w, nil
 }
 
 // changedRanges is where the content of two versions may differ, up to

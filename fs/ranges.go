@@ -59,7 +59,10 @@ func (rs rangeSet) clip(size int64) rangeSet {
 }
 
 // compact merges the closest neighbours until at most maxRanges remain.
-func (rs rangeSet) compact() rangeSet {
+func (rs rangeSet) compact() rangeSet { return rs.compactTo(maxRanges) }
+
+// compactTo merges the closest neighbours until at most limit remain.
+func (rs rangeSet) compactTo(maxRanges int) rangeSet {
 	for len(rs) > maxRanges {
 		gaps := make([]int64, len(rs)-1)
 		for i := range gaps {
@@ -93,7 +96,15 @@ func (rs rangeSet) encode() string {
 	return string(b)
 }
 
+// decodeRanges returns the data ranges of a stored ranges column (either
+// form: a bare set, or a set with its write log, writelog.go).
 func decodeRanges(s string) (rangeSet, error) {
+	st, err := decodeStored(s)
+	return st.data, err
+}
+
+// decodeSet decodes a bare set: a flat JSON array of interval bounds.
+func decodeSet(s string) (rangeSet, error) {
 	if s == "" || s == "[]" {
 		return nil, nil
 	}
@@ -157,11 +168,23 @@ func (q *q) updateRanges(id FileID, op commitOp, newSize int64) error {
 }
 
 // rangesAfter returns the encoded data ranges of a file after op, given
-// those before it (enc) and the file's new size.
+// those before it (enc) and the file's new size, with what op wrote
+// appended to the file's write log (writelog.go).
 func (op commitOp) rangesAfter(enc string, newSize int64) (string, error) {
-	rs, err := decodeRanges(enc)
+	st, err := decodeStored(enc)
 	if err != nil {
 		return "", err
 	}
-	return op.applyRanges(rs, newSize).encode(), nil
+	before := st.data
+	st.data = op.applyRanges(before, newSize)
+	touched := op.written(before, newSize)
+	if st.logID == "" && len(touched) > 0 {
+		// The log begins: what was written before it is unknown, so all
+		// the data there was counts as written in its first item.
+		for _, r := range before {
+			touched = touched.add(r.lo, r.hi)
+		}
+	}
+	st.record(touched)
+	return st.encode(), nil
 }

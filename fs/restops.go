@@ -581,7 +581,7 @@ func (fsys *FileSystem) putRangeFrom(ctx context.Context, req PutRangeFromReques
 	if err := stageFrom(ctx, s, from, req.Offset, req.Length); err != nil {
 		return Attr{}, pathErr("put range from URL", req.Path, err)
 	}
-	return fsys.commitRange(ctx, "put range from URL", req.Path, dst, s, req.Offset, req.Length, req.LeaseID, false)
+	return fsys.commitRange(ctx, "put range from URL", req.Path, dst, s, req.Offset, req.Length, req.LeaseID, req.PreserveLastWrite)
 }
 
 // contentReader streams [off, off+n) of a file's content, inline or in
@@ -803,25 +803,16 @@ func (fsys *FileSystem) copyFile(ctx context.Context, req CopyFileRequest) (Attr
 // copyFileOnce is one attempt of copyFile; byID reports that the error came
 // from the commit to the destination found (or created) by id.
 func (fsys *FileSystem) copyFileOnce(ctx context.Context, req CopyFileRequest) (Attr, bool, error) {
-	var src entry
-	var sc content
-	var srcRanges rangeSet
-	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
-		r, err := q.checkedFile(tx, req.Source, locks.OpCopySource, "", locks.Range{})
-		if err != nil {
-			return fmt.Errorf("source %s: %w", req.Source, err)
-		}
-		src = r.e
-		if sc, err = q.content(src.id); err != nil {
-			return err
-		}
-		srcRanges, err = q.ranges(src.id)
+	var cs copySource
+	err := fsys.view(ctx, func(tx *locks.Tx, q *q) (err error) {
+		cs, err = q.copySource(tx, req.Source, req.SourceSnapshot)
 		return err
 	})
 	if err != nil {
 		return Attr{}, false, pathErr("copy", req.Dest, err)
 	}
-	if strings.EqualFold(req.Source, req.Dest) {
+	src, sc, srcRanges := cs.e, cs.c, cs.ranges
+	if req.SourceSnapshot == "" && strings.EqualFold(req.Source, req.Dest) {
 		return Attr{}, false, pathErr("copy", req.Dest, fmt.Errorf("%w: source and destination are the same file", ErrInvalidArg))
 	}
 	// The destination: create it empty if it does not exist.
@@ -848,7 +839,7 @@ func (fsys *FileSystem) copyFileOnce(ctx context.Context, req CopyFileRequest) (
 	defer s.reset()
 	dataLen := int64(len(sc.inline))
 	if sc.blob {
-		info, err := fsys.store.Stat(ctx, blobKey(src.id))
+		info, err := fsys.store.Stat(ctx, cs.key)
 		switch {
 		case errors.Is(err, blobstore.ErrNotFound):
 			dataLen = 0
@@ -859,7 +850,7 @@ func (fsys *FileSystem) copyFileOnce(ctx context.Context, req CopyFileRequest) (
 		}
 	}
 	if n := min(dataLen, src.size); n > 0 {
-		rd := fsys.contentReader(ctx, src.id, sc, 0, n)
+		rd := cs.reader(ctx, fsys, n)
 		err := stageFrom(ctx, s, rd, 0, n)
 		rd.Close()
 		if err != nil {

@@ -263,11 +263,26 @@ const DefaultPermission = "O:BAG:BAD:(A;;FA;;;WD)"
 // from the text, so the same permission gets the same key. Errors:
 // ErrShareNotFound.
 func (fsys *FileSystem) CreatePermission(ctx context.Context, share, sddl string) (string, error) {
-	sum := sha256.Sum256([]byte(sddl))
-	key := fmt.Sprintf("%d*%d", binary.BigEndian.Uint64(sum[:8])>>1, binary.BigEndian.Uint64(sum[8:16])>>1)
 	if sddl == DefaultPermission {
 		return DefaultPermissionKey, nil
 	}
+	return fsys.createPermission(ctx, share, sddl, "")
+}
+
+// CreateUpdatePermission stores a permission given inline to Set File or
+// Set Directory Properties. Its key is derived from the text as well, but
+// is never the key CreatePermission gives the same text: Azure answers a
+// new key when Set Properties sets the descriptor a file or directory was
+// created with (Windows update semantics rather than create's; the azfile
+// SDK's live test TestDirSetPropertiesFilePermissionFormat).
+func (fsys *FileSystem) CreateUpdatePermission(ctx context.Context, share, sddl string) (string, error) {
+	return fsys.createPermission(ctx, share, sddl, "update\n")
+}
+
+// createPermission stores sddl under the key derived from salt + sddl.
+func (fsys *FileSystem) createPermission(ctx context.Context, share, sddl, salt string) (string, error) {
+	sum := sha256.Sum256([]byte(salt + sddl))
+	key := fmt.Sprintf("%d*%d", binary.BigEndian.Uint64(sum[:8])>>1, binary.BigEndian.Uint64(sum[8:16])>>1)
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 		sh, err := q.shareLocked("create permission", share)
 		if err != nil {

@@ -278,10 +278,13 @@ var snapshotReads = map[string]bool{
 }
 
 // checkSnapshotParam validates sharesnapshot= (a UTC time) and refuses it
-// on operations a read-only snapshot does not take.
+// on operations a read-only snapshot does not take. Snapshot Share ignores
+// it, valid or not, and snapshots the share: Azure does (the azfile SDK's
+// live test TestShareCreateSnapshotNegativeSnapshotOfSnapshot: "this would
+// not fail, snapshot would be ignored").
 func checkSnapshotParam(q url.Values, rt *route) error {
 	v, ok := q["sharesnapshot"]
-	if !ok || v[0] == "" {
+	if !ok || v[0] == "" || rt.name == "SnapshotShare" {
 		return nil
 	}
 	if _, err := fs.ParseSnapshot(v[0]); err != nil {

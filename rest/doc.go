@@ -161,15 +161,19 @@
 //     SAS is refused (403 AuthenticationFailed), as is an unknown policy.
 //   - Permissions: SDDL and the self-relative binary form (base64) parse
 //     with package secdesc; fs stores the canonical SDDL, whose hash is
-//     the key, so a permission has one key whichever form it came in.
+//     the key, so a permission has one key whichever form it came in (an
+//     inline one of Set Properties: a salted hash, see below).
 //     What secdesc refuses is 400 FileInvalidPermission.
 //   - Snapshots: sharesnapshot= is validated in dispatch and allowed
 //     only on the operations in snapshotReads (reads, List Ranges, Lease
 //     Share, Delete Share); anything else is 400
 //     ShareSnapshotOperationNotSupported. How snapshots stay point in
 //     time without copying data is fs's (snapshots.go). List Ranges with
-//     prevsharesnapshot answers fs.RangeDiff: changes found by comparing
-//     block lists, so at block granularity (a superset of Azure's). A
+//     prevsharesnapshot answers fs.RangeDiff: the ranges written since the
+//     previous snapshot, from each file's write log, as Azure reports them
+//     ("written ranges", not changed bytes: azfile's live test
+//     TestFileGetRangeListSupportRename writes the same 512 bytes again and
+//     expects [0, 511] listed). A
 //     file renamed or moved since the previous snapshot is 409
 //     PreviousSnapshotNotFound unless x-ms-file-support-rename: true,
 //     which compares it with its old self (found by file id).
@@ -203,10 +207,54 @@
 //     (unsupported.go: checked in dispatch before the handler runs, so a
 //     header whose meaning blobshare lacks is never ignored).
 //
+// # Where Azure's answer was established (issue 26)
+//
+// Each from the azfile v1.7.1 module's own live tests (recorded against
+// Azure) and the documentation's words:
+//
+//   - Copy File without x-ms-file-attributes gives the destination a new
+//     file's Archive, not the source's attributes: the header "Specifies
+//     either the option to copy file attributes from a source file(source)
+//     to a target file or a list of attributes to set on a target file"
+//     (CopyFileSmbInfo), and TestFileStartCopySourceCreationTime copies a
+//     ReadOnly|Hidden source with only the creation time from the source
+//     and requires other attributes.
+//   - Copy File from a file in a share snapshot (?sharesnapshot= on
+//     x-ms-copy-source) copies the file as it was in the snapshot ("copies
+//     a blob or file to a destination file", the source "a share-snapshot
+//     file", filerest.md §5.6): the way to restore a file, onto itself too.
+//   - Put Range From URL takes x-ms-file-last-write-time: "Specifies if the
+//     file last write time should be set to the current time, or the last
+//     write time currently associated with the file should be preserved"
+//     (FileLastWrittenMode; TestFileUploadRangeFromURLPreserve).
+//   - x-ms-file-property-semantics "Restore: does not modify file
+//     attribute flag …  If Restore is specified, the file permission must
+//     also be provided or PropertySemantics will default to New": with no
+//     attributes the file has None (TestFileCreateFilePropertySemantics
+//     requires Archive unset).
+//   - Set File/Directory Properties with an inline SDDL answer a new
+//     permission key, also for the descriptor the entry was created with
+//     (TestDirSetPropertiesFilePermissionFormat: NotEqual); stored with
+//     fs.CreateUpdatePermission, whose key is never Create Permission's.
+//   - Delete Share: "When a share is deleted, a share with the same name
+//     can't be created for at least 30 seconds"; a second Delete Share in
+//     those 30 s answers 202 (TestShareDeleteShareWithoutLeaseId deletes
+//     with the lease id, then its cleanup deletes again and requires
+//     success). This server remembers its deletes for 30 s
+//     (sharedelete.go); other operations answer 404 at once, and unlike
+//     Azure a share of the same name may be created at once (no 409
+//     ShareBeingDeleted): tests that recreate a share keep working.
+//   - Snapshot Share ignores sharesnapshot= (TestShareCreateSnapshotNegative
+//     SnapshotOfSnapshot: "this would not fail, snapshot would be ignored").
+//   - Every AuthenticationFailed has Azure's one message and the reason in
+//     AuthenticationErrorDetail (storagehttp.AuthFailed), the SAS window
+//     included.
+//
 // # Concurrency
 //
 // A Server has no per-request shared state except the in-memory service
-// properties (mutex) and the body budget (mutex plus a FIFO of waiters,
+// properties (mutex), the shares it deleted in the last 30 s (mutex) and
+// the body budget (mutex plus a FIFO of waiters,
 // each woken by closing its channel). All concurrency control of files is fs's and locks'.
 //
 // # Tests

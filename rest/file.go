@@ -128,13 +128,8 @@ func (s *Server) putRange(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	req := fs.PutRangeRequest{Path: c.fsPath(), Offset: rg.start, Length: rg.length(), LeaseID: lease}
-	if t, ok, err := parseSMBTime(h, "x-ms-file-last-write-time", "now", "preserve"); err != nil {
+	if req.PreserveLastWrite, err = preserveLastWrite(h); err != nil {
 		return err
-	} else if ok {
-		if t.Keyword == "" {
-			return storagehttp.InvalidHeader("x-ms-file-last-write-time", h.Get("x-ms-file-last-write-time"))
-		}
-		req.PreserveLastWrite = t.Keyword == "preserve"
 	}
 	clear := strings.EqualFold(h.Get("x-ms-write"), "clear")
 	out := w.Header()
@@ -199,6 +194,19 @@ func (s *Server) putRange(w http.ResponseWriter, c *call) error {
 	return nil
 }
 
+// preserveLastWrite reads x-ms-file-last-write-time of Put Range and Put
+// Range From URL: "now" (the default) or "preserve"; a time is 400.
+func preserveLastWrite(h http.Header) (bool, error) {
+	t, ok, err := parseSMBTime(h, "x-ms-file-last-write-time", "now", "preserve")
+	if err != nil || !ok {
+		return false, err
+	}
+	if t.Keyword == "" {
+		return false, storagehttp.InvalidHeader("x-ms-file-last-write-time", h.Get("x-ms-file-last-write-time"))
+	}
+	return t.Keyword == "preserve", nil
+}
+
 // sourcePath resolves an x-ms-copy-source / x-ms-file-rename-source URL
 // to an fs path in this account. A SAS query on it is ignored: the
 // request itself is already authorized for the account.
@@ -222,6 +230,24 @@ func (s *Server) sourcePath(header, v string, allowTrailingDot bool) (resourcePa
 			"The source must be a file or directory of this account.", Detail{Name: "HeaderName", Value: header})
 	}
 	return p, nil
+}
+
+// copySourceSnapshot is the share snapshot a Copy File source URL names
+// (?sharesnapshot=, restoring a file from a snapshot), "" for none; a
+// malformed one is 400 InvalidHeaderValue.
+func copySourceSnapshot(v string) (string, error) {
+	u, err := url.Parse(v)
+	if err != nil {
+		return "", storagehttp.InvalidHeader("x-ms-copy-source", v)
+	}
+	snap := u.Query().Get("sharesnapshot")
+	if snap == "" {
+		return "", nil
+	}
+	if _, err := fs.ParseSnapshot(snap); err != nil {
+		return "", storagehttp.InvalidHeader("x-ms-copy-source", v)
+	}
+	return snap, nil
 }
 
 // authorizeCopySource checks the source of Put Range From URL: it must
@@ -284,12 +310,16 @@ func (s *Server) putRangeFromURL(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
+	preserve, err := preserveLastWrite(h)
+	if err != nil {
+		return err
+	}
 	// The source range is hashed as fs copies it: a wrong
 	// x-ms-source-content-crc64 fails the copy before anything commits.
 	var check *bodyReader
 	a, err := s.fs.PutRangeFrom(c.r.Context(), fs.PutRangeFromRequest{
 		Path: c.fsPath(), Offset: dst.start, Length: dst.length(),
-		SourcePath: fsPathOf(src), SourceOffset: srg.start, LeaseID: lease,
+		SourcePath: fsPathOf(src), SourceOffset: srg.start, LeaseID: lease, PreserveLastWrite: preserve,
 		Verify: func(r io.Reader) io.Reader {
 			check = &bodyReader{r: r, left: dst.length(), h: md5.New(), crc: storagehttp.NewCRC64(), wantCRC: wantCRC}
 			return check
@@ -583,6 +613,12 @@ func (s *Server) copyFile(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
+	if h.Get("x-ms-file-attributes") == "" {
+		// Without the header the copy is a new file's attributes, not the
+		// source's (see "Copy File" in doc.go).
+		a := fs.AttrArchive
+		props.Attributes = &a
+	}
 	ignoreRO, err := parseBoolHeader(h, "x-ms-file-copy-ignore-readonly")
 	if err != nil {
 		return err
@@ -605,7 +641,11 @@ func (s *Server) copyFile(w http.ResponseWriter, c *call) error {
 	if pk != nil && *pk != fs.DefaultPermissionKey {
 		permKey = *pk
 	}
-	req := fs.CopyFileRequest{Source: fsPathOf(src), Dest: c.fsPath(), Props: props, FromSource: from,
+	snap, err := copySourceSnapshot(h.Get("x-ms-copy-source"))
+	if err != nil {
+		return err
+	}
+	req := fs.CopyFileRequest{Source: fsPathOf(src), SourceSnapshot: snap, Dest: c.fsPath(), Props: props, FromSource: from,
 		PermissionKey: permKey, LeaseID: lease, IgnoreReadOnly: ignoreRO, SetArchive: setArchive,
 		CopyID: uuid.NewString(), CopySource: h.Get("x-ms-copy-source")}
 	if len(md) > 0 {

@@ -109,8 +109,10 @@ func (s *Server) getPermission(w http.ResponseWriter, c *call) error {
 
 // permissionKey reads x-ms-file-permission (in x-ms-file-permission-format)
 // or x-ms-file-permission-key of a request that sets an entry's
-// permission: a permission is stored in the share (Create Permission) and
-// its key returned; a key must exist in the share. "inherit" (new
+// permission: a permission is stored in the share (Create Permission; by
+// Set File/Directory Properties under a key of its own,
+// fs.CreateUpdatePermission) and its key returned; a key must exist in the
+// share. "inherit" (new
 // entries) is the default permission; "preserve" and no header change
 // nothing (nil).
 func (s *Server) permissionKey(c *call) (*string, error) {
@@ -141,7 +143,11 @@ func (s *Server) permissionKey(c *call) (*string, error) {
 		if err != nil {
 			return nil, errInvalidPermission(err.Error())
 		}
-		k, err := s.fs.CreatePermission(c.r.Context(), c.path.Share, sddl)
+		create := s.fs.CreatePermission
+		if c.route.name == "SetFileProperties" || c.route.name == "SetDirectoryProperties" {
+			create = s.fs.CreateUpdatePermission // a new key, as Azure answers
+		}
+		k, err := create(c.r.Context(), c.path.Share, sddl)
 		return &k, err
 	}
 	if key == "" {
@@ -160,14 +166,19 @@ func (s *Server) permissionKey(c *call) (*string, error) {
 
 // propertySemantics applies x-ms-file-property-semantics of Create File and
 // Create Directory to the attributes asked: "New" adds Archive; "Restore"
-// keeps them as given, when a permission is given too (else it is New,
-// as documented); absent changes nothing. Other values: 400.
+// keeps them as given — none given is None, not a new file's Archive —
+// when a permission is given too (else it is New, as documented); absent
+// changes nothing. Other values: 400.
 func propertySemantics(h http.Header, props *fs.SMBProperties) error {
 	v := h.Get("x-ms-file-property-semantics")
 	switch {
 	case v == "":
 		return nil
 	case strings.EqualFold(v, "restore") && (h.Get("x-ms-file-permission") != "" || h.Get("x-ms-file-permission-key") != ""):
+		if props.Attributes == nil {
+			var none fs.Attributes
+			props.Attributes = &none
+		}
 		return nil
 	case strings.EqualFold(v, "new"), strings.EqualFold(v, "restore"):
 		if props.Attributes != nil {

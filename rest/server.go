@@ -77,6 +77,7 @@ type Server struct {
 	bodyTimeout time.Duration // 0: none
 	spillDir    string        // "" means os.TempDir()
 	retain      time.Duration // share soft delete; 0: off
+	deleted     deletedShares // shares being deleted (sharedelete.go)
 }
 
 var _ http.Handler = (*Server)(nil)

@@ -336,9 +336,15 @@ func (s *Server) deleteShare(w http.ResponseWriter, c *call) error {
 		w.WriteHeader(http.StatusAccepted)
 		return nil
 	}
-	if err := s.fs.RemoveShare(c.r.Context(), fs.DeleteShareRequest{Name: c.path.Share, LeaseID: lease,
-		IncludeSnapshots: v != "", IncludeLeased: strings.EqualFold(v, "include-leased"), Retain: s.retain}); err != nil {
+	err = s.fs.RemoveShare(c.r.Context(), fs.DeleteShareRequest{Name: c.path.Share, LeaseID: lease,
+		IncludeSnapshots: v != "", IncludeLeased: strings.EqualFold(v, "include-leased"), Retain: s.retain})
+	switch {
+	case errors.Is(err, fs.ErrShareNotFound) && s.deleted.beingDeleted(c.path.Share, s.now()):
+		// Deleted moments ago: Azure still accepts the delete.
+	case err != nil:
 		return err
+	default:
+		s.deleted.mark(c.path.Share, s.now())
 	}
 	w.WriteHeader(http.StatusAccepted)
 	return nil
