@@ -151,13 +151,13 @@ const (
 type CacheOpKind int
 
 const (
-	CacheOpOpen        CacheOpKind = iota + 1 // an open (Access, Share, Overwrite)
-	CacheOpRead                               // reading data through an open
-	CacheOpWrite                              // writing data or changing the size through an open
-	CacheOpLock                               // a byte-range lock through an open
-	CacheOpDelete                             // unlink, or setting the delete disposition, through an open
-	CacheOpRename                             // renaming the file through an open
-	CacheOpREST                               // a FileREST operation (REST)
+	CacheOpOpen   CacheOpKind = iota + 1 // an open (Access, Share, Overwrite)
+	CacheOpRead                          // reading data through an open
+	CacheOpWrite                         // writing data or changing the size through an open
+	CacheOpLock                          // a byte-range lock through an open
+	CacheOpDelete                        // unlink, or setting the delete disposition, through an open
+	CacheOpRename                        // renaming the file through an open
+	CacheOpREST                          // a FileREST operation (REST)
 )
 
 // CacheRequest is an incoming open or operation on one file.
