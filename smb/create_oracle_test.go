@@ -2,6 +2,7 @@ package smb_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"strings"
@@ -174,5 +175,12 @@ func TestObjectIDOverSMB(t *testing.T) {
 	}
 	if got := a.do("fsctl f %s 63", code); got != "err STATUS_INVALID_PARAMETER" {
 		t.Errorf("output buffer of 63 bytes: %q, want err STATUS_INVALID_PARAMETER", got)
+	}
+	// The volume says it supports object ids (FileFsAttributeInformation,
+	// class 5: FILE_SUPPORTS_OBJECT_IDS), as smbd's does.
+	got := a.do("queryfs d 5")
+	raw, err := hex.DecodeString(strings.TrimPrefix(got, "ok "))
+	if err != nil || len(raw) < 4 || binary.LittleEndian.Uint32(raw)&0x00010000 == 0 {
+		t.Errorf("FileFsAttributeInformation: %q, want FILE_SUPPORTS_OBJECT_IDS set", got)
 	}
 }

@@ -19,13 +19,14 @@ byte-range locks:
                                                    contexts (TAG is the 4-character name)
   reauth USER PASSWORD                             SESSION_SETUP again on the logged-on session
   fsctl ID CODE MAXOUT [HEXIN]                     (CODE in hex) -> ok HEXDATA
+  queryfs ID CLASS                                 QUERY_INFO of the file system -> ok HEXDATA
 """
 import ntpath
 import struct
 import sys
 
 from impacket import nt_errors, smb3, smbconnection
-from impacket.smb3structs import SMB2_LOCK_ELEMENT, SMB2_0_INFO_FILE
+from impacket.smb3structs import SMB2_LOCK_ELEMENT, SMB2_0_INFO_FILE, SMB2_0_INFO_FILESYSTEM
 from impacket.smbconnection import SMBConnection
 
 FILE_DISPOSITION_INFORMATION = 13
@@ -123,6 +124,10 @@ def main():
                 data = conn.getSMBServer().ioctl(tree, files[f[1]], int(f[2], 16),
                                                  flags=1, inputBlob=blob,
                                                  maxOutputResponse=int(f[3]))
+                out = "ok " + data.hex()
+            elif cmd == "queryfs":
+                data = conn.getSMBServer().queryInfo(tree, files[f[1]], b"", SMB2_0_INFO_FILESYSTEM,
+                                                     int(f[2]))
                 out = "ok " + data.hex()
             elif cmd == "close":
                 try:
