@@ -191,11 +191,15 @@ type CacheRequest struct {
 // Handle caching (MS-SMB2 2.2.23: SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED;
 // an oplock break from exclusive or batch), else the state changes at
 // once (level II or R to none). ToOplock is To as an oplock level.
+// NewEpoch is a v2 lease's epoch after the break (MS-SMB2 3.3.4.7: one
+// more than its epoch, wrapping at 16 bits; 0 for v1 leases and oplocks),
+// the Lease Break Notification's NewEpoch.
 type CacheBreak struct {
 	Holder      int
 	From, To    CacheState
 	ToOplock    OplockLevel
 	AckRequired bool
+	NewEpoch    uint16
 }
 
 // CacheDecision is DecideCaching's answer.
@@ -246,6 +250,9 @@ func DecideCaching(holders []CacheHolder, req CacheRequest) CacheDecision {
 			to = oplockFor(to).State()
 		}
 		br := CacheBreak{Holder: i, From: cur, To: to, ToOplock: oplockFor(to), AckRequired: cur&(CacheWrite|CacheHandle) != 0}
+		if h.Lease != nil && h.Lease.Version == 2 {
+			br.NewEpoch = h.Lease.Epoch + 1
+		}
 		d.Breaks = append(d.Breaks, br)
 		d.Wait = d.Wait || wait
 	}

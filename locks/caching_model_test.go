@@ -160,7 +160,11 @@ func mDecide(holders []CacheHolder, req CacheRequest) CacheDecision {
 		if to != CacheNone {
 			lvl = OplockLevelII
 		}
-		d.Breaks = append(d.Breaks, CacheBreak{Holder: i, From: from, To: to, ToOplock: lvl, AckRequired: ack})
+		var epoch uint16
+		if h.Lease != nil && h.Lease.Version == 2 {
+			epoch = uint16((int(h.Lease.Epoch) + 1) % 65536)
+		}
+		d.Breaks = append(d.Breaks, CacheBreak{Holder: i, From: from, To: to, ToOplock: lvl, AckRequired: ack, NewEpoch: epoch})
 		if wait {
 			d.Wait = true
 		}
@@ -253,7 +257,8 @@ func randomHolders(rng *rand.Rand) []CacheHolder {
 		opens := 1
 		if rng.IntN(2) == 0 {
 			h.Lease = &LeaseInfoSMB{LeaseIdentity: LeaseIdentity{Client: [16]byte{byte(rng.IntN(2))}, Key: LeaseKey{byte(1 + i)}},
-				State: leaseStates[rng.IntN(len(leaseStates))], Version: 2}
+				State: leaseStates[rng.IntN(len(leaseStates))], Version: uint8(1 + rng.IntN(2)),
+				Epoch: []uint16{0, 1, 7, 0xffff}[rng.IntN(4)]}
 			opens = 1 + rng.IntN(2)
 		} else {
 			h.Oplock = oplocks[rng.IntN(len(oplocks))]

@@ -13,15 +13,15 @@ func TestCachingTable(t *testing.T) {
 	mine := LeaseIdentity{Client: [16]byte{2}, Key: LeaseKey{2}}
 	// lease is a file with one open (read, sharing all) under other's lease.
 	lease := func(s CacheState) []CacheHolder {
-		return []CacheHolder{{Lease: &LeaseInfoSMB{LeaseIdentity: other, State: s, Version: 2},
+		return []CacheHolder{{Lease: &LeaseInfoSMB{LeaseIdentity: other, State: s, Version: 2, Epoch: 4},
 			Handles: []Handle{{ID: 1, Access: rd, Share: ShareAll}}}}
 	}
 	oplock := func(l OplockLevel, id HandleID) CacheHolder {
 		return CacheHolder{Oplock: l, Handles: []Handle{{ID: id, Access: rd | wr, Share: ShareAll}}}
 	}
 	rest := func(op Op) CacheRequest { return CacheRequest{Who: RequesterREST, Kind: CacheOpREST, REST: op} }
-	brk := func(from, to CacheState, ack bool) []CacheBreak {
-		return []CacheBreak{{Holder: 0, From: from, To: to, ToOplock: oplockFor(to), AckRequired: ack}}
+	brk := func(from, to CacheState, ack bool) []CacheBreak { // of lease(...), epoch 4
+		return []CacheBreak{{Holder: 0, From: from, To: to, ToOplock: oplockFor(to), AckRequired: ack, NewEpoch: 5}}
 	}
 	cases := []struct {
 		name    string
@@ -48,7 +48,7 @@ func TestCachingTable(t *testing.T) {
 		// Derived rows (§1.3).
 		{"Create File over RH: none, blocking (H)", lease(CacheRH), rest(OpCreateOverwrite), brk(CacheRH, CacheNone, true), true, 0, 0},
 		{"Put Range meeting a sharing conflict with RH: H broken, blocking", []CacheHolder{{
-			Lease: &LeaseInfoSMB{LeaseIdentity: other, State: CacheRH}, Handles: []Handle{{ID: 1, Access: rd, Share: ShareRead}}}},
+			Lease: &LeaseInfoSMB{LeaseIdentity: other, State: CacheRH, Version: 2, Epoch: 4}, Handles: []Handle{{ID: 1, Access: rd, Share: ShareRead}}}},
 			rest(OpPutRange), brk(CacheRH, CacheNone, true), true, 0, 0},
 		{"a mount open for writing against RWH: W broken, blocking", lease(CacheRWH),
 			CacheRequest{Who: RequesterMount, Kind: CacheOpOpen, Access: rd | wr, Share: ShareAll}, brk(CacheRWH, CacheRH, true), true, 0, 0},
@@ -81,6 +81,12 @@ func TestCachingTable(t *testing.T) {
 		{"a holder already breaking: wait, no second break", []CacheHolder{{
 			Lease: &LeaseInfoSMB{LeaseIdentity: other, State: CacheRWH}, Handles: []Handle{{ID: 1, Access: rd, Share: ShareAll}},
 			Breaking: true, BreakTo: CacheRH}}, rest(OpPutRange), nil, true, 0, 0},
+		{"v1 lease: no epoch", []CacheHolder{{Lease: &LeaseInfoSMB{LeaseIdentity: other, State: CacheRW, Version: 1},
+			Handles: []Handle{{ID: 1, Access: rd, Share: ShareAll}}}}, rest(OpGetFile),
+			[]CacheBreak{{Holder: 0, From: CacheRW, To: CacheR, ToOplock: OplockLevelII, AckRequired: true}}, true, 0, 0},
+		{"v2 epoch wraps", []CacheHolder{{Lease: &LeaseInfoSMB{LeaseIdentity: other, State: CacheRW, Version: 2, Epoch: 0xffff},
+			Handles: []Handle{{ID: 1, Access: rd, Share: ShareAll}}}}, rest(OpGetFile),
+			[]CacheBreak{{Holder: 0, From: CacheRW, To: CacheR, ToOplock: OplockLevelII, AckRequired: true, NewEpoch: 0}}, true, 0, 0},
 	}
 	for _, c := range cases {
 		d := DecideCaching(c.holders, c.req)
