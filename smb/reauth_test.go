@@ -36,7 +36,9 @@ func (c *rawClient) reauth(user, password string) ntstatus.Status {
 // is STATUS_LOGON_FAILURE (not the STATUS_ACCESS_DENIED or
 // STATUS_REQUEST_NOT_ACCEPTED of before), and the session ends as MS-SMB2
 // 3.3.5.5.3 says: its requests get STATUS_USER_SESSION_DELETED and its
-// opens close, so another client may then open the file exclusively.
+// opens close, so another client may then open the file exclusively. A
+// re-authentication signed with another key is STATUS_ACCESS_DENIED and
+// leaves the session alone.
 // (The status of a wrong password is compared with smbd in
 // TestReauthenticationAgainstSmbd.)
 func TestReauthentication(t *testing.T) {
@@ -51,6 +53,7 @@ func TestReauthentication(t *testing.T) {
 			if st := c.treeConnect("data"); st != ntstatus.Success {
 				t.Fatalf("tree connect: %v", st)
 			}
+			var err error
 			st, f := c.create("f.txt", 0x12019f, 0, 2, optNonDirectoryFile) // no sharing
 			if st != ntstatus.Success {
 				t.Fatalf("create: %v", st)
@@ -65,6 +68,20 @@ func TestReauthentication(t *testing.T) {
 			other := loggedOnDialect(t, addr, dialect)
 			if st, _ := other.create("f.txt", 0x120089, 7, 1, optNonDirectoryFile); st != ntstatus.SharingViolation {
 				t.Fatalf("open while the first session holds it: %v, want STATUS_SHARING_VIOLATION", st)
+			}
+			// Signed with another key, a re-authentication is refused
+			// before it starts: nobody without the session's key ends it.
+			good := c.signer
+			if c.signer, err = newSigner(dialect, signAESCMAC, []byte("0123456789abcdef"), nil); err != nil {
+				t.Fatal(err)
+			}
+			st, _ = c.call(cmdSessionSetup, sessionSetupRequest((&ntlm.Client{User: testAccount, Password: "x"}).Negotiate()))
+			c.signer = good
+			if st != ntstatus.AccessDenied {
+				t.Fatalf("re-authentication signed with another key: %v, want STATUS_ACCESS_DENIED", st)
+			}
+			if st := c.read(f, 0, 1); st != ntstatus.EndOfFile {
+				t.Fatalf("read after a refused re-authentication: %v, want STATUS_END_OF_FILE", st)
 			}
 			if st := c.reauth(testAccount, "wrong-key"); st != ntstatus.LogonFailure {
 				t.Fatalf("re-authentication with a wrong key: %v, want STATUS_LOGON_FAILURE", st)

@@ -178,6 +178,19 @@ func (c *conn) reauthenticate(ctx context.Context, req *request, resp *response,
 	if !s.valid.Load() {
 		return ntstatus.UserSessionDeleted, nil, nil
 	}
+	// The session's key speaks for the request as for any other
+	// (dispatch): encrypted under it, or signed with it when signed, so
+	// nobody without the key can end the session with a wrong password.
+	switch {
+	case req.enc != nil && req.enc != s:
+		return ntstatus.AccessDenied, nil, nil
+	case req.enc != nil:
+	case s.encryptData:
+		return ntstatus.AccessDenied, nil, nil
+	case req.hdr.Flags&flagSigned != 0 && signatureOf(s.signerOn(c), req.msg) != req.hdr.Signature:
+		c.log.Warn("smb: bad message signature", "command", req.hdr.Command)
+		return ntstatus.AccessDenied, nil, nil
+	}
 	req.sess, resp.sess = s, s
 	resp.sign = req.enc == nil && (req.hdr.Flags&flagSigned != 0 || s.signingRequired)
 	if s.reauth == nil {
