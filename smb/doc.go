@@ -61,7 +61,8 @@
 // last SESSION_SETUP answers with the server's. A SESSION_SETUP on a
 // logged-on session re-authenticates it (MS-SMB2 3.3.5.5.2): the session
 // keeps its keys; a wrong password is STATUS_LOGON_FAILURE and ends the
-// session (3.3.5.5.3), as smbd answers.
+// session (3.3.5.5.3), as smbd answers; one neither encrypted with the
+// session's key nor signed with it when signed is STATUS_ACCESS_DENIED.
 //
 // # Multichannel
 //
