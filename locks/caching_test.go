@@ -78,6 +78,11 @@ func TestCachingTable(t *testing.T) {
 		{"lock through another handle: batch broken", []CacheHolder{oplock(OplockBatch, 1), oplock(OplockNone, 2)},
 			CacheRequest{Who: RequesterSMB, Kind: CacheOpLock, Handle: 2},
 			[]CacheBreak{{Holder: 0, From: CacheRWH, To: CacheNone, ToOplock: OplockNone, AckRequired: true}}, true, 0, 0},
+		{"rename of a batch-oplocked file by another: level II (smbtorture oplock batch17)", []CacheHolder{oplock(OplockBatch, 1), oplock(OplockNone, 2)},
+			CacheRequest{Who: RequesterSMB, Kind: CacheOpRename, Handle: 2},
+			[]CacheBreak{{Holder: 0, From: CacheRWH, To: CacheR, ToOplock: OplockLevelII, AckRequired: true}}, true, 0, 0},
+		{"rename of an exclusive-oplocked file: no break (smbtorture oplock exclusive6)", []CacheHolder{oplock(OplockExclusive, 1), oplock(OplockNone, 2)},
+			CacheRequest{Who: RequesterSMB, Kind: CacheOpRename, Handle: 2}, nil, false, 0, 0},
 		{"a holder already breaking: wait, no second break", []CacheHolder{{
 			Lease: &LeaseInfoSMB{LeaseIdentity: other, State: CacheRWH}, Handles: []Handle{{ID: 1, Access: rd, Share: ShareAll}},
 			Breaking: true, BreakTo: CacheRH}}, rest(OpPutRange), nil, true, 0, 0},
