@@ -37,6 +37,7 @@ type entry struct {
 	shareProps map[string]string // shares: other stored properties (ShareRequest.Props)
 	copy       *CopyInfo         // files: last copy into the file
 	eas        []EA              // extended attributes (SMB)
+	objectID   []byte            // object id (SMB, objectid.go): nil or ObjectIDSize bytes
 	blob       bool              // the content lives in a blob (else inline); read-only here
 	// partial: read with refCols (childRef) or statCols (scanStat) only;
 	// save refuses it, as it would blank every column left out.
@@ -81,6 +82,7 @@ type storedProps struct {
 	ShareProps   map[string]string `json:"sp,omitempty"`
 	Copy         *CopyInfo         `json:"cp,omitempty"`
 	EAs          []EA              `json:"ea,omitempty"`
+	ObjectID     []byte            `json:"oid,omitempty"`
 }
 
 // props encodes e's stored properties ("" when there are none, as for
@@ -88,10 +90,11 @@ type storedProps struct {
 func (e *entry) props() (string, error) {
 	p := storedProps{Type: e.content.Type, Encoding: e.content.Encoding, Language: e.content.Language,
 		Disposition: e.content.Disposition, CacheControl: e.content.CacheControl, MD5: e.content.MD5,
-		Metadata: e.metadata, PermKey: e.permKey, Tier: e.tier, ShareProps: e.shareProps, Copy: e.copy, EAs: e.eas}
+		Metadata: e.metadata, PermKey: e.permKey, Tier: e.tier, ShareProps: e.shareProps, Copy: e.copy, EAs: e.eas,
+		ObjectID: e.objectID}
 	if p.Type == "" && p.Encoding == "" && p.Language == "" && p.Disposition == "" && p.CacheControl == "" &&
 		len(p.MD5) == 0 && len(p.Metadata) == 0 && p.PermKey == "" && p.Tier == "" && len(p.ShareProps) == 0 && p.Copy == nil &&
-		len(p.EAs) == 0 {
+		len(p.EAs) == 0 && len(p.ObjectID) == 0 {
 		return "", nil
 	}
 	b, err := json.Marshal(p)
@@ -120,6 +123,7 @@ func (e *entry) setProps(s string) error {
 	e.shareProps = p.ShareProps
 	e.copy = p.Copy
 	e.eas = p.EAs
+	e.objectID = p.ObjectID
 	return nil
 }
 

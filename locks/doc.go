@@ -70,6 +70,32 @@
 // Nothing here knows shares or HTTP; the outcomes follow Azure's lease
 // table for containers and shares (TestDecideTimedLeaseTable).
 //
+// # SMB caching (rule only, not stored yet)
+//
+// caching.go holds the oplock and lease decision as a pure rule:
+// DecideCaching takes a file's caches (one CacheHolder per lease, one per
+// other open with its oplock level, OplockNone for an uncached open) and a
+// request — an SMB open or operation with its lease key or oplock, a
+// FileREST operation, a mount or session open — and returns the breaks
+// (from → to, acknowledgment required or not), whether the requester must
+// wait, and what an SMB open is granted. REST follows Azure's table
+// (../shared/spec/smb-leases.md §1.2, §1.3), SMB MS-FSA 2.1.4.12 and
+// 2.1.5.18; a client never breaks its own lease; a holder already
+// breaking gets no second break: the requester waits and decides again.
+// The model in caching_model_test.go re-derives it from literal tables.
+//
+// Where it will plug in (smb-leases.md §4.2–§4.4): loadState will also
+// read the file's caches (lk_handles gains oplock, breaking and break-to
+// columns and a lease reference; a new lk_leases keyed by (client guid,
+// lease key) holds state, epoch and parent key); decideOpen, decideREST
+// and the I/O checks call DecideCaching before their sharing check, and a
+// conflict whose blocker holds Handle caching breaks first instead of
+// answering ErrSharingViolation; the breaks go into a new lk_breaks outbox
+// in the same transaction; a decision with Wait commits the breaks and
+// returns a typed "wait for breaks" outcome, so the caller (fs, then smb,
+// rest, the mount) waits outside the write transaction and runs the whole
+// decision again, as Samba's deferred open does.
+//
 // # Storage and transactions
 //
 // One SQLite file (modernc.org/sqlite, no cgo) holds the lock tables

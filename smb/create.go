@@ -83,9 +83,14 @@ var dispositions = [...]fs.Disposition{
 }
 
 // sharePath turns a CREATE name ("dir\file", relative to the share) into
-// the share-relative path fs takes ("dir/file"). Names that could leave the
-// share or that name a stream are refused: a leading separator, "." and
-// ".." components, empty components, ':' (streams) and wildcards.
+// the share-relative path fs takes ("dir/file"). A ".." component takes
+// back the component before it, by name alone, as Windows' and smbd's
+// path canonicalisation do ("d\.." is the share root, "d\x\..\f" is
+// "d/f", whether or not d\x exists); one that would climb above the
+// share is STATUS_OBJECT_PATH_SYNTAX_BAD, so no name can leave its share.
+// Every component, even one a ".." takes back, must be a valid name:
+// empty components, ".", ':' (streams) and wildcards are refused, as is a
+// leading separator.
 func sharePath(name string) (string, ntstatus.Status) {
 	if name == "" {
 		return "", ntstatus.Success
@@ -95,12 +100,17 @@ func sharePath(name string) (string, ntstatus.Status) {
 	}
 	name = strings.TrimSuffix(name, `\`)
 	parts := strings.Split(name, `\`)
+	out := parts[:0:0]
 	for _, p := range parts {
 		switch {
 		case p == "..":
-			// Windows answers a ".." component this way (smbtorture
-			// mkdir); none may be used, even one that stays inside.
-			return "", ntstatus.ObjectPathSyntaxBad
+			if len(out) == 0 {
+				// Windows answers a ".." above the share this way
+				// (smbtorture mkdir), and so does smbd.
+				return "", ntstatus.ObjectPathSyntaxBad
+			}
+			out = out[:len(out)-1]
+			continue
 		case p == "" || p == ".":
 			return "", ntstatus.ObjectNameInvalid
 		case strings.ContainsAny(p, ":"):
@@ -108,8 +118,9 @@ func sharePath(name string) (string, ntstatus.Status) {
 		case strings.ContainsAny(p, "*?<>\"|/\x00"):
 			return "", ntstatus.ObjectNameInvalid
 		}
+		out = append(out, p)
 	}
-	return strings.Join(parts, "/"), ntstatus.Success
+	return strings.Join(out, "/"), ntstatus.Success
 }
 
 // create serves CREATE (MS-SMB2 3.3.5.9): a locks open with the mapped
@@ -136,6 +147,9 @@ func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byt
 	ctxs, err := parseCreateContexts(contexts)
 	if err != nil {
 		return ntstatus.InvalidParameter, nil, nil
+	}
+	if st := durableContexts(ctxs); st != ntstatus.Success {
+		return st, nil, nil
 	}
 	var eas []fs.EA
 	if ext, ok := ctxs["ExtA"]; ok {
@@ -255,6 +269,37 @@ func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byt
 		act = actionOpened
 	}
 	return ntstatus.Success, createBody(o, act, a), nil
+}
+
+// durableContexts checks a CREATE's durable-handle contexts (MS-SMB2
+// 2.2.13.2.3/.4/.11/.12) before anything else of the request, as MS-SMB2
+// 3.3.5.9.7 and 3.3.5.9.12 skip path name validation for a reconnect:
+// a request and a reconnect of different versions, or a v2 request and a
+// v2 reconnect, together are STATUS_INVALID_PARAMETER (3.3.5.9.7,
+// 3.3.5.9.10), as is a reconnect whose data is not its structure's size;
+// a v1 and a v2 request together too (3.3.5.9.10). A reconnect
+// (DHnC, DH2C) looks for a durable open by its persistent file id, and as
+// blobshare grants no durable handle (none without a batch oplock or a
+// lease with Handle caching, 3.3.5.9.6) there is none: the reconnect is
+// STATUS_OBJECT_NAME_NOT_FOUND, never an open of the request's name.
+// smbd (the oracle) answers each case so. A request alone (DHnQ, DH2Q) is
+// ignored: the open is not durable.
+func durableContexts(ctxs map[string][]byte) ntstatus.Status {
+	_, dhnq := ctxs["DHnQ"]
+	dhncData, dhnc := ctxs["DHnC"]
+	_, dh2q := ctxs["DH2Q"]
+	dh2cData, dh2c := ctxs["DH2C"]
+	switch {
+	case dhnc && (dh2c || dh2q), dh2c && (dhnq || dh2q), dhnq && dh2q:
+		return ntstatus.InvalidParameter
+	case dhnc && len(dhncData) != 16: // SMB2_FILEID
+		return ntstatus.InvalidParameter
+	case dh2c && len(dh2cData) != 36: // FileId, CreateGuid, Flags
+		return ntstatus.InvalidParameter
+	case dhnc || dh2c:
+		return ntstatus.ObjectNameNotFound
+	}
+	return ntstatus.Success
 }
 
 // addOpen gives o its file id in the request's session, unless the

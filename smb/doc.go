@@ -58,7 +58,11 @@
 // with keys derived per MS-SMB2 3.1.4.2, and on 3.1.1 the algorithm the
 // signing capabilities context picks (the client's first of AES-GMAC,
 // AES-CMAC, HMAC-SHA256). When the client sent a SPNEGO mechListMIC the
-// last SESSION_SETUP answers with the server's.
+// last SESSION_SETUP answers with the server's. A SESSION_SETUP on a
+// logged-on session re-authenticates it (MS-SMB2 3.3.5.5.2): the session
+// keeps its keys; a wrong password is STATUS_LOGON_FAILURE and ends the
+// session (3.3.5.5.3), as smbd answers; one neither encrypted with the
+// session's key nor signed with it when signed is STATUS_ACCESS_DENIED.
 //
 // # Multichannel
 //
@@ -98,7 +102,10 @@
 // clients that probe it) but has no pipes. CREATE maps DesiredAccess
 // (GENERIC_* and MAXIMUM_ALLOWED through locks.Mask) and ShareAccess onto
 // fs.OpenEntry, which opens files and directories alike. Names are checked
-// before they reach fs: a leading separator, "." or ".." components,
+// before they reach fs: a ".." component takes back the one before it by
+// name, as Windows and smbd canonicalise paths ("d\.." is the share root),
+// and one that would climb above the share is
+// STATUS_OBJECT_PATH_SYNTAX_BAD; a leading separator, "." components,
 // stream names (':') and wildcards are refused, so no request can name
 // anything outside its share. The one exception is Windows' fake quota
 // file, `$Extend\$Quota:$Q:$INDEX_ALLOCATION` at the share root (any
@@ -128,6 +135,19 @@
 // name (shortname.go: Windows' hashed form, as smbd's mangling, nothing
 // stored); an 8.3 name is its own alternate name and has no ShortName.
 // Short names are never resolved: a CREATE naming one finds nothing.
+//
+// Durable handles are never granted (a DHnQ or DH2Q request is ignored,
+// as MS-SMB2 3.3.5.9.6 allows without a batch oplock or Handle lease), so a
+// reconnect (DHnC, DH2C) is STATUS_OBJECT_NAME_NOT_FOUND before its name is
+// looked at, and mixed or malformed durable contexts are
+// STATUS_INVALID_PARAMETER, as smbd answers (TestDurableReconnectAgainstSmbd).
+//
+// FSCTL_CREATE_OR_GET_OBJECT_ID gives a file or directory a random 16-byte
+// object id once, kept by fs with its EAs (it survives restarts and is the
+// same from every process), and answers FILE_OBJECTID_BUFFER: the id, the
+// volume's object id as birth volume, the id as birth object id, no
+// domain. An output buffer under 64 bytes is STATUS_INVALID_PARAMETER, as
+// MS-FSA 2.1.5.10.1 says; smbd answers the first bytes instead.
 //
 // Oplocks and leases are always granted NONE; CHANGE_NOTIFY goes async and
 // pends until CANCEL or until its directory is closed

@@ -348,11 +348,13 @@ const (
 	fsctlValidateNegotiateInfo uint32 = 0x00140204
 	fsctlDFSGetReferrals       uint32 = 0x00060194
 	fsctlDFSGetReferralsEx     uint32 = 0x000601B0
+	fsctlCreateOrGetObjectID   uint32 = 0x000900C0
 	ioctlIsFSCTL               uint32 = 0x00000001
 )
 
-// ioctl serves IOCTL: FSCTL_VALIDATE_NEGOTIATE_INFO; DFS referrals are
-// STATUS_NOT_FOUND... no DFS here (STATUS_FS_DRIVER_REQUIRED, as a server
+// ioctl serves IOCTL: FSCTL_VALIDATE_NEGOTIATE_INFO,
+// FSCTL_QUERY_NETWORK_INTERFACE_INFO and FSCTL_CREATE_OR_GET_OBJECT_ID;
+// DFS referrals are STATUS_FS_DRIVER_REQUIRED (no DFS here, as a server
 // without DFS answers); everything else STATUS_NOT_SUPPORTED.
 func (c *conn) ioctl(ctx context.Context, req *request) (ntstatus.Status, []byte, error) {
 	b, err := body(req.msg, 57)
@@ -377,6 +379,8 @@ func (c *conn) ioctl(ctx context.Context, req *request) (ntstatus.Status, []byte
 			return st, nil, nil
 		}
 		return st, ioctlBody(code, b[8:24], out), nil
+	case fsctlCreateOrGetObjectID:
+		return c.objectID(ctx, req, b, maxOut)
 	case fsctlValidateNegotiateInfo:
 	default:
 		return ntstatus.NotSupported, nil, nil
@@ -411,6 +415,33 @@ func (c *conn) ioctl(ctx context.Context, req *request) (ntstatus.Status, []byte
 	le.PutUint16(resp[20:], mode)
 	le.PutUint16(resp[22:], c.dialect)
 	return ntstatus.Success, ioctlBody(code, b[8:24], resp), nil
+}
+
+// objectID serves FSCTL_CREATE_OR_GET_OBJECT_ID (MS-FSA 2.1.5.10.1): the
+// open's file or directory gets an object id once (fs keeps it) and every
+// request answers the same FILE_OBJECTID_BUFFER (MS-FSCC 2.1.3, type 1):
+// the object id, the birth volume id (the volume's object id, as
+// FileFsObjectIdInformation reports it), the birth object id (the object
+// id: blobshare never moves an id between volumes) and an empty domain id.
+// An output buffer too small for the 64 bytes is STATUS_INVALID_PARAMETER,
+// as MS-FSA says (smbd answers the first MaxOutputResponse bytes instead).
+func (c *conn) objectID(ctx context.Context, req *request, b []byte, maxOut uint32) (ntstatus.Status, []byte, error) {
+	o, st := c.lookupOpen(req, b[8:24])
+	if o == nil {
+		return st, nil, nil
+	}
+	if maxOut < 64 {
+		return ntstatus.InvalidParameter, nil, nil
+	}
+	oid, err := o.h.ObjectID(ctx)
+	if err != nil {
+		return ntstatus.FromError(err), nil, nil
+	}
+	out := make([]byte, 64)
+	copy(out, oid[:])
+	le.PutUint64(out[16:], uint64(o.tree.shareID))
+	copy(out[32:], oid[:])
+	return ntstatus.Success, ioctlBody(fsctlCreateOrGetObjectID, b[8:24], out), nil
 }
 
 func ioctlBody(code uint32, rawFileID []byte, data []byte) []byte {

@@ -312,8 +312,9 @@ func (c *conn) fsInfo(ctx context.Context, o *open, class byte) ([]byte, bool, n
 		name := utf16le("NTFS")
 		b := make([]byte, 12, 12+len(name))
 		// FILE_CASE_PRESERVED_NAMES | FILE_UNICODE_ON_DISK | FILE_SUPPORTS_SPARSE_FILES |
-		// FILE_SUPPORTS_EXTENDED_ATTRIBUTES
-		le.PutUint32(b, 0x00000002|0x00000004|0x00000040|0x00800000)
+		// FILE_SUPPORTS_OBJECT_IDS (FSCTL_CREATE_OR_GET_OBJECT_ID; smbd
+		// announces it too) | FILE_SUPPORTS_EXTENDED_ATTRIBUTES
+		le.PutUint32(b, 0x00000002|0x00000004|0x00000040|0x00010000|0x00800000)
 		le.PutUint32(b[4:], 255)
 		le.PutUint32(b[8:], uint32(len(name)))
 		return append(b, name...), true, ntstatus.Success

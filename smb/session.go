@@ -50,7 +50,11 @@ type session struct {
 	mechTypes   []byte // the SPNEGO MechTypeList, for the mechListMIC (a copy: request buffers are reused)
 	trees       map[uint32]*tree
 	nextTree    uint32
-	opens       map[uint64]*open // by volatile file id
+	// reauth is the challenge of a re-authentication in progress, and
+	// reauthMech its SPNEGO MechTypeList (reauthenticate); under mu.
+	reauth     *ntlm.Challenge
+	reauthMech []byte
+	opens      map[uint64]*open // by volatile file id
 }
 
 // tree is one TREE_CONNECT: a file share, or IPC$.
@@ -115,8 +119,7 @@ func (c *conn) sessionSetup(ctx context.Context, req *request, resp *response) (
 		// Unknown, or logged off on another channel.
 		return ntstatus.UserSessionDeleted, nil, nil
 	case s.valid.Load():
-		// Re-authentication is not supported.
-		return ntstatus.RequestNotAccepted, nil, nil
+		return c.reauthenticate(ctx, req, resp, s, token, wrapped, blob)
 	}
 	if c.dialect == dialect311 {
 		s.preauth = preauthHash(s.preauth, req.msg)
@@ -162,6 +165,73 @@ func (c *conn) sessionSetup(ctx context.Context, req *request, resp *response) (
 	// it with the key it derived.
 	resp.sess, resp.sign = s, true
 	return ntstatus.Success, acceptBody(flags, wrapped, s.mechTypes, blob, res), nil
+}
+
+// reauthenticate serves a SESSION_SETUP on a valid session of this
+// connection: a re-authentication (MS-SMB2 3.3.5.5.2). The session stays
+// usable meanwhile and keeps its keys (a re-authentication derives none).
+// Its first leg gets a fresh challenge; its last one succeeds for the
+// account (the user may be named in any case or domain, as at logon) or
+// fails with the authentication's error, STATUS_LOGON_FAILURE, and then,
+// as MS-SMB2 3.3.5.5.3 says, the session ends: its opens close and later
+// requests on it get STATUS_USER_SESSION_DELETED. Responses are signed
+// with the session's key when the request was or the session requires it.
+func (c *conn) reauthenticate(ctx context.Context, req *request, resp *response, s *session, token []byte, wrapped bool, blob []byte) (ntstatus.Status, []byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.valid.Load() {
+		return ntstatus.UserSessionDeleted, nil, nil
+	}
+	// The session's key speaks for the request as for any other
+	// (dispatch): encrypted under it, or signed with it when signed, so
+	// nobody without the key can end the session with a wrong password.
+	switch {
+	case req.enc != nil && req.enc != s:
+		return ntstatus.AccessDenied, nil, nil
+	case req.enc != nil:
+	case s.encryptData:
+		return ntstatus.AccessDenied, nil, nil
+	case req.hdr.Flags&flagSigned != 0 && signatureOf(s.signerOn(c), req.msg) != req.hdr.Signature:
+		c.log.Warn("smb: bad message signature", "command", req.hdr.Command)
+		return ntstatus.AccessDenied, nil, nil
+	}
+	req.sess, resp.sess = s, s
+	resp.sign = req.enc == nil && (req.hdr.Flags&flagSigned != 0 || s.signingRequired)
+	if s.reauth == nil {
+		ch, err := c.newChallenge(token)
+		if err != nil {
+			c.endSession(ctx, s, resp)
+			return ntstatus.LogonFailure, nil, nil
+		}
+		s.reauth, s.reauthMech = ch, bytes.Clone(ntlm.MechTypes(blob))
+		return ntstatus.MoreProcessingRequired, challengeBody(ch, wrapped), nil
+	}
+	ch, mech := s.reauth, s.reauthMech
+	s.reauth, s.reauthMech = nil, nil
+	res, err := c.authenticate(ch, token)
+	if err != nil {
+		c.log.Info("smb: re-authentication refused; the session ends", "err", err)
+		c.endSession(ctx, s, resp)
+		return ntstatus.LogonFailure, nil, nil
+	}
+	s.user = res.User
+	var flags uint16
+	if s.encryptData {
+		flags |= sessionFlagEncrypt
+	}
+	return ntstatus.Success, acceptBody(flags, wrapped, mech, blob, res), nil
+}
+
+// endSession ends s as LOGOFF does (its pending requests, opens and
+// trees go) after a failed re-authentication; s.mu is held. The failure
+// response, resp, is not signed: the session and its key are gone.
+func (c *conn) endSession(ctx context.Context, s *session, resp *response) {
+	resp.sess, resp.sign = nil, false
+	s.endPending(func(p *pendingOp) bool { return p.sessionID == s.id })
+	s.closeAll(ctx, c.srv, c.log)
+	s.valid.Store(false)
+	c.srv.forgetSession(s)
+	delete(c.sessions, s.id)
 }
 
 // newChallenge answers the first leg of an NTLM logon (a new session or a

@@ -13,11 +13,20 @@ byte-range locks:
   write ID OFFSET HEXDATA
   lock ID OFFSET LENGTH FLAGS                      (SMB2_LOCK_FLAG_* in hex)
   dispose ID 0|1                                   (FileDispositionInformation)
+  openx ID PATH ACCESS SHARE DISPOSITION OPTIONS [TAG:HEXDATA ...]
+                                                   open PATH exactly as given (no client-side
+                                                   normalisation of "." or ".."), with create
+                                                   contexts (TAG is the 4-character name)
+  reauth USER PASSWORD                             SESSION_SETUP again on the logged-on session
+  fsctl ID CODE MAXOUT [HEXIN]                     (CODE in hex) -> ok HEXDATA
+  queryfs ID CLASS                                 QUERY_INFO of the file system -> ok HEXDATA
 """
+import ntpath
+import struct
 import sys
 
 from impacket import nt_errors, smb3, smbconnection
-from impacket.smb3structs import SMB2_LOCK_ELEMENT, SMB2_0_INFO_FILE
+from impacket.smb3structs import SMB2_LOCK_ELEMENT, SMB2_0_INFO_FILE, SMB2_0_INFO_FILESYSTEM
 from impacket.smbconnection import SMBConnection
 
 FILE_DISPOSITION_INFORMATION = 13
@@ -33,6 +42,49 @@ class _Latin1:
 
     def __str__(self):
         return self.b.decode("latin-1")
+
+
+class _Raw:
+    """Bytes impacket sends as they are (create contexts)."""
+
+    def __init__(self, b):
+        self.b = b
+
+    def getData(self):
+        return self.b
+
+
+def create_contexts(specs):
+    """Encodes TAG:HEXDATA specs as a chain of SMB2_CREATE_CONTEXTs
+    (MS-SMB2 2.2.13.2): name at offset 16, data at 24, each entry padded
+    to 8 bytes."""
+    entries = []
+    for spec in specs:
+        tag, data = spec.split(":", 1)
+        data = bytes.fromhex(data)
+        e = struct.pack("<IHHHHI", 0, 16, len(tag), 0, 24 if data else 0, len(data))
+        e += tag.encode() + b"\0" * 4 + data
+        e += b"\0" * (-len(e) % 8)
+        entries.append(e)
+    out = b""
+    for i, e in enumerate(entries):
+        if i < len(entries) - 1:
+            e = struct.pack("<I", len(e)) + e[4:]
+        out += e
+    return [_Raw(out)] if out else None
+
+
+def open_exact(conn, tree, path, access, share, disp, opts, contexts):
+    """impacket's create normalises the path with ntpath.normpath (so
+    "d\\.." would become "."): for the duration of the call, send it as
+    given, so the server is what judges it."""
+    saved = ntpath.normpath
+    ntpath.normpath = lambda p: p
+    try:
+        return conn.getSMBServer().create(tree, path, access, share, opts, disp, 0,
+                                          createContexts=contexts)
+    finally:
+        ntpath.normpath = saved
 
 
 def status_name(e):
@@ -60,6 +112,23 @@ def main():
                 fid, path = f[1], f[2]
                 access, share, disp, opts = (int(x, 16) for x in f[3:7])
                 files[fid] = conn.getSMBServer().create(tree, path, access, share, opts, disp, 0)
+            elif cmd == "openx":
+                fid, path = f[1], f[2]
+                access, share, disp, opts = (int(x, 16) for x in f[3:7])
+                files[fid] = open_exact(conn, tree, path, access, share, disp, opts,
+                                        create_contexts(f[7:]))
+            elif cmd == "reauth":
+                conn.getSMBServer().login(f[1], f[2], "")
+            elif cmd == "fsctl":
+                blob = bytes.fromhex(f[4]) if len(f) > 4 else b""
+                data = conn.getSMBServer().ioctl(tree, files[f[1]], int(f[2], 16),
+                                                 flags=1, inputBlob=blob,
+                                                 maxOutputResponse=int(f[3]))
+                out = "ok " + data.hex()
+            elif cmd == "queryfs":
+                data = conn.getSMBServer().queryInfo(tree, files[f[1]], b"", SMB2_0_INFO_FILESYSTEM,
+                                                     int(f[2]))
+                out = "ok " + data.hex()
             elif cmd == "close":
                 try:
                     conn.closeFile(tree, files.pop(f[1]))
