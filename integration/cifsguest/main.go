@@ -33,6 +33,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -227,6 +228,19 @@ func (g *guest) run(f []string) (string, error) {
 			return "", fmt.Errorf("%w: no handle %v", errUsage, f[1:])
 		}
 		return g.handle(g.files[f[1]], f)
+	case "dial": // dial HOST:PORT MILLISECONDS: whether a TCP connection opens
+		if err := need(3); err != nil {
+			return "", err
+		}
+		c, err := net.DialTimeout("tcp", f[1], time.Duration(num(f[2]))*time.Millisecond)
+		if err != nil {
+			var errno syscall.Errno
+			if errors.As(err, &errno) {
+				return "", errno
+			}
+			return "", errors.New("timeout") // restrict=on drops the packets: nothing answers
+		}
+		return "", c.Close()
 	case "writefile": // writefile PATH DATA
 		if err := need(3); err != nil {
 			return "", err
