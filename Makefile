@@ -38,7 +38,7 @@ RACE_PKGS := ./locks ./fs ./msgqueue/... ./blob ./blobsvc/...
 # go.mod): rclone's azurefiles backend, as a library, against blobshare.
 RCLONE_DIR := integration/rclone
 
-.PHONY: test deps npm node debs vet unit race fuzz bench build rclone cifs
+.PHONY: test deps npm node debs vet unit race fuzz bench build rclone cifs cifs-guest
 
 test: deps vet
 	$(GOTEST) ./...
@@ -87,10 +87,15 @@ debs:
 	fi
 
 # cifs runs the Linux kernel's SMB client against blobshare in a QEMU
-# guest. The guest's packages are extracted into CIFS_ROOT once (the
+# guest (TestLinuxCIFSClient, which go test ./... also runs once
+# cifs-guest has been made).
+cifs: debs cifs-guest
+	BLOBSHARE_CIFS_ROOT=$(CIFS_ROOT) $(GO) test -count=1 -timeout 5m ./integration -run '^TestLinuxCIFSClient$$'
+
+# cifs-guest extracts the guest's packages into CIFS_ROOT once (the
 # kernel package's real name is what the linux-image-amd64 metapackage
 # depends on).
-cifs: debs
+cifs-guest:
 	@if ! ls $(CIFS_ROOT)/boot/vmlinuz-* >/dev/null 2>&1 || [ ! -x $(CIFS_ROOT)/bin/busybox ]; then \
 		set -e; tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; chown _apt $$tmp 2>/dev/null || true; \
 		kernel=$$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-/ {print $$2; exit}'); \
@@ -100,7 +105,6 @@ cifs: debs
 		mkdir -p $$tmp/root; for d in $$tmp/*.deb; do dpkg-deb -x $$d $$tmp/root; done; \
 		mkdir -p $$(dirname $(CIFS_ROOT)); rm -rf $(CIFS_ROOT); mv $$tmp/root $(CIFS_ROOT); \
 	fi
-	BLOBSHARE_CIFS_ROOT=$(CIFS_ROOT) $(GO) test -count=1 -timeout 5m ./integration -run '^TestLinuxCIFSClient$$'
 
 # Azurite (blob backend tests) and the Azure Files JS SDK (REST smoke test),
 # pinned to versions whose engines accept Node 20. An EBADENGINE warning
