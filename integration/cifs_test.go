@@ -64,6 +64,12 @@ func TestLinuxCIFSClient(t *testing.T) {
 			t.Fatalf("mount -t cifs %s: %s", d.opts, got)
 		}
 	}
+	// A second mount of the first share on a connection and session of its
+	// own (nosharesock): another SMB client for the SMB-against-SMB rows.
+	second := fmt.Sprintf("nosharesock,port=%s,username=%s,password=%s,ip=%s", port, rest.DevAccount, devKey, host)
+	if got := g.do("mount //%s/%s /mnt/second %s", host, cifsDialects[0].share, second); got != "ok" {
+		t.Fatalf("second mount -t cifs: %s", got)
+	}
 	// restrict=on: the guest reaches nothing but the SMB endpoint through
 	// guestfwd; the host's REST and SMB ports, open on its loopback, are
 	// refused through QEMU's gateway (without restrict=on they connect).
@@ -97,6 +103,10 @@ func TestLinuxCIFSClient(t *testing.T) {
 			}
 		})
 	}
+	t.Run("SMBAgainstSMB", func(t *testing.T) {
+		cifsTwoClients(t, &cifsCase{t: t, g: g.on(t), sh: svc.NewShareClient(cifsDialects[0].share), mnt: "/mnt/" + cifsDialects[0].share})
+	})
+	g.expect("ok", "umount /mnt/second")
 	t.Logf("checks on %d mounts: %v", len(cifsDialects), time.Since(checks).Round(100*time.Millisecond))
 	for _, d := range cifsDialects {
 		g.expect("ok", "umount /mnt/%s", d.share)
@@ -535,4 +545,26 @@ func cifsWriteVisibility(t *testing.T, c *cifsCase) {
 	c.expect("ok 5", "write w 4 +more")
 	c.expect("ok", "close w")
 	c.wantGet("log.txt", "new!+more")
+}
+
+// SMBAgainstSMB: two SMB clients (two mounts of one share, each with its
+// own connection and session) meet through the lock table: an fcntl lock
+// taken through one refuses an overlapping fcntl lock and reads and
+// writes of the range through the other (STATUS_LOCK_NOT_GRANTED and
+// STATUS_FILE_LOCK_CONFLICT, which cifs makes EACCES); beside the range
+// they go through; after unlock the other client takes the lock.
+func cifsTwoClients(t *testing.T, c *cifsCase) {
+	c.put("two.txt", pattern(100))
+	other := strconv.QuoteToASCII("/mnt/second/two.txt")
+	c.expect("ok", "open a %s rw", c.path("two.txt"))
+	c.expect("ok", "open b %s rw", other)
+	c.expect("ok", "fcntl a 0 10 wr")
+	c.expect("err EACCES", "fcntl b 5 10 wr")
+	c.expect("err EACCES", "read b 0 4")
+	c.expect("err EACCES", "write b 8 xx")
+	c.expect("ok 2", "write b 10 xx")
+	c.expect("ok", "fcntl a 0 10 un")
+	c.expect("ok", "fcntl b 5 10 wr")
+	c.expect("ok", "close b")
+	c.expect("ok", "close a")
 }

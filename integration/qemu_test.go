@@ -428,7 +428,7 @@ func startQEMU(t *testing.T, k *guestKit, accel, dir, initrd, agent, smbAddr str
 	if accel == "kvm" {
 		args = append(args, "-cpu", "host")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	cmd := exec.CommandContext(ctx, k.qemu, args...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
