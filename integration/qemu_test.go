@@ -395,6 +395,11 @@ func kvmOpens() bool {
 
 const kvmProbe = 15 * time.Second
 
+// kvmFirstLine bounds the wait for a KVM guest's first console line (the
+// kernel's first message, well under a second after QEMU starts when KVM
+// works); a guest silent that long is not waited for further.
+const kvmFirstLine = 3 * time.Second
+
 // vm is a booted guest: commands go to its agent over the second serial
 // port (QEMU's standard input and output), the console (kernel and init
 // messages) to a file.
@@ -440,13 +445,13 @@ func bootGuest(t *testing.T, k *guestKit, smbAddr string) *vm {
 	start = time.Now()
 	if kvmOpens() {
 		g := startQEMU(t, k, kernel, "kvm", dir, initrd, agent, smbAddr)
-		if g.readyWithin(kvmProbe) {
+		if g.waitConsole(kvmFirstLine) && g.readyWithin(kvmProbe) {
 			t.Logf("guest booted (kvm) in %v", time.Since(start).Round(100*time.Millisecond))
 			return g
 		}
 		g.cancel()
 		<-g.done
-		t.Logf("the guest did not start under KVM in %v: booting under TCG", kvmProbe)
+		t.Logf("the guest did not start under KVM: booting under TCG")
 		start = time.Now()
 	}
 	g := startQEMU(t, k, kernel, "tcg", dir, initrd, agent, smbAddr)
@@ -504,6 +509,22 @@ func startQEMU(t *testing.T, k *guestKit, kernel, accel, dir, initrd, agent, smb
 		}
 	})
 	return g
+}
+
+// waitConsole reports whether the guest wrote to its console within d.
+func (g *vm) waitConsole(d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if fi, err := os.Stat(g.console); err == nil && fi.Size() > 0 {
+			return true
+		}
+		select {
+		case <-g.done:
+			return false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return false
 }
 
 // readyWithin reports whether the agent said "ready" within d.
