@@ -75,6 +75,7 @@
 // stale receipt. Get, Delete and Update hand the Store the clock rather
 // than a time, so that a get reads "now" only when its statement runs:
 // otherwise a get that waited behind a put could miss that message
-// (TestGetSeesPutCommittedWhileItWaited). sqlstore guarantees that order
-// within one process.
+// (msgqueue/storetest, GetSeesPutCommittedWhileItWaited). sqlstore
+// guarantees that order within one process; pgstore across gateways, on
+// the database's clock. Every store runs the suite in msgqueue/storetest.
 package msgqueue
