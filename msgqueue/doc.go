@@ -1,7 +1,8 @@
 // Package msgqueue is the Azure Queue service's semantics, apart from
 // HTTP: queues with metadata and stored access policies, and messages
 // with pop receipts, visibility timeouts, time to live and dequeue
-// counts. Package queue is its HTTP front end; sqlstore its SQLite store.
+// counts. Package queue is its HTTP front end; sqlstore its SQLite store,
+// pgstore its PostgreSQL store, storetest the suite both run.
 //
 // # The model (Azure's documented rules)
 //
