@@ -20,7 +20,10 @@
 // stray symlinks. initdb refuses to run as root, so as root the cluster
 // is created and run as the `postgres` user (Debian's package creates
 // it), else `nobody`, through SysProcAttr.Credential; the temporary
-// directory is handed to that user. The server listens only on a Unix
+// directory is handed to that user. The first binary on a machine caches
+// its fresh data directory as a template in the temporary directory (named
+// for the server version and user, about 39 MB); later binaries copy it
+// instead of running initdb (template.go). The server listens only on a Unix
 // socket in that directory (listen_addresses is empty: no TCP port to
 // race for, nothing reachable from the network), with fsync,
 // synchronous_commit and full_page_writes off: a throwaway cluster needs

@@ -41,7 +41,7 @@ func TestSchemasAreSeparate(t *testing.T) {
 	if names[0] == names[1] || names[0] == "" {
 		t.Fatalf("schemas %q", names)
 	}
-	t.Logf("cluster started in %v", pg.StartTime)
+	t.Logf("cluster started in %v (data directory from the cached template: %v)", pg.StartTime, pg.Template)
 }
 
 // TestSchemaDroppedAtCleanup: a subtest's schema is gone after it ends.
