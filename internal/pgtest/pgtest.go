@@ -46,6 +46,10 @@ type Cluster struct {
 	adminMu sync.Mutex
 	n       atomic.Int64 // schemas handed out
 
+	// lookIn, when set, replaces BinDir's search (tests of a missing
+	// server).
+	lookIn []string
+
 	// StartTime is how long making the data directory and starting the
 	// server took (zero before); Template says the data directory was
 	// copied from the cached template rather than made by initdb.
@@ -122,7 +126,11 @@ func BinDir() (string, error) {
 	sort.Slice(found, func(i, j int) bool { // newest major version first
 		return versionOf(found[i]) > versionOf(found[j])
 	})
-	dirs = append(dirs, found...)
+	return firstBinDir(append(dirs, found...))
+}
+
+// firstBinDir is the first of dirs holding initdb and postgres.
+func firstBinDir(dirs []string) (string, error) {
 	for _, d := range dirs {
 		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
 			if _, err := os.Stat(filepath.Join(d, "postgres")); err == nil {
@@ -159,6 +167,9 @@ func runAs() (*syscall.Credential, error) {
 func (c *Cluster) start() error {
 	began := time.Now()
 	bindir, err := BinDir()
+	if c.lookIn != nil {
+		bindir, err = firstBinDir(c.lookIn)
+	}
 	if err != nil {
 		return err
 	}
