@@ -22,7 +22,7 @@ func (s *Store) Insert(ctx context.Context, queue string, m msgqueue.Message) er
 	ttl := ms(m.Expires) - ms(m.Inserted)
 	vis := ms(m.NextVisible) - ms(m.Inserted)
 	var n int64
-	err := s.clocked(func() time.Time { return m.Inserted }, func(at *int64) error {
+	err := s.clocked(ctx, func() time.Time { return m.Inserted }, func(at *int64) error {
 		tag, err := s.pool.Exec(ctx, insertSQL, at, m.ID, []byte(m.Text), never, ms(msgqueue.NeverExpires), ttl, vis, m.PopReceipt, queue)
 		n = tag.RowsAffected()
 		return err
@@ -63,7 +63,7 @@ func (s *Store) Claim(ctx context.Context, queue string, now func() time.Time, n
 		seq int64
 	}
 	var got []claimed
-	err := s.clocked(now, func(at *int64) error {
+	err := s.clocked(ctx, now, func(at *int64) error {
 		got = got[:0]
 		rows, err := s.pool.Query(ctx, claimSQL, at, queue, n, visibility.Milliseconds(), receiptPrefix)
 		if err != nil {
@@ -126,7 +126,7 @@ func (s *Store) Peek(ctx context.Context, queue string, now time.Time, n int) ([
 // Delete implements msgqueue.Store: keyed by the pop receipt.
 func (s *Store) Delete(ctx context.Context, queue, id, receipt string, now func() time.Time) error {
 	var n int64
-	err := s.clocked(now, func(at *int64) error {
+	err := s.clocked(ctx, now, func(at *int64) error {
 		tag, err := s.pool.Exec(ctx, deleteSQL, at, queue, id, receipt)
 		n = tag.RowsAffected()
 		return err
@@ -155,7 +155,7 @@ func (s *Store) Update(ctx context.Context, queue, id, receipt string, now func(
 		body = []byte(*text)
 	}
 	var m msgqueue.Message
-	err := s.clocked(now, func(at *int64) (err error) {
+	err := s.clocked(ctx, now, func(at *int64) (err error) {
 		m, err = scanMessage(s.pool.QueryRow(ctx, updateSQL, at, newReceipt, visibility.Milliseconds(), body, queue, id, receipt), nil)
 		return err
 	})

@@ -161,16 +161,19 @@ func (s *Store) at(t time.Time) *int64 {
 	return &v
 }
 
-// clocked runs a message statement with its $1: in caller-clock mode the
-// clock is read holding messageMu, which is held through the statement.
-func (s *Store) clocked(now func() time.Time, f func(at *int64) error) error {
-	if !s.callerClock {
-		return f(nil)
-	}
-	s.messageMu.Lock()
-	defer s.messageMu.Unlock()
-	v := ms(now())
-	return f(&v)
+// clocked runs a message statement with its $1 (rerun on a serialization
+// failure or deadlock, pgdb.Retry): in caller-clock mode the clock is
+// read holding messageMu, which is held through the statement.
+func (s *Store) clocked(ctx context.Context, now func() time.Time, f func(at *int64) error) error {
+	return pgdb.Retry(ctx, func() error {
+		if !s.callerClock {
+			return f(nil)
+		}
+		s.messageMu.Lock()
+		defer s.messageMu.Unlock()
+		v := ms(now())
+		return f(&v)
+	})
 }
 
 func encodeJSON(v any) string {
