@@ -27,8 +27,11 @@
 // socket in that directory (listen_addresses is empty: no TCP port to
 // race for, nothing reachable from the network), with fsync,
 // synchronous_commit and full_page_writes off: a throwaway cluster needs
-// no durability. Stop shuts it down (SIGQUIT to its process group: an
-// immediate shutdown, the data is discarded) and removes the directory.
+// no durability. The server runs under a watchdog shell whose stdin is a
+// pipe from the test binary: Stop closes it, and so does the binary's
+// death by a panic, a -timeout or SIGKILL; the watchdog then shuts the
+// server down (SIGQUIT: an immediate shutdown, the data is discarded) and
+// removes the directory, so no server outlives its tests.
 //
 // Without PostgreSQL a test is skipped, or fails when
 // BLOBSHARE_REQUIRE_ALL=1 (`make debs` installs Debian's postgresql).

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/user"
@@ -37,14 +38,15 @@ type Cluster struct {
 	once sync.Once
 	err  error // from starting; every later Schema reports it
 
-	dir     string // temporary directory: data/ and the socket
-	bindir  string
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	stopped atomic.Bool
-	admin   *pgx.Conn
-	adminMu sync.Mutex
-	n       atomic.Int64 // schemas handed out
+	dir      string // temporary directory: data/ and the socket
+	bindir   string
+	cmd      *exec.Cmd      // the watchdog shell running postgres
+	lifeline io.WriteCloser // its stdin: closing it stops the server
+	exited   chan struct{}
+	stopped  atomic.Bool
+	admin    *pgx.Conn
+	adminMu  sync.Mutex
+	n        atomic.Int64 // schemas handed out
 
 	// lookIn, when set, replaces BinDir's search (tests of a missing
 	// server).
@@ -56,6 +58,19 @@ type Cluster struct {
 	StartTime time.Duration
 	Template  bool
 }
+
+// watchdog runs postgres ("$@" after the directory, $1) in the
+// background and stops it with SIGQUIT when its stdin (the lifeline, kept
+// on fd 3: an asynchronous list's stdin is /dev/null) reaches EOF; then
+// it removes the directory.
+const watchdog = `dir=$1; shift
+exec 3<&0
+"$@" </dev/null 3<&- &
+pid=$!
+( read -r _ <&3; kill -QUIT "$pid" 2>/dev/null ) &
+wait "$pid"; status=$?
+rm -rf "$dir"
+exit $status`
 
 // New returns a cluster that starts on the first Schema call.
 func New() *Cluster { return &Cluster{} }
@@ -197,12 +212,21 @@ func (c *Cluster) start() error {
 		return err
 	}
 	var logBuf bytes.Buffer
-	c.cmd = exec.Command(filepath.Join(bindir, "postgres"), "-D", data, "-k", c.dir, "-p", strconv.Itoa(port),
+	// The server runs under a watchdog shell that holds the read end of a
+	// pipe from this process: when the test binary exits in any way (a
+	// panic, a -timeout, SIGKILL) the pipe closes, and the watchdog shuts
+	// the server down and removes the directory. Stop closes the pipe too.
+	c.cmd = exec.Command("/bin/sh", "-c", watchdog, "pgtest-watchdog", c.dir,
+		filepath.Join(bindir, "postgres"), "-D", data, "-k", c.dir, "-p", strconv.Itoa(port),
 		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off",
 		"-c", "full_page_writes=off", "-c", "max_connections=200", "-c", "shared_buffers=32MB")
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
 	c.cmd.Stdout, c.cmd.Stderr = &logBuf, &logBuf
 	c.cmd.Dir = c.dir
+	if c.lifeline, err = c.cmd.StdinPipe(); err != nil {
+		c.removeDir()
+		return fmt.Errorf("start postgres: %w", err)
+	}
 	if err := c.cmd.Start(); err != nil {
 		c.removeDir()
 		return fmt.Errorf("start postgres: %w", err)
@@ -242,8 +266,9 @@ func (c *Cluster) Stop() error {
 	if c.admin != nil {
 		_ = c.admin.Close(context.Background())
 	}
-	// SIGQUIT: immediate shutdown of the postmaster and its children.
-	_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGQUIT)
+	// The watchdog sends SIGQUIT (an immediate shutdown of the postmaster
+	// and its children) when its lifeline closes.
+	_ = c.lifeline.Close()
 	select {
 	case <-c.exited:
 	case <-time.After(10 * time.Second):
