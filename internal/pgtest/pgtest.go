@@ -67,8 +67,11 @@ const watchdog = `dir=$1; shift
 exec 3<&0
 "$@" </dev/null 3<&- &
 pid=$!
-( read -r _ <&3; kill -QUIT "$pid" 2>/dev/null ) &
+( read -r _ <&3; kill -QUIT "$pid" ) >/dev/null 2>&1 &
+watcher=$!
+exec 3<&-
 wait "$pid"; status=$?
+kill "$watcher" 2>/dev/null
 rm -rf "$dir"
 exit $status`
 
