@@ -23,8 +23,9 @@ PKG_FUZZ  := smb:FuzzHeader smb:FuzzFrame smb:FuzzMatchPattern smb/ntlm:FuzzUnwr
 # (smbtorture, and smbd as the oracle for its test list), smbnetfs (a FUSE
 # file system over the SMB endpoint), qemu-system-x86 (boots the guest
 # whose kernel SMB client `make cifs` tests), xz-utils (unpacks the guest's
-# kernel so it boots in seconds under TCG).
-DEB_PKGS  := rsync smbclient python3-impacket samba samba-testsuite smbnetfs qemu-system-x86 xz-utils
+# kernel so it boots in seconds under TCG), postgresql (the PostgreSQL
+# stores' tests start a throwaway cluster of their own with its binaries).
+DEB_PKGS  := rsync smbclient python3-impacket samba samba-testsuite smbnetfs qemu-system-x86 xz-utils postgresql
 
 # CIFS_ROOT holds the Debian kernel (linux-image-amd64, with cifs.ko) and
 # busybox-static that TestLinuxCIFSClient boots in QEMU: downloaded and

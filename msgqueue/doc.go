@@ -1,7 +1,8 @@
 // Package msgqueue is the Azure Queue service's semantics, apart from
 // HTTP: queues with metadata and stored access policies, and messages
 // with pop receipts, visibility timeouts, time to live and dequeue
-// counts. Package queue is its HTTP front end; sqlstore its SQLite store.
+// counts. Package queue is its HTTP front end; sqlstore its SQLite store,
+// pgstore its PostgreSQL store, storetest the suite both run.
 //
 // # The model (Azure's documented rules)
 //
@@ -75,6 +76,7 @@
 // stale receipt. Get, Delete and Update hand the Store the clock rather
 // than a time, so that a get reads "now" only when its statement runs:
 // otherwise a get that waited behind a put could miss that message
-// (TestGetSeesPutCommittedWhileItWaited). sqlstore guarantees that order
-// within one process.
+// (msgqueue/storetest, GetSeesPutCommittedWhileItWaited). sqlstore
+// guarantees that order within one process; pgstore across gateways, on
+// the database's clock. Every store runs the suite in msgqueue/storetest.
 package msgqueue

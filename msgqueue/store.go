@@ -18,6 +18,14 @@ import (
 // meanwhile, and a get that began before that put but ran after it would
 // not see the message although nothing else could take it.
 //
+// A store shared by gateways on several hosts may decide on its own clock
+// instead, one all gateways share (msgqueue/pgstore: the database's, read
+// inside each statement): then Claim, Delete and Update read that clock
+// rather than the one passed, Peek, Queue and Sweep ignore the time
+// passed, and Insert keeps the message's visibility timeout and TTL
+// (NextVisible and Expires relative to Inserted) but starts them at the
+// store's now.
+//
 // Missing queues are ErrQueueNotFound and missing or stale messages
 // ErrMessageNotFound, wrapped with the queue or message id.
 type Store interface {

@@ -4,8 +4,8 @@
 // the data model's validation and limits, entity group transactions, and
 // streaming queries. Package table is its HTTP front end (payloads,
 // $select, Prefer, SAS key ranges, the multipart $batch format);
-// tablesvc/sqlstore is its SQLite store; tablesvc/storetest is the
-// conformance suite every Store runs. The reference is
+// tablesvc/sqlstore is its SQLite store, tablesvc/pgstore its PostgreSQL
+// store; tablesvc/storetest is the conformance suite every Store runs. The reference is
 // ../shared/spec/table.md (sections cited as §n below).
 //
 // # Concurrency: the seed's rules, decided inside the write
@@ -26,9 +26,11 @@
 // read-modify-write with If-Match on one entity lose no update, in one
 // process or across processes on one database (storetest's Contention
 // and RunShared). sqlstore's transactions are BEGIN IMMEDIATE: SQLite's
-// write lock is held from the first read to the commit. A store with
-// concurrent writers (PostgreSQL) runs Write at SERIALIZABLE and may call
-// fn again after a serialization failure; fn keeps no state across runs.
+// write lock is held from the first read to the commit. pgstore, with
+// concurrent writers, runs Write at READ COMMITTED and locks each entity
+// (an advisory transaction lock) before reading or writing it, and may
+// call fn again (to take its locks in order, or after a deadlock or
+// serialization failure); fn keeps no state across runs.
 //
 // A batch is one Write: every op is validated first (at most 100, one
 // PartitionKey, no row twice, each op's own rules), then all ops are

@@ -13,9 +13,11 @@ import (
 // against what Tx.Get reads in the same transaction, so no check is ever
 // made on a read outside the write that depends on it. A Store must make
 // each Write serializable with respect to every other Write on the same
-// table, across processes sharing the database (SQLite: BEGIN IMMEDIATE;
-// PostgreSQL: SERIALIZABLE, retrying fn on a serialization failure — fn
-// is written to be run again from scratch).
+// table, across processes sharing the database (sqlstore: BEGIN
+// IMMEDIATE; pgstore: READ COMMITTED with a per-entity advisory lock taken
+// before each entity is read or written, rerunning fn when it must take
+// its locks in another order — fn is written to be run again from
+// scratch).
 //
 // Missing tables are ErrTableNotFound and missing entities
 // ErrEntityNotFound, wrapped with the table or key.

@@ -1,7 +1,6 @@
 // Package storetest is the conformance suite of tablesvc.Store: every
-// store (sqlstore today, a PostgreSQL store later) runs Run, and RunShared
-// when two Store values can open one database (two processes, or two
-// gateways). The suite drives the Store through tablesvc.Service, so it
+// store (sqlstore, pgstore) runs Run, and RunShared when two Store values
+// can open one database (two processes, or two gateways). The suite drives the Store through tablesvc.Service, so it
 // checks what clients see — the seed's concurrency rules, batch
 // atomicity, query order and continuation — on that store.
 package storetest

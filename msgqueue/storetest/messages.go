@@ -1,99 +1,21 @@
-package msgqueue_test
+package storetest
 
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/blobshare/blobshare/msgqueue"
-	"github.com/blobshare/blobshare/msgqueue/sqlstore"
 )
 
-// clock is the injected clock: time moves only when a test advances it.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-// qn is the queue every test of this file uses.
-const qn = "jobs"
-
-// newService is a Service over SQLite in a temp dir with clock c and one
-// queue, qn.
-func newService(t testing.TB, c *clock) *msgqueue.Service {
-	t.Helper()
-	store, err := sqlstore.Open(context.Background(), filepath.Join(t.TempDir(), sqlstore.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	svc := msgqueue.New(store, c.Now)
-	if _, err := svc.CreateQueue(context.Background(), qn, nil); err != nil {
-		t.Fatal(err)
-	}
-	return svc
-}
-
-func put(t *testing.T, svc *msgqueue.Service, text string, o msgqueue.PutOptions) msgqueue.Message {
-	t.Helper()
-	m, err := svc.Put(context.Background(), qn, text, o)
-	if err != nil {
-		t.Fatalf("put %q: %v", text, err)
-	}
-	return m
-}
-
-func get(t *testing.T, svc *msgqueue.Service, n int, vis time.Duration) []msgqueue.Message {
-	t.Helper()
-	ms, err := svc.Get(context.Background(), qn, n, vis)
-	if err != nil {
-		t.Fatalf("get: %v", err)
-	}
-	return ms
-}
-
-func peek(t *testing.T, svc *msgqueue.Service, n int) []msgqueue.Message {
-	t.Helper()
-	ms, err := svc.Peek(context.Background(), qn, n)
-	if err != nil {
-		t.Fatalf("peek: %v", err)
-	}
-	return ms
-}
-
-func count(t *testing.T, svc *msgqueue.Service) int64 {
-	t.Helper()
-	q, err := svc.Queue(context.Background(), qn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return q.ApproximateMessages
-}
-
-// TestVisibilityTimeoutEdges: a got message is invisible to get and peek
+// VisibilityTimeoutEdges: a got message is invisible to get and peek
 // until exactly its next-visible time, visible from then on, and its
 // dequeue count moves on the next get, not when it reappears.
-func TestVisibilityTimeoutEdges(t *testing.T) {
+func testVisibilityTimeoutEdges(t *testing.T, open Opener) {
 	c := newClock()
-	svc := newService(t, c)
+	svc := newService(t, open, c)
 	t0 := c.Now()
 	m := put(t, svc, "a", msgqueue.PutOptions{})
 	if !m.NextVisible.Equal(t0) || m.DequeueCount != 0 {
@@ -126,11 +48,11 @@ func TestVisibilityTimeoutEdges(t *testing.T) {
 	}
 }
 
-// TestPutVisibilityTimeout: a message put with a visibility timeout is
+// PutVisibilityTimeout: a message put with a visibility timeout is
 // hidden from get and peek until then.
-func TestPutVisibilityTimeout(t *testing.T) {
+func testPutVisibilityTimeout(t *testing.T, open Opener) {
 	c := newClock()
-	svc := newService(t, c)
+	svc := newService(t, open, c)
 	put(t, svc, "later", msgqueue.PutOptions{VisibilityTimeout: 5 * time.Second})
 	c.Advance(5*time.Second - time.Millisecond)
 	if len(peek(t, svc, 1)) != 0 || len(get(t, svc, 1, time.Second)) != 0 {
@@ -142,13 +64,13 @@ func TestPutVisibilityTimeout(t *testing.T) {
 	}
 }
 
-// TestTTL: a message vanishes from every operation at its expiry; -1
+// TTL: a message vanishes from every operation at its expiry; -1
 // never expires (and reports 9999-12-31T23:59:59Z); the documented
 // bounds on messagettl and its relation to visibilitytimeout.
-func TestTTL(t *testing.T) {
+func testTTL(t *testing.T, open Opener) {
 	ctx := context.Background()
 	c := newClock()
-	svc := newService(t, c)
+	svc := newService(t, open, c)
 	t0 := c.Now()
 	short := put(t, svc, "short", msgqueue.PutOptions{TTL: 10 * time.Second, TTLSet: true})
 	forever := put(t, svc, "forever", msgqueue.PutOptions{TTL: -time.Second, TTLSet: true})
@@ -210,12 +132,12 @@ func TestTTL(t *testing.T) {
 	put(t, svc, "x", msgqueue.PutOptions{VisibilityTimeout: 7 * 24 * time.Hour, TTL: -time.Second, TTLSet: true})
 }
 
-// TestPopReceiptValidity: which receipts delete and update, and which are
+// PopReceiptValidity: which receipts delete and update, and which are
 // stale (404 MessageNotFound).
-func TestPopReceiptValidity(t *testing.T) {
+func testPopReceiptValidity(t *testing.T, open Opener) {
 	ctx := context.Background()
 	c := newClock()
-	svc := newService(t, c)
+	svc := newService(t, open, c)
 
 	// The put receipt deletes a message nobody got.
 	a := put(t, svc, "a", msgqueue.PutOptions{})
@@ -289,13 +211,13 @@ func TestPopReceiptValidity(t *testing.T) {
 
 func ptr(s string) *string { return &s }
 
-// TestUpdateReplacesReceipt: Update answers a new receipt and kills the
+// UpdateReplacesReceipt: Update answers a new receipt and kills the
 // old one; it keeps or replaces the text, sets the next-visible time from
 // now and leaves the dequeue count alone.
-func TestUpdateReplacesReceipt(t *testing.T) {
+func testUpdateReplacesReceipt(t *testing.T, open Opener) {
 	ctx := context.Background()
 	c := newClock()
-	svc := newService(t, c)
+	svc := newService(t, open, c)
 	put(t, svc, "v1", msgqueue.PutOptions{})
 	g := get(t, svc, 1, 30*time.Second)[0]
 
@@ -349,11 +271,11 @@ func TestUpdateReplacesReceipt(t *testing.T) {
 	}
 }
 
-// TestPeekChangesNothing: peeking twice answers the same messages with the
+// PeekChangesNothing: peeking twice answers the same messages with the
 // same fields; a get afterwards sees dequeue count 1.
-func TestPeekChangesNothing(t *testing.T) {
+func testPeekChangesNothing(t *testing.T, open Opener) {
 	c := newClock()
-	svc := newService(t, c)
+	svc := newService(t, open, c)
 	for _, s := range []string{"1", "2", "3"} {
 		put(t, svc, s, msgqueue.PutOptions{})
 		c.Advance(time.Millisecond)
@@ -384,13 +306,13 @@ func TestPeekChangesNothing(t *testing.T) {
 	}
 }
 
-// TestBounds: numofmessages 1…32, get visibility 1 s…7 d, put visibility
+// Bounds: numofmessages 1…32, get visibility 1 s…7 d, put visibility
 // 0…7 d, text ≤ 64 KiB; each outside is the documented error, nothing
 // stored.
-func TestBounds(t *testing.T) {
+func testBounds(t *testing.T, open Opener) {
 	ctx := context.Background()
 	c := newClock()
-	svc := newService(t, c)
+	svc := newService(t, open, c)
 	var re *msgqueue.RangeError
 	for _, n := range []int{0, -1, 33} {
 		if _, err := svc.Get(ctx, qn, n, time.Second); !errors.As(err, &re) || re.Param != "numofmessages" {
@@ -419,212 +341,5 @@ func TestBounds(t *testing.T) {
 	put(t, svc, strings.Repeat("é", msgqueue.MaxMessageBytes/2), msgqueue.PutOptions{VisibilityTimeout: 7 * 24 * time.Hour})
 	if g := get(t, svc, 32, 7*24*time.Hour); len(g) != 0 {
 		t.Fatalf("got a message hidden for 7 days: %+v", g)
-	}
-}
-
-// TestCreateQueueIdempotence: same metadata (names case-insensitive) is
-// not an error, other metadata is ErrQueueExists; names are checked.
-func TestCreateQueueIdempotence(t *testing.T) {
-	ctx := context.Background()
-	svc := newService(t, newClock())
-	if created, err := svc.CreateQueue(ctx, "meta", map[string]string{"Owner": "a"}); err != nil || !created {
-		t.Fatalf("create: %v %v", created, err)
-	}
-	if created, err := svc.CreateQueue(ctx, "meta", map[string]string{"owner": "a"}); err != nil || created {
-		t.Fatalf("create again, same metadata: %v %v", created, err)
-	}
-	for _, md := range []map[string]string{nil, {"owner": "A"}, {"owner": "a", "x": "y"}} {
-		if _, err := svc.CreateQueue(ctx, "meta", md); !errors.Is(err, msgqueue.ErrQueueExists) {
-			t.Errorf("create with %v: %v", md, err)
-		}
-	}
-	for name, want := range map[string]error{"ab": msgqueue.ErrNameLength, strings.Repeat("a", 64): msgqueue.ErrNameLength,
-		"a--b": msgqueue.ErrInvalidName, "-ab": msgqueue.ErrInvalidName, "ab-": msgqueue.ErrInvalidName, "aBc": msgqueue.ErrInvalidName} {
-		if _, err := svc.CreateQueue(ctx, name, nil); !errors.Is(err, want) {
-			t.Errorf("create %q: %v, want %v", name, err, want)
-		}
-	}
-}
-
-// TestClearAndDeleteWhilePolling: workers poll (get, delete) while the
-// queue is cleared and then deleted; they see messages, empty answers or
-// QueueNotFound — no other error — and nothing survives.
-func TestClearAndDeleteWhilePolling(t *testing.T) {
-	ctx := context.Background()
-	c := newClock()
-	svc := newService(t, c)
-	for i := range 200 {
-		put(t, svc, "m"+string(rune('a'+i%26)), msgqueue.PutOptions{})
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	gone := make(chan struct{})
-	polled := make(chan struct{}, 8)
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			first := true
-			for {
-				ms, err := svc.Get(ctx, qn, 4, time.Minute)
-				if first {
-					polled <- struct{}{}
-					first = false
-				}
-				if errors.Is(err, msgqueue.ErrQueueNotFound) {
-					select {
-					case <-gone:
-						return
-					default:
-						errs <- errors.New("QueueNotFound before the queue was deleted")
-						return
-					}
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-				for _, m := range ms {
-					if err := svc.Delete(ctx, qn, m.ID, m.PopReceipt); err != nil &&
-						!errors.Is(err, msgqueue.ErrMessageNotFound) && !errors.Is(err, msgqueue.ErrQueueNotFound) {
-						errs <- err
-						return
-					}
-				}
-			}
-		}()
-	}
-	for range 4 {
-		<-polled
-	}
-	if err := svc.Clear(ctx, qn); err != nil {
-		t.Fatal(err)
-	}
-	if n := count(t, svc); n != 0 {
-		t.Fatalf("count after clear: %d", n)
-	}
-	put(t, svc, "after clear", msgqueue.PutOptions{})
-	close(gone) // from here on QueueNotFound is expected
-	if err := svc.DeleteQueue(ctx, qn); err != nil {
-		t.Fatal(err)
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	if _, err := svc.Put(ctx, qn, "x", msgqueue.PutOptions{}); !errors.Is(err, msgqueue.ErrQueueNotFound) {
-		t.Fatalf("put after delete: %v", err)
-	}
-	if _, err := svc.Peek(ctx, qn, 1); !errors.Is(err, msgqueue.ErrQueueNotFound) {
-		t.Fatalf("peek after delete: %v", err)
-	}
-	// A queue created again under the name starts empty.
-	if _, err := svc.CreateQueue(ctx, qn, nil); err != nil {
-		t.Fatal(err)
-	}
-	if n := count(t, svc); n != 0 {
-		t.Fatalf("recreated queue has %d messages", n)
-	}
-}
-
-// racingStore runs before at the start of each Claim: what another
-// gateway commits while a get waits for the store.
-type racingStore struct {
-	msgqueue.Store
-	before func()
-}
-
-func (r *racingStore) Claim(ctx context.Context, queue string, now func() time.Time, n int, vis time.Duration, prefix string) ([]msgqueue.Message, error) {
-	if r.before != nil {
-		r.before()
-	}
-	return r.Store.Claim(ctx, queue, now, n, vis, prefix)
-}
-
-// TestGetSeesPutCommittedWhileItWaited: a get that began before a put
-// but reached the store after it sees the message. Reading the clock
-// before waiting for the store would make the put's next-visible time
-// later than the get's "now", and the get would answer an empty queue
-// although the message was there, visible, and nobody else could take it
-// (found by BenchmarkQueueCycles: 16 workers that each put then get
-// sometimes got nothing).
-func TestGetSeesPutCommittedWhileItWaited(t *testing.T) {
-	ctx := context.Background()
-	c := newClock()
-	store, err := sqlstore.Open(ctx, filepath.Join(t.TempDir(), sqlstore.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	racing := &racingStore{Store: store}
-	svc := msgqueue.New(racing, c.Now)
-	other := msgqueue.New(store, c.Now) // another gateway on the same database
-	if _, err := svc.CreateQueue(ctx, qn, nil); err != nil {
-		t.Fatal(err)
-	}
-	var put msgqueue.Message
-	racing.before = func() {
-		racing.before = nil
-		c.Advance(time.Millisecond)
-		if put, err = other.Put(ctx, qn, "committed meanwhile", msgqueue.PutOptions{}); err != nil {
-			t.Error(err)
-		}
-	}
-	got, err := svc.Get(ctx, qn, 1, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 1 || got[0].ID != put.ID {
-		t.Fatalf("get answered %+v; the message put while it waited (visible at %v) was there", got, put.NextVisible)
-	}
-}
-
-// TestReopenKeepsVisibility: the store survives a close and reopen with
-// every message, receipt and next-visible time: a message got before
-// stays hidden until exactly its time, and its receipt still deletes it;
-// an untouched one is still there.
-func TestReopenKeepsVisibility(t *testing.T) {
-	ctx := context.Background()
-	c := newClock()
-	path := filepath.Join(t.TempDir(), sqlstore.FileName)
-	store, err := sqlstore.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := msgqueue.New(store, c.Now)
-	if _, err := svc.CreateQueue(ctx, qn, nil); err != nil {
-		t.Fatal(err)
-	}
-	put(t, svc, "taken", msgqueue.PutOptions{})
-	untouched := put(t, svc, "untouched", msgqueue.PutOptions{VisibilityTimeout: time.Hour})
-	g := get(t, svc, 1, 10*time.Second)[0]
-	if err := store.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	store, err = sqlstore.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	svc = msgqueue.New(store, c.Now)
-	if n := count(t, svc); n != 2 {
-		t.Fatalf("count after reopening: %d", n)
-	}
-	c.Advance(10*time.Second - time.Millisecond)
-	if p := peek(t, svc, 32); len(p) != 0 {
-		t.Fatalf("visible before its time after reopening: %+v", p)
-	}
-	c.Advance(time.Millisecond)
-	if p := peek(t, svc, 32); len(p) != 1 || p[0].ID != g.ID || p[0].DequeueCount != 1 {
-		t.Fatalf("not visible at its time after reopening: %+v", p)
-	}
-	if err := svc.Delete(ctx, qn, g.ID, g.PopReceipt); err != nil {
-		t.Fatalf("receipt from before the reopen: %v", err)
-	}
-	c.Advance(time.Hour)
-	if p := peek(t, svc, 32); len(p) != 1 || p[0].ID != untouched.ID {
-		t.Fatalf("untouched message after reopening: %+v", p)
 	}
 }
