@@ -18,8 +18,10 @@ PKG_FUZZ  := smb:FuzzHeader smb:FuzzFrame smb:FuzzMatchPattern smb/ntlm:FuzzUnwr
 # Debian packages the tests drive: rsync (the mount's timestamp tests),
 # smbclient and impacket (real SMB clients), samba and samba-testsuite
 # (smbtorture, and smbd as the oracle for its test list), smbnetfs (a FUSE
-# file system over the SMB endpoint).
-DEB_PKGS  := rsync smbclient python3-impacket samba samba-testsuite smbnetfs
+# file system over the SMB endpoint), fuse3 (fusermount3, through which
+# rclone's mount, bazil.org/fuse, mounts in the peer benchmarks; it
+# replaces Debian's fuse and keeps fusermount as a link to fusermount3).
+DEB_PKGS  := rsync smbclient python3-impacket samba samba-testsuite smbnetfs fuse3
 
 # The packages whose goroutines share state; their tests also run under the
 # race detector (about 2 minutes on a 2-core machine).

@@ -48,6 +48,13 @@ var suites = []suite{
 	{"./fs/fusefs", "SmallFilesInProcess", "1x", "the same with the client in the benchmark's process (aim ≥ 0.8 each)"},
 	{"./fs/fusefs", "SmallFilesFloor", "3x", "the ceiling of the two above: loopback vs loopback plus the least SQLite work of a namespace in blobshare's database (a row read per LOOKUP and GETATTR, a one-statement commit per CREATE, RENAME and UNLINK, writing one page or an unlink's five)"},
 	{"./fs/fusefs", "^BenchmarkTools$", "3x", "tar -x, ls -lR, rm -rf of a 5,000-file tree on plain disk, go-fuse loopback and blobshare, 3 alternating rounds: blobshare's speed vs each"},
+	// rclone's mount (v1.68.2, --vfs-cache-mode full), built from
+	// integration/rclone's module on first use and cached, over a local
+	// directory and over Azurite's Blob service: the peer a user would
+	// mount instead. Each round's ratio is blobshare ÷ rclone; the median
+	// of the rounds is reported.
+	{"./fs/fusefs", "^BenchmarkRcloneSmallFiles$", "3x", "mount vs rclone mount (v1.68.2, VFS cache full) over a local directory and over Azurite, 10,000 small files from a child process, 3 alternating rounds, median ratio blobshare ÷ rclone (aim ≥ 2 each)"},
+	{"./fs/fusefs", "^BenchmarkRcloneSeq", "5x", "mount vs rclone mount, sequential write (fsync as asked, and then syncfs: rclone's fsync is a no-op) and read of 1 GiB, 5 alternating rounds, median ratio (aim ≥ 1)"},
 	{"./fs/fusefs", "^BenchmarkFlatness$", "1x", "small-files loop in a share holding 100,000 files with 10,000 open handles vs an empty share (1 = flat)"},
 	{"./rest", "^BenchmarkTransfer$", "2x", "REST upload/download with the Go SDK vs Azurite's Blob API with azblob, 2 rounds taking turns to go first (aim ≥ 10× up, ≥ 5× down; up ≥ 0.5 of the disk written in fsynced 4 MiB writes)"},
 	{"./rest", "^BenchmarkGetFileProperties$", "2000x", "Get File Properties latency under 16 concurrent clients"},
