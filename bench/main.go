@@ -7,6 +7,7 @@
 //	go run ./bench            # quick sizes (tens of MiB)
 //	go run ./bench -full      # the sizes the issues name (1 GiB, 10,000 files, 2 GiB RSS run)
 //	go run ./bench -readme    # also rewrite the figures block of README.md
+//	go run ./bench -suites Rclone   # only the suites whose package or pattern matches
 //
 // It shells out to `go test -bench` for each package, so each benchmark is
 // the same code `go test -bench` runs; this program only selects, collects
@@ -21,6 +22,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -78,14 +80,37 @@ type metric struct {
 func main() {
 	full := flag.Bool("full", false, "run the full sizes the issues name (slow)")
 	readme := flag.Bool("readme", false, "rewrite the figures block of README.md")
+	only := flag.String("suites", "", "run only the suites whose package or -bench pattern matches this regular expression")
 	flag.Parse()
-	if err := run(*full, *readme); err != nil {
+	if *readme && *only != "" {
+		// The README's table is one run of every suite.
+		fmt.Fprintln(os.Stderr, "bench: -readme rewrites the whole table: it runs every suite, not -suites")
+		os.Exit(2)
+	}
+	re, err := regexp.Compile(*only)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: -suites:", err)
+		os.Exit(2)
+	}
+	if err := run(selectSuites(re), *full, *readme); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(full, readme bool) error {
+// selectSuites returns the suites whose package or -bench pattern re
+// matches (all of them for an empty re).
+func selectSuites(re *regexp.Regexp) []suite {
+	var sel []suite
+	for _, s := range suites {
+		if re.MatchString(s.pkg) || re.MatchString(s.bench) {
+			sel = append(sel, s)
+		}
+	}
+	return sel
+}
+
+func run(suites []suite, full, readme bool) error {
 	var all []result
 	start := time.Now()
 	for _, s := range suites {

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -43,5 +44,21 @@ func TestRewriteReadme(t *testing.T) {
 	os.WriteFile(p, []byte("no markers"), 0o644)
 	if err := rewriteReadme(p, "x"); err == nil {
 		t.Fatal("rewrite without markers succeeded")
+	}
+}
+
+func TestSelectSuites(t *testing.T) {
+	for _, tc := range []struct {
+		re   string
+		want int
+	}{
+		{"", len(suites)},
+		{"Rclone", 2},
+		{`^\./queue$`, 1},
+		{"no such suite", 0},
+	} {
+		if got := selectSuites(regexp.MustCompile(tc.re)); len(got) != tc.want {
+			t.Errorf("-suites %q selected %d suites, want %d", tc.re, len(got), tc.want)
+		}
 	}
 }
