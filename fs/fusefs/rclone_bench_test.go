@@ -103,6 +103,7 @@ func BenchmarkRcloneSmallFiles(b *testing.B) {
 			n := benchSmallFiles()
 			dirs := [2]string{targets[0].dir, targets[1].dir}
 			ratios := make([][]float64, len(smallFilePhases))
+			var perFile [2][len(smallFilePhases)][]float64 // µs per file, per round
 			b.ResetTimer()
 			for range b.N {
 				spent, err := smallFilesChild(dirs, n)
@@ -111,10 +112,14 @@ func BenchmarkRcloneSmallFiles(b *testing.B) {
 				}
 				for ph := range smallFilePhases {
 					ratios[ph] = append(ratios[ph], spent[0][ph].Seconds()/spent[1][ph].Seconds())
+					for k := range spent {
+						perFile[k][ph] = append(perFile[k][ph], float64(spent[k][ph].Microseconds())/float64(n))
+					}
 				}
 			}
 			for ph, phase := range smallFilePhases {
-				b.Logf("%s: blobshare ÷ %s per round %.2f, median %.2f", phase.name, targets[0].name, ratios[ph], median(ratios[ph]))
+				b.Logf("%s: blobshare ÷ %s per round %.2f, median %.2f (median µs/file: %s %.1f, blobshare %.1f)", phase.name, targets[0].name,
+					ratios[ph], median(ratios[ph]), targets[0].name, median(perFile[0][ph]), median(perFile[1][ph]))
 				b.ReportMetric(median(ratios[ph]), "ratio-vs-"+targets[0].name+"-"+strings.ReplaceAll(phase.name, "+", "-"))
 			}
 		})
