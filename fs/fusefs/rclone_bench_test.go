@@ -31,8 +31,8 @@ import (
 // round, and each round's ratio is blobshare's speed over rclone's (the
 // time rclone took ÷ the time blobshare took: above 1 blobshare is
 // faster); the benchmark reports the median of the per-round ratios, as
-// a shared machine's drift between rounds is larger than either side's
-// spread (issue 31).
+// a shared machine's speed drifts between rounds by more than the sides
+// differ (issue 31).
 //
 // rclone runs with --vfs-cache-mode full: of the modes that support
 // every normal file-system operation ("writes" and "full"; "off" cannot
@@ -41,8 +41,12 @@ import (
 // stronger peer on reads (with "writes" each read goes to the remote)
 // and the same on writes: both write into the cache file and upload it
 // in the background after --vfs-write-back (5 s, left at its default as
-// a user would). Those background uploads may fall into blobshare's
-// turns; they are rclone's cost and only slow blobshare's figures.
+// a user would). Those background uploads fall into either side's turns:
+// in blobshare's they only lower blobshare's figures. Whether a small
+// file is uploaded by the time the rename and unlink phases reach it (a
+// server-side copy and a delete on Azurite, where a file still only in
+// the cache is renamed there) depends on how long the create phase took:
+// the quick sizes' short phases favour rclone.
 //
 // rclone's mount answers FSYNC without doing anything (cmd/mount's
 // File.Fsync: "we don't do anything except return OK"): the sequential
