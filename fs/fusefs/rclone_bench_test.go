@@ -123,8 +123,8 @@ func BenchmarkRcloneSmallFiles(b *testing.B) {
 			}
 			for ph, phase := range smallFilePhases {
 				b.Logf("%s: blobshare ÷ %s per round %.2f, median %.2f (median µs/file: %s %.1f, blobshare %.1f)", phase.name, targets[0].name,
-					ratios[ph], median(ratios[ph]), targets[0].name, median(perFile[0][ph]), median(perFile[1][ph]))
-				b.ReportMetric(median(ratios[ph]), "ratio-vs-"+targets[0].name+"-"+strings.ReplaceAll(phase.name, "+", "-"))
+					ratios[ph], roundMedian(ratios[ph]), targets[0].name, roundMedian(perFile[0][ph]), roundMedian(perFile[1][ph]))
+				b.ReportMetric(roundMedian(ratios[ph]), "ratio-vs-"+targets[0].name+"-"+strings.ReplaceAll(phase.name, "+", "-"))
 			}
 		})
 	}
@@ -168,8 +168,8 @@ func BenchmarkRcloneSeqWrite(b *testing.B) {
 				ratios = append(ratios, spent[0].Seconds()/spent[1].Seconds())
 				synced = append(synced, spentSynced[0].Seconds()/spentSynced[1].Seconds())
 				b.Logf("round %d: %s %.0f MiB/s (%.0f synced), %s %.0f MiB/s (%.0f synced)", i,
-					targets[0].name, mibps(size, spent[0]), mibps(size, spentSynced[0]),
-					targets[1].name, mibps(size, spent[1]), mibps(size, spentSynced[1]))
+					targets[0].name, mibPerSec(size, spent[0]), mibPerSec(size, spentSynced[0]),
+					targets[1].name, mibPerSec(size, spent[1]), mibPerSec(size, spentSynced[1]))
 			}
 			reportSeqRatios(b, targets, "seq-write", ratios)
 			reportSeqRatios(b, targets, "seq-write-synced", synced)
@@ -201,7 +201,7 @@ func BenchmarkRcloneSeqRead(b *testing.B) {
 					b.Fatal(err)
 				}
 				ratios = append(ratios, spent[0].Seconds()/spent[1].Seconds())
-				b.Logf("%s %.0f MiB/s, %s %.0f MiB/s", targets[0].name, mibps(size, spent[0]), targets[1].name, mibps(size, spent[1]))
+				b.Logf("%s %.0f MiB/s, %s %.0f MiB/s", targets[0].name, mibPerSec(size, spent[0]), targets[1].name, mibPerSec(size, spent[1]))
 			}
 			reportSeqRatios(b, targets, "seq-read", ratios)
 		})
@@ -211,14 +211,14 @@ func BenchmarkRcloneSeqRead(b *testing.B) {
 // reportSeqRatios reports the median of the per-round ratios under the
 // name ratio-vs-<rclone side>-<what>.
 func reportSeqRatios(b *testing.B, targets [2]benchTarget, what string, ratios []float64) {
-	b.Logf("%s: blobshare ÷ %s per round %.2f, median %.2f", what, targets[0].name, ratios, median(ratios))
-	b.ReportMetric(median(ratios), "ratio-vs-"+targets[0].name+"-"+what)
+	b.Logf("%s: blobshare ÷ %s per round %.2f, median %.2f", what, targets[0].name, ratios, roundMedian(ratios))
+	b.ReportMetric(roundMedian(ratios), "ratio-vs-"+targets[0].name+"-"+what)
 }
 
-func mibps(size int64, d time.Duration) float64 { return float64(size) / (1 << 20) / d.Seconds() }
+func mibPerSec(size int64, d time.Duration) float64 { return float64(size) / (1 << 20) / d.Seconds() }
 
-// median of xs (not empty).
-func median(xs []float64) float64 {
+// roundMedian of xs (not empty).
+func roundMedian(xs []float64) float64 {
 	xs = slices.Sorted(slices.Values(xs))
 	if len(xs)%2 == 1 {
 		return xs[len(xs)/2]
@@ -265,7 +265,7 @@ func mountRclone(b *testing.B, bin, remote string) string {
 		"--cache-dir", filepath.Join(tmp, "cache"),
 		"--config", emptyConfig(b),
 		"--log-level", "ERROR")
-	var stderr syncBuffer
+	var stderr rcloneLog
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
@@ -286,7 +286,7 @@ func mountRclone(b *testing.B, bin, remote string) string {
 	// rclone has no readiness signal in the foreground: poll the mount
 	// table until the mount appears or rclone exits.
 	deadline := time.Now().Add(60 * time.Second)
-	for !mounted(b, mnt) {
+	for !rcloneMounted(b, mnt) {
 		select {
 		case err := <-exited:
 			b.Fatalf("rclone mount %s exited before mounting (%v): %s", remote, err, stderr.String())
@@ -299,8 +299,8 @@ func mountRclone(b *testing.B, bin, remote string) string {
 	return mnt
 }
 
-// mounted reports whether dir is the mount point of a fuse.rclone mount.
-func mounted(b *testing.B, dir string) bool {
+// rcloneMounted reports whether dir is the mount point of a fuse.rclone mount.
+func rcloneMounted(b *testing.B, dir string) bool {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		b.Fatal(err)
@@ -318,19 +318,19 @@ func mounted(b *testing.B, dir string) bool {
 	return false
 }
 
-// syncBuffer collects a child's stderr for error messages.
-type syncBuffer struct {
+// rcloneLog collects rclone's stderr for error messages.
+type rcloneLog struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *rcloneLog) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *rcloneLog) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
@@ -386,15 +386,11 @@ func rcloneBinary(b *testing.B) string {
 	}
 	out, err := exec.Command(tmp.Name(), "version").Output()
 	if err != nil || !strings.HasPrefix(string(out), "rclone "+rcloneVersion) {
-		b.Fatalf("built rclone reports %q (%v), want %s", firstLine(out), err, rcloneVersion)
+		line, _, _ := strings.Cut(string(out), "\n")
+		b.Fatalf("built rclone reports %q (%v), want %s", line, err, rcloneVersion)
 	}
 	if err := os.Rename(tmp.Name(), bin); err != nil {
 		b.Fatal(err)
 	}
 	return bin
-}
-
-func firstLine(b []byte) string {
-	line, _, _ := strings.Cut(string(b), "\n")
-	return line
 }
