@@ -24,8 +24,11 @@ PKG_FUZZ  := smb:FuzzHeader smb:FuzzFrame smb:FuzzMatchPattern smb/ntlm:FuzzUnwr
 # file system over the SMB endpoint), qemu-system-x86 (boots the guest
 # whose kernel SMB client `make cifs` tests), xz-utils (unpacks the guest's
 # kernel so it boots in seconds under TCG), postgresql (the PostgreSQL
-# stores' tests start a throwaway cluster of their own with its binaries).
-DEB_PKGS  := rsync smbclient python3-impacket samba samba-testsuite smbnetfs qemu-system-x86 xz-utils postgresql
+# stores' tests start a throwaway cluster of their own with its binaries),
+# fuse3 (fusermount3, through which rclone's mount, bazil.org/fuse, mounts in
+# the peer benchmarks; it replaces Debian's fuse and keeps fusermount as a
+# link to fusermount3).
+DEB_PKGS  := rsync smbclient python3-impacket samba samba-testsuite smbnetfs qemu-system-x86 xz-utils postgresql fuse3
 
 # CIFS_ROOT holds the Debian kernel (linux-image-amd64, with cifs.ko) and
 # busybox-static that TestLinuxCIFSClient boots in QEMU: downloaded and

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -211,7 +212,7 @@ func TestHeadingsNameTheSizesRun(t *testing.T) {
 	}{
 		{"./fs/fusefs", "^BenchmarkSeq", "sequential 64 MiB,", "sequential 1 GiB,"},
 		{"./fs/fusefs", "PeakRSS", "writing 256 MiB", "writing 2 GiB"},
-		{"./fs/fusefs", "SmallFiles$", "1,000 small files", "10,000 small files"},
+		{"./fs/fusefs", "^BenchmarkSmallFiles$", "1,000 small files", "10,000 small files"},
 		{"./fs/fusefs", "^BenchmarkTools$", "500-file tree", "5,000-file tree"},
 		{"./fs/fusefs", "^BenchmarkFlatness$", "holding 10,000 files", "holding 100,000 files"},
 		{"./rest", "^BenchmarkTransfer$", "download of 64 MiB", "download of 1 GiB"},
@@ -230,6 +231,22 @@ func TestHeadingsNameTheSizesRun(t *testing.T) {
 	}{{64 << 20, "64 MiB"}, {1 << 30, "1 GiB"}, {3 << 29, "1536 MiB"}, {1000, "1000 bytes"}} {
 		if got := formatBytes(tt.n); got != tt.want {
 			t.Errorf("formatBytes(%d) = %q, want %q", tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestSelectSuites(t *testing.T) {
+	for _, tc := range []struct {
+		re   string
+		want int
+	}{
+		{"", len(suites)},
+		{"Rclone", 2},
+		{`^\./queue$`, 1},
+		{"no such suite", 0},
+	} {
+		if got := selectSuites(regexp.MustCompile(tc.re)); len(got) != tc.want {
+			t.Errorf("-suites %q selected %d suites, want %d", tc.re, len(got), tc.want)
 		}
 	}
 }

@@ -5,7 +5,9 @@
 //
 // It is a module of its own (go.mod here, blobshare replaced by ../..) so
 // that rclone's dependencies stay out of blobshare's go.mod; rclone is used
-// as a library with only the azurefiles and local backends linked in.
+// as a library with only the azurefiles and local backends linked in. Its
+// cmd/rclone is rclone's command with the mount command and the local and
+// azureblob backends, which fs/fusefs's peer benchmarks build and mount.
 // `make rclone` runs it; `make test` includes it. The blobshare binary is
 // built from the main module (go build -C ../..), with its own go.sum.
 package rclone
