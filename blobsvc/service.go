@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/blobshare/blobshare/blobstore"
+	"github.com/blobshare/blobshare/internal/azname"
 )
 
 func uuidString() string { return uuid.NewString() }
@@ -120,17 +121,8 @@ func ValidContainerName(name string) error {
 	case "$root", "$logs", "$web":
 		return nil
 	}
-	if len(name) < 3 || len(name) > 63 {
-		return fmt.Errorf("container %q: %w", name, ErrInvalidContainerName)
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case c == '-' && i > 0 && i < len(name)-1 && name[i-1] != '-':
-		default:
-			return fmt.Errorf("container %q: %w", name, ErrInvalidContainerName)
-		}
+	if err := azname.DNSLabel("container", name); err != nil {
+		return fmt.Errorf("%v: %w", err, ErrInvalidContainerName)
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/blobshare/blobshare/internal/azname"
 )
 
 // Name limits of Azure Files (filerest.md §2.1). Lengths count characters
@@ -79,24 +81,12 @@ func ValidateName(name string) error {
 	return nil
 }
 
-// ValidateShareName checks a share name: 3–63 characters, lowercase letters,
-// digits and single hyphens, starting and ending with a letter or digit (a
-// DNS label, like a Blob container's name).
+// ValidateShareName checks a share name: a DNS label (azname.DNSLabel:
+// 3–63 characters, lowercase letters, digits and single hyphens, starting
+// and ending with a letter or digit), like a Blob container's name.
 func ValidateShareName(name string) error {
-	if len(name) < MinShareNameLen || len(name) > MaxShareNameLen {
-		return fmt.Errorf("%w: share name %q must have %d-%d characters", ErrInvalidName, name, MinShareNameLen, MaxShareNameLen)
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case c == '-':
-			if i == 0 || i == len(name)-1 || name[i-1] == '-' {
-				return fmt.Errorf("%w: share name %q: misplaced hyphen", ErrInvalidName, name)
-			}
-		default:
-			return fmt.Errorf("%w: share name %q: character %q", ErrInvalidName, name, c)
-		}
+	if err := azname.DNSLabel("share name", name); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidName, err)
 	}
 	return nil
 }

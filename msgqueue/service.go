@@ -4,12 +4,15 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/blobshare/blobshare/internal/azname"
 )
 
 // Limits of the Queue service (Azure's documented bounds).
@@ -58,22 +61,15 @@ func (s *Service) Now() time.Time { return s.now().UTC().Truncate(time.Milliseco
 // lowercase letters, digits and hyphens, no leading, trailing or doubled
 // hyphen (else ErrInvalidName).
 func ValidName(name string) error {
-	if name == "" {
-		return fmt.Errorf("queue %q: %w", name, ErrInvalidName)
+	err := azname.DNSLabel("queue", name)
+	switch {
+	case err == nil:
+		return nil
+	case name != "" && errors.Is(err, azname.ErrLength):
+		return fmt.Errorf("%v: %w", err, ErrNameLength)
+	default:
+		return fmt.Errorf("%v: %w", err, ErrInvalidName)
 	}
-	if len(name) < minNameLen || len(name) > maxNameLen {
-		return fmt.Errorf("queue %q: %w", name, ErrNameLength)
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case c == '-' && i > 0 && i < len(name)-1 && name[i-1] != '-':
-		default:
-			return fmt.Errorf("queue %q: %w", name, ErrInvalidName)
-		}
-	}
-	return nil
 }
 
 // CreateQueue creates the queue. An existing queue with the same metadata
