@@ -528,7 +528,7 @@ func (s *Server) putBlock(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	sum, err := md5Header(c.r.Header, "Content-MD5")
+	sum, err := transactionalMD5(c.r.Header, fromURL)
 	if err != nil {
 		return err
 	}
@@ -920,11 +920,44 @@ func (s *Server) copyBlob(w http.ResponseWriter, c *call) error {
 	if len(o.Metadata) == 0 {
 		o.Metadata = nil // the source's metadata is copied
 	}
+	// Copy Blob From URL checks x-ms-source-content-md5 or -crc64
+	// against the bytes that arrive ("the storage service compares the
+	// hash of the content that has arrived from the copy source with
+	// this header value") and answers them as Content-MD5 and
+	// x-ms-content-crc64 (the azure-sdk-for-js recording of
+	// syncCopyFromURL shows the CRC-64 of an unchecked copy).
+	sync := strings.EqualFold(c.r.Header.Get("x-ms-requires-sync"), "true")
+	var sum []byte
+	var crc *storagehttp.CRC64Reader
+	if sync {
+		if sum, err = transactionalMD5(c.r.Header, true); err != nil {
+			return err
+		}
+		var werr error
+		o.Wrap = func(r io.Reader) io.Reader {
+			var out io.Reader
+			out, crc, werr = crc64Body(c.r.Header, true, r, -1)
+			if werr != nil {
+				return errReader{werr}
+			}
+			if sum != nil {
+				out = newMD5Reader(out, sum, -1)
+			}
+			return out
+		}
+		if _, _, err := crc64Body(c.r.Header, true, nil, -1); err != nil {
+			return err
+		}
+	}
 	b, err := s.svc.CopyBlob(c.r.Context(), src, c.path.container, c.path.blob, o)
 	if err != nil {
 		return err
 	}
 	h := w.Header()
+	if sum != nil {
+		h.Set("Content-MD5", b64(sum))
+	}
+	setCRC64(h, crc)
 	if b.Copy != nil {
 		h.Set("x-ms-copy-id", b.Copy.ID)
 	}
@@ -1071,7 +1104,7 @@ func (s *Server) appendBlock(w http.ResponseWriter, c *call) error {
 	if o.AppendPos, err = optionalInt64Header(c.r.Header, "x-ms-blob-condition-appendpos"); err != nil {
 		return err
 	}
-	if o.ContentMD5, err = md5Header(c.r.Header, "Content-MD5"); err != nil {
+	if o.ContentMD5, err = transactionalMD5(c.r.Header, fromURL); err != nil {
 		return err
 	}
 	if fromURL { // Append Block From URL
@@ -1091,6 +1124,9 @@ func (s *Server) appendBlock(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	h := w.Header()
+	if o.ContentMD5 != nil {
+		h.Set("Content-MD5", b64(o.ContentMD5))
+	}
 	setCRC64(h, crc)
 	storagehttp.AnswerStructured(h, structured)
 	h.Set("x-ms-blob-append-offset", strconv.FormatInt(offset, 10))
@@ -1225,3 +1261,8 @@ func (s *Server) findBlobsByTags(w http.ResponseWriter, c *call) error {
 	}
 	return storagehttp.WriteXML(w, http.StatusOK, out)
 }
+
+// errReader fails every Read with its error.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }

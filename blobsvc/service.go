@@ -367,6 +367,9 @@ type WriteOptions struct {
 	Type BlobType
 	// Tags are the new version's index tags (x-ms-tags).
 	Tags map[string]string
+	// Wrap, if set, wraps the bytes CopyBlob reads from its source (the
+	// front end's transactional checks and sums of Copy Blob From URL).
+	Wrap func(io.Reader) io.Reader
 
 	// blocks and page: the layout PutBlob hands commit for an append or
 	// page blob (copies).
@@ -461,7 +464,11 @@ func (s *Service) CopyBlob(ctx context.Context, src CopySource, container, name 
 	if o.Tags == nil {
 		o.Tags = sb.Tags
 	}
-	b, err := s.PutBlob(ctx, container, name, rc, o)
+	var r io.Reader = rc
+	if o.Wrap != nil {
+		r = o.Wrap(r)
+	}
+	b, err := s.PutBlob(ctx, container, name, r, o)
 	if err != nil {
 		return Blob{}, TargetCondition(err)
 	}
