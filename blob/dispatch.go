@@ -137,7 +137,7 @@ func (s *Server) routeTable() []route {
 		{name: "SetBlobTags", scope: scopeBlob, method: "PUT", comp: "tags", perm: "t", rtype: 'o', sasPerm: "t", h: s.setBlobTags},
 		{name: "PutPage", scope: scopeBlob, method: "PUT", comp: "page", perm: "w", rtype: 'o', sasPerm: "w", h: s.putPage},
 		{name: "GetPageRanges", scope: scopeBlob, method: "GET", comp: "pagelist", perm: "r", rtype: 'o', sasPerm: "r", snapshotOK: true, h: s.getPageRanges},
-		{name: "SetBlobTier", scope: scopeBlob, method: "PUT", comp: "tier", perm: "w", rtype: 'o', sasPerm: "w", h: s.setBlobTier},
+		{name: "SetBlobTier", scope: scopeBlob, method: "PUT", comp: "tier", perm: "w", rtype: 'o', sasPerm: "w", snapshotOK: true, h: s.setBlobTier},
 		{name: "AppendBlock", scope: scopeBlob, method: "PUT", comp: "appendblock", perm: "wa", rtype: 'o', sasPerm: "wa", h: s.appendBlock},
 		{name: "AbortCopyBlob", scope: scopeBlob, method: "PUT", comp: "copy", perm: "w", rtype: 'o', sasPerm: "w", h: s.abortCopy},
 		{name: "GetBlockList", scope: scopeBlob, method: "GET", comp: "blocklist", perm: "r", rtype: 'o', sasPerm: "r", anon: 'b', h: s.getBlockList},

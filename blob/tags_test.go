@@ -96,8 +96,8 @@ func TestSDKSetBlobTier(t *testing.T) {
 		t.Fatal(err)
 	}
 	props, _ = bb.GetProperties(ctx, nil)
-	if *props.AccessTier != "Cool" || *props.AccessTierInferred || props.AccessTierChangeTime == nil {
-		t.Fatalf("after Set Blob Tier: %v %v", *props.AccessTier, *props.AccessTierInferred)
+	if *props.AccessTier != "Cool" || props.AccessTierInferred != nil || props.AccessTierChangeTime == nil {
+		t.Fatalf("after Set Blob Tier: %v inferred %v (want no header)", *props.AccessTier, props.AccessTierInferred)
 	}
 	if _, err := bb.SetTier(ctx, blob.AccessTierArchive, nil); err != nil {
 		t.Fatal(err)

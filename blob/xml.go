@@ -173,24 +173,25 @@ type blobItemXML struct {
 }
 
 type blobPropsXML struct {
-	CreationTime       string `xml:"Creation-Time"`
-	LastModified       string `xml:"Last-Modified"`
-	ETag               string `xml:"Etag"`
-	ContentLength      int64  `xml:"Content-Length"`
-	ContentType        string `xml:"Content-Type"`
-	ContentEncoding    string `xml:"Content-Encoding"`
-	ContentLanguage    string `xml:"Content-Language"`
-	ContentMD5         string `xml:"Content-MD5"`
-	ContentDisposition string `xml:"Content-Disposition"`
-	CacheControl       string `xml:"Cache-Control"`
-	BlobType           string `xml:"BlobType"`
-	AccessTier         string `xml:"AccessTier"`
-	AccessTierInferred bool   `xml:"AccessTierInferred"`
-	LeaseStatus        string `xml:"LeaseStatus"`
-	LeaseState         string `xml:"LeaseState"`
-	LeaseDuration      string `xml:"LeaseDuration,omitempty"`
-	ServerEncrypted    bool   `xml:"ServerEncrypted"`
-	TagCount           int    `xml:"TagCount,omitempty"`
+	CreationTime         string `xml:"Creation-Time"`
+	LastModified         string `xml:"Last-Modified"`
+	ETag                 string `xml:"Etag"`
+	ContentLength        int64  `xml:"Content-Length"`
+	ContentType          string `xml:"Content-Type"`
+	ContentEncoding      string `xml:"Content-Encoding"`
+	ContentLanguage      string `xml:"Content-Language"`
+	ContentMD5           string `xml:"Content-MD5"`
+	ContentDisposition   string `xml:"Content-Disposition"`
+	CacheControl         string `xml:"Cache-Control"`
+	BlobType             string `xml:"BlobType"`
+	AccessTier           string `xml:"AccessTier,omitempty"`
+	AccessTierInferred   bool   `xml:"AccessTierInferred,omitempty"`
+	AccessTierChangeTime string `xml:"AccessTierChangeTime,omitempty"`
+	LeaseStatus          string `xml:"LeaseStatus"`
+	LeaseState           string `xml:"LeaseState"`
+	LeaseDuration        string `xml:"LeaseDuration,omitempty"`
+	ServerEncrypted      bool   `xml:"ServerEncrypted"`
+	TagCount             int    `xml:"TagCount,omitempty"`
 	// include=copy
 	CopyID             string `xml:"CopyId,omitempty"`
 	CopyStatus         string `xml:"CopyStatus,omitempty"`

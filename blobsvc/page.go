@@ -52,6 +52,9 @@ func (s *Service) CreatePageBlob(ctx context.Context, container, name string, le
 	if length < 0 || length%PageSize != 0 || length > MaxPageBlobLen {
 		return Blob{}, fmt.Errorf("blob %s/%s: length %d: %w", container, name, length, ErrInvalidPageBlobLength)
 	}
+	if err := checkTier(container, name, PageBlob, o.Tier); err != nil {
+		return Blob{}, err
+	}
 	mu := s.stripe(container, name)
 	mu.Lock()
 	defer mu.Unlock()
@@ -69,6 +72,9 @@ func (s *Service) CreatePageBlob(ctx context.Context, container, name string, le
 		Lease: Lease{State: LeaseAvailable}, Tags: o.Tags, Page: &PageState{SequenceNumber: sequence}}
 	if old.Committed {
 		b.Created = old.Created
+	}
+	if o.Tier != "" {
+		b.Tier, b.TierChanged = o.Tier, now
 	}
 	if hasRow(old) {
 		b.Lease = old.Lease.afterWrite(now)

@@ -367,6 +367,9 @@ type WriteOptions struct {
 	Type BlobType
 	// Tags are the new version's index tags (x-ms-tags).
 	Tags map[string]string
+	// Tier is the access tier x-ms-access-tier asks the write to store
+	// ("" keeps the inferred default).
+	Tier string
 	// Wrap, if set, wraps the bytes CopyBlob reads from its source (the
 	// front end's transactional checks and sums of Copy Blob From URL).
 	Wrap func(io.Reader) io.Reader
@@ -523,6 +526,9 @@ func (s *Service) PutBlob(ctx context.Context, container, name string, r io.Read
 	if err := s.checkNames(ctx, container, name); err != nil {
 		return Blob{}, err
 	}
+	if err := checkTier(container, name, o.Type, o.Tier); err != nil {
+		return Blob{}, err
+	}
 	// Fail fast (before reading the body) when the write cannot succeed;
 	// checked again under the lock.
 	if old, _, err := s.blobOrMissing(ctx, container, name); err != nil {
@@ -609,6 +615,9 @@ func (s *Service) commit(ctx context.Context, container, name string, storeIDs [
 	}
 	if kind == writePutBlob {
 		b.Blocks, b.Page = o.blocks, o.page
+	}
+	if o.Tier != "" {
+		b.Tier, b.TierChanged = o.Tier, now
 	}
 	if ok {
 		b.Created = old.Created
@@ -920,6 +929,9 @@ func (s *Service) CommitBlockList(ctx context.Context, container, name string, r
 	}
 	if len(refs) > MaxCommittedBlocks {
 		return Blob{}, fmt.Errorf("blob %s/%s: %d blocks: %w", container, name, len(refs), ErrInvalidBlockList)
+	}
+	if err := checkTier(container, name, BlockBlob, o.Tier); err != nil {
+		return Blob{}, err
 	}
 	old, _, err := s.blobOrMissing(ctx, container, name)
 	if err != nil {
