@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -108,28 +109,6 @@ func (s *Server) getServiceProperties(w http.ResponseWriter, c *call) error {
 	w.WriteHeader(http.StatusOK)
 	_, _ = io.WriteString(w, storagehttp.XMLDecl)
 	_, _ = w.Write(doc)
-	return nil
-}
-
-// serviceProps is checked for well-formedness only; the document is
-// stored as sent (without its XML declaration) and returned as is.
-type serviceProps struct {
-	Inner []byte `xml:",innerxml"`
-}
-
-func (s *Server) setServiceProperties(w http.ResponseWriter, c *call) error {
-	var doc struct {
-		XMLName struct{} `xml:"StorageServiceProperties"`
-		serviceProps
-	}
-	if err := storagehttp.DecodeXMLBody(c.r, &doc, maxSmallBody); err != nil {
-		return err
-	}
-	stored := "<StorageServiceProperties>" + string(doc.Inner) + "</StorageServiceProperties>"
-	if err := s.svc.SetServiceProperties(c.r.Context(), []byte(stored)); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusAccepted)
 	return nil
 }
 
@@ -254,7 +233,8 @@ func (s *Server) listBlobs(w http.ResponseWriter, c *call) error {
 	}
 	inc := includes(c.q)
 	o := blobsvc.ListOptions{Prefix: c.q.Get("prefix"), Delimiter: c.q.Get("delimiter"), Marker: c.q.Get("marker"), Max: limit,
-		IncludeUncommitted: inc["uncommittedblobs"], IncludeSnapshots: inc["snapshots"]}
+		IncludeUncommitted: inc["uncommittedblobs"], IncludeSnapshots: inc["snapshots"], IncludeDeleted: inc["deleted"],
+		StartFrom: c.q.Get("startFrom"), EndBefore: c.q.Get("endBefore")}
 	items, next, err := s.svc.ListBlobs(c.r.Context(), c.path.container, o)
 	if err != nil {
 		return err
@@ -283,6 +263,15 @@ func (s *Server) listBlobs(w http.ResponseWriter, c *call) error {
 		}}
 		if b.Tier != "" {
 			x.Properties.AccessTierChangeTime = httpTime(b.TierChanged)
+		}
+		if b.Type == blobsvc.AppendBlob {
+			x.Properties.Sealed = b.Sealed
+		}
+		if d := b.Deleted; d != nil {
+			x.Deleted = true
+			x.Properties.DeletedTime = httpTime(d.Time)
+			x.Properties.RemainingRetentionDays = int(math.Ceil(d.Expires.Sub(now).Hours() / 24))
+			x.Properties.LeaseStatus, x.Properties.LeaseState, x.Properties.LeaseDuration = "", "", ""
 		}
 		if withMD {
 			md := b.Metadata
@@ -838,12 +827,36 @@ func (s *Server) deleteBlob(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	if err := s.svc.DeleteBlob(c.r.Context(), c.path.container, c.path.blob, c.q.Get("snapshot"), snaps, leaseID, cond); err != nil {
+	if dt := c.q.Get("deletetype"); c.q.Has("deletetype") {
+		// "The value of deletetype can only be permanent."
+		if !strings.EqualFold(dt, "permanent") {
+			return storagehttp.InvalidQuery("deletetype", dt, "the only value is permanent")
+		}
+		if err := s.svc.PermanentDelete(c.r.Context(), c.path.container, c.path.blob, c.q.Get("snapshot")); err != nil {
+			return err
+		}
+		w.Header().Set("x-ms-delete-type-permanent", "true")
+		w.Header().Set("Content-Length", "0")
+		w.WriteHeader(http.StatusAccepted)
+		return nil
+	}
+	soft, err := s.svc.DeleteBlob(c.r.Context(), c.path.container, c.path.blob, c.q.Get("snapshot"), snaps, leaseID, cond)
+	if err != nil {
 		return err
 	}
-	w.Header().Set("x-ms-delete-type-permanent", "true")
+	w.Header().Set("x-ms-delete-type-permanent", strconv.FormatBool(!soft))
 	w.Header().Set("Content-Length", "0")
 	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+// undeleteBlob is Undelete Blob (comp=undelete).
+func (s *Server) undeleteBlob(w http.ResponseWriter, c *call) error {
+	if err := s.svc.UndeleteBlob(c.r.Context(), c.path.container, c.path.blob); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusOK)
 	return nil
 }
 

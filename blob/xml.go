@@ -167,6 +167,7 @@ type blobItemXML struct {
 	XMLName    xml.Name                 `xml:"Blob"`
 	Name       string                   `xml:"Name"`
 	Snapshot   string                   `xml:"Snapshot,omitempty"`
+	Deleted    bool                     `xml:"Deleted,omitempty"`
 	Properties blobPropsXML             `xml:"Properties"`
 	Metadata   *storagehttp.MetadataXML `xml:"Metadata,omitempty"`
 	Tags       *tagsXML                 `xml:"Tags,omitempty"`
@@ -187,11 +188,16 @@ type blobPropsXML struct {
 	AccessTier           string `xml:"AccessTier,omitempty"`
 	AccessTierInferred   bool   `xml:"AccessTierInferred,omitempty"`
 	AccessTierChangeTime string `xml:"AccessTierChangeTime,omitempty"`
-	LeaseStatus          string `xml:"LeaseStatus"`
-	LeaseState           string `xml:"LeaseState"`
+	LeaseStatus          string `xml:"LeaseStatus,omitempty"`
+	LeaseState           string `xml:"LeaseState,omitempty"`
 	LeaseDuration        string `xml:"LeaseDuration,omitempty"`
 	ServerEncrypted      bool   `xml:"ServerEncrypted"`
 	TagCount             int    `xml:"TagCount,omitempty"`
+	// Sealed: append blobs (Seal Append Blob).
+	Sealed bool `xml:"Sealed,omitempty"`
+	// Soft-deleted blobs (include=deleted).
+	DeletedTime            string `xml:"DeletedTime,omitempty"`
+	RemainingRetentionDays int    `xml:"RemainingRetentionDays,omitempty"`
 	// include=copy
 	CopyID             string `xml:"CopyId,omitempty"`
 	CopyStatus         string `xml:"CopyStatus,omitempty"`

@@ -71,6 +71,24 @@ type Store interface {
 	// (recorded before ages were) count as staged at now.
 	ExpireStaged(ctx context.Context, before, now time.Time) ([]BlobName, error)
 
+	// SoftDelete removes the live rows (base blobs with their staged
+	// blocks, or snapshots; ErrBlobNotFound if one is missing) and
+	// records deleted (each with Deleted set) as soft-deleted, in one
+	// transaction.
+	SoftDelete(ctx context.Context, live []Blob, deleted []Blob) error
+	// DeletedBlobs returns the soft-deleted rows of one blob name (its
+	// base versions and snapshots), snapshots in time order, the base
+	// ones ("" snapshot) first; ListDeleted those of a container whose
+	// names start with prefix and are ≥ from, in name order, up to
+	// limit; ExpiredDeleted up to limit of those whose retention ended
+	// by now.
+	// Each has Deleted.Seq set. RemoveDeleted forgets one
+	// (ErrBlobNotFound).
+	DeletedBlobs(ctx context.Context, container, name string) ([]Blob, error)
+	ListDeleted(ctx context.Context, container, prefix, from string, limit int) ([]Blob, error)
+	ExpiredDeleted(ctx context.Context, now time.Time, limit int) ([]Blob, error)
+	RemoveDeleted(ctx context.Context, seq int64) error
+
 	// ServiceProperties returns the stored service properties document
 	// (nil if never set); SetServiceProperties replaces it.
 	ServiceProperties(ctx context.Context) ([]byte, error)
@@ -169,6 +187,21 @@ type Blob struct {
 	// Hot, inferred); TierChanged is when.
 	Tier        string
 	TierChanged time.Time
+	// Sealed: an append blob that takes no more appends (Seal Append
+	// Blob, x-ms-blob-sealed).
+	Sealed bool `json:",omitempty"`
+	// Deleted is set on a soft-deleted blob or snapshot (blob soft
+	// delete): it is not live, only listed with include=deleted and
+	// brought back by Undelete Blob.
+	Deleted *DeletedInfo `json:",omitempty"`
+}
+
+// DeletedInfo records a soft deletion: when, until when it can be
+// undeleted, and the store's identity of the row.
+type DeletedInfo struct {
+	Time    time.Time
+	Expires time.Time
+	Seq     int64 `json:"-"`
 }
 
 // PageState is a page blob's layout: its content is cut into chunks of
