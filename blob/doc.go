@@ -194,7 +194,7 @@
 // Request headers of features blobshare lacks whose meaning would change
 // what is stored or answered (customer-provided keys, encryption scopes,
 // immutability policies and legal holds, tier-change conditions, the
-// managed-disk diff URL, sealing on copy) are refused before any operation
+// managed-disk diff URL) are refused before any operation
 // runs, 400 UnsupportedHeader naming the header (unsupported.go; Azure's
 // code for "One of the HTTP headers specified in the request is not
 // supported."); a value that asks for nothing (false) passes.

@@ -638,6 +638,9 @@ func setBlobHeaders(h http.Header, b blobsvc.Blob, now time.Time) {
 	storagehttp.SetMetadataHeaders(h, b.Metadata)
 	if b.Type == blobsvc.AppendBlob {
 		h.Set("x-ms-blob-committed-block-count", strconv.Itoa(len(b.Blocks)))
+		if b.Sealed {
+			h.Set("x-ms-blob-sealed", "true")
+		}
 	}
 	if b.Type == blobsvc.PageBlob && b.Page != nil {
 		h.Set("x-ms-blob-sequence-number", strconv.FormatInt(b.Page.SequenceNumber, 10))
@@ -850,6 +853,25 @@ func (s *Server) deleteBlob(w http.ResponseWriter, c *call) error {
 	return nil
 }
 
+// sealBlob is Seal Append Blob (comp=seal).
+func (s *Server) sealBlob(w http.ResponseWriter, c *call) error {
+	var o blobsvc.AppendOptions
+	var err error
+	if o.LeaseID, o.Cond, err = guards(c.r.Header); err != nil {
+		return err
+	}
+	if o.AppendPos, err = optionalInt64Header(c.r.Header, "x-ms-blob-condition-appendpos"); err != nil {
+		return err
+	}
+	b, err := s.svc.SealAppendBlob(c.r.Context(), c.path.container, c.path.blob, o)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("x-ms-blob-sealed", "true")
+	written(w, http.StatusOK, b.ETag, b.LastModified)
+	return nil
+}
+
 // undeleteBlob is Undelete Blob (comp=undelete).
 func (s *Server) undeleteBlob(w http.ResponseWriter, c *call) error {
 	if err := s.svc.UndeleteBlob(c.r.Context(), c.path.container, c.path.blob); err != nil {
@@ -933,6 +955,13 @@ func (s *Server) copyBlob(w http.ResponseWriter, c *call) error {
 	}
 	if len(o.Metadata) == 0 {
 		o.Metadata = nil // the source's metadata is copied
+	}
+	if v := c.r.Header.Get("x-ms-seal-blob"); v != "" {
+		seal, err := strconv.ParseBool(v)
+		if err != nil {
+			return storagehttp.InvalidHeader("x-ms-seal-blob", v)
+		}
+		o.Seal = &seal
 	}
 	// Copy Blob From URL checks x-ms-source-content-md5 or -crc64
 	// against the bytes that arrive ("the storage service compares the

@@ -367,6 +367,9 @@ type WriteOptions struct {
 	Type BlobType
 	// Tags are the new version's index tags (x-ms-tags).
 	Tags map[string]string
+	// Seal is a copy's x-ms-seal-blob (nil: the destination is sealed
+	// when the source is).
+	Seal *bool
 	// Tier is the access tier x-ms-access-tier asks the write to store
 	// ("" keeps the inferred default).
 	Tier string
@@ -378,6 +381,7 @@ type WriteOptions struct {
 	// page blob (copies).
 	blocks []Block
 	page   *PageState
+	sealed bool
 }
 
 // checkNames validates the container and blob names (existence is the
@@ -460,6 +464,14 @@ func (s *Service) CopyBlob(ctx context.Context, src CopySource, container, name 
 		o.Metadata = sb.Metadata
 	}
 	o.Type = sb.Type // the copy is a blob of the source's type
+	if o.Seal != nil && sb.Type != AppendBlob {
+		return Blob{}, fmt.Errorf("blob %s/%s: x-ms-seal-blob on a copy of a %s: %w", container, name, sb.Type, ErrInvalidBlobType)
+	}
+	sealed := sb.Sealed
+	if o.Seal != nil {
+		sealed = *o.Seal
+	}
+	o.sealed = sealed
 	if sb.Page != nil {
 		o.page = &PageState{Ranges: sb.Page.Ranges}
 	}
@@ -618,6 +630,9 @@ func (s *Service) commit(ctx context.Context, container, name string, storeIDs [
 	}
 	if o.Tier != "" {
 		b.Tier, b.TierChanged = o.Tier, now
+	}
+	if kind == writePutBlob && o.Type == AppendBlob {
+		b.Sealed = o.sealed
 	}
 	if ok {
 		b.Created = old.Created
