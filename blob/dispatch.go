@@ -115,6 +115,7 @@ func (s *Server) routeTable() []route {
 		{name: "GetContainerMetadata", scope: scopeContainer, method: "HEAD", restype: "container", comp: "metadata", perm: "r", rtype: 'c', sasPerm: "r", anon: 'c', h: s.getContainerProperties},
 		{name: "SetContainerMetadata", scope: scopeContainer, method: "PUT", restype: "container", comp: "metadata", perm: "w", rtype: 'c', sasPerm: "w", h: s.setContainerMetadata},
 		{name: "DeleteContainer", scope: scopeContainer, method: "DELETE", restype: "container", perm: "d", rtype: 'c', h: s.deleteContainer},
+		{name: "RestoreContainer", scope: scopeContainer, method: "PUT", restype: "container", comp: "undelete", perm: "c", rtype: 'c', h: s.restoreContainer},
 		{name: "LeaseContainer", scope: scopeContainer, method: "PUT", restype: "container", comp: "lease", perm: "wd", rtype: 'c', sasPerm: "wd", h: s.leaseContainer},
 		{name: "GetContainerACL", scope: scopeContainer, method: "GET", restype: "container", comp: "acl", perm: "r", rtype: 'c', h: s.getContainerACL},
 		{name: "GetContainerACL", scope: scopeContainer, method: "HEAD", restype: "container", comp: "acl", perm: "r", rtype: 'c', h: s.getContainerACL},

@@ -61,7 +61,17 @@ func (s *Server) listContainers(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	prefix, marker := c.q.Get("prefix"), c.q.Get("marker")
-	cs, next, err := s.svc.ListContainers(c.r.Context(), prefix, marker, limit)
+	var cs []blobsvc.ListedContainer
+	var next string
+	if includes(c.q)["deleted"] {
+		cs, next, err = s.svc.ListContainersWithDeleted(c.r.Context(), prefix, marker, limit)
+	} else {
+		var live []blobsvc.Container
+		live, next, err = s.svc.ListContainers(c.r.Context(), prefix, marker, limit)
+		for _, ct := range live {
+			cs = append(cs, blobsvc.ListedContainer{Container: ct})
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -71,12 +81,19 @@ func (s *Server) listContainers(w http.ResponseWriter, c *call) error {
 	if _, ok := c.q["maxresults"]; ok {
 		out.MaxResults = limit
 	}
-	for _, ct := range cs {
+	for _, it := range cs {
+		ct := it.Container
 		x := containerXML{Name: ct.Name, Properties: containerPropsXML{
 			LastModified: httpTime(ct.LastModified), ETag: ct.ETag,
 			LeaseStatus: ct.Lease.Status(now), LeaseState: string(ct.Lease.Effective(now).State),
 			LeaseDuration: ct.Lease.DurationName(now), PublicAccess: string(ct.PublicAccess),
 		}}
+		if d := it.Deleted; d != nil {
+			x.Deleted, x.Version = true, d.Version
+			x.Properties.LeaseStatus, x.Properties.LeaseState, x.Properties.LeaseDuration = "", "", ""
+			x.Properties.DeletedTime = httpTime(d.Time)
+			x.Properties.RemainingRetentionDays = int(math.Ceil(d.Expires.Sub(now).Hours() / 24))
+		}
 		if withMD {
 			md := ct.Metadata
 			if md == nil {
@@ -189,6 +206,26 @@ func (s *Server) deleteContainer(w http.ResponseWriter, c *call) error {
 	}
 	w.Header().Set("Content-Length", "0")
 	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+// restoreContainer is Restore Container (restype=container&comp=undelete):
+// x-ms-deleted-container-name and x-ms-deleted-container-version name
+// the soft-deleted container, the URL the container it becomes.
+func (s *Server) restoreContainer(w http.ResponseWriter, c *call) error {
+	name := c.r.Header.Get("x-ms-deleted-container-name")
+	if name == "" {
+		return storagehttp.MissingHeader("x-ms-deleted-container-name")
+	}
+	version := c.r.Header.Get("x-ms-deleted-container-version")
+	if version == "" {
+		return storagehttp.MissingHeader("x-ms-deleted-container-version")
+	}
+	ct, err := s.svc.RestoreContainer(c.r.Context(), name, version, c.path.container)
+	if err != nil {
+		return err
+	}
+	written(w, http.StatusCreated, ct.ETag, ct.LastModified)
 	return nil
 }
 

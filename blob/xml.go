@@ -123,6 +123,8 @@ type containerListXML struct {
 
 type containerXML struct {
 	Name       string                   `xml:"Name"`
+	Deleted    bool                     `xml:"Deleted,omitempty"`
+	Version    string                   `xml:"Version,omitempty"`
 	Properties containerPropsXML        `xml:"Properties"`
 	Metadata   *storagehttp.MetadataXML `xml:"Metadata,omitempty"`
 }
@@ -130,12 +132,15 @@ type containerXML struct {
 type containerPropsXML struct {
 	LastModified          string `xml:"Last-Modified"`
 	ETag                  string `xml:"Etag"`
-	LeaseStatus           string `xml:"LeaseStatus"`
-	LeaseState            string `xml:"LeaseState"`
+	LeaseStatus           string `xml:"LeaseStatus,omitempty"`
+	LeaseState            string `xml:"LeaseState,omitempty"`
 	LeaseDuration         string `xml:"LeaseDuration,omitempty"`
 	PublicAccess          string `xml:"PublicAccess,omitempty"`
 	HasImmutabilityPolicy bool   `xml:"HasImmutabilityPolicy"`
 	HasLegalHold          bool   `xml:"HasLegalHold"`
+	// Soft-deleted containers (include=deleted).
+	DeletedTime            string `xml:"DeletedTime,omitempty"`
+	RemainingRetentionDays int    `xml:"RemainingRetentionDays,omitempty"`
 }
 
 // blobListXML is List Blobs' body; Items mixes Blob and BlobPrefix

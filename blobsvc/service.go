@@ -13,6 +13,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -63,6 +64,10 @@ type Service struct {
 	// ContainerDeleteWindow (see DeleteContainer).
 	deletingMu sync.Mutex
 	deleting   map[string]time.Time
+
+	// containerDays is the container soft-delete retention in days (0:
+	// off; SetContainerRetention).
+	containerDays atomic.Int32
 }
 
 // ContainerDeleteWindow is how long a deleted container stays "being
@@ -292,6 +297,14 @@ func (s *Service) DeleteContainer(ctx context.Context, name, leaseID string, con
 	if err := checkWriteLease(c.Lease, leaseID, s.Now()); err != nil {
 		mu.Unlock()
 		return fmt.Errorf("container %s: %w", name, err)
+	}
+	if days := int(s.containerDays.Load()); days > 0 {
+		err := s.softDeleteContainer(ctx, c, days)
+		if err == nil {
+			s.markDeleted(name)
+		}
+		mu.Unlock()
+		return err
 	}
 	keys, err := s.meta.DeleteContainer(ctx, name)
 	if err == nil {

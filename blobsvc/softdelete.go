@@ -165,9 +165,12 @@ func (s *Service) purge(ctx context.Context, d Blob) error {
 	return s.deleteContent(ctx, d)
 }
 
-// PurgeDeleted forgets the soft-deleted blobs whose retention has ended
-// (run with the content store's garbage collection).
+// PurgeDeleted forgets the soft-deleted blobs and containers whose
+// retention has ended (run with the content store's garbage collection).
 func (s *Service) PurgeDeleted(ctx context.Context) error {
+	if err := s.purgeContainers(ctx); err != nil {
+		return err
+	}
 	for {
 		rows, err := s.meta.ExpiredDeleted(ctx, s.Now(), listBatch)
 		if err != nil {
@@ -279,20 +282,31 @@ func (s *Service) restoreAsSnapshot(ctx context.Context, d Blob) error {
 	return s.meta.PutBlob(ctx, sn, false)
 }
 
-// restoreBase makes the soft-deleted base version d the blob again: its
-// content is staged back under the name's key in the pieces its layout
-// names (committed blocks, appended blocks or page chunks, so later
-// writes find them by id), committed, and the copy dropped.
+// restoreBase makes the soft-deleted base version d the blob again
+// (restoreContent) and forgets its record.
 func (s *Service) restoreBase(ctx context.Context, d Blob) error {
+	b := d
+	b.Deleted = nil
+	b.Lease = Lease{State: LeaseAvailable}
+	if err := s.restoreContent(ctx, b); err != nil {
+		return err
+	}
+	return s.meta.RemoveDeleted(ctx, d.Deleted.Seq)
+}
+
+// restoreContent makes b, whose content is under a key of its own (a
+// soft-deleted copy), the blob of its name: the content is staged back
+// under the name's key in the pieces its layout names (committed blocks,
+// appended blocks or page chunks, so later writes find them by id),
+// committed with the row, and the copy deleted.
+func (s *Service) restoreContent(ctx context.Context, d Blob) error {
 	rc, _, err := s.content.ReadRange(ctx, d.ContentKey, 0, -1)
 	if err != nil {
-		return fmt.Errorf("blob %s/%s: undelete: read: %w", d.Container, d.Name, err)
+		return fmt.Errorf("blob %s/%s: restore: read: %w", d.Container, d.Name, err)
 	}
 	defer rc.Close()
 	b := d
-	b.Deleted = nil
 	b.ContentKey = contentKey(d.Container, d.Name)
-	b.Lease = Lease{State: LeaseAvailable}
 	b.Blocks = append([]Block(nil), d.Blocks...)
 	if d.Page != nil {
 		ps := *d.Page
@@ -304,7 +318,7 @@ func (s *Service) restoreBase(ctx context.Context, d Blob) error {
 		id := blobstore.NewBlockID()
 		got, err := s.content.StageBlock(ctx, b.ContentKey, id, io.LimitReader(rc, n))
 		if err != nil {
-			return "", 0, fmt.Errorf("blob %s/%s: undelete: stage: %w", d.Container, d.Name, err)
+			return "", 0, fmt.Errorf("blob %s/%s: restore: stage: %w", d.Container, d.Name, err)
 		}
 		ids = append(ids, id)
 		return id, got, nil
@@ -339,8 +353,13 @@ func (s *Service) restoreBase(ctx context.Context, d Blob) error {
 	if err := s.commitContent(ctx, &b, ids, true); err != nil {
 		return err
 	}
-	if err := s.meta.RemoveDeleted(ctx, d.Deleted.Seq); err != nil {
-		return err
+	return s.deleteContentKey(ctx, d.ContentKey)
+}
+
+// deleteContentKey removes the content under key (missing is no error).
+func (s *Service) deleteContentKey(ctx context.Context, key string) error {
+	if err := s.content.Delete(ctx, key, blobstore.Conditions{}); err != nil && !errors.Is(err, blobstore.ErrNotFound) {
+		return fmt.Errorf("delete content %s: %w", key, err)
 	}
-	return s.deleteContent(ctx, d)
+	return nil
 }

@@ -89,6 +89,23 @@ type Store interface {
 	ExpiredDeleted(ctx context.Context, now time.Time, limit int) ([]Blob, error)
 	RemoveDeleted(ctx context.Context, seq int64) error
 
+	// SoftDeleteContainer removes the live container d.Container.Name
+	// (ErrContainerNotFound) and records d; its blob and soft-deleted
+	// rows move under HiddenContainer(name, d.Version), its staged blocks
+	// and intents go; one transaction. DeletedContainers lists the
+	// records whose names start with prefix and are ≥ from, in name
+	// order, up to limit; ExpiredContainers up to limit of those whose
+	// retention ended by now. RestoreContainer makes the record (name,
+	// version) the live container c (ErrContainerNotFound without it,
+	// ErrContainerExists if c.Name is live), its rows c.Name's again;
+	// PurgeDeletedContainer forgets the record and its rows and returns
+	// their content keys.
+	SoftDeleteContainer(ctx context.Context, d DeletedContainer) error
+	DeletedContainers(ctx context.Context, prefix, from string, limit int) ([]DeletedContainer, error)
+	ExpiredContainers(ctx context.Context, now time.Time, limit int) ([]DeletedContainer, error)
+	RestoreContainer(ctx context.Context, name, version string, c Container) error
+	PurgeDeletedContainer(ctx context.Context, name, version string) ([]string, error)
+
 	// ServiceProperties returns the stored service properties document
 	// (nil if never set); SetServiceProperties replaces it.
 	ServiceProperties(ctx context.Context) ([]byte, error)

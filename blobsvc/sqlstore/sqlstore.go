@@ -71,6 +71,13 @@ CREATE TABLE IF NOT EXISTS bs_deleted (
 	doc        TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS bs_deleted_name ON bs_deleted(container, name, snapshot);
+CREATE TABLE IF NOT EXISTS bs_deleted_containers (
+	name       TEXT NOT NULL,
+	version    TEXT NOT NULL,
+	expires_at INTEGER NOT NULL, -- Unix nanoseconds: when it is purged
+	doc        TEXT NOT NULL,
+	PRIMARY KEY (name, version)
+);
 CREATE TABLE IF NOT EXISTS bs_service (
 	k TEXT PRIMARY KEY,
 	v BLOB NOT NULL
