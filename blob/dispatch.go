@@ -82,7 +82,10 @@ type route struct {
 	// perm and rtype: the account-SAS permission letters (any one
 	// suffices) and resource type ('s' service, 'c' container, 'o'
 	// blob); sasPerm: the service-SAS letters, "" when a service SAS
-	// cannot do it.
+	// cannot do it (container properties, metadata and leases among
+	// them: "You cannot grant permissions to read or write container
+	// properties or metadata, nor to lease a container, with a container
+	// SAS. Use an account SAS instead.").
 	perm    string
 	rtype   byte
 	sasPerm string
@@ -109,14 +112,14 @@ func (s *Server) routeTable() []route {
 		{name: "GetAccountInfo", scope: scopeService, method: "HEAD", restype: "account", comp: "properties", perm: "rwdlacup", rtype: 's', sasPerm: "racwdl", h: s.getAccountInfo},
 
 		{name: "CreateContainer", scope: scopeContainer, method: "PUT", restype: "container", perm: "c", rtype: 'c', h: s.createContainer},
-		{name: "GetContainerProperties", scope: scopeContainer, method: "GET", restype: "container", perm: "r", rtype: 'c', sasPerm: "r", anon: 'c', h: s.getContainerProperties},
-		{name: "GetContainerProperties", scope: scopeContainer, method: "HEAD", restype: "container", perm: "r", rtype: 'c', sasPerm: "r", anon: 'c', h: s.getContainerProperties},
-		{name: "GetContainerMetadata", scope: scopeContainer, method: "GET", restype: "container", comp: "metadata", perm: "r", rtype: 'c', sasPerm: "r", anon: 'c', h: s.getContainerProperties},
-		{name: "GetContainerMetadata", scope: scopeContainer, method: "HEAD", restype: "container", comp: "metadata", perm: "r", rtype: 'c', sasPerm: "r", anon: 'c', h: s.getContainerProperties},
-		{name: "SetContainerMetadata", scope: scopeContainer, method: "PUT", restype: "container", comp: "metadata", perm: "w", rtype: 'c', sasPerm: "w", h: s.setContainerMetadata},
+		{name: "GetContainerProperties", scope: scopeContainer, method: "GET", restype: "container", perm: "r", rtype: 'c', anon: 'c', h: s.getContainerProperties},
+		{name: "GetContainerProperties", scope: scopeContainer, method: "HEAD", restype: "container", perm: "r", rtype: 'c', anon: 'c', h: s.getContainerProperties},
+		{name: "GetContainerMetadata", scope: scopeContainer, method: "GET", restype: "container", comp: "metadata", perm: "r", rtype: 'c', anon: 'c', h: s.getContainerProperties},
+		{name: "GetContainerMetadata", scope: scopeContainer, method: "HEAD", restype: "container", comp: "metadata", perm: "r", rtype: 'c', anon: 'c', h: s.getContainerProperties},
+		{name: "SetContainerMetadata", scope: scopeContainer, method: "PUT", restype: "container", comp: "metadata", perm: "w", rtype: 'c', h: s.setContainerMetadata},
 		{name: "DeleteContainer", scope: scopeContainer, method: "DELETE", restype: "container", perm: "d", rtype: 'c', h: s.deleteContainer},
 		{name: "RestoreContainer", scope: scopeContainer, method: "PUT", restype: "container", comp: "undelete", perm: "c", rtype: 'c', h: s.restoreContainer},
-		{name: "LeaseContainer", scope: scopeContainer, method: "PUT", restype: "container", comp: "lease", perm: "wd", rtype: 'c', sasPerm: "wd", h: s.leaseContainer},
+		{name: "LeaseContainer", scope: scopeContainer, method: "PUT", restype: "container", comp: "lease", perm: "wd", rtype: 'c', h: s.leaseContainer},
 		{name: "GetContainerACL", scope: scopeContainer, method: "GET", restype: "container", comp: "acl", perm: "r", rtype: 'c', h: s.getContainerACL},
 		{name: "GetContainerACL", scope: scopeContainer, method: "HEAD", restype: "container", comp: "acl", perm: "r", rtype: 'c', h: s.getContainerACL},
 		{name: "SetContainerACL", scope: scopeContainer, method: "PUT", restype: "container", comp: "acl", perm: "w", rtype: 'c', h: s.setContainerACL},
