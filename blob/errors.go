@@ -38,6 +38,8 @@ var blobErrors = []storagehttp.Mapping{
 	{Target: blobsvc.ErrInvalidPageBlobLength, Status: http.StatusBadRequest, Code: storagehttp.CodeInvalidHeaderValue, Message: "The value for one of the HTTP headers is not in the correct format."},
 	{Target: blobsvc.ErrSequenceNumberCondition, Status: http.StatusPreconditionFailed, Code: "SequenceNumberConditionNotMet", Message: "The sequence number condition specified was not met."},
 	{Target: blobsvc.ErrBlobSealed, Status: http.StatusConflict, Code: "BlobIsSealed", Message: "The blob is sealed and its contents cannot be modified."},
+	{Target: blobsvc.ErrPreviousSnapshotNotFound, Status: http.StatusConflict, Code: "PreviousSnapshotNotFound", Message: "The previous snapshot is not found."},
+	{Target: blobsvc.ErrBlobOverwritten, Status: http.StatusConflict, Code: "BlobOverwritten", Message: "The blob has been recreated since the previous snapshot was taken."},
 	{Target: blobsvc.ErrPermanentDelete, Status: http.StatusConflict, Code: "OperationNotAllowedInCurrentState", Message: "The operation is not allowed in the current state."},
 	{Target: blobsvc.ErrInvalidTier, Status: http.StatusBadRequest, Code: storagehttp.CodeInvalidHeaderValue, Message: "The value for one of the HTTP headers is not in the correct format."},
 	{Target: blobsvc.ErrBlobArchived, Status: http.StatusConflict, Code: "BlobArchived", Message: "This operation is not permitted on an archived blob."},

@@ -593,7 +593,7 @@ func (s *Service) PutBlob(ctx context.Context, container, name string, r io.Read
 	case AppendBlob:
 		o.blocks = staged
 	case PageBlob: // a copy of a page blob: every chunk stored
-		ps := PageState{}
+		ps := PageState{Lineage: newLineage()}
 		if o.page != nil {
 			ps.Ranges = o.page.Ranges
 		}

@@ -228,6 +228,20 @@ type PageState struct {
 	Chunks         []PageChunk
 	Ranges         []PageRange // written (not cleared) pages, sorted, merged
 	SequenceNumber int64
+	// The write history Get Page Ranges with prevsnapshot reads: Lineage
+	// names the blob's creation (a snapshot of an earlier creation is
+	// BlobOverwritten), Gen counts its page writes, clears and shrinks,
+	// Touched the pages each last changed at (sorted, disjoint). A blob
+	// stored before the history has no Lineage.
+	Lineage string         `json:",omitempty"`
+	Gen     int64          `json:",omitempty"`
+	Touched []TouchedRange `json:",omitempty"`
+}
+
+// TouchedRange is a range of pages last written or cleared at Gen.
+type TouchedRange struct {
+	PageRange
+	Gen int64
 }
 
 // PageChunk is one stored chunk: its index and its block in the content
