@@ -526,7 +526,18 @@ func (s *Server) putBlobFromURL(w http.ResponseWriter, c *call) error {
 	}
 	defer rc.Close()
 	if !strings.EqualFold(h.Get("x-ms-copy-source-blob-properties"), "false") {
-		o.Properties = src.Properties
+		// The source's properties and tier, under those the request sets
+		// (x-ms-blob-content-*, x-ms-access-tier: azblob's
+		// TestPutBlobFromURLWithHeaders expects its headers on the blob,
+		// TestPutBlobFromUrlWithCPK the source's tier without them).
+		req, err := blobProperties(h, false)
+		if err != nil {
+			return err
+		}
+		o.Properties = overlayProperties(src.Properties, req)
+		if o.Tier == "" && src.Type == blobsvc.BlockBlob {
+			o.Tier = src.Tier
+		}
 	}
 	if copyTags {
 		o.Tags = src.Tags
@@ -534,6 +545,23 @@ func (s *Server) putBlobFromURL(w http.ResponseWriter, c *call) error {
 	// An unmet destination condition is TargetConditionNotMet, as for
 	// Copy Blob (blobsvc.TargetCondition).
 	return blobsvc.TargetCondition(s.storeBlob(w, c, rc, true, o))
+}
+
+// overlayProperties is base with each property req sets.
+func overlayProperties(base, req blobsvc.Properties) blobsvc.Properties {
+	for _, f := range []struct{ dst, src *string }{
+		{&base.ContentType, &req.ContentType}, {&base.ContentEncoding, &req.ContentEncoding},
+		{&base.ContentLanguage, &req.ContentLanguage}, {&base.ContentDisposition, &req.ContentDisposition},
+		{&base.CacheControl, &req.CacheControl},
+	} {
+		if *f.src != "" {
+			*f.dst = *f.src
+		}
+	}
+	if req.ContentMD5 != nil {
+		base.ContentMD5 = req.ContentMD5
+	}
+	return base
 }
 
 func (s *Server) putBlock(w http.ResponseWriter, c *call) error {
