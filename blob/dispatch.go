@@ -164,8 +164,18 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	restype := q.Get("restype")
 	switch {
+	case p.scope == scopeService && restype == "container" && q.Get("comp") != "list" && q.Get("comp") != "undelete":
+		// A container operation without a container name (azblob's
+		// NewContainerClient("")): Azure answers Create Container so
+		// with 400 InvalidQueryParameterValue (the recording of
+		// TestContainerCreateEmptyName); the root container's own
+		// operations name it, $root.
+		s.fail(w, r, storagehttp.InvalidQuery("restype", restype, "a container operation needs a container name"), false)
+		return
 	case p.scope == scopeService && restype == "container":
-		// /<account>?restype=container: the $root container.
+		// /<account>?restype=container&comp=list: the $root container
+		// (comp=undelete checks its headers before refusing the missing
+		// name, as Azure answers azblob's TestContainerRestoreFailures).
 		p.container, p.scope = "$root", scopeContainer
 	case p.scope == scopeContainer && restype != "container" && restype != "account" && restype != "service" && q.Get("comp") != "list":
 		// /<account>/<name> without restype=container: blob <name> of

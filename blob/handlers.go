@@ -221,6 +221,9 @@ func (s *Server) restoreContainer(w http.ResponseWriter, c *call) error {
 	if version == "" {
 		return storagehttp.MissingHeader("x-ms-deleted-container-version")
 	}
+	if p, err := parsePath(c.r.URL.EscapedPath()); err != nil || p.scope == scopeService {
+		return storagehttp.InvalidQuery("restype", "container", "a container operation needs a container name")
+	}
 	ct, err := s.svc.RestoreContainer(c.r.Context(), name, version, c.path.container)
 	if err != nil {
 		return err
