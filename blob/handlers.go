@@ -272,7 +272,11 @@ func (s *Server) listBlobs(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	inc := includes(c.q)
-	o := blobsvc.ListOptions{Prefix: c.q.Get("prefix"), Delimiter: c.q.Get("delimiter"), Marker: c.q.Get("marker"), Max: limit,
+	marker, err := decodeMarker(c.q.Get("marker"))
+	if err != nil {
+		return err
+	}
+	o := blobsvc.ListOptions{Prefix: c.q.Get("prefix"), Delimiter: c.q.Get("delimiter"), Marker: marker, Max: limit,
 		IncludeUncommitted: inc["uncommittedblobs"], IncludeSnapshots: inc["snapshots"], IncludeDeleted: inc["deleted"],
 		StartFrom: c.q.Get("startFrom"), EndBefore: c.q.Get("endBefore")}
 	items, next, err := s.svc.ListBlobs(c.r.Context(), c.path.container, o)
@@ -281,18 +285,18 @@ func (s *Server) listBlobs(w http.ResponseWriter, c *call) error {
 	}
 	withMD := inc["metadata"]
 	now := s.svc.Now()
-	out := blobListXML{ServiceEndpoint: s.endpoint(c.r), ContainerName: c.path.container, Prefix: o.Prefix, Marker: o.Marker,
-		Delimiter: o.Delimiter, NextMarker: next}
+	out := blobListXML{ServiceEndpoint: s.endpoint(c.r), ContainerName: c.path.container, Prefix: o.Prefix, Marker: c.q.Get("marker"),
+		Delimiter: o.Delimiter, NextMarker: encodeMarker(next)}
 	if _, ok := c.q["maxresults"]; ok {
 		out.MaxResults = limit
 	}
 	for _, it := range items {
 		if it.Blob == nil {
-			out.Blobs.Items = append(out.Blobs.Items, blobPrefixXML{Name: it.Prefix})
+			out.Blobs.Items = append(out.Blobs.Items, blobPrefixXML{Name: listedName(it.Prefix)})
 			continue
 		}
 		b := it.Blob
-		x := blobItemXML{Name: b.Name, Snapshot: b.Snapshot, Properties: blobPropsXML{
+		x := blobItemXML{Name: listedName(b.Name), Snapshot: b.Snapshot, Properties: blobPropsXML{
 			CreationTime: httpTime(b.Created), LastModified: httpTime(b.LastModified), ETag: b.ETag,
 			ContentLength: b.Size, ContentType: b.Properties.ContentType, ContentEncoding: b.Properties.ContentEncoding,
 			ContentLanguage: b.Properties.ContentLanguage, ContentMD5: b64(b.Properties.ContentMD5),

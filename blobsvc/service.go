@@ -141,7 +141,8 @@ func ValidContainerName(name string) error {
 }
 
 // ValidBlobName checks a blob name: 1 to 1024 characters of UTF-8
-// without control characters. Names are opaque otherwise ("..", "a//b"
+// without control characters (U+FFFE and U+FFFF are names' characters on
+// Azure: listings send such names encoded). Names are opaque otherwise ("..", "a//b"
 // and trailing slashes are names like any other: they never become file
 // system paths).
 func ValidBlobName(name string) error {
@@ -149,7 +150,7 @@ func ValidBlobName(name string) error {
 		return fmt.Errorf("blob %q: %w", name, ErrInvalidBlobName)
 	}
 	for _, r := range name {
-		if r < 0x20 || r == 0x7f || r == 0xfffe || r == 0xffff {
+		if r < 0x20 || r == 0x7f {
 			return fmt.Errorf("blob %q: %w", name, ErrInvalidBlobName)
 		}
 	}
