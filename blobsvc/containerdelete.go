@@ -46,21 +46,13 @@ func (s *Service) softDeleteContainer(ctx context.Context, c Container, days int
 		if err != nil {
 			return err
 		}
-		for _, b := range rows {
-			if !b.Committed {
-				if err := s.meta.DeleteBlob(ctx, c.Name, b.Name); err != nil && !errors.Is(err, ErrBlobNotFound) {
-					return err
-				}
-				continue
-			}
-			key, err := s.copyContent(ctx, b.ContentKey, "-c")
+		for _, row := range rows {
+			key, err := s.relocate(ctx, c.Name, row.Name)
 			if err != nil {
-				return fmt.Errorf("blob %s/%s: soft delete container: %w", c.Name, b.Name, err)
-			}
-			old = append(old, b.ContentKey)
-			b.ContentKey = key
-			if err := s.meta.PutBlob(ctx, b, false); err != nil {
 				return err
+			}
+			if key != "" {
+				old = append(old, key)
 			}
 		}
 		if len(rows) < listBatch {
@@ -84,6 +76,58 @@ func (s *Service) softDeleteContainer(ctx context.Context, c Container, days int
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// relocate copies a blob of the container being soft-deleted (its lock
+// held) off its name's key under the blob's own lock, so a write of the
+// blob meanwhile is neither lost nor left on the name's key; it returns
+// the key it left ("" for an uncommitted blob, dropped).
+func (s *Service) relocate(ctx context.Context, container, name string) (string, error) {
+	if mu := s.stripe(container, name); mu != s.stripe(container, "") {
+		mu.Lock()
+		defer mu.Unlock()
+	}
+	b, err := s.meta.Blob(ctx, container, name)
+	if errors.Is(err, ErrBlobNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if !b.Committed {
+		if err := s.meta.DeleteBlob(ctx, container, name); err != nil && !errors.Is(err, ErrBlobNotFound) {
+			return "", err
+		}
+		return "", nil
+	}
+	key, err := s.copyContent(ctx, b.ContentKey, "-c")
+	if err != nil {
+		return "", fmt.Errorf("blob %s/%s: soft delete container: %w", container, name, err)
+	}
+	old := b.ContentKey
+	b.ContentKey = key
+	if err := s.meta.PutBlob(ctx, b, false); err != nil {
+		return "", err
+	}
+	return old, nil
+}
+
+// restoreKey moves a restored blob's content back under its name's key,
+// under the blob's lock (the container's is held), unless a write got
+// there first.
+func (s *Service) restoreKey(ctx context.Context, container, name string) error {
+	if mu := s.stripe(container, name); mu != s.stripe(container, "") {
+		mu.Lock()
+		defer mu.Unlock()
+	}
+	b, err := s.meta.Blob(ctx, container, name)
+	if errors.Is(err, ErrBlobNotFound) {
+		return nil
+	}
+	if err != nil || b.ContentKey == contentKey(container, name) {
+		return err
+	}
+	return s.restoreContent(ctx, b)
 }
 
 // ListedContainer is an item of List Containers with include=deleted: a
@@ -171,11 +215,8 @@ func (s *Service) RestoreContainer(ctx context.Context, name, version, as string
 		if err != nil {
 			return Container{}, err
 		}
-		for _, b := range rows {
-			if b.ContentKey == contentKey(as, b.Name) {
-				continue
-			}
-			if err := s.restoreContent(ctx, b); err != nil {
+		for _, row := range rows {
+			if err := s.restoreKey(ctx, as, row.Name); err != nil {
 				return Container{}, err
 			}
 		}
