@@ -160,8 +160,10 @@
 // URL-encoded under <Name Encoded="true">, as Azure does and the SDKs
 // decode, and a page ending at one resumes through a base64 marker. List
 // Blobs takes startFrom (inclusive) and endBefore (exclusive), the names
-// API version 2026-12-06 bounds a listing with (azblob v1.8's
-// StartFrom/EndBefore).
+// API version 2026-12-06 bounds a listing with (azblob v1.8's StartFrom
+// and EndBefore; that SDK sends endBefore only with its Apache Arrow
+// listings, which blobshare does not serve, and blobshare honours it on
+// the XML listing too rather than list past it).
 //
 // Get Page Ranges with prevsnapshot answers the pages written or cleared
 // since the snapshot, as Azure does, whether or not their bytes changed
