@@ -22,6 +22,8 @@
 //   - batch.go: Blob Batch; its sub-requests run through the whole
 //     chain (storagehttp.ReadBatch, WriteBatch), each authorized alone.
 //   - svcprops.go: Set Blob Service Properties (merge and validation).
+//   - lifecycle.go: Restore Container, Undelete Blob, Seal Append Blob,
+//     tier headers.
 //   - structured.go: structured bodies (see below).
 //   - unsupported.go: the headers refused (see "Not supported").
 //   - xml.go: the block-list decoder (fuzzed) and the listing, block

@@ -320,3 +320,8 @@ func leaseRequest(h http.Header) (blobsvc.LeaseRequest, error) {
 	}
 	return req, nil
 }
+
+// errReader fails every Read with its error.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
