@@ -240,6 +240,9 @@ func TestSDKBlobSoftDelete(t *testing.T) {
 	if _, err := sc.Delete(ctx, perm); code(err) != "OperationNotAllowedInCurrentState" {
 		t.Errorf("permanent delete of a live snapshot: %v", err)
 	}
+	if _, err := cc.NewBlobClient("never").Delete(ctx, perm); code(err) != "BlobNotFound" {
+		t.Errorf("permanent delete of a blob that never was: %v", err)
+	}
 	if _, err := sc.Delete(ctx, nil); err != nil {
 		t.Fatal(err)
 	}

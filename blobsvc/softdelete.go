@@ -115,15 +115,24 @@ func (s *Service) PermanentDelete(ctx context.Context, container, name, snapshot
 	if err != nil {
 		return err
 	}
-	if snapshot == "" || !p.AllowPermanentDelete {
-		return fmt.Errorf("blob %s/%s: %w", container, name, ErrPermanentDelete)
-	}
 	mu := s.stripe(container, name)
 	mu.Lock()
 	defer mu.Unlock()
+	// What is not there is 404 (the container's absence too), whatever
+	// the policy.
+	cur, ok, err := s.blobOrMissing(ctx, container, name)
+	if err != nil {
+		return err
+	}
 	rows, err := s.liveDeleted(ctx, container, name)
 	if err != nil {
 		return err
+	}
+	if !ok && !hasRow(cur) && len(rows) == 0 {
+		return fmt.Errorf("blob %s/%s: %w", container, name, ErrBlobNotFound)
+	}
+	if snapshot == "" || !p.AllowPermanentDelete {
+		return fmt.Errorf("blob %s/%s: %w", container, name, ErrPermanentDelete)
 	}
 	for _, d := range rows {
 		if d.Snapshot == snapshot {
