@@ -118,9 +118,12 @@
 // deletetype=permanent removes a soft-deleted snapshot when the policy's
 // AllowPermanentDelete is true (otherwise 409
 // OperationNotAllowedInCurrentState, blobshare's choice of code).
-// Unlike Azure, overwriting a blob under the policy keeps no soft-deleted
-// snapshot of what it replaced ("When blob soft delete is enabled,
-// overwriting a blob automatically creates a soft-deleted snapshot").
+// "When blob soft delete is enabled, overwriting a blob automatically
+// creates a soft-deleted snapshot of the blob's state prior to the write
+// operation": the writes that replace a blob's content (Put Blob, Put
+// Block List, Copy Blob, Copy Blob From URL, Put Blob From URL, Create
+// Page Blob over a blob) keep one, listed and restored as above; writes
+// of metadata, properties, pages or appends keep none here.
 //
 // Container soft delete is configured outside the data plane on Azure
 // (the storage account in Azure Resource Manager); here it is the

@@ -3,6 +3,7 @@ package blob_test
 import (
 	"bytes"
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -164,6 +165,12 @@ func TestSDKBlobSoftDelete(t *testing.T) {
 	if got := download(t, bb.BlobClient(), nil); string(got) != "world" {
 		t.Errorf("after recommitting a restored block: %q", got)
 	}
+	// That overwrite kept the version it replaced as a soft-deleted
+	// snapshot ("overwriting a blob automatically creates a soft-deleted
+	// snapshot of the blob's state prior to the write operation").
+	if got := listNames(t, cc, container.ListBlobsInclude{Snapshots: true, Deleted: true}); !sameList(got, "doc@snap", "doc@snap deleted", "doc") {
+		t.Errorf("after an overwrite: %v", got)
+	}
 
 	// Deleted, then written again: Undelete keeps the new blob and brings
 	// the deleted one back as a snapshot.
@@ -173,7 +180,7 @@ func TestSDKBlobSoftDelete(t *testing.T) {
 	if _, err := bb.Upload(ctx, rsc([]byte("new")), nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := listNames(t, cc, container.ListBlobsInclude{Snapshots: true, Deleted: true}); !sameList(got, "doc@snap deleted", "doc deleted", "doc") {
+	if got := listNames(t, cc, container.ListBlobsInclude{Snapshots: true, Deleted: true}); !sameList(got, "doc@snap deleted", "doc@snap deleted", "doc deleted", "doc") {
 		t.Errorf("deleted and written again: %v", got)
 	}
 	if _, err := bb.Undelete(ctx, nil); err != nil {
@@ -182,8 +189,26 @@ func TestSDKBlobSoftDelete(t *testing.T) {
 	if got := download(t, bb.BlobClient(), nil); string(got) != "new" {
 		t.Errorf("Undelete replaced the blob written since: %q", got)
 	}
-	if got := listNames(t, cc, container.ListBlobsInclude{Snapshots: true}); !sameList(got, "doc@snap", "doc@snap", "doc") {
+	if got := listNames(t, cc, container.ListBlobsInclude{Snapshots: true}); !sameList(got, "doc@snap", "doc@snap", "doc@snap", "doc") {
 		t.Errorf("after Undelete over a new blob: %v", got)
+	}
+	var versions []string
+	pager := cc.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Include: container.ListBlobsInclude{Snapshots: true}})
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Segment.BlobItems {
+			if it.Snapshot != nil && *it.Snapshot != "" {
+				sc, _ := bb.WithSnapshot(*it.Snapshot)
+				versions = append(versions, string(download(t, sc.BlobClient(), nil)))
+			}
+		}
+	}
+	slices.Sort(versions)
+	if !sameList(versions, "hello world", "hello world", "world") {
+		t.Errorf("restored snapshots hold %q, want the first snapshot, the overwritten version and the deleted blob", versions)
 	}
 
 	// Page and append blobs.
@@ -255,7 +280,7 @@ func TestSDKBlobSoftDelete(t *testing.T) {
 	if _, err := sc.Delete(ctx, perm); err != nil {
 		t.Errorf("permanent delete of a soft-deleted snapshot: %v", err)
 	}
-	if got := listNames(t, cc, container.ListBlobsInclude{Snapshots: true, Deleted: true}); !sameList(got, "disk", "doc@snap", "doc@snap", "doc", "log") {
+	if got := listNames(t, cc, container.ListBlobsInclude{Snapshots: true, Deleted: true}); !sameList(got, "disk", "doc@snap", "doc@snap", "doc@snap", "doc", "log") {
 		t.Errorf("after the permanent delete: %v", got)
 	}
 

@@ -63,7 +63,10 @@
 // restores them, staging a base blob's content back under the name's key
 // in the pieces its layout names (committed blocks, appended blocks, page
 // chunks) so later writes find them; a blob written since keeps its place
-// and the deleted one returns as a snapshot. Rows past their retention
+// and the deleted one returns as a snapshot. A write that replaces a
+// committed blob's content under the policy keeps the version it replaces
+// as a soft-deleted snapshot (keepOverwritten, under the blob's lock,
+// recorded once the write commits). Rows past their retention
 // are purged when read and by PurgeDeleted (run with the content store's
 // garbage collection, KeptStagedBlocks). Container soft delete
 // (SetContainerRetention) copies each blob's content off its name's key,

@@ -79,9 +79,16 @@ func (s *Service) CreatePageBlob(ctx context.Context, container, name string, le
 	if hasRow(old) {
 		b.Lease = old.Lease.afterWrite(now)
 	}
+	over, err := s.keepOverwritten(ctx, old)
+	if err != nil {
+		return Blob{}, err
+	}
 	// A blob created in one step discards the staged blocks (see
 	// commit).
 	if err := s.commitContent(ctx, &b, nil, true); err != nil {
+		return Blob{}, errors.Join(err, s.recordOverwritten(ctx, over, false))
+	}
+	if err := s.recordOverwritten(ctx, over, true); err != nil {
 		return Blob{}, err
 	}
 	return b, nil

@@ -656,6 +656,10 @@ func (s *Service) commit(ctx context.Context, container, name string, storeIDs [
 		// an expired or broken one available (Lease.afterWrite).
 		b.Lease = old.Lease.afterWrite(now)
 	}
+	over, err := s.keepOverwritten(ctx, old)
+	if err != nil {
+		return Blob{}, err
+	}
 	// Put Block List discards the uncommitted blocks it does not commit,
 	// and Put Blob all of them: "All uncommitted blocks are also
 	// discarded when a new blob of the same name is created using a
@@ -663,9 +667,13 @@ func (s *Service) commit(ctx context.Context, container, name string, storeIDs [
 	// process)" (Azure's "Understanding block blobs, append blobs, and
 	// page blobs"). Azurite keeps them on Put Blob (blob/doc.go).
 	if err := s.commitContent(ctx, &b, storeIDs, true); err != nil {
+		err = errors.Join(err, s.recordOverwritten(ctx, over, false))
 		if errors.Is(err, blobstore.ErrNotFound) {
 			return Blob{}, fmt.Errorf("blob %s/%s: a block is gone from the content store: %w", container, name, ErrInvalidBlockList)
 		}
+		return Blob{}, err
+	}
+	if err := s.recordOverwritten(ctx, over, true); err != nil {
 		return Blob{}, err
 	}
 	return b, nil

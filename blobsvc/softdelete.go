@@ -372,3 +372,60 @@ func (s *Service) deleteContentKey(ctx context.Context, key string) error {
 	}
 	return nil
 }
+
+// keepOverwritten is the first half of what an enabled policy does to a
+// write that replaces a committed blob's content: "When blob soft delete
+// is enabled, overwriting a blob automatically creates a soft-deleted
+// snapshot of the blob's state prior to the write operation". Under the
+// blob's lock, before the write commits, it copies old's content to a key
+// of its own and returns the soft-deleted snapshot to record once the
+// write has committed (recordOverwritten); nil when there is none to keep.
+func (s *Service) keepOverwritten(ctx context.Context, old Blob) (*Blob, error) {
+	if !old.Committed {
+		return nil, nil
+	}
+	p, err := s.DeletePolicy(ctx)
+	if err != nil || !p.Enabled {
+		return nil, err
+	}
+	key, err := s.copyContent(ctx, old.ContentKey, "-o")
+	if err != nil {
+		return nil, fmt.Errorf("blob %s/%s: keep overwritten version: %w", old.Container, old.Name, err)
+	}
+	sn := deletedCopy(old, s.Now(), p)
+	sn.ContentKey = key
+	gone, err := s.meta.DeletedBlobs(ctx, old.Container, old.Name)
+	if err != nil {
+		return nil, err
+	}
+	t := sn.Deleted.Time
+	for {
+		sn.Snapshot = t.Format(snapshotLayout)
+		taken := false
+		for _, d := range gone {
+			taken = taken || d.Snapshot == sn.Snapshot
+		}
+		if _, err := s.meta.Snapshot(ctx, old.Container, old.Name, sn.Snapshot); err == nil {
+			taken = true
+		} else if !errors.Is(err, ErrBlobNotFound) {
+			return nil, err
+		}
+		if !taken {
+			break
+		}
+		t = t.Add(100 * time.Nanosecond)
+	}
+	return &sn, nil
+}
+
+// recordOverwritten records what keepOverwritten kept once the write
+// committed (committed false: the write failed, the copy goes).
+func (s *Service) recordOverwritten(ctx context.Context, sn *Blob, committed bool) error {
+	if sn == nil {
+		return nil
+	}
+	if !committed {
+		return s.deleteContentKey(ctx, sn.ContentKey)
+	}
+	return s.meta.SoftDelete(ctx, nil, []Blob{*sn})
+}
