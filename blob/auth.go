@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -124,7 +125,8 @@ func (s *Server) checkAnonymous(r *http.Request, rt *route, p resourcePath) erro
 // 2018-11-09 and later; 2020-12-06 added the encryption scope): sp, st,
 // se, "/blob/<account>/<container>[/<blob>]", si, sip, spr, sv, sr, the
 // snapshot time, [ses,] rscc, rscd, rsce, rscl, rsct. The grant's
-// Resource is "c:<container>" or "b:<container>/<blob>", as signed.
+// Resource is "c:<container>", "b:<container>/<blob>" or
+// "d:<container>/<directory>", as signed.
 func blobServiceSAS(account string, r *http.Request, q url.Values) (sts, resource string, err error) {
 	p, perr := parsePath(r.URL.EscapedPath())
 	if perr != nil || p.container == "" {
@@ -143,8 +145,25 @@ func blobServiceSAS(account string, r *http.Request, q url.Values) (sts, resourc
 		}
 		canonical += "/" + p.blob
 		resource = "b:" + p.container + "/" + p.blob
+	case "d":
+		// A directory SAS signs "/blob/<account>/<container>/<dir>",
+		// sdd its depth ("the number of directories within the root
+		// folder of the directory specified in the canonicalizedResource
+		// field"): the directory is the first sdd segments of the blob
+		// path the request addresses.
+		depth, err := strconv.Atoi(q.Get("sdd"))
+		if err != nil || depth < 1 {
+			return "", "", storagehttp.AuthFailed("A directory SAS (sr=d) needs sdd, the directory's depth (1 or more).")
+		}
+		segs := strings.Split(p.blob, "/")
+		if p.blob == "" || len(segs) <= depth {
+			return "", "", storagehttp.AuthFailed("A directory SAS (sr=d) must address a blob under its directory.")
+		}
+		dir := strings.Join(segs[:depth], "/")
+		canonical += "/" + dir
+		resource = "d:" + p.container + "/" + dir
 	default:
-		return "", "", storagehttp.AuthFailed("The signed resource (sr) must be c or b.")
+		return "", "", storagehttp.AuthFailed("The signed resource (sr) must be c, b or d.")
 	}
 	sv := q.Get("sv")
 	if sv < "2018-11-09" {
@@ -173,8 +192,14 @@ func checkSAS(g *storagehttp.SASGrant, rt *route, p resourcePath) error {
 			ok = p.container != "" && name == p.container
 		case "b":
 			ok = p.scope == scopeBlob && name == p.container+"/"+p.blob
+		case "d":
+			ok = p.scope == scopeBlob && strings.HasPrefix(p.container+"/"+p.blob, name+"/")
 		}
-		if !ok {
+		// An operation no service SAS can do (Create Container, container
+		// properties) is AuthorizationFailure, as azblob's
+		// TestSASContainerClient and TestSASContainerClient2 expect; a
+		// permission the SAS lacks is AuthorizationPermissionMismatch.
+		if !ok || letters == "" {
 			return storagehttp.NewError(http.StatusForbidden, storagehttp.CodeAuthorizationFailure,
 				"This request is not authorized to perform this operation.")
 		}

@@ -446,3 +446,49 @@ func TestSDKPutBlobFromURL(t *testing.T) {
 		t.Errorf("a refused Put Blob From URL left a blob: %v", err)
 	}
 }
+
+// TestSDKPutBlobFromURLHeaders: Put Blob From URL sets the request's
+// x-ms-blob-content-* over the source's properties (azblob's
+// TestPutBlobFromURLWithHeaders) and takes the source's tier unless it
+// sends one or x-ms-copy-source-blob-properties is false
+// (TestPutBlobFromUrlWithCPK).
+func TestSDKPutBlobFromURLHeaders(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	c := e.client(t)
+	if _, err := c.CreateContainer(ctx, "pbfh", nil); err != nil {
+		t.Fatal(err)
+	}
+	cc := c.ServiceClient().NewContainerClient("pbfh")
+	src := cc.NewBlockBlobClient("src")
+	if _, err := src.Upload(ctx, rsc([]byte("source")), &blockblob.UploadOptions{
+		HTTPHeaders: &blob.HTTPHeaders{BlobContentType: to.Ptr("text/plain"), BlobContentLanguage: to.Ptr("en")},
+		Tier:        to.Ptr(blob.AccessTierCool),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	srcURL := withReadSAS(t, cc, src.URL())
+	dst := cc.NewBlockBlobClient("dst")
+	if _, err := dst.UploadBlobFromURL(ctx, srcURL, &blockblob.UploadBlobFromURLOptions{
+		HTTPHeaders: &blob.HTTPHeaders{BlobContentType: to.Ptr("text/x-request"), BlobCacheControl: to.Ptr("no-cache")},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := dst.GetProperties(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *p.ContentType != "text/x-request" || p.CacheControl == nil || *p.CacheControl != "no-cache" || p.ContentLanguage == nil || *p.ContentLanguage != "en" {
+		t.Errorf("properties: type %v cache %v language %v, want the request's over the source's", *p.ContentType, p.CacheControl, p.ContentLanguage)
+	}
+	if p.AccessTier == nil || *p.AccessTier != "Cool" {
+		t.Errorf("tier %v, want the source's Cool", p.AccessTier)
+	}
+	own := cc.NewBlockBlobClient("own")
+	if _, err := own.UploadBlobFromURL(ctx, srcURL, &blockblob.UploadBlobFromURLOptions{CopySourceBlobProperties: to.Ptr(false)}); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := own.GetProperties(ctx, nil); err != nil || *p.AccessTier == "Cool" {
+		t.Errorf("with CopySourceBlobProperties false: %v tier %v, want not the source's", err, p.AccessTier)
+	}
+}

@@ -82,7 +82,10 @@ type route struct {
 	// perm and rtype: the account-SAS permission letters (any one
 	// suffices) and resource type ('s' service, 'c' container, 'o'
 	// blob); sasPerm: the service-SAS letters, "" when a service SAS
-	// cannot do it.
+	// cannot do it (container properties, metadata and leases among
+	// them: "You cannot grant permissions to read or write container
+	// properties or metadata, nor to lease a container, with a container
+	// SAS. Use an account SAS instead.").
 	perm    string
 	rtype   byte
 	sasPerm string
@@ -109,13 +112,14 @@ func (s *Server) routeTable() []route {
 		{name: "GetAccountInfo", scope: scopeService, method: "HEAD", restype: "account", comp: "properties", perm: "rwdlacup", rtype: 's', sasPerm: "racwdl", h: s.getAccountInfo},
 
 		{name: "CreateContainer", scope: scopeContainer, method: "PUT", restype: "container", perm: "c", rtype: 'c', h: s.createContainer},
-		{name: "GetContainerProperties", scope: scopeContainer, method: "GET", restype: "container", perm: "r", rtype: 'c', sasPerm: "r", anon: 'c', h: s.getContainerProperties},
-		{name: "GetContainerProperties", scope: scopeContainer, method: "HEAD", restype: "container", perm: "r", rtype: 'c', sasPerm: "r", anon: 'c', h: s.getContainerProperties},
-		{name: "GetContainerMetadata", scope: scopeContainer, method: "GET", restype: "container", comp: "metadata", perm: "r", rtype: 'c', sasPerm: "r", anon: 'c', h: s.getContainerProperties},
-		{name: "GetContainerMetadata", scope: scopeContainer, method: "HEAD", restype: "container", comp: "metadata", perm: "r", rtype: 'c', sasPerm: "r", anon: 'c', h: s.getContainerProperties},
-		{name: "SetContainerMetadata", scope: scopeContainer, method: "PUT", restype: "container", comp: "metadata", perm: "w", rtype: 'c', sasPerm: "w", h: s.setContainerMetadata},
+		{name: "GetContainerProperties", scope: scopeContainer, method: "GET", restype: "container", perm: "r", rtype: 'c', anon: 'c', h: s.getContainerProperties},
+		{name: "GetContainerProperties", scope: scopeContainer, method: "HEAD", restype: "container", perm: "r", rtype: 'c', anon: 'c', h: s.getContainerProperties},
+		{name: "GetContainerMetadata", scope: scopeContainer, method: "GET", restype: "container", comp: "metadata", perm: "r", rtype: 'c', anon: 'c', h: s.getContainerProperties},
+		{name: "GetContainerMetadata", scope: scopeContainer, method: "HEAD", restype: "container", comp: "metadata", perm: "r", rtype: 'c', anon: 'c', h: s.getContainerProperties},
+		{name: "SetContainerMetadata", scope: scopeContainer, method: "PUT", restype: "container", comp: "metadata", perm: "w", rtype: 'c', h: s.setContainerMetadata},
 		{name: "DeleteContainer", scope: scopeContainer, method: "DELETE", restype: "container", perm: "d", rtype: 'c', h: s.deleteContainer},
-		{name: "LeaseContainer", scope: scopeContainer, method: "PUT", restype: "container", comp: "lease", perm: "wd", rtype: 'c', sasPerm: "wd", h: s.leaseContainer},
+		{name: "RestoreContainer", scope: scopeContainer, method: "PUT", restype: "container", comp: "undelete", perm: "c", rtype: 'c', h: s.restoreContainer},
+		{name: "LeaseContainer", scope: scopeContainer, method: "PUT", restype: "container", comp: "lease", perm: "wd", rtype: 'c', h: s.leaseContainer},
 		{name: "GetContainerACL", scope: scopeContainer, method: "GET", restype: "container", comp: "acl", perm: "r", rtype: 'c', h: s.getContainerACL},
 		{name: "GetContainerACL", scope: scopeContainer, method: "HEAD", restype: "container", comp: "acl", perm: "r", rtype: 'c', h: s.getContainerACL},
 		{name: "SetContainerACL", scope: scopeContainer, method: "PUT", restype: "container", comp: "acl", perm: "w", rtype: 'c', h: s.setContainerACL},
@@ -137,9 +141,11 @@ func (s *Server) routeTable() []route {
 		{name: "SetBlobTags", scope: scopeBlob, method: "PUT", comp: "tags", perm: "t", rtype: 'o', sasPerm: "t", h: s.setBlobTags},
 		{name: "PutPage", scope: scopeBlob, method: "PUT", comp: "page", perm: "w", rtype: 'o', sasPerm: "w", h: s.putPage},
 		{name: "GetPageRanges", scope: scopeBlob, method: "GET", comp: "pagelist", perm: "r", rtype: 'o', sasPerm: "r", snapshotOK: true, h: s.getPageRanges},
-		{name: "SetBlobTier", scope: scopeBlob, method: "PUT", comp: "tier", perm: "w", rtype: 'o', sasPerm: "w", h: s.setBlobTier},
+		{name: "SetBlobTier", scope: scopeBlob, method: "PUT", comp: "tier", perm: "w", rtype: 'o', sasPerm: "w", snapshotOK: true, h: s.setBlobTier},
 		{name: "AppendBlock", scope: scopeBlob, method: "PUT", comp: "appendblock", perm: "wa", rtype: 'o', sasPerm: "wa", h: s.appendBlock},
 		{name: "AbortCopyBlob", scope: scopeBlob, method: "PUT", comp: "copy", perm: "w", rtype: 'o', sasPerm: "w", h: s.abortCopy},
+		{name: "SealAppendBlob", scope: scopeBlob, method: "PUT", comp: "seal", perm: "w", rtype: 'o', sasPerm: "w", h: s.sealBlob},
+		{name: "UndeleteBlob", scope: scopeBlob, method: "PUT", comp: "undelete", perm: "w", rtype: 'o', sasPerm: "w", h: s.undeleteBlob},
 		{name: "GetBlockList", scope: scopeBlob, method: "GET", comp: "blocklist", perm: "r", rtype: 'o', sasPerm: "r", anon: 'b', h: s.getBlockList},
 	}
 }
@@ -158,8 +164,18 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	restype := q.Get("restype")
 	switch {
+	case p.scope == scopeService && restype == "container" && q.Get("comp") != "list" && q.Get("comp") != "undelete":
+		// A container operation without a container name (azblob's
+		// NewContainerClient("")): Azure answers Create Container so
+		// with 400 InvalidQueryParameterValue (the recording of
+		// TestContainerCreateEmptyName); the root container's own
+		// operations name it, $root.
+		s.fail(w, r, storagehttp.InvalidQuery("restype", restype, "a container operation needs a container name"), false)
+		return
 	case p.scope == scopeService && restype == "container":
-		// /<account>?restype=container: the $root container.
+		// /<account>?restype=container&comp=list: the $root container
+		// (comp=undelete checks its headers before refusing the missing
+		// name, as Azure answers azblob's TestContainerRestoreFailures).
 		p.container, p.scope = "$root", scopeContainer
 	case p.scope == scopeContainer && restype != "container" && restype != "account" && restype != "service" && q.Get("comp") != "list":
 		// /<account>/<name> without restype=container: blob <name> of

@@ -22,6 +22,9 @@
 //   - page.go: page blob operations.
 //   - batch.go: Blob Batch; its sub-requests run through the whole
 //     chain (storagehttp.ReadBatch, WriteBatch), each authorized alone.
+//   - svcprops.go: Set Blob Service Properties (merge and validation).
+//   - lifecycle.go: Restore Container, Undelete Blob, Seal Append Blob,
+//     tier headers.
 //   - structured.go: structured bodies (see below).
 //   - unsupported.go: the headers refused (see "Not supported").
 //   - xml.go: the block-list decoder (fuzzed) and the listing, block
@@ -72,6 +75,108 @@
 // LeaseNotPresentWithLeaseOperation; a lease id on a write that would
 // create the blob is 412 LeaseNotPresentWithBlobOperation ("Write using
 // (A)" on Available: "Fails (412)") and creates nothing.
+//
+// # Transactional sums on writes
+//
+// Every write of content answers the x-ms-content-crc64 it computed —
+// Put Blob, Put Block, Append Block, Put Page, their From URL forms and
+// Copy Blob From URL ("This header is returned so that the client can
+// check for message content integrity. The value of this header is
+// computed by the Blob service"; the azure-sdk-for-js recordings show it
+// on Append Block, Stage Block From URL and syncCopyFromURL sent without
+// a checksum) — and the Content-MD5 it checked when the request sent one
+// (Content-MD5 for the body, x-ms-source-content-md5 for a From URL
+// source; Put Blob always, its content's). A wrong one is 400
+// Md5Mismatch or Crc64Mismatch and writes nothing.
+//
+// # Access tiers
+//
+// x-ms-access-tier on Put Blob, Put Block List, Copy Blob, Copy Blob From
+// URL, Put Blob From URL (else the source's, with
+// x-ms-copy-source-blob-properties) and Create Page Blob is stored with
+// its change time; Get Blob and Get Blob Properties answer
+// x-ms-access-tier and x-ms-access-tier-change-time, and
+// x-ms-access-tier-inferred only when true ("If the access tier is not
+// explicitly set on the blob, the tier is inferred based on its content
+// length, and this header is returned with a value of true"). Set Blob
+// Tier takes ?snapshot=; "Snapshots and previous versions cannot be
+// rehydrated back to the hot or cool tiers once they are moved to the
+// archive tier": 409 BlobArchived (the code is blobshare's choice: the
+// docs name none).
+//
+// # Soft delete
+//
+// Set Blob Service Properties replaces only the root elements it sends
+// ("If you omit a root element, the existing settings for the service for
+// that functionality are preserved") and checks DeleteRetentionPolicy:
+// Enabled required, Days required when enabled, "The minimum specified
+// value can be 1 and the maximum value can be 365" — else 400
+// InvalidXmlDocument (azblob's TestAccountDeleteRetentionPolicy* tests).
+// Under an enabled policy Delete Blob soft-deletes (blobsvc), answers
+// x-ms-delete-type-permanent: false, List Blobs lists the soft-deleted
+// blobs with include=deleted (snapshots with include=snapshots too),
+// Undelete Blob (comp=undelete) restores them, and Delete Blob with
+// deletetype=permanent removes a soft-deleted snapshot when the policy's
+// AllowPermanentDelete is true (otherwise 409
+// OperationNotAllowedInCurrentState, blobshare's choice of code).
+// "When blob soft delete is enabled, overwriting a blob automatically
+// creates a soft-deleted snapshot of the blob's state prior to the write
+// operation": the writes that replace a blob's content (Put Blob, Put
+// Block List, Copy Blob, Copy Blob From URL, Put Blob From URL, Create
+// Page Blob over a blob) keep one, listed and restored as above; writes
+// of metadata, properties, pages or appends keep none here.
+//
+// Container soft delete is configured outside the data plane on Azure
+// (the storage account in Azure Resource Manager); here it is the
+// Service's (blobsvc.Service.SetContainerRetention, from the server's
+// configuration). Delete Container then keeps the container; List
+// Containers include=deleted lists it with its Version, DeletedTime and
+// RemainingRetentionDays; Restore Container (restype=container&
+// comp=undelete with x-ms-deleted-container-name and
+// x-ms-deleted-container-version) brings it back under the URL's name:
+// 400 MissingRequiredHeader without either header, 404 ContainerNotFound
+// for an unknown version, 409 ContainerAlreadyExists while the name is
+// taken.
+//
+// Seal Append Blob (comp=seal) takes a write's conditions, lease and
+// x-ms-blob-condition-appendpos; a sealed blob answers x-ms-blob-sealed
+// and refuses Append Block (409 BlobIsSealed); Copy Blob keeps a sealed
+// source sealed unless x-ms-seal-blob: false (azblob's TestSeal and
+// TestCopySealedBlob).
+//
+// # Service SAS scope
+//
+// "You cannot grant permissions to read or write container properties or
+// metadata, nor to lease a container, with a container SAS. Use an
+// account SAS instead." Get and Set Container Properties/Metadata and
+// Lease Container with a service SAS, and operations no service SAS can
+// do (Create and Delete Container), are 403 AuthorizationFailure (azblob's
+// TestSASContainerClient and TestSASContainerClient2); a permission the
+// SAS lacks stays AuthorizationPermissionMismatch. A directory SAS (sr=d,
+// sdd its depth) signs "/blob/<account>/<container>/<directory>", the
+// first sdd segments of the blob path, and reaches only the blobs under
+// that directory.
+//
+// # Names
+//
+// A container operation without a container name (/<account>?
+// restype=container) is 400 InvalidQueryParameterValue, as Azure answers
+// azblob's TestContainerCreateEmptyName; List Blobs that way lists $root.
+// Blob names may hold U+FFFE and U+FFFF; List Blobs sends such a name
+// URL-encoded under <Name Encoded="true">, as Azure does and the SDKs
+// decode, and a page ending at one resumes through a base64 marker. List
+// Blobs takes startFrom (inclusive) and endBefore (exclusive), the names
+// API version 2026-12-06 bounds a listing with (azblob v1.8's StartFrom
+// and EndBefore; that SDK sends endBefore only with its Apache Arrow
+// listings, which blobshare does not serve, and blobshare honours it on
+// the XML listing too rather than list past it).
+//
+// Get Page Ranges with prevsnapshot answers the pages written or cleared
+// since the snapshot, as Azure does, whether or not their bytes changed
+// (blobsvc's page write history); a missing prevsnapshot is 409
+// PreviousSnapshotNotFound, one from an earlier creation of the blob 409
+// BlobOverwritten ("The blob has been recreated since the previous
+// snapshot was taken.").
 //
 // # Differences from Azurite
 //
@@ -195,7 +300,7 @@
 // Request headers of features blobshare lacks whose meaning would change
 // what is stored or answered (customer-provided keys, encryption scopes,
 // immutability policies and legal holds, tier-change conditions, the
-// managed-disk diff URL, sealing on copy) are refused before any operation
+// managed-disk diff URL) are refused before any operation
 // runs, 400 UnsupportedHeader naming the header (unsupported.go; Azure's
 // code for "One of the HTTP headers specified in the request is not
 // supported."); a value that asks for nothing (false) passes.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -60,7 +61,17 @@ func (s *Server) listContainers(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	prefix, marker := c.q.Get("prefix"), c.q.Get("marker")
-	cs, next, err := s.svc.ListContainers(c.r.Context(), prefix, marker, limit)
+	var cs []blobsvc.ListedContainer
+	var next string
+	if includes(c.q)["deleted"] {
+		cs, next, err = s.svc.ListContainersWithDeleted(c.r.Context(), prefix, marker, limit)
+	} else {
+		var live []blobsvc.Container
+		live, next, err = s.svc.ListContainers(c.r.Context(), prefix, marker, limit)
+		for _, ct := range live {
+			cs = append(cs, blobsvc.ListedContainer{Container: ct})
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -70,12 +81,19 @@ func (s *Server) listContainers(w http.ResponseWriter, c *call) error {
 	if _, ok := c.q["maxresults"]; ok {
 		out.MaxResults = limit
 	}
-	for _, ct := range cs {
+	for _, it := range cs {
+		ct := it.Container
 		x := containerXML{Name: ct.Name, Properties: containerPropsXML{
 			LastModified: httpTime(ct.LastModified), ETag: ct.ETag,
 			LeaseStatus: ct.Lease.Status(now), LeaseState: string(ct.Lease.Effective(now).State),
 			LeaseDuration: ct.Lease.DurationName(now), PublicAccess: string(ct.PublicAccess),
 		}}
+		if d := it.Deleted; d != nil {
+			x.Deleted, x.Version = true, d.Version
+			x.Properties.LeaseStatus, x.Properties.LeaseState, x.Properties.LeaseDuration = "", "", ""
+			x.Properties.DeletedTime = httpTime(d.Time)
+			x.Properties.RemainingRetentionDays = int(math.Ceil(d.Expires.Sub(now).Hours() / 24))
+		}
 		if withMD {
 			md := ct.Metadata
 			if md == nil {
@@ -108,28 +126,6 @@ func (s *Server) getServiceProperties(w http.ResponseWriter, c *call) error {
 	w.WriteHeader(http.StatusOK)
 	_, _ = io.WriteString(w, storagehttp.XMLDecl)
 	_, _ = w.Write(doc)
-	return nil
-}
-
-// serviceProps is checked for well-formedness only; the document is
-// stored as sent (without its XML declaration) and returned as is.
-type serviceProps struct {
-	Inner []byte `xml:",innerxml"`
-}
-
-func (s *Server) setServiceProperties(w http.ResponseWriter, c *call) error {
-	var doc struct {
-		XMLName struct{} `xml:"StorageServiceProperties"`
-		serviceProps
-	}
-	if err := storagehttp.DecodeXMLBody(c.r, &doc, maxSmallBody); err != nil {
-		return err
-	}
-	stored := "<StorageServiceProperties>" + string(doc.Inner) + "</StorageServiceProperties>"
-	if err := s.svc.SetServiceProperties(c.r.Context(), []byte(stored)); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusAccepted)
 	return nil
 }
 
@@ -253,34 +249,51 @@ func (s *Server) listBlobs(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	inc := includes(c.q)
-	o := blobsvc.ListOptions{Prefix: c.q.Get("prefix"), Delimiter: c.q.Get("delimiter"), Marker: c.q.Get("marker"), Max: limit,
-		IncludeUncommitted: inc["uncommittedblobs"], IncludeSnapshots: inc["snapshots"]}
+	marker, err := decodeMarker(c.q.Get("marker"))
+	if err != nil {
+		return err
+	}
+	o := blobsvc.ListOptions{Prefix: c.q.Get("prefix"), Delimiter: c.q.Get("delimiter"), Marker: marker, Max: limit,
+		IncludeUncommitted: inc["uncommittedblobs"], IncludeSnapshots: inc["snapshots"], IncludeDeleted: inc["deleted"],
+		StartFrom: c.q.Get("startFrom"), EndBefore: c.q.Get("endBefore")}
 	items, next, err := s.svc.ListBlobs(c.r.Context(), c.path.container, o)
 	if err != nil {
 		return err
 	}
 	withMD := inc["metadata"]
 	now := s.svc.Now()
-	out := blobListXML{ServiceEndpoint: s.endpoint(c.r), ContainerName: c.path.container, Prefix: o.Prefix, Marker: o.Marker,
-		Delimiter: o.Delimiter, NextMarker: next}
+	out := blobListXML{ServiceEndpoint: s.endpoint(c.r), ContainerName: c.path.container, Prefix: o.Prefix, Marker: c.q.Get("marker"),
+		Delimiter: o.Delimiter, NextMarker: encodeMarker(next)}
 	if _, ok := c.q["maxresults"]; ok {
 		out.MaxResults = limit
 	}
 	for _, it := range items {
 		if it.Blob == nil {
-			out.Blobs.Items = append(out.Blobs.Items, blobPrefixXML{Name: it.Prefix})
+			out.Blobs.Items = append(out.Blobs.Items, blobPrefixXML{Name: listedName(it.Prefix)})
 			continue
 		}
 		b := it.Blob
-		x := blobItemXML{Name: b.Name, Snapshot: b.Snapshot, Properties: blobPropsXML{
+		x := blobItemXML{Name: listedName(b.Name), Snapshot: b.Snapshot, Properties: blobPropsXML{
 			CreationTime: httpTime(b.Created), LastModified: httpTime(b.LastModified), ETag: b.ETag,
 			ContentLength: b.Size, ContentType: b.Properties.ContentType, ContentEncoding: b.Properties.ContentEncoding,
 			ContentLanguage: b.Properties.ContentLanguage, ContentMD5: b64(b.Properties.ContentMD5),
 			ContentDisposition: b.Properties.ContentDisposition, CacheControl: b.Properties.CacheControl,
-			BlobType: string(b.Type), AccessTier: tierOf(*b), AccessTierInferred: b.Tier == "",
+			BlobType: string(b.Type), AccessTier: tierOf(*b), AccessTierInferred: b.Tier == "" && b.Type != blobsvc.AppendBlob,
 			LeaseStatus: b.Lease.Status(now), LeaseState: string(b.Lease.Effective(now).State), LeaseDuration: b.Lease.DurationName(now),
 			ServerEncrypted: true,
 		}}
+		if b.Tier != "" {
+			x.Properties.AccessTierChangeTime = httpTime(b.TierChanged)
+		}
+		if b.Type == blobsvc.AppendBlob {
+			x.Properties.Sealed = b.Sealed
+		}
+		if d := b.Deleted; d != nil {
+			x.Deleted = true
+			x.Properties.DeletedTime = httpTime(d.Time)
+			x.Properties.RemainingRetentionDays = int(math.Ceil(d.Expires.Sub(now).Hours() / 24))
+			x.Properties.LeaseStatus, x.Properties.LeaseState, x.Properties.LeaseDuration = "", "", ""
+		}
 		if withMD {
 			md := b.Metadata
 			if md == nil {
@@ -324,6 +337,7 @@ func writeOptions(h http.Header, fallback bool) (blobsvc.WriteOptions, error) {
 	if o.Tags, err = tagsHeader(h); err != nil {
 		return o, err
 	}
+	o.Tier = h.Get("x-ms-access-tier")
 	return o, nil
 }
 
@@ -496,7 +510,18 @@ func (s *Server) putBlobFromURL(w http.ResponseWriter, c *call) error {
 	}
 	defer rc.Close()
 	if !strings.EqualFold(h.Get("x-ms-copy-source-blob-properties"), "false") {
-		o.Properties = src.Properties
+		// The source's properties and tier, under those the request sets
+		// (x-ms-blob-content-*, x-ms-access-tier: azblob's
+		// TestPutBlobFromURLWithHeaders expects its headers on the blob,
+		// TestPutBlobFromUrlWithCPK the source's tier without them).
+		req, err := blobProperties(h, false)
+		if err != nil {
+			return err
+		}
+		o.Properties = overlayProperties(src.Properties, req)
+		if o.Tier == "" && src.Type == blobsvc.BlockBlob {
+			o.Tier = src.Tier
+		}
 	}
 	if copyTags {
 		o.Tags = src.Tags
@@ -528,7 +553,7 @@ func (s *Server) putBlock(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	sum, err := md5Header(c.r.Header, "Content-MD5")
+	sum, err := transactionalMD5(c.r.Header, fromURL)
 	if err != nil {
 		return err
 	}
@@ -645,6 +670,9 @@ func setBlobHeaders(h http.Header, b blobsvc.Blob, now time.Time) {
 	storagehttp.SetMetadataHeaders(h, b.Metadata)
 	if b.Type == blobsvc.AppendBlob {
 		h.Set("x-ms-blob-committed-block-count", strconv.Itoa(len(b.Blocks)))
+		if b.Sealed {
+			h.Set("x-ms-blob-sealed", "true")
+		}
 	}
 	if b.Type == blobsvc.PageBlob && b.Page != nil {
 		h.Set("x-ms-blob-sequence-number", strconv.FormatInt(b.Page.SequenceNumber, 10))
@@ -681,11 +709,7 @@ func (s *Server) getBlobProperties(w http.ResponseWriter, c *call) error {
 		written(w, http.StatusOK, b.ETag, b.LastModified)
 		return nil
 	}
-	h.Set("x-ms-access-tier", tierOf(b))
-	h.Set("x-ms-access-tier-inferred", strconv.FormatBool(b.Tier == ""))
-	if b.Tier != "" {
-		h.Set("x-ms-access-tier-change-time", httpTime(b.TierChanged))
-	}
+	setTierHeaders(h, b)
 	if b.Properties.ContentMD5 != nil {
 		h.Set("Content-MD5", b64(b.Properties.ContentMD5))
 	}
@@ -737,6 +761,7 @@ func (s *Server) getBlob(w http.ResponseWriter, c *call) error {
 	defer rc.Close()
 	h := w.Header()
 	setBlobHeaders(h, b, s.svc.Now())
+	setTierHeaders(h, b)
 	status := http.StatusOK
 	var body io.Reader = rc
 	if rng != nil {
@@ -837,10 +862,24 @@ func (s *Server) deleteBlob(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	if err := s.svc.DeleteBlob(c.r.Context(), c.path.container, c.path.blob, c.q.Get("snapshot"), snaps, leaseID, cond); err != nil {
+	if dt := c.q.Get("deletetype"); c.q.Has("deletetype") {
+		// "The value of deletetype can only be permanent."
+		if !strings.EqualFold(dt, "permanent") {
+			return storagehttp.InvalidQuery("deletetype", dt, "the only value is permanent")
+		}
+		if err := s.svc.PermanentDelete(c.r.Context(), c.path.container, c.path.blob, c.q.Get("snapshot")); err != nil {
+			return err
+		}
+		w.Header().Set("x-ms-delete-type-permanent", "true")
+		w.Header().Set("Content-Length", "0")
+		w.WriteHeader(http.StatusAccepted)
+		return nil
+	}
+	soft, err := s.svc.DeleteBlob(c.r.Context(), c.path.container, c.path.blob, c.q.Get("snapshot"), snaps, leaseID, cond)
+	if err != nil {
 		return err
 	}
-	w.Header().Set("x-ms-delete-type-permanent", "true")
+	w.Header().Set("x-ms-delete-type-permanent", strconv.FormatBool(!soft))
 	w.Header().Set("Content-Length", "0")
 	w.WriteHeader(http.StatusAccepted)
 	return nil
@@ -920,11 +959,51 @@ func (s *Server) copyBlob(w http.ResponseWriter, c *call) error {
 	if len(o.Metadata) == 0 {
 		o.Metadata = nil // the source's metadata is copied
 	}
+	if v := c.r.Header.Get("x-ms-seal-blob"); v != "" {
+		seal, err := strconv.ParseBool(v)
+		if err != nil {
+			return storagehttp.InvalidHeader("x-ms-seal-blob", v)
+		}
+		o.Seal = &seal
+	}
+	// Copy Blob From URL checks x-ms-source-content-md5 or -crc64
+	// against the bytes that arrive ("the storage service compares the
+	// hash of the content that has arrived from the copy source with
+	// this header value") and answers them as Content-MD5 and
+	// x-ms-content-crc64 (the azure-sdk-for-js recording of
+	// syncCopyFromURL shows the CRC-64 of an unchecked copy).
+	sync := strings.EqualFold(c.r.Header.Get("x-ms-requires-sync"), "true")
+	var sum []byte
+	var crc *storagehttp.CRC64Reader
+	if sync {
+		if sum, err = transactionalMD5(c.r.Header, true); err != nil {
+			return err
+		}
+		var werr error
+		o.Wrap = func(r io.Reader) io.Reader {
+			var out io.Reader
+			out, crc, werr = crc64Body(c.r.Header, true, r, -1)
+			if werr != nil {
+				return errReader{werr}
+			}
+			if sum != nil {
+				out = newMD5Reader(out, sum, -1)
+			}
+			return out
+		}
+		if _, _, err := crc64Body(c.r.Header, true, nil, -1); err != nil {
+			return err
+		}
+	}
 	b, err := s.svc.CopyBlob(c.r.Context(), src, c.path.container, c.path.blob, o)
 	if err != nil {
 		return err
 	}
 	h := w.Header()
+	if sum != nil {
+		h.Set("Content-MD5", b64(sum))
+	}
+	setCRC64(h, crc)
 	if b.Copy != nil {
 		h.Set("x-ms-copy-id", b.Copy.ID)
 	}
@@ -1071,7 +1150,7 @@ func (s *Server) appendBlock(w http.ResponseWriter, c *call) error {
 	if o.AppendPos, err = optionalInt64Header(c.r.Header, "x-ms-blob-condition-appendpos"); err != nil {
 		return err
 	}
-	if o.ContentMD5, err = md5Header(c.r.Header, "Content-MD5"); err != nil {
+	if o.ContentMD5, err = transactionalMD5(c.r.Header, fromURL); err != nil {
 		return err
 	}
 	if fromURL { // Append Block From URL
@@ -1091,6 +1170,9 @@ func (s *Server) appendBlock(w http.ResponseWriter, c *call) error {
 		return err
 	}
 	h := w.Header()
+	if o.ContentMD5 != nil {
+		h.Set("Content-MD5", b64(o.ContentMD5))
+	}
 	setCRC64(h, crc)
 	storagehttp.AnswerStructured(h, structured)
 	h.Set("x-ms-blob-append-offset", strconv.FormatInt(offset, 10))
@@ -1189,7 +1271,7 @@ func (s *Server) setBlobTier(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	if err := s.svc.SetBlobTier(c.r.Context(), c.path.container, c.path.blob, tier, leaseID); err != nil {
+	if err := s.svc.SetBlobTier(c.r.Context(), c.path.container, c.path.blob, c.q.Get("snapshot"), tier, leaseID); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Length", "0")

@@ -189,3 +189,21 @@ func TestRootContainer(t *testing.T) {
 		t.Fatalf("list $root: %d %s", st, body)
 	}
 }
+
+// TestContainerEmptyName: a container operation without a container name
+// is 400 InvalidQueryParameterValue and creates nothing (azblob's
+// TestContainerCreateEmptyName), rather than acting on $root.
+func TestContainerEmptyName(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, nil)
+	c := e.client(t)
+	if _, err := c.ServiceClient().NewContainerClient("").Create(ctx, nil); code(err) != "InvalidQueryParameterValue" {
+		t.Fatalf("Create Container without a name: %v", err)
+	}
+	if _, err := c.ServiceClient().NewContainerClient("$root").GetProperties(ctx, nil); code(err) != "ContainerNotFound" {
+		t.Fatalf("$root after the refused create: %v", err)
+	}
+	if st, code, _ := rawRequest(t, e, "DELETE", "?restype=container", nil, ""); st != 400 || code != "InvalidQueryParameterValue" {
+		t.Fatalf("Delete Container without a name: %d %s", st, code)
+	}
+}

@@ -150,15 +150,27 @@ func (s *Server) putPage(w http.ResponseWriter, c *call) error {
 	if o.LeaseID, o.Cond, err = guards(h); err != nil {
 		return err
 	}
+	sum, err := transactionalMD5(h, fromURL)
+	if err != nil {
+		return err
+	}
 	body, crc, err := crc64Body(h, fromURL, body, want)
 	if err != nil {
 		return err
+	}
+	if sum != nil && action == "update" {
+		body = newMD5Reader(body, sum, want)
 	}
 	b, err := s.svc.PutPages(c.r.Context(), c.path.container, c.path.blob, rng.Start, rng.End, body, action == "clear", seq, o)
 	if err != nil {
 		return err
 	}
-	setCRC64(w.Header(), crc)
+	if action == "update" {
+		if sum != nil {
+			w.Header().Set("Content-MD5", b64(sum))
+		}
+		setCRC64(w.Header(), crc)
+	}
 	storagehttp.AnswerStructured(w.Header(), structured)
 	w.Header().Set("x-ms-blob-sequence-number", strconv.FormatInt(b.Page.SequenceNumber, 10))
 	w.Header().Set("x-ms-request-server-encrypted", "true")

@@ -167,6 +167,40 @@ func TestSDKPageRangesDiff(t *testing.T) {
 	if got := strings.Join(changed, " ") + " | " + strings.Join(cleared, " "); got != "2048-2559 8192-8703 | 4096-4607" {
 		t.Fatalf("diff %q", got)
 	}
+
+	// A page rewritten with the bytes it had is reported: Azure lists the
+	// pages written since the snapshot, not the bytes that differ (the
+	// azblob TestBlobDiffPageRange* recordings).
+	if _, err := pb.UploadPages(ctx, page('x'), blob.HTTPRange{Offset: 0, Count: 512}, nil); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = pb.NewGetPageRangesDiffPager(&pageblob.GetPageRangesDiffOptions{PrevSnapshot: snap.Snapshot}).NextPage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.PageList.PageRange) == 0 || *resp.PageList.PageRange[0].Start != 0 || *resp.PageList.PageRange[0].End != 511 {
+		t.Errorf("a page rewritten with its own bytes is not in the diff: %+v", resp.PageList.PageRange)
+	}
+	// Against a later snapshot nothing has changed.
+	snap2, err := pb.CreateSnapshot(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err = pb.NewGetPageRangesDiffPager(&pageblob.GetPageRangesDiffOptions{PrevSnapshot: snap2.Snapshot}).NextPage(ctx)
+	if err != nil || len(resp.PageList.PageRange)+len(resp.PageList.ClearRange) != 0 {
+		t.Errorf("diff against the latest snapshot: %v %+v", err, resp.PageList)
+	}
+	missing := "2020-01-01T00:00:00.0000000Z"
+	if _, err := pb.NewGetPageRangesDiffPager(&pageblob.GetPageRangesDiffOptions{PrevSnapshot: &missing}).NextPage(ctx); code(err) != "PreviousSnapshotNotFound" {
+		t.Errorf("a missing prevsnapshot: %v, want PreviousSnapshotNotFound", err)
+	}
+	// The blob created again: its old snapshots are of another blob.
+	if _, err := pb.Create(ctx, 16384, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pb.NewGetPageRangesDiffPager(&pageblob.GetPageRangesDiffOptions{PrevSnapshot: snap.Snapshot}).NextPage(ctx); code(err) != "BlobOverwritten" {
+		t.Errorf("a prevsnapshot of an earlier creation: %v, want BlobOverwritten", err)
+	}
 }
 
 // TestSDKPutPageFromURL: Put Page From URL copies a source range of

@@ -1,7 +1,10 @@
 package blob
 
 import (
+	"bytes"
+	"crypto/md5"
 	"encoding/base64"
+	"hash"
 	"io"
 	"net/http"
 	"net/url"
@@ -15,37 +18,90 @@ import (
 	"github.com/blobshare/blobshare/storagehttp"
 )
 
-// crc64Body wraps the bytes a write reads when the request carries a
-// transactional CRC-64 (x-ms-content-crc64 for its body,
-// x-ms-source-content-crc64 for a From-URL source): their end becomes 400
-// Crc64Mismatch when the CRC differs (storagehttp.CRC64Reader), so the
-// content store keeps nothing of them. size is their length when known
-// (< 0 otherwise). Without the header body is returned as it is, with a
-// nil reader.
+// crc64Body wraps the bytes a write of content reads in a CRC-64 of
+// them: Azure answers every Put Blob, Put Block, Append Block and Put
+// Page, their From URL forms included, with the x-ms-content-crc64 it
+// computed ("This header is returned so that the client can check for
+// message content integrity. The value of this header is computed by the
+// Blob service"; the azure-sdk-for-js recordings show it on Append Block,
+// Stage Block From URL and Copy From URL sent without any checksum). When
+// the request carries a transactional CRC-64 (x-ms-content-crc64 for its
+// body, x-ms-source-content-crc64 for a From-URL source) the end of the
+// bytes becomes 400 Crc64Mismatch when it differs
+// (storagehttp.CRC64Reader), so the content store keeps nothing of them.
+// size is their length when known (< 0 otherwise).
 func crc64Body(h http.Header, fromURL bool, body io.Reader, size int64) (io.Reader, *storagehttp.CRC64Reader, error) {
 	name, md5Name := "x-ms-content-crc64", "Content-MD5"
 	if fromURL {
 		name, md5Name = "x-ms-source-content-crc64", "x-ms-source-content-md5"
 	}
 	want, err := storagehttp.CRC64Header(h, name)
-	if err != nil || want == nil {
-		return body, nil, err
+	if err != nil {
+		return nil, nil, err
 	}
 	// Azure: "If both Content-MD5 and x-ms-content-crc64 headers are
 	// present, the request fails with a 400 (Bad Request)."
-	if h.Get(md5Name) != "" {
+	if want != nil && h.Get(md5Name) != "" {
 		return nil, nil, storagehttp.InvalidHeader(name, h.Get(name))
 	}
 	cr := storagehttp.NewCRC64Reader(body, want, size)
 	return cr, cr, nil
 }
 
-// setCRC64 answers the CRC-64 of what a write read, when it was asked
-// for one.
+// setCRC64 answers the CRC-64 of what a write read.
 func setCRC64(h http.Header, cr *storagehttp.CRC64Reader) {
 	if cr != nil {
 		h.Set("x-ms-content-crc64", b64(cr.Sum()))
 	}
+}
+
+// transactionalMD5 is the MD5 a write of content is checked against:
+// Content-MD5 for the request's body, x-ms-source-content-md5 for a From
+// URL source's bytes; nil when absent. Azure answers it back as
+// Content-MD5 (the azblob tests TestAppendBlockFromURL and
+// TestStageBlockWithMD5 expect the sum sent).
+func transactionalMD5(h http.Header, fromURL bool) ([]byte, error) {
+	if fromURL {
+		return md5Header(h, "x-ms-source-content-md5")
+	}
+	return md5Header(h, "Content-MD5")
+}
+
+// md5Reader checks what it reads against want when it reaches the end
+// (the Read returning the last byte of a known length, or io.EOF): 400
+// Md5Mismatch, so a store committing only after a clean read keeps
+// nothing (Put Page, whose store does not hash).
+type md5Reader struct {
+	r    io.Reader
+	h    hash.Hash
+	want []byte
+	left int64
+	done bool
+}
+
+func newMD5Reader(r io.Reader, want []byte, size int64) *md5Reader {
+	return &md5Reader{r: r, h: md5.New(), want: want, left: size}
+}
+
+func (m *md5Reader) Read(p []byte) (int, error) {
+	if m.left >= 0 && int64(len(p)) > m.left {
+		p = p[:m.left]
+	}
+	n, err := m.r.Read(p)
+	m.h.Write(p[:n])
+	if m.left >= 0 {
+		m.left -= int64(n)
+	}
+	if (m.left == 0 || err == io.EOF) && !m.done {
+		m.done = true
+		if got := m.h.Sum(nil); !bytes.Equal(got, m.want) {
+			return n, storagehttp.MD5Mismatch(m.want, got)
+		}
+	}
+	if m.left == 0 && err == nil {
+		err = io.EOF
+	}
+	return n, err
 }
 
 // guards reads what guards most writes: the lease id (x-ms-lease-id) and
@@ -264,3 +320,8 @@ func leaseRequest(h http.Header) (blobsvc.LeaseRequest, error) {
 	}
 	return req, nil
 }
+
+// errReader fails every Read with its error.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }

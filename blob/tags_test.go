@@ -96,8 +96,8 @@ func TestSDKSetBlobTier(t *testing.T) {
 		t.Fatal(err)
 	}
 	props, _ = bb.GetProperties(ctx, nil)
-	if *props.AccessTier != "Cool" || *props.AccessTierInferred || props.AccessTierChangeTime == nil {
-		t.Fatalf("after Set Blob Tier: %v %v", *props.AccessTier, *props.AccessTierInferred)
+	if *props.AccessTier != "Cool" || props.AccessTierInferred != nil || props.AccessTierChangeTime == nil {
+		t.Fatalf("after Set Blob Tier: %v inferred %v (want no header)", *props.AccessTier, props.AccessTierInferred)
 	}
 	if _, err := bb.SetTier(ctx, blob.AccessTierArchive, nil); err != nil {
 		t.Fatal(err)
@@ -197,5 +197,19 @@ func TestSDKFindBlobsByTags(t *testing.T) {
 	}
 	if _, err := c.ServiceClient().FilterBlobs(ctx, `"state" = `, nil); code(err) != "InvalidQueryParameterValue" {
 		t.Fatalf("malformed where: %v", err)
+	}
+
+	// AND without spaces, and only the tags the expression names
+	// answered (azblob's TestFilterBlobsWithTags).
+	if _, err := c.UploadBuffer(ctx, "one", "tagged", []byte("x"), &blockblob.UploadBufferOptions{
+		Tags: map[string]string{"tag1": "firsttag", "tag2": "secondtag", "tag3": "thirdtag", "tag key": "tag value"}}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = c.ServiceClient().FilterBlobs(ctx, `"tag1"='firsttag'AND"tag2"='secondtag'`, nil)
+	if err != nil || names(resp.Blobs) != "one/tagged" {
+		t.Fatalf("AND without spaces: %v %q", err, names(resp.Blobs))
+	}
+	if set := resp.Blobs[0].Tags.BlobTagSet; len(set) != 2 || *set[0].Key != "tag1" || *set[0].Value != "firsttag" || *set[1].Key != "tag2" || *set[1].Value != "secondtag" {
+		t.Errorf("tags answered: %v, want tag1 and tag2 only", set)
 	}
 }

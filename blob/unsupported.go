@@ -28,7 +28,6 @@ var unsupportedHeaders = []storagehttp.Unsupported{
 	{Name: "x-ms-access-tier-if-modified-since", Reason: "conditions on the access tier's change time are not supported"},
 	{Name: "x-ms-access-tier-if-unmodified-since", Reason: "conditions on the access tier's change time are not supported"},
 	{Name: "x-ms-previous-snapshot-url", Reason: "managed-disk page-range differences are not supported"},
-	{Name: "x-ms-seal-blob", Reason: "sealing an append blob is not supported", Benign: "false"},
 }
 
 const (

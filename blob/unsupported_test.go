@@ -74,7 +74,7 @@ func TestSDKUnsupportedHeadersRefused(t *testing.T) {
 }
 
 // TestRawUnsupportedHeadersRefused: the headers the SDK sends on rarer
-// paths (a From-URL source's key, a sealed copy, a tier condition on
+// paths (a From-URL source's key, a tier condition on
 // Delete Blob, a managed-disk diff) are refused the same way, with the
 // header named.
 func TestRawUnsupportedHeadersRefused(t *testing.T) {
@@ -93,7 +93,6 @@ func TestRawUnsupportedHeadersRefused(t *testing.T) {
 		header       string
 	}{
 		{"PUT", "/raw/d?comp=block&blockid=" + blockID(0), map[string]string{"x-ms-copy-source": e.URL + "/raw/b", "x-ms-source-encryption-key": "a2V5"}, "x-ms-source-encryption-key"},
-		{"PUT", "/raw/d", map[string]string{"x-ms-copy-source": e.URL + "/raw/b", "x-ms-seal-blob": "true"}, "x-ms-seal-blob"},
 		{"DELETE", "/raw/b", map[string]string{"x-ms-access-tier-if-modified-since": time.Now().UTC().Format(http.TimeFormat)}, "x-ms-access-tier-if-modified-since"},
 		{"GET", "/raw/b?comp=pagelist", map[string]string{"x-ms-previous-snapshot-url": e.URL + "/raw/b?snapshot=x"}, "x-ms-previous-snapshot-url"},
 		{"PUT", "/raw/b", map[string]string{"x-ms-blob-type": "BlockBlob", "x-ms-encryption-algorithm": "AES256"}, "x-ms-encryption-algorithm"},

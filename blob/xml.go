@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/blobshare/blobshare/blobsvc"
@@ -123,6 +124,8 @@ type containerListXML struct {
 
 type containerXML struct {
 	Name       string                   `xml:"Name"`
+	Deleted    bool                     `xml:"Deleted,omitempty"`
+	Version    string                   `xml:"Version,omitempty"`
 	Properties containerPropsXML        `xml:"Properties"`
 	Metadata   *storagehttp.MetadataXML `xml:"Metadata,omitempty"`
 }
@@ -130,12 +133,15 @@ type containerXML struct {
 type containerPropsXML struct {
 	LastModified          string `xml:"Last-Modified"`
 	ETag                  string `xml:"Etag"`
-	LeaseStatus           string `xml:"LeaseStatus"`
-	LeaseState            string `xml:"LeaseState"`
+	LeaseStatus           string `xml:"LeaseStatus,omitempty"`
+	LeaseState            string `xml:"LeaseState,omitempty"`
 	LeaseDuration         string `xml:"LeaseDuration,omitempty"`
 	PublicAccess          string `xml:"PublicAccess,omitempty"`
 	HasImmutabilityPolicy bool   `xml:"HasImmutabilityPolicy"`
 	HasLegalHold          bool   `xml:"HasLegalHold"`
+	// Soft-deleted containers (include=deleted).
+	DeletedTime            string `xml:"DeletedTime,omitempty"`
+	RemainingRetentionDays int    `xml:"RemainingRetentionDays,omitempty"`
 }
 
 // blobListXML is List Blobs' body; Items mixes Blob and BlobPrefix
@@ -159,38 +165,72 @@ type blobsXML struct {
 }
 
 type blobPrefixXML struct {
-	XMLName xml.Name `xml:"BlobPrefix"`
-	Name    string   `xml:"Name"`
+	XMLName xml.Name    `xml:"BlobPrefix"`
+	Name    blobNameXML `xml:"Name"`
+}
+
+// blobNameXML is a listed blob name. A name holding a character XML 1.0
+// cannot carry (U+FFFE, U+FFFF: blob names may hold them, azblob's
+// TestContainerListBlobsInvalidBlobName) is sent URL-encoded with
+// Encoded="true", as Azure does and the SDKs decode
+// (url.QueryUnescape in azblob).
+type blobNameXML struct {
+	Encoded bool   `xml:"Encoded,attr,omitempty"`
+	Value   string `xml:",chardata"`
+}
+
+func listedName(name string) blobNameXML {
+	if !xmlSafe(name) {
+		return blobNameXML{Encoded: true, Value: url.QueryEscape(name)}
+	}
+	return blobNameXML{Value: name}
+}
+
+// xmlSafe reports whether s holds only characters XML 1.0 allows.
+func xmlSafe(s string) bool {
+	for _, r := range s {
+		if r == 0xfffe || r == 0xffff || (r < 0x20 && r != '\t' && r != '\n' && r != '\r') {
+			return false
+		}
+	}
+	return true
 }
 
 type blobItemXML struct {
 	XMLName    xml.Name                 `xml:"Blob"`
-	Name       string                   `xml:"Name"`
+	Name       blobNameXML              `xml:"Name"`
 	Snapshot   string                   `xml:"Snapshot,omitempty"`
+	Deleted    bool                     `xml:"Deleted,omitempty"`
 	Properties blobPropsXML             `xml:"Properties"`
 	Metadata   *storagehttp.MetadataXML `xml:"Metadata,omitempty"`
 	Tags       *tagsXML                 `xml:"Tags,omitempty"`
 }
 
 type blobPropsXML struct {
-	CreationTime       string `xml:"Creation-Time"`
-	LastModified       string `xml:"Last-Modified"`
-	ETag               string `xml:"Etag"`
-	ContentLength      int64  `xml:"Content-Length"`
-	ContentType        string `xml:"Content-Type"`
-	ContentEncoding    string `xml:"Content-Encoding"`
-	ContentLanguage    string `xml:"Content-Language"`
-	ContentMD5         string `xml:"Content-MD5"`
-	ContentDisposition string `xml:"Content-Disposition"`
-	CacheControl       string `xml:"Cache-Control"`
-	BlobType           string `xml:"BlobType"`
-	AccessTier         string `xml:"AccessTier"`
-	AccessTierInferred bool   `xml:"AccessTierInferred"`
-	LeaseStatus        string `xml:"LeaseStatus"`
-	LeaseState         string `xml:"LeaseState"`
-	LeaseDuration      string `xml:"LeaseDuration,omitempty"`
-	ServerEncrypted    bool   `xml:"ServerEncrypted"`
-	TagCount           int    `xml:"TagCount,omitempty"`
+	CreationTime         string `xml:"Creation-Time"`
+	LastModified         string `xml:"Last-Modified"`
+	ETag                 string `xml:"Etag"`
+	ContentLength        int64  `xml:"Content-Length"`
+	ContentType          string `xml:"Content-Type"`
+	ContentEncoding      string `xml:"Content-Encoding"`
+	ContentLanguage      string `xml:"Content-Language"`
+	ContentMD5           string `xml:"Content-MD5"`
+	ContentDisposition   string `xml:"Content-Disposition"`
+	CacheControl         string `xml:"Cache-Control"`
+	BlobType             string `xml:"BlobType"`
+	AccessTier           string `xml:"AccessTier,omitempty"`
+	AccessTierInferred   bool   `xml:"AccessTierInferred,omitempty"`
+	AccessTierChangeTime string `xml:"AccessTierChangeTime,omitempty"`
+	LeaseStatus          string `xml:"LeaseStatus,omitempty"`
+	LeaseState           string `xml:"LeaseState,omitempty"`
+	LeaseDuration        string `xml:"LeaseDuration,omitempty"`
+	ServerEncrypted      bool   `xml:"ServerEncrypted"`
+	TagCount             int    `xml:"TagCount,omitempty"`
+	// Sealed: append blobs (Seal Append Blob).
+	Sealed bool `xml:"Sealed,omitempty"`
+	// Soft-deleted blobs (include=deleted).
+	DeletedTime            string `xml:"DeletedTime,omitempty"`
+	RemainingRetentionDays int    `xml:"RemainingRetentionDays,omitempty"`
 	// include=copy
 	CopyID             string `xml:"CopyId,omitempty"`
 	CopyStatus         string `xml:"CopyStatus,omitempty"`
@@ -238,4 +278,29 @@ type foundBlobXML struct {
 	Name          string   `xml:"Name"`
 	ContainerName string   `xml:"ContainerName"`
 	Tags          *tagsXML `xml:"Tags"`
+}
+
+// markerTag starts a List Blobs marker that names its blob in base64: a
+// name XML cannot carry (see blobNameXML), or one that starts so itself.
+const markerTag = "!b64!"
+
+// encodeMarker is the NextMarker of a listing that resumes at name.
+func encodeMarker(name string) string {
+	if xmlSafe(name) && !strings.HasPrefix(name, markerTag) {
+		return name
+	}
+	return markerTag + base64.RawURLEncoding.EncodeToString([]byte(name))
+}
+
+// decodeMarker reads a marker encodeMarker made.
+func decodeMarker(m string) (string, error) {
+	rest, ok := strings.CutPrefix(m, markerTag)
+	if !ok {
+		return m, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(rest)
+	if err != nil {
+		return "", storagehttp.InvalidQuery("marker", m, "not a marker this service made")
+	}
+	return string(b), nil
 }

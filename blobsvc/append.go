@@ -54,6 +54,9 @@ func (s *Service) AppendBlock(ctx context.Context, container, name string, r io.
 		if err := s.checkWrite(b, true, WriteOptions{LeaseID: o.LeaseID, Cond: o.Cond}, writeUpdate); err != nil {
 			return err
 		}
+		if b.Sealed {
+			return fmt.Errorf("blob %s/%s: %w", container, name, ErrBlobSealed)
+		}
 		if o.AppendPos != nil && *o.AppendPos != b.Size {
 			return fmt.Errorf("blob %s/%s: append position %d, length %d: %w", container, name, *o.AppendPos, b.Size, ErrAppendPosCondition)
 		}
@@ -124,4 +127,25 @@ func (s *Service) committedBlob(ctx context.Context, container, name string) (Bl
 		return Blob{}, fmt.Errorf("blob %s/%s: %w", container, name, ErrBlobNotFound)
 	}
 	return b, nil
+}
+
+// ErrBlobSealed: Append Block on a sealed append blob (409 BlobIsSealed,
+// the code azblob's TestSeal expects).
+var ErrBlobSealed = errors.New("append blob is sealed")
+
+// SealAppendBlob seals an append blob (Seal Append Blob): it takes no
+// more appends. The conditions, lease and x-ms-blob-condition-appendpos
+// are a write's; sealing changes the ETag and Last-Modified. Sealing a
+// sealed blob succeeds.
+func (s *Service) SealAppendBlob(ctx context.Context, container, name string, o AppendOptions) (Blob, error) {
+	return s.updateBlob(ctx, container, name, WriteOptions{LeaseID: o.LeaseID, Cond: o.Cond}, func(b *Blob) error {
+		if b.Type != AppendBlob {
+			return fmt.Errorf("blob %s/%s is a %s: %w", container, name, b.Type, ErrInvalidBlobType)
+		}
+		if o.AppendPos != nil && *o.AppendPos != b.Size {
+			return fmt.Errorf("blob %s/%s: append position %d, length %d: %w", container, name, *o.AppendPos, b.Size, ErrAppendPosCondition)
+		}
+		b.Sealed = true
+		return nil
+	})
 }

@@ -52,6 +52,37 @@
 // of an expired lease breaks it ("Broken (A)"). A lease id on a write that
 // would create the blob is ErrLeaseNotPresent: there is no lease to hold.
 //
+// # Soft delete
+//
+// Under the service's DeleteRetentionPolicy (DeletePolicy, read from the
+// stored service properties) Delete Blob moves the rows it deletes to the
+// store's soft-deleted rows (Store.SoftDelete, one transaction), each
+// with its deletion time and the end of its retention; a base blob's
+// content is first copied off the key its name gives it (a new blob of
+// that name writes there), snapshots keep their own keys. UndeleteBlob
+// restores them, staging a base blob's content back under the name's key
+// in the pieces its layout names (committed blocks, appended blocks, page
+// chunks) so later writes find them; a blob written since keeps its place
+// and the deleted one returns as a snapshot. A write that replaces a
+// committed blob's content under the policy keeps the version it replaces
+// as a soft-deleted snapshot (keepOverwritten, under the blob's lock,
+// recorded once the write commits). Rows past their retention
+// are purged when read and by PurgeDeleted (run with the content store's
+// garbage collection, KeptStagedBlocks). Container soft delete
+// (SetContainerRetention) copies each blob's content off its name's key,
+// then keeps the container's rows under HiddenContainer(name, version)
+// until RestoreContainer or the retention ends (softdelete.go,
+// containerdelete.go).
+//
+// # Page write history
+//
+// A page blob's PageState records its creation (Lineage), a generation
+// counter and, per page range, the generation that last wrote or cleared
+// it (Touched). A snapshot keeps the state it was taken with, so
+// PageRangesDiff answers the pages touched since a snapshot's generation,
+// written or cleared, as Azure does, without reading content; a blob
+// stored before the history is compared by content.
+//
 // # Conditions
 //
 // Conditions.checkWrite refuses, before anything else, the combinations

@@ -19,6 +19,9 @@ func TestMatchTags(t *testing.T) {
 		{`"stage" < '3' OR ("team" = 'red' AND "project" = 'alpha')`, false},
 		{`("stage" <= '3') and "missing" <> 'x'`, true},
 		{`"missing" = ''`, false},
+		{`"project"='alpha'AND"team"='blue'`, true},
+		{`"project"='alpha'AND"team"='red'`, false},
+		{`"project"='x'OR("team"='blue')`, true},
 	} {
 		got, err := MatchTags(tc.expr, tags)
 		if err != nil || got != tc.want {

@@ -52,6 +52,9 @@ func (s *Service) CreatePageBlob(ctx context.Context, container, name string, le
 	if length < 0 || length%PageSize != 0 || length > MaxPageBlobLen {
 		return Blob{}, fmt.Errorf("blob %s/%s: length %d: %w", container, name, length, ErrInvalidPageBlobLength)
 	}
+	if err := checkTier(container, name, PageBlob, o.Tier); err != nil {
+		return Blob{}, err
+	}
 	mu := s.stripe(container, name)
 	mu.Lock()
 	defer mu.Unlock()
@@ -66,16 +69,26 @@ func (s *Service) CreatePageBlob(ctx context.Context, container, name string, le
 	now := s.Now()
 	b := Blob{Container: container, Name: name, Type: PageBlob, ContentKey: key, Committed: true,
 		Size: length, ETag: newETag(), Created: now, LastModified: now, Properties: o.Properties, Metadata: o.Metadata,
-		Lease: Lease{State: LeaseAvailable}, Tags: o.Tags, Page: &PageState{SequenceNumber: sequence}}
+		Lease: Lease{State: LeaseAvailable}, Tags: o.Tags, Page: &PageState{SequenceNumber: sequence, Lineage: newLineage()}}
 	if old.Committed {
 		b.Created = old.Created
+	}
+	if o.Tier != "" {
+		b.Tier, b.TierChanged = o.Tier, now
 	}
 	if hasRow(old) {
 		b.Lease = old.Lease.afterWrite(now)
 	}
+	over, err := s.keepOverwritten(ctx, old)
+	if err != nil {
+		return Blob{}, err
+	}
 	// A blob created in one step discards the staged blocks (see
 	// commit).
 	if err := s.commitContent(ctx, &b, nil, true); err != nil {
+		return Blob{}, errors.Join(err, s.recordOverwritten(ctx, over, false))
+	}
+	if err := s.recordOverwritten(ctx, over, true); err != nil {
 		return Blob{}, err
 	}
 	return b, nil
@@ -163,6 +176,7 @@ func (s *Service) PutPages(ctx context.Context, container, name string, start, e
 	} else {
 		nps.Ranges = addRange(ps.Ranges, PageRange{start, end})
 	}
+	nps.touch(PageRange{start, end})
 	b.Page = &nps
 	b.ETag, b.LastModified = newETag(), s.Now()
 	b.Lease = b.Lease.afterWrite(b.LastModified)
@@ -387,6 +401,7 @@ func (s *Service) applyPageChanges(ctx context.Context, b *Blob, ch PageBlobChan
 			} else {
 				ps.Ranges = subtractRange(ps.Ranges, PageRange{n, MaxPageBlobLen})
 			}
+			ps.touch(PageRange{n, b.Size - 1})
 			// The row as it will be, as the commit's intent (the caller
 			// writes it, with the intent's removal, after we return).
 			b.Size, b.Page = n, &ps
@@ -479,12 +494,51 @@ func (d discard) Read([]byte) (int, error) {
 	return 0, io.EOF
 }
 
+// ErrPreviousSnapshotNotFound: Get Page Ranges with a prevsnapshot that
+// does not exist (409 PreviousSnapshotNotFound); ErrBlobOverwritten: one
+// of an earlier creation of the blob (409 BlobOverwritten, "The blob has
+// been recreated since the previous snapshot was taken.").
+var (
+	ErrPreviousSnapshotNotFound = errors.New("previous snapshot not found")
+	ErrBlobOverwritten          = errors.New("blob recreated since the previous snapshot")
+)
+
+// newLineage names a page blob's creation.
+func newLineage() string { return blobstore.NewBlockID() }
+
+// touch records that the pages of r changed at a new generation.
+func (ps *PageState) touch(r PageRange) {
+	if r.End < r.Start {
+		return
+	}
+	ps.Gen++
+	var out []TouchedRange
+	placed := false
+	for _, t := range ps.Touched {
+		for _, rest := range subtractRange([]PageRange{t.PageRange}, r) {
+			if !placed && rest.Start > r.End {
+				out = append(out, TouchedRange{r, ps.Gen})
+				placed = true
+			}
+			out = append(out, TouchedRange{rest, t.Gen})
+		}
+	}
+	if !placed {
+		out = append(out, TouchedRange{r, ps.Gen})
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Start < out[b].Start })
+	ps.Touched = out
+}
+
 // PageRangesDiff compares a page blob (or its snapshot) with an earlier
 // snapshot within [from, to] (to < 0: to the end) and returns the pages
-// that differ: changed (written in the newer version) and cleared (not
-// written in it). Pages are compared by content, so a page rewritten with
-// the bytes it had is not reported (Azure reports every page written since
-// the snapshot); both versions stream, page by page.
+// written since the snapshot (changed: written in the newer version) and
+// cleared since (cleared), as Azure reports them: every page a write
+// touched, whether or not its bytes changed ("a list of pages that were
+// changed between target blob and previous snapshot"), read from the
+// blob's write history. A blob stored before the history is compared by
+// content. A missing snapshot is ErrPreviousSnapshotNotFound, one of an
+// earlier creation ErrBlobOverwritten.
 func (s *Service) PageRangesDiff(ctx context.Context, container, name, snapshot, prevSnapshot, leaseID string, cond Conditions, from, to int64) (Blob, []PageRange, []PageRange, error) {
 	mu := s.stripe(container, name)
 	mu.RLock()
@@ -497,6 +551,9 @@ func (s *Service) PageRangesDiff(ctx context.Context, container, name, snapshot,
 		return cur, nil, nil, fmt.Errorf("blob %s/%s is a %s: %w", container, name, cur.Type, ErrInvalidBlobType)
 	}
 	prev, err := s.getSnapshot(ctx, container, name, prevSnapshot, Conditions{})
+	if errors.Is(err, ErrBlobNotFound) {
+		return cur, nil, nil, fmt.Errorf("blob %s/%s previous snapshot %s: %w", container, name, prevSnapshot, ErrPreviousSnapshotNotFound)
+	}
 	if err != nil {
 		return cur, nil, nil, fmt.Errorf("previous snapshot: %w", err)
 	}
@@ -504,6 +561,58 @@ func (s *Service) PageRangesDiff(ctx context.Context, container, name, snapshot,
 	if to >= 0 && to < end {
 		end = to
 	}
+	if cur.Page == nil || prev.Page == nil || cur.Page.Lineage == "" || prev.Page.Lineage == "" {
+		changed, cleared, err := s.diffByContent(ctx, cur, prev, from, end)
+		return cur, changed, cleared, err
+	}
+	if prev.Type != PageBlob || cur.Page.Lineage != prev.Page.Lineage {
+		return cur, nil, nil, fmt.Errorf("blob %s/%s previous snapshot %s: %w", container, name, prevSnapshot, ErrBlobOverwritten)
+	}
+	var changed, cleared []PageRange
+	for _, t := range cur.Page.Touched {
+		if t.Gen <= prev.Page.Gen {
+			continue
+		}
+		a, z := max(t.Start, from), min(t.End, end)
+		if z < a {
+			continue
+		}
+		r := PageRange{a, z}
+		written := intersectRanges(cur.Page.Ranges, r)
+		for _, w := range written {
+			changed = addRange(changed, w)
+		}
+		for _, c := range subtractRanges([]PageRange{r}, written) {
+			cleared = addRange(cleared, c)
+		}
+	}
+	return cur, changed, cleared, nil
+}
+
+// intersectRanges is the part of rs inside r.
+func intersectRanges(rs []PageRange, r PageRange) []PageRange {
+	var out []PageRange
+	for _, x := range rs {
+		a, z := max(x.Start, r.Start), min(x.End, r.End)
+		if a <= z {
+			out = append(out, PageRange{a, z})
+		}
+	}
+	return out
+}
+
+// subtractRanges is rs without any of cs.
+func subtractRanges(rs, cs []PageRange) []PageRange {
+	for _, c := range cs {
+		rs = subtractRange(rs, c)
+	}
+	return rs
+}
+
+// diffByContent compares cur with prev page by page within [from, end]
+// (blobs stored before the write history): the pages whose bytes differ,
+// so a page rewritten with the bytes it had is not reported.
+func (s *Service) diffByContent(ctx context.Context, cur, prev Blob, from, end int64) ([]PageRange, []PageRange, error) {
 	var cand []PageRange
 	for _, st := range []*PageState{cur.Page, prev.Page} {
 		if st == nil {
@@ -529,7 +638,7 @@ func (s *Service) PageRangesDiff(ctx context.Context, container, name, snapshot,
 		n := z - a + 1
 		rc, err := s.openPages(ctx, cur, a, n)
 		if err != nil {
-			return cur, nil, nil, err
+			return nil, nil, err
 		}
 		var pr io.ReadCloser = io.NopCloser(io.LimitReader(zeros{}, n))
 		if a < prev.Size {
@@ -537,7 +646,7 @@ func (s *Service) PageRangesDiff(ctx context.Context, container, name, snapshot,
 			p, err := s.openPages(ctx, prev, a, pn)
 			if err != nil {
 				rc.Close()
-				return cur, nil, nil, err
+				return nil, nil, err
 			}
 			pr = struct {
 				io.Reader
@@ -548,12 +657,12 @@ func (s *Service) PageRangesDiff(ctx context.Context, container, name, snapshot,
 			if _, err := io.ReadFull(rc, buf[:PageSize]); err != nil {
 				rc.Close()
 				pr.Close()
-				return cur, nil, nil, err
+				return nil, nil, err
 			}
 			if _, err := io.ReadFull(pr, buf[PageSize:]); err != nil {
 				rc.Close()
 				pr.Close()
-				return cur, nil, nil, err
+				return nil, nil, err
 			}
 			if string(buf[:PageSize]) == string(buf[PageSize:]) {
 				continue
@@ -568,7 +677,7 @@ func (s *Service) PageRangesDiff(ctx context.Context, container, name, snapshot,
 		rc.Close()
 		pr.Close()
 	}
-	return cur, changed, cleared, nil
+	return changed, cleared, nil
 }
 
 func inRanges(ps *PageState, off int64) bool {

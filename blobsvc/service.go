@@ -13,6 +13,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -64,6 +65,10 @@ type Service struct {
 	// ContainerDeleteWindow (see DeleteContainer).
 	deletingMu sync.Mutex
 	deleting   map[string]time.Time
+
+	// containerDays is the container soft-delete retention in days (0:
+	// off; SetContainerRetention).
+	containerDays atomic.Int32
 }
 
 // ContainerDeleteWindow is how long a deleted container stays "being
@@ -128,7 +133,8 @@ func ValidContainerName(name string) error {
 }
 
 // ValidBlobName checks a blob name: 1 to 1024 characters of UTF-8
-// without control characters. Names are opaque otherwise ("..", "a//b"
+// without control characters (U+FFFE and U+FFFF are names' characters on
+// Azure: listings send such names encoded). Names are opaque otherwise ("..", "a//b"
 // and trailing slashes are names like any other: they never become file
 // system paths).
 func ValidBlobName(name string) error {
@@ -136,7 +142,7 @@ func ValidBlobName(name string) error {
 		return fmt.Errorf("blob %q: %w", name, ErrInvalidBlobName)
 	}
 	for _, r := range name {
-		if r < 0x20 || r == 0x7f || r == 0xfffe || r == 0xffff {
+		if r < 0x20 || r == 0x7f {
 			return fmt.Errorf("blob %q: %w", name, ErrInvalidBlobName)
 		}
 	}
@@ -285,6 +291,14 @@ func (s *Service) DeleteContainer(ctx context.Context, name, leaseID string, con
 		mu.Unlock()
 		return fmt.Errorf("container %s: %w", name, err)
 	}
+	if days := int(s.containerDays.Load()); days > 0 {
+		err := s.softDeleteContainer(ctx, c, days)
+		if err == nil {
+			s.markDeleted(name)
+		}
+		mu.Unlock()
+		return err
+	}
 	keys, err := s.meta.DeleteContainer(ctx, name)
 	if err == nil {
 		s.markDeleted(name)
@@ -359,11 +373,21 @@ type WriteOptions struct {
 	Type BlobType
 	// Tags are the new version's index tags (x-ms-tags).
 	Tags map[string]string
+	// Seal is a copy's x-ms-seal-blob (nil: the destination is sealed
+	// when the source is).
+	Seal *bool
+	// Tier is the access tier x-ms-access-tier asks the write to store
+	// ("" keeps the inferred default).
+	Tier string
+	// Wrap, if set, wraps the bytes CopyBlob reads from its source (the
+	// front end's transactional checks and sums of Copy Blob From URL).
+	Wrap func(io.Reader) io.Reader
 
 	// blocks and page: the layout PutBlob hands commit for an append or
 	// page blob (copies).
 	blocks []Block
 	page   *PageState
+	sealed bool
 }
 
 // checkNames validates the container and blob names (existence is the
@@ -446,6 +470,14 @@ func (s *Service) CopyBlob(ctx context.Context, src CopySource, container, name 
 		o.Metadata = sb.Metadata
 	}
 	o.Type = sb.Type // the copy is a blob of the source's type
+	if o.Seal != nil && sb.Type != AppendBlob {
+		return Blob{}, fmt.Errorf("blob %s/%s: x-ms-seal-blob on a copy of a %s: %w", container, name, sb.Type, ErrInvalidBlobType)
+	}
+	sealed := sb.Sealed
+	if o.Seal != nil {
+		sealed = *o.Seal
+	}
+	o.sealed = sealed
 	if sb.Page != nil {
 		o.page = &PageState{Ranges: sb.Page.Ranges}
 	}
@@ -453,7 +485,11 @@ func (s *Service) CopyBlob(ctx context.Context, src CopySource, container, name 
 	if o.Tags == nil {
 		o.Tags = sb.Tags
 	}
-	b, err := s.PutBlob(ctx, container, name, rc, o)
+	var r io.Reader = rc
+	if o.Wrap != nil {
+		r = o.Wrap(r)
+	}
+	b, err := s.PutBlob(ctx, container, name, r, o)
 	if err != nil {
 		return Blob{}, TargetCondition(err)
 	}
@@ -508,6 +544,9 @@ func (s *Service) PutBlob(ctx context.Context, container, name string, r io.Read
 	if err := s.checkNames(ctx, container, name); err != nil {
 		return Blob{}, err
 	}
+	if err := checkTier(container, name, o.Type, o.Tier); err != nil {
+		return Blob{}, err
+	}
 	// Fail fast (before reading the body) when the write cannot succeed;
 	// checked again under the lock.
 	if old, _, err := s.blobOrMissing(ctx, container, name); err != nil {
@@ -547,7 +586,7 @@ func (s *Service) PutBlob(ctx context.Context, container, name string, r io.Read
 	case AppendBlob:
 		o.blocks = staged
 	case PageBlob: // a copy of a page blob: every chunk stored
-		ps := PageState{}
+		ps := PageState{Lineage: newLineage()}
 		if o.page != nil {
 			ps.Ranges = o.page.Ranges
 		}
@@ -595,6 +634,12 @@ func (s *Service) commit(ctx context.Context, container, name string, storeIDs [
 	if kind == writePutBlob {
 		b.Blocks, b.Page = o.blocks, o.page
 	}
+	if o.Tier != "" {
+		b.Tier, b.TierChanged = o.Tier, now
+	}
+	if kind == writePutBlob && o.Type == AppendBlob {
+		b.Sealed = o.sealed
+	}
 	if ok {
 		b.Created = old.Created
 	}
@@ -603,6 +648,10 @@ func (s *Service) commit(ctx context.Context, container, name string, storeIDs [
 		// an expired or broken one available (Lease.afterWrite).
 		b.Lease = old.Lease.afterWrite(now)
 	}
+	over, err := s.keepOverwritten(ctx, old)
+	if err != nil {
+		return Blob{}, err
+	}
 	// Put Block List discards the uncommitted blocks it does not commit,
 	// and Put Blob all of them: "All uncommitted blocks are also
 	// discarded when a new blob of the same name is created using a
@@ -610,9 +659,13 @@ func (s *Service) commit(ctx context.Context, container, name string, storeIDs [
 	// process)" (Azure's "Understanding block blobs, append blobs, and
 	// page blobs"). Azurite keeps them on Put Blob (blob/doc.go).
 	if err := s.commitContent(ctx, &b, storeIDs, true); err != nil {
+		err = errors.Join(err, s.recordOverwritten(ctx, over, false))
 		if errors.Is(err, blobstore.ErrNotFound) {
 			return Blob{}, fmt.Errorf("blob %s/%s: a block is gone from the content store: %w", container, name, ErrInvalidBlockList)
 		}
+		return Blob{}, err
+	}
+	if err := s.recordOverwritten(ctx, over, true); err != nil {
 		return Blob{}, err
 	}
 	return b, nil
@@ -654,6 +707,14 @@ func (s *Service) KeptStagedBlocks(ctx context.Context) (map[string]bool, error)
 	expired, err := s.meta.ExpireStaged(ctx, now.Add(-UncommittedLifetime), now)
 	if err != nil {
 		return nil, err
+	}
+	// Soft-deleted blobs past their retention go in the same sweep (a
+	// Service without a content store, the sweep's with the Blob
+	// endpoint off, leaves them to the next run that has one).
+	if s.content != nil {
+		if err := s.PurgeDeleted(ctx); err != nil {
+			return nil, err
+		}
 	}
 	for _, b := range expired {
 		if err := s.dropIfNothingStaged(ctx, b); err != nil {
@@ -906,6 +967,9 @@ func (s *Service) CommitBlockList(ctx context.Context, container, name string, r
 	if len(refs) > MaxCommittedBlocks {
 		return Blob{}, fmt.Errorf("blob %s/%s: %d blocks: %w", container, name, len(refs), ErrInvalidBlockList)
 	}
+	if err := checkTier(container, name, BlockBlob, o.Tier); err != nil {
+		return Blob{}, err
+	}
 	old, _, err := s.blobOrMissing(ctx, container, name)
 	if err != nil {
 		return Blob{}, err
@@ -1124,8 +1188,18 @@ func (s *Service) updateBlob(ctx context.Context, container, name string, o Writ
 // A blob with snapshots needs snaps: DeleteSnapshotsInclude deletes the
 // blob and its snapshots, DeleteSnapshotsOnly only the snapshots; without
 // either it is ErrSnapshotsPresent. With snapshot set only that snapshot
-// is deleted (snaps must then be "").
-func (s *Service) DeleteBlob(ctx context.Context, container, name, snapshot string, snaps DeleteSnapshots, leaseID string, cond Conditions) error {
+// is deleted (snaps must then be ""). Under an enabled DeleteRetentionPolicy
+// (soft true) what it deletes is soft-deleted (softdelete.go).
+func (s *Service) DeleteBlob(ctx context.Context, container, name, snapshot string, snaps DeleteSnapshots, leaseID string, cond Conditions) (soft bool, err error) {
+	policy, err := s.DeletePolicy(ctx)
+	if err != nil {
+		return false, err
+	}
+	return policy.Enabled, s.deleteBlob(ctx, container, name, snapshot, snaps, leaseID, cond, policy)
+}
+
+// deleteBlob is DeleteBlob under the delete retention policy p.
+func (s *Service) deleteBlob(ctx context.Context, container, name, snapshot string, snaps DeleteSnapshots, leaseID string, cond Conditions, policy DeletePolicy) error {
 	if err := s.checkNames(ctx, container, name); err != nil {
 		return err
 	}
@@ -1142,6 +1216,9 @@ func (s *Service) DeleteBlob(ctx context.Context, container, name, snapshot stri
 		}
 		if err := cond.checkWrite(true, sn.ETag, sn.LastModified, false); err != nil {
 			return fmt.Errorf("blob %s/%s snapshot %s: %w", container, name, snapshot, err)
+		}
+		if policy.Enabled {
+			return s.meta.SoftDelete(ctx, []Blob{sn}, []Blob{deletedCopy(sn, s.Now(), policy)})
 		}
 		if err := s.meta.DeleteSnapshot(ctx, container, name, snapshot); err != nil {
 			return err
@@ -1161,6 +1238,9 @@ func (s *Service) DeleteBlob(ctx context.Context, container, name, snapshot stri
 	}
 	if len(snapRows) > 0 && snaps == "" {
 		return fmt.Errorf("blob %s/%s: %d snapshots: %w", container, name, len(snapRows), ErrSnapshotsPresent)
+	}
+	if policy.Enabled {
+		return s.softDeleteBlob(ctx, b, snapRows, snaps == DeleteSnapshotsOnly, policy)
 	}
 	for _, sn := range snapRows {
 		if err := s.meta.DeleteSnapshot(ctx, container, name, sn.Snapshot); err != nil {

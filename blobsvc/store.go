@@ -71,6 +71,41 @@ type Store interface {
 	// (recorded before ages were) count as staged at now.
 	ExpireStaged(ctx context.Context, before, now time.Time) ([]BlobName, error)
 
+	// SoftDelete removes the live rows (base blobs with their staged
+	// blocks, or snapshots; ErrBlobNotFound if one is missing) and
+	// records deleted (each with Deleted set) as soft-deleted, in one
+	// transaction.
+	SoftDelete(ctx context.Context, live []Blob, deleted []Blob) error
+	// DeletedBlobs returns the soft-deleted rows of one blob name (its
+	// base versions and snapshots), snapshots in time order, the base
+	// ones ("" snapshot) first; ListDeleted those of a container whose
+	// names start with prefix and are ≥ from, in name order, up to
+	// limit; ExpiredDeleted up to limit of those whose retention ended
+	// by now.
+	// Each has Deleted.Seq set. RemoveDeleted forgets one
+	// (ErrBlobNotFound).
+	DeletedBlobs(ctx context.Context, container, name string) ([]Blob, error)
+	ListDeleted(ctx context.Context, container, prefix, from string, limit int) ([]Blob, error)
+	ExpiredDeleted(ctx context.Context, now time.Time, limit int) ([]Blob, error)
+	RemoveDeleted(ctx context.Context, seq int64) error
+
+	// SoftDeleteContainer removes the live container d.Container.Name
+	// (ErrContainerNotFound) and records d; its blob and soft-deleted
+	// rows move under HiddenContainer(name, d.Version), its staged blocks
+	// and intents go; one transaction. DeletedContainers lists the
+	// records whose names start with prefix and are ≥ from, in name
+	// order, up to limit; ExpiredContainers up to limit of those whose
+	// retention ended by now. RestoreContainer makes the record (name,
+	// version) the live container c (ErrContainerNotFound without it,
+	// ErrContainerExists if c.Name is live), its rows c.Name's again;
+	// PurgeDeletedContainer forgets the record and its rows and returns
+	// their content keys.
+	SoftDeleteContainer(ctx context.Context, d DeletedContainer) error
+	DeletedContainers(ctx context.Context, prefix, from string, limit int) ([]DeletedContainer, error)
+	ExpiredContainers(ctx context.Context, now time.Time, limit int) ([]DeletedContainer, error)
+	RestoreContainer(ctx context.Context, name, version string, c Container) error
+	PurgeDeletedContainer(ctx context.Context, name, version string) ([]string, error)
+
 	// ServiceProperties returns the stored service properties document
 	// (nil if never set); SetServiceProperties replaces it.
 	ServiceProperties(ctx context.Context) ([]byte, error)
@@ -169,6 +204,21 @@ type Blob struct {
 	// Hot, inferred); TierChanged is when.
 	Tier        string
 	TierChanged time.Time
+	// Sealed: an append blob that takes no more appends (Seal Append
+	// Blob, x-ms-blob-sealed).
+	Sealed bool `json:",omitempty"`
+	// Deleted is set on a soft-deleted blob or snapshot (blob soft
+	// delete): it is not live, only listed with include=deleted and
+	// brought back by Undelete Blob.
+	Deleted *DeletedInfo `json:",omitempty"`
+}
+
+// DeletedInfo records a soft deletion: when, until when it can be
+// undeleted, and the store's identity of the row.
+type DeletedInfo struct {
+	Time    time.Time
+	Expires time.Time
+	Seq     int64 `json:"-"`
 }
 
 // PageState is a page blob's layout: its content is cut into chunks of
@@ -178,6 +228,20 @@ type PageState struct {
 	Chunks         []PageChunk
 	Ranges         []PageRange // written (not cleared) pages, sorted, merged
 	SequenceNumber int64
+	// The write history Get Page Ranges with prevsnapshot reads: Lineage
+	// names the blob's creation (a snapshot of an earlier creation is
+	// BlobOverwritten), Gen counts its page writes, clears and shrinks,
+	// Touched the pages each last changed at (sorted, disjoint). A blob
+	// stored before the history has no Lineage.
+	Lineage string         `json:",omitempty"`
+	Gen     int64          `json:",omitempty"`
+	Touched []TouchedRange `json:",omitempty"`
+}
+
+// TouchedRange is a range of pages last written or cleared at Gen.
+type TouchedRange struct {
+	PageRange
+	Gen int64
 }
 
 // PageChunk is one stored chunk: its index and its block in the content

@@ -101,24 +101,16 @@ var (
 	ErrBlobArchived = errors.New("blob is archived")
 )
 
-// SetBlobTier stores the blob's access tier (Hot, Cool, Cold or Archive
-// for block blobs; P4 to P80 for page blobs). The tier is stored and
-// reported; an Archive blob refuses reads (409 BlobArchived) until it is
-// set to another tier, which here takes effect at once. The ETag stays.
-func (s *Service) SetBlobTier(ctx context.Context, container, name, tier, leaseID string) error {
-	if err := s.checkNames(ctx, container, name); err != nil {
-		return err
-	}
-	mu := s.stripe(container, name)
-	mu.Lock()
-	defer mu.Unlock()
-	b, err := s.committedBlob(ctx, container, name)
-	if err != nil {
-		return err
+// checkTier refuses a tier a blob of type typ cannot have ("" passes:
+// the default): Hot, Cool, Cold or Archive for block blobs, P4 to P80
+// for page blobs, none for append blobs.
+func checkTier(container, name string, typ BlobType, tier string) error {
+	if tier == "" {
+		return nil
 	}
 	ok := false
-	switch b.Type {
-	case BlockBlob:
+	switch typ {
+	case BlockBlob, "":
 		ok = tier == "Hot" || tier == "Cool" || tier == "Cold" || tier == "Archive"
 	case PageBlob:
 		for _, p := range []string{"P4", "P6", "P10", "P15", "P20", "P30", "P40", "P50", "P60", "P70", "P80"} {
@@ -126,9 +118,48 @@ func (s *Service) SetBlobTier(ctx context.Context, container, name, tier, leaseI
 		}
 	}
 	if !ok {
+		return fmt.Errorf("blob %s/%s (%s): tier %q: %w", container, name, typ, tier, ErrInvalidTier)
+	}
+	return nil
+}
+
+// SetBlobTier stores the access tier of the blob, or of one of its
+// snapshots (snapshot != ""): Hot, Cool, Cold or Archive for block
+// blobs; P4 to P80 for page blobs. The tier is stored and reported; an
+// Archive blob refuses reads (409 BlobArchived) until it is set to
+// another tier, which here takes effect at once. An archived snapshot
+// stays archived: "Snapshots and previous versions cannot be rehydrated
+// back to the hot or cool tiers once they are moved to the archive
+// tier" ("Blob rehydration from the archive tier"; 409 BlobArchived).
+// The ETag stays.
+func (s *Service) SetBlobTier(ctx context.Context, container, name, snapshot, tier, leaseID string) error {
+	if err := s.checkNames(ctx, container, name); err != nil {
+		return err
+	}
+	mu := s.stripe(container, name)
+	mu.Lock()
+	defer mu.Unlock()
+	var b Blob
+	var err error
+	if snapshot != "" {
+		b, err = s.meta.Snapshot(ctx, container, name, snapshot)
+	} else {
+		b, err = s.committedBlob(ctx, container, name)
+	}
+	if err != nil {
+		return err
+	}
+	if tier == "" {
 		return fmt.Errorf("blob %s/%s (%s): tier %q: %w", container, name, b.Type, tier, ErrInvalidTier)
 	}
-	if err := checkWriteLease(b.Lease, leaseID, s.Now()); err != nil {
+	if err := checkTier(container, name, b.Type, tier); err != nil {
+		return err
+	}
+	if snapshot != "" {
+		if b.Tier == "Archive" && tier != "Archive" {
+			return fmt.Errorf("blob %s/%s snapshot %s: %w", container, name, snapshot, ErrBlobArchived)
+		}
+	} else if err := checkWriteLease(b.Lease, leaseID, s.Now()); err != nil {
 		return fmt.Errorf("blob %s/%s: %w", container, name, err)
 	}
 	b.Tier, b.TierChanged = tier, s.Now()

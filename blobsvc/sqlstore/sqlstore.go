@@ -1,7 +1,8 @@
 // Package sqlstore is the SQLite implementation of blobsvc.Store: one
 // database file (blob.db in --data) holding containers, blobs (one JSON
 // document per blob: properties, metadata, committed block list, lease),
-// staged blocks and the service properties.
+// staged blocks, soft-deleted blobs (deleted.go) and the service
+// properties.
 //
 // Writes go through one connection (SQLite has one writer anyway); reads
 // use a small pool of reader connections beside it (WAL). Every method is
@@ -60,6 +61,22 @@ CREATE TABLE IF NOT EXISTS bs_intents (
 	drop_uncommitted INTEGER NOT NULL,
 	doc       TEXT NOT NULL,
 	PRIMARY KEY (container, name)
+);
+CREATE TABLE IF NOT EXISTS bs_deleted (
+	seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+	container  TEXT NOT NULL,
+	name       TEXT NOT NULL,
+	snapshot   TEXT NOT NULL DEFAULT '', -- '' for a soft-deleted base blob
+	expires_at INTEGER NOT NULL,         -- Unix nanoseconds: when it is purged
+	doc        TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS bs_deleted_name ON bs_deleted(container, name, snapshot);
+CREATE TABLE IF NOT EXISTS bs_deleted_containers (
+	name       TEXT NOT NULL,
+	version    TEXT NOT NULL,
+	expires_at INTEGER NOT NULL, -- Unix nanoseconds: when it is purged
+	doc        TEXT NOT NULL,
+	PRIMARY KEY (name, version)
 );
 CREATE TABLE IF NOT EXISTS bs_service (
 	k TEXT PRIMARY KEY,
@@ -189,7 +206,8 @@ func (s *Store) DeleteContainer(ctx context.Context, name string) ([]string, err
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil, fmt.Errorf("container %s: %w", name, blobsvc.ErrContainerNotFound)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT json_extract(doc, '$.ContentKey') FROM bs_blobs WHERE container = ?`, name)
+	rows, err := tx.QueryContext(ctx, `SELECT json_extract(doc, '$.ContentKey') FROM bs_blobs WHERE container = ?
+		UNION ALL SELECT json_extract(doc, '$.ContentKey') FROM bs_deleted WHERE container = ?`, name, name)
 	if err != nil {
 		return nil, wrap("list blobs of", name, err)
 	}
@@ -207,7 +225,7 @@ func (s *Store) DeleteContainer(ctx context.Context, name string) ([]string, err
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, wrap("list blobs of", name, err)
 	}
-	for _, q := range []string{`DELETE FROM bs_blobs WHERE container = ?`, `DELETE FROM bs_staged WHERE container = ?`, `DELETE FROM bs_intents WHERE container = ?`} {
+	for _, q := range []string{`DELETE FROM bs_blobs WHERE container = ?`, `DELETE FROM bs_staged WHERE container = ?`, `DELETE FROM bs_intents WHERE container = ?`, `DELETE FROM bs_deleted WHERE container = ?`} {
 		if _, err := tx.ExecContext(ctx, q, name); err != nil {
 			return nil, wrap("delete blobs of", name, err)
 		}
