@@ -41,6 +41,7 @@ func serveCommand() *cli.Command {
 			&cli.BoolFlag{Name: "debug", Usage: "log at debug level, including every failed request with its status and error code"},
 			smbFlag(),
 			&cli.IntFlag{Name: "share-retention-days", Usage: "keep deleted shares this many days for Restore Share (0: delete at once)"},
+			&cli.IntFlag{Name: "container-retention-days", Usage: "keep deleted Blob containers this many days for Restore Container (0: delete at once; Azure allows 1-365)"},
 			smbEncryptFlag(),
 		}, tlsFlags(), azuriteFlags()),
 		Action: runServe,

@@ -53,6 +53,9 @@ func startBlob(ctx context.Context, c *cli.Context, dataPath string, content blo
 	// last request is done.
 	store := claimedStore{Store: dbStore, claim: claim}
 	svc := blobsvc.New(dbStore, content, nil)
+	// Container soft delete: Azure sets it on the account, not over the
+	// Blob API (blob soft delete is Set Blob Service Properties').
+	svc.SetContainerRetention(c.Int("container-retention-days"))
 	// Commits a crash interrupted between content and metadata are
 	// finished (or dropped) before the first request.
 	if n, err := svc.Recover(ctx); err != nil {
