@@ -23,7 +23,7 @@ func authenticators(sg storagehttp.Signer) []storagehttp.Authenticator {
 // spr, sv. The grant's Resource is the queue named by the URL, which the
 // signature covers.
 func queueServiceSAS(account string, r *http.Request, q url.Values) (sts, resource string, err error) {
-	p, perr := parsePath(r.URL.EscapedPath())
+	p, perr := parsePath(storagehttp.RequestHost(r), r.URL.EscapedPath())
 	if perr != nil || p.queue == "" {
 		return "", "", storagehttp.AuthFailed("A queue SAS must address a queue.")
 	}

@@ -30,7 +30,7 @@ func (s *Server) fileSAS(sg storagehttp.Signer) storagehttp.SAS {
 
 // sharePolicy resolves the stored access policy si of the share r names.
 func (s *Server) sharePolicy(r *http.Request, si string) (storagehttp.AccessPolicy, bool, error) {
-	p, err := parsePath(r.URL.EscapedPath(), true)
+	p, err := parsePath(storagehttp.RequestHost(r), r.URL.EscapedPath(), true)
 	if err != nil || p.Share == "" {
 		return storagehttp.AccessPolicy{}, false, nil
 	}
@@ -52,7 +52,7 @@ func fileServiceSAS(account string, r *http.Request, q url.Values) (sts, resourc
 	if sr != "s" && sr != "f" {
 		return "", "", storagehttp.AuthFailed("The SAS token names no known resource (sr or ss/srt).")
 	}
-	p, err := parsePath(r.URL.EscapedPath(), true)
+	p, err := parsePath(storagehttp.RequestHost(r), r.URL.EscapedPath(), true)
 	if err != nil || p.Share == "" {
 		return "", "", storagehttp.AuthFailed("A service SAS must address a share or a file.")
 	}

@@ -1,0 +1,70 @@
+package storagehttp
+
+import (
+	"net"
+	"net/http"
+	"strings"
+)
+
+// AccountFromHost returns the account a production-style host names.
+// Azure addresses an account by its host, https://<account>.<service>.core.windows.net,
+// and the URL path then starts at the container, share, queue or table;
+// Azurite accepts the same form under any domain
+// (http://<account>.blob.localhost:10000). A host is production-style when
+// its second label is the service's name ("blob", "queue", "file",
+// "table") and it has at least three labels; the port, if any, does not
+// count. Any other host (an IP address, localhost, a one-label name) is
+// path-style: the first path segment names the account, as on Azurite's
+// default endpoints.
+func AccountFromHost(host, service string) (account string, ok bool) {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	labels := strings.SplitN(host, ".", 3)
+	if len(labels) < 3 || labels[0] == "" || labels[2] == "" || !strings.EqualFold(labels[1], service) {
+		return "", false
+	}
+	return strings.ToLower(labels[0]), true
+}
+
+// RequestHost is the host a request addressed: its Host header, or the
+// host of its URL for a request built from a URL (a copy source).
+func RequestHost(r *http.Request) string {
+	if r.Host != "" {
+		return r.Host
+	}
+	return r.URL.Host
+}
+
+// PathStyle returns an escaped URL path in path-style form,
+// "/<account>/…": the path as it is when host is path-style, with
+// "/<account>" put in front when host names the account
+// (AccountFromHost). The services parse only path-style paths. The
+// SharedKey canonicalized resource is "/<account>" followed by the path
+// as sent either way (CanonicalizedResource), so signatures are checked
+// against the request's own path, never this one.
+func PathStyle(host, service, escaped string) string {
+	account, ok := AccountFromHost(host, service)
+	if !ok || !strings.HasPrefix(escaped, "/") && escaped != "" {
+		return escaped
+	}
+	if escaped == "" {
+		escaped = "/"
+	}
+	return "/" + account + escaped
+}
+
+// ServiceEndpoint is the account's URL as the client addressed it, for
+// the ServiceEndpoint attribute of listings:
+// "<scheme>://<host>/" on a production-style host,
+// "<scheme>://<host>/<account>/" on a path-style one.
+func ServiceEndpoint(r *http.Request, service, account string) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if _, ok := AccountFromHost(r.Host, service); ok {
+		return scheme + "://" + r.Host + "/"
+	}
+	return scheme + "://" + r.Host + "/" + account + "/"
+}
