@@ -75,7 +75,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	var chain []storagehttp.Authenticator
 	if !cfg.DisableAuth {
-		chain = authenticators(sg)
+		chain = s.authenticators(sg)
 		if cfg.OAuth {
 			chain = append([]storagehttp.Authenticator{storagehttp.OAuth{Account: s.account, Service: "queue"}}, chain...)
 		}

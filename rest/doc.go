@@ -10,7 +10,9 @@
 // --addr, 127.0.0.1:10003 by default). URLs are path-style:
 // http://127.0.0.1:10003/<account>/<share>/<dir>/<file>; use 127.0.0.1,
 // not localhost, because the Go SDK only treats IP hosts as path-style
-// (filerest.md §0.6).
+// (filerest.md §0.6). Production-style URLs, the account in the host as on
+// Azure (https://<account>.file.core.windows.net/<share>/…, any host whose
+// second label is "file"; storagehttp.PathStyle), work too.
 //
 // Handlers are thin: parse and validate → call one fs.FileSystem method →
 // render. rest holds no SQL, does no blob I/O and decides no sharing,
