@@ -1,6 +1,7 @@
 package storagehttp
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"strings"
@@ -27,9 +28,28 @@ func AccountFromHost(host, service string) (account string, ok bool) {
 	return strings.ToLower(labels[0]), true
 }
 
-// RequestHost is the host a request addressed: its Host header, or the
-// host of its URL for a request built from a URL (a copy source).
+// pathStyleOnlyKey marks a request PathStyleOnly served.
+type pathStyleOnlyKey struct{}
+
+// PathStyleOnly serves h with every request's account read from its path
+// whatever its host (Azurite's --disableProductStyleUrl: "Force parsing
+// storage account name from request URI path, instead of from request
+// host"): RequestHost is then "" for them.
+func PathStyleOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), pathStyleOnlyKey{}, true)))
+	})
+}
+
+func pathStyleOnly(r *http.Request) bool { return r.Context().Value(pathStyleOnlyKey{}) != nil }
+
+// RequestHost is the host a request addressed, for AccountFromHost and
+// PathStyle: its Host header, or the host of its URL for a request built
+// from a URL (a copy source); "" under PathStyleOnly.
 func RequestHost(r *http.Request) string {
+	if pathStyleOnly(r) {
+		return ""
+	}
 	if r.Host != "" {
 		return r.Host
 	}
@@ -63,7 +83,7 @@ func ServiceEndpoint(r *http.Request, service, account string) string {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	if _, ok := AccountFromHost(r.Host, service); ok {
+	if _, ok := AccountFromHost(RequestHost(r), service); ok {
 		return scheme + "://" + r.Host + "/"
 	}
 	return scheme + "://" + r.Host + "/" + account + "/"

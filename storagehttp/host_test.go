@@ -2,6 +2,7 @@ package storagehttp
 
 import (
 	"crypto/tls"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 )
@@ -52,6 +53,23 @@ func TestCanonicalizedResourceProductionStyle(t *testing.T) {
 	r := httptest.NewRequest("GET", "https://acct.blob.core.windows.net/cont/blob?comp=metadata", nil)
 	if got, want := CanonicalizedResource("acct", r.URL), "/acct/cont/blob\ncomp:metadata"; got != want {
 		t.Errorf("CanonicalizedResource = %q, want %q", got, want)
+	}
+}
+
+// Under PathStyleOnly a production-style host names no account.
+func TestPathStyleOnly(t *testing.T) {
+	var host, endpoint string
+	h := PathStyleOnly(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, endpoint = RequestHost(r), ServiceEndpoint(r, "blob", "acct")
+	}))
+	r := httptest.NewRequest("GET", "/acct/c", nil)
+	r.Host = "acct.blob.localhost:10000"
+	h.ServeHTTP(httptest.NewRecorder(), r)
+	if host != "" || endpoint != "http://acct.blob.localhost:10000/acct/" {
+		t.Errorf("RequestHost %q, ServiceEndpoint %q; want \"\" and the path-style endpoint", host, endpoint)
+	}
+	if got := RequestHost(r); got != r.Host {
+		t.Errorf("RequestHost outside PathStyleOnly = %q, want %q", got, r.Host)
 	}
 }
 

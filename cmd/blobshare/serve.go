@@ -134,7 +134,7 @@ func runServe(c *cli.Context) error {
 	}
 	defer blobEP.stop(logger) // before the data directory closes: in-flight requests use its store
 	srv := &http.Server{
-		Handler:           logFailedRequests(handler, logger, slog.LevelDebug),
+		Handler:           logFailedRequests(productStyle(c, handler), logger, slog.LevelDebug),
 		ReadHeaderTimeout: 30 * time.Second,
 		// A request body (at most 4 MiB: a Put Range) must arrive within
 		// ReadTimeout, so a stalled client cannot pin server memory; idle
