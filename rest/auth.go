@@ -67,3 +67,15 @@ func fileServiceSAS(account string, r *http.Request, q url.Values) (sts, resourc
 		q.Get("spr"), q.Get("sv"), q.Get("rscc"), q.Get("rscd"), q.Get("rsce"), q.Get("rscl"), q.Get("rsct")}, "\n")
 	return sts, sr, nil
 }
+
+// needsIntent says whether a request with a bearer token must carry
+// x-ms-file-request-intent: a file or directory operation (a path below
+// the share, or the share's root directory, restype=directory) does;
+// share- and service-level operations do not.
+func needsIntent(r *http.Request) bool {
+	p, err := parsePath(storagehttp.RequestHost(r), r.URL.EscapedPath(), true)
+	if err != nil {
+		return true // the request fails anyway; ask for everything
+	}
+	return p.Share != "" && (len(p.Parts) > 0 || r.URL.Query().Get("restype") == "directory")
+}
