@@ -29,17 +29,25 @@ RACE_PKGS := ./locks ./fs ./msgqueue/... ./blob ./blobsvc/...
 # go.mod): rclone's azurefiles backend, as a library, against blobshare.
 RCLONE_DIR := integration/rclone
 
-.PHONY: test deps npm node debs vet unit race fuzz bench build rclone
+.PHONY: test deps npm node debs vet unit race fuzz bench build rclone sdktests
 
 test: deps vet
 	$(GOTEST) ./...
 	$(MAKE) rclone
+	$(MAKE) sdktests
 	$(MAKE) race
 	$(MAKE) fuzz
 
 # rclone runs the nested module's tests (a real Azure Files sync client).
 rclone: npm
 	cd $(RCLONE_DIR) && $(GO) test -count=1 -timeout 5m ./...
+
+# sdktests runs the Azure SDK for Go storage modules' own live tests
+# (azblob, azfile, azqueue, aztables) against blobshare over TLS;
+# integration/sdklive/exclusions.txt lists the tests that do not run, each
+# with its reason.
+sdktests:
+	BLOBSHARE_SDKTESTS=1 $(GO) test -count=1 -timeout 20m -run TestSDKSuites ./integration/sdklive
 
 race:
 	$(GO) test -count=1 -race -timeout 10m $(RACE_PKGS)
