@@ -47,7 +47,7 @@ rclone: npm
 # integration/sdklive/exclusions.txt lists the tests that do not run, each
 # with its reason.
 sdktests:
-	BLOBSHARE_SDKTESTS=1 $(GO) test -count=1 -timeout 20m -run TestSDKSuites ./integration/sdklive
+	BLOBSHARE_SDKTESTS=1 $(GO) test -count=1 -timeout 20m -v -run TestSDKSuites ./integration/sdklive
 
 race:
 	$(GO) test -count=1 -race -timeout 10m $(RACE_PKGS)

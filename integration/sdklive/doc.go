@@ -4,8 +4,9 @@
 //
 // The tests address https://ACCOUNT.SERVICE.core.windows.net. The harness
 // copies each module from the module cache into a fixed directory under
-// the user cache directory (writable; the same path every run, so Go's
-// build cache keeps the compiled tests), starts `blobshare serve` over TLS
+// the user cache directory (blobshare-sdklive/TARGET/MODULE@VERSION:
+// writable; the same path every run, so Go's build cache keeps the
+// compiled tests), downloads its dependencies through the Go proxy, starts `blobshare serve` over TLS
 // with --oauth basic and a certificate for *.SERVICE.core.windows.net
 // signed by a CA it makes, and runs `go test -json` on each package with
 // AZURE_RECORD_MODE=live, the development account, HTTPS_PROXY pointing at
@@ -27,8 +28,10 @@
 // records the counts of a full run against blobshare and against Azurite.
 //
 // TestSDKSuites runs only with BLOBSHARE_SDKTESTS=1 (make sdktests sets
-// it), so go test ./... does not start it. The variables BLOBSHARE_SDKLIVE_TARGET (blobshare or azurite),
-// BLOBSHARE_SDKLIVE_SUITES (a subset), BLOBSHARE_SDKLIVE_NOEXCLUDE=1 (run
-// the excluded tests too, fail nothing) and BLOBSHARE_SDKLIVE_REPORT=FILE
-// (every test's outcome) steer a run by hand.
+// it), so go test ./... does not start it. These variables steer a run by
+// hand: BLOBSHARE_SDKLIVE_TARGET (blobshare or azurite),
+// BLOBSHARE_SDKLIVE_SUITES (a subset of the suites),
+// BLOBSHARE_SDKLIVE_PACKAGES (a subset of each suite's packages),
+// BLOBSHARE_SDKLIVE_NOEXCLUDE=1 (run the excluded tests too, fail nothing)
+// and BLOBSHARE_SDKLIVE_REPORT=FILE (every test's outcome).
 package sdklive

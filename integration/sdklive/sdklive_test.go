@@ -35,14 +35,21 @@ const (
 	// noExcludeEnv=1 runs the excluded tests too and reports, without
 	// failing, which fail (to review exclusions.txt).
 	noExcludeEnv = "BLOBSHARE_SDKLIVE_NOEXCLUDE"
+	// packagesEnv: a comma-separated subset of a suite's packages
+	// ("blockblob", "." for the module's root).
+	packagesEnv = "BLOBSHARE_SDKLIVE_PACKAGES"
 	// reportEnv names a file to write every test's outcome to, one
 	// "SUITE PACKAGE TEST ACTION SECONDS" line each; the output of the
 	// failures goes to FILE.SUITE.failures.
 	reportEnv = "BLOBSHARE_SDKLIVE_REPORT"
 )
 
-// packageTimeout bounds one package's go test.
-const packageTimeout = 8 * time.Minute
+// packageTimeout bounds one package's go test; a run of every test
+// (noExclude) gets fullTimeout, the large transfers included.
+const (
+	packageTimeout = 8 * time.Minute
+	fullTimeout    = 30 * time.Minute
+)
 
 // target is the emulator under test: the address of each service's
 // HTTPS endpoint, by host label.
@@ -168,10 +175,23 @@ func runOne(t *testing.T, s suite, tg target, env []string, excluded map[string]
 	var runErr []error
 	sem := make(chan struct{}, 2)
 	var wg sync.WaitGroup
+	onlyPkgs := map[string]bool{}
+	for _, p := range strings.Split(os.Getenv(packagesEnv), ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			onlyPkgs[p] = true
+		}
+	}
+	timeout := packageTimeout
+	if noExclude {
+		timeout = fullTimeout
+	}
 	for _, pkg := range pkgs {
 		short := strings.TrimPrefix(strings.TrimPrefix(pkg, "./"), ".")
 		if short == "" {
 			short = "."
+		}
+		if len(onlyPkgs) > 0 && !onlyPkgs[short] {
+			continue
 		}
 		skip := ""
 		if !noExclude {
@@ -182,7 +202,7 @@ func runOne(t *testing.T, s suite, tg target, env []string, excluded map[string]
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			res, err := runPackage(ctx, s, dir, pkg, suiteEnv, skip, packageTimeout)
+			res, err := runPackage(ctx, s, dir, pkg, suiteEnv, skip, timeout)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -206,16 +226,18 @@ func runOne(t *testing.T, s suite, tg target, env []string, excluded map[string]
 			action = "unfinished"
 		}
 		lines = append(lines, fmt.Sprintf("%s %s %s %s %.2f", s.Name, o.Package, o.Test, action, o.Elapsed))
+		if action != "pass" && action != "skip" {
+			details = append(details, fmt.Sprintf("=== %s %s %s\n%s", s.Name, key, action, lastLines(o.Output, 30)))
+		}
 		e, isExcluded := excluded[key]
 		switch {
-		case isExcluded && action == "pass":
+		case isExcluded && action == "pass" && !strings.HasPrefix(e.Reason, "Time budget"):
 			stale = append(stale, fmt.Sprintf("%s (exclusions.txt:%d)", key, e.Line))
 		case isExcluded:
 		case action == "skip":
 			selfSkipped = append(selfSkipped, key+": "+lastLines(o.Output, 2))
 		case action != "pass":
 			failed = append(failed, key)
-			details = append(details, fmt.Sprintf("=== %s %s %s\n%s", s.Name, key, action, lastLines(o.Output, 30)))
 			if !noExclude {
 				t.Errorf("%s %s %s:\n%s", s.Name, key, action, lastLines(o.Output, 40))
 			}
