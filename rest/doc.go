@@ -156,7 +156,10 @@
 //     (tests share one fake clock between rest.Config.Now and
 //     fs.Config.Now). The lease lives in fs's ns_share_state, off the
 //     share's entry: lease calls leave the share's ETag alone.
-//   - Share ACL: at most 5 signed identifiers; permission letters are
+//   - Share ACL: at most 5 signed identifiers, each of at most 64
+//     characters (more is 400 InvalidXmlDocument, as Azure answers the
+//     azfile live test TestShareSetPermissionsNegative; an empty or repeated
+//     id is InvalidXmlNodeValue); permission letters are
 //     canonicalised to "rcwdl" order. A service SAS naming a policy (si)
 //     is resolved by storagehttp.SAS.StoredPolicy → fs.SharePolicy after
 //     the signature checks out; a field given by both the policy and the

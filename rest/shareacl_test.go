@@ -70,7 +70,7 @@ func TestShareACLRoundTrip(t *testing.T) {
 	_, err = s.SetAccessPolicy(ctxBG, &share.SetAccessPolicyOptions{ShareACL: []*share.SignedIdentifier{storedPolicy("x", "r", time.Time{}, expiry), storedPolicy("x", "w", time.Time{}, expiry)}})
 	wantCode(t, "repeated id", err, "InvalidXmlNodeValue")
 	_, err = s.SetAccessPolicy(ctxBG, &share.SetAccessPolicyOptions{ShareACL: []*share.SignedIdentifier{storedPolicy(strings.Repeat("i", 65), "r", time.Time{}, expiry)}})
-	wantCode(t, "id of 65 characters", err, "InvalidXmlNodeValue")
+	wantCode(t, "id of 65 characters", err, "InvalidXmlDocument")
 	if got, _ := s.GetAccessPolicy(ctxBG, nil); len(got.SignedIdentifiers) != 2 {
 		t.Fatalf("refused ACLs changed the stored one: %d", len(got.SignedIdentifiers))
 	}
