@@ -249,6 +249,9 @@ func runOne(t *testing.T, s suite, tg target, env []string, excluded map[string]
 	cnt := all.counts()
 	nExcl := 0
 	for _, e := range excluded {
+		if len(onlyPkgs) > 0 && !onlyPkgs[e.Package] {
+			continue
+		}
 		if _, ran := all.Tests[e.Package+" "+e.Test]; !ran {
 			nExcl++
 		}
