@@ -46,7 +46,7 @@ RACE_PKGS := ./locks ./fs ./msgqueue/... ./blob ./blobsvc/... ./table ./tablesvc
 # go.mod): rclone's azurefiles backend, as a library, against blobshare.
 RCLONE_DIR := integration/rclone
 
-.PHONY: test deps npm node debs vet unit race fuzz bench build rclone cifs cifs-guest
+.PHONY: test deps npm node debs vet unit race fuzz bench build rclone cifs cifs-guest sdktests
 
 # test runs the main module's tests and the rclone module's through
 # internal/testsummary (go test's usual output, counts of the test
@@ -61,6 +61,7 @@ test: deps vet
 	@rm -f $(COUNTS); failed=; \
 	$(SUMMARY) -state $(COUNTS) -- $(GOTEST) -json ./... || failed="$$failed test"; \
 	(cd $(RCLONE_DIR) && $(SUMMARY) -state $(COUNTS) -- $(GO) test -count=1 -timeout 5m -json ./...) || failed="$$failed rclone"; \
+	$(MAKE) --no-print-directory sdktests || failed="$$failed sdktests"; \
 	$(MAKE) --no-print-directory race || failed="$$failed race"; \
 	$(MAKE) --no-print-directory fuzz || failed="$$failed fuzz"; \
 	if [ -n "$$failed" ]; then echo "make test: failed:$$failed (output above)"; fi; \
@@ -70,6 +71,13 @@ test: deps vet
 # rclone runs the nested module's tests (a real Azure Files sync client).
 rclone: npm
 	cd $(RCLONE_DIR) && $(GO) test -count=1 -timeout 5m ./...
+
+# sdktests runs the Azure SDK for Go storage modules' own live tests
+# (azblob, azfile, azqueue, aztables) against blobshare over TLS;
+# integration/sdklive/exclusions.txt lists the tests that do not run, each
+# with its reason.
+sdktests:
+	BLOBSHARE_SDKTESTS=1 $(GO) test -count=1 -timeout 20m -v -run TestSDKSuites ./integration/sdklive
 
 race:
 	$(GO) test -count=1 -race -timeout 10m $(RACE_PKGS)

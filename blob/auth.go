@@ -54,7 +54,7 @@ func (s *Server) authorizeSource(r *http.Request, src blobsvc.CopySource) error 
 // storedPolicy resolves a service SAS's si from the ACL of the container
 // the request addresses (Set Container ACL).
 func (s *Server) storedPolicy(r *http.Request, id string) (storagehttp.AccessPolicy, bool, error) {
-	p, err := parsePath(r.URL.EscapedPath())
+	p, err := parsePath(storagehttp.RequestHost(r), r.URL.EscapedPath())
 	if err != nil || p.container == "" {
 		return storagehttp.AccessPolicy{}, false, nil
 	}
@@ -128,7 +128,7 @@ func (s *Server) checkAnonymous(r *http.Request, rt *route, p resourcePath) erro
 // Resource is "c:<container>", "b:<container>/<blob>" or
 // "d:<container>/<directory>", as signed.
 func blobServiceSAS(account string, r *http.Request, q url.Values) (sts, resource string, err error) {
-	p, perr := parsePath(r.URL.EscapedPath())
+	p, perr := parsePath(storagehttp.RequestHost(r), r.URL.EscapedPath())
 	if perr != nil || p.container == "" {
 		return "", "", storagehttp.AuthFailed("A blob service SAS must address a container or a blob.")
 	}

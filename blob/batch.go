@@ -31,7 +31,7 @@ func (s *Server) submitBatch(w http.ResponseWriter, c *call) error {
 				storagehttp.Detail{Name: "SubrequestIndex", Value: strconv.Itoa(i)})
 		}
 		kind = k
-		p, err := parsePath(sub.URL.EscapedPath())
+		p, err := parsePath(storagehttp.RequestHost(sub), sub.URL.EscapedPath())
 		if err != nil || p.scope != scopeBlob || p.account != s.account ||
 			c.path.scope == scopeContainer && p.container != c.path.container {
 			return storagehttp.NewError(http.StatusBadRequest, storagehttp.CodeInvalidURI,

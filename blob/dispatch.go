@@ -26,8 +26,13 @@ type resourcePath struct {
 // parsePath splits the escaped path into account, container and blob
 // name (the rest of the path, "/" included, unescaped). Names are checked
 // by blobsvc; here only the shape: anything else is 400 InvalidUri.
-func parsePath(escaped string) (resourcePath, error) {
+//
+// host is the host the request addressed: a production-style host
+// (<account>.blob.…) names the account and the path starts at the
+// container (storagehttp.PathStyle).
+func parsePath(host, escaped string) (resourcePath, error) {
 	var p resourcePath
+	escaped = storagehttp.PathStyle(host, "blob", escaped)
 	if !strings.HasPrefix(escaped, "/") {
 		return p, errInvalidURI()
 	}
@@ -152,7 +157,7 @@ func (s *Server) routeTable() []route {
 
 // dispatch picks the route, checks a SAS against it and runs the handler.
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
-	p, err := parsePath(r.URL.EscapedPath())
+	p, err := parsePath(storagehttp.RequestHost(r), r.URL.EscapedPath())
 	if err != nil {
 		s.fail(w, r, err, false)
 		return

@@ -1,5 +1,8 @@
 // Package blob is the Azure Blob service's HTTP front end: path-style
-// URLs http://HOST:PORT/<account>/<container>/<blob>, the dispatch table
+// URLs http://HOST:PORT/<account>/<container>/<blob> and production-style
+// ones, the account in the host as on Azure
+// (https://<account>.blob.core.windows.net/<container>/<blob>, any host
+// whose second label is "blob"; storagehttp.PathStyle), the dispatch table
 // of the supported operations, header and query parsing, the XML bodies,
 // the Blob flavours of SharedKey, SharedKey Lite, account SAS and service
 // SAS, and the mapping of blobsvc's outcomes to Azure error codes. It is

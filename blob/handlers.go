@@ -24,7 +24,7 @@ func httpTime(t time.Time) string { return t.UTC().Format(http.TimeFormat) }
 // endpoint is the service URL as the client addressed it, for the
 // ServiceEndpoint attribute of listings.
 func (s *Server) endpoint(r *http.Request) string {
-	return "http://" + r.Host + "/" + s.account + "/"
+	return storagehttp.ServiceEndpoint(r, "blob", s.account)
 }
 
 // written sends the ETag and Last-Modified of a write with status.
@@ -1020,7 +1020,7 @@ func (s *Server) copySource(h http.Header) (blobsvc.CopySource, error) {
 	if err != nil {
 		return blobsvc.CopySource{}, storagehttp.InvalidHeader("x-ms-copy-source", raw)
 	}
-	p, err := parsePath(u.EscapedPath())
+	p, err := parsePath(u.Host, u.EscapedPath())
 	if err != nil || p.scope != scopeBlob {
 		return blobsvc.CopySource{}, storagehttp.InvalidHeader("x-ms-copy-source", raw)
 	}

@@ -23,7 +23,7 @@ func (s *Server) restoreContainer(w http.ResponseWriter, c *call) error {
 	if version == "" {
 		return storagehttp.MissingHeader("x-ms-deleted-container-version")
 	}
-	if p, err := parsePath(c.r.URL.EscapedPath()); err != nil || p.scope == scopeService {
+	if p, err := parsePath(storagehttp.RequestHost(c.r), c.r.URL.EscapedPath()); err != nil || p.scope == scopeService {
 		return storagehttp.InvalidQuery("restype", "container", "a container operation needs a container name")
 	}
 	ct, err := s.svc.RestoreContainer(c.r.Context(), name, version, c.path.container)

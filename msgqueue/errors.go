@@ -26,7 +26,8 @@ var (
 	// ErrMessageTooLarge: message text over MaxMessageBytes UTF-8 bytes.
 	ErrMessageTooLarge = errors.New("message text too large")
 	// ErrInvalidACL: more than MaxSignedIdentifiers stored access
-	// policies, or a permission letter other than r, a, u, p.
+	// policies, an identifier over MaxSignedIdentifierLen characters, or
+	// a permission letter other than r, a, u, p.
 	ErrInvalidACL = errors.New("invalid queue ACL")
 )
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -17,13 +18,15 @@ import (
 
 // Limits of the Queue service (Azure's documented bounds).
 const (
-	MaxMessageBytes        = 64 << 10 // message text, UTF-8 bytes
-	MaxMessagesPerGet      = 32
-	MaxVisibilityTimeout   = 7 * 24 * time.Hour
-	DefaultMessageTTL      = 7 * 24 * time.Hour
-	DefaultGetVisibility   = 30 * time.Second
-	MaxSignedIdentifiers   = 5
-	maxIdentifierLen       = 64
+	MaxMessageBytes      = 64 << 10 // message text, UTF-8 bytes
+	MaxMessagesPerGet    = 32
+	MaxVisibilityTimeout = 7 * 24 * time.Hour
+	DefaultMessageTTL    = 7 * 24 * time.Hour
+	DefaultGetVisibility = 30 * time.Second
+	MaxSignedIdentifiers = 5
+	// MaxSignedIdentifierLen: "The signed identifier ... can be up to 64
+	// characters in length" (Set Queue ACL).
+	MaxSignedIdentifierLen = 64
 	DefaultListMaxResults  = 5000
 	minNameLen, maxNameLen = 3, 63
 	// sweepEvery is how often Put removes expired messages for good
@@ -139,8 +142,8 @@ func (s *Service) ACL(ctx context.Context, name string) ([]SignedIdentifier, err
 }
 
 // SetACL replaces the queue's stored access policies: at most
-// MaxSignedIdentifiers, ids of 1 to 64 characters, permissions from
-// "raup" (else ErrInvalidACL).
+// MaxSignedIdentifiers, ids of at most MaxSignedIdentifierLen characters,
+// permissions from "raup" (else ErrInvalidACL).
 func (s *Service) SetACL(ctx context.Context, name string, ids []SignedIdentifier) error {
 	if err := ValidName(name); err != nil {
 		return err
@@ -149,13 +152,11 @@ func (s *Service) SetACL(ctx context.Context, name string, ids []SignedIdentifie
 		return fmt.Errorf("queue %s: %d identifiers: %w", name, len(ids), ErrInvalidACL)
 	}
 	for _, id := range ids {
-		// "a unique signed identifier of your choosing, up to 64
-		// characters in length" (Set Queue ACL).
-		if id.ID == "" || len(id.ID) > maxIdentifierLen {
-			return fmt.Errorf("queue %s: identifier %q: %w", name, id.ID, ErrInvalidACL)
-		}
 		if strings.Trim(id.Permission, "raup") != "" {
 			return fmt.Errorf("queue %s: permission %q: %w", name, id.Permission, ErrInvalidACL)
+		}
+		if utf8.RuneCountInString(id.ID) > MaxSignedIdentifierLen {
+			return fmt.Errorf("queue %s: identifier of %d characters: %w", name, utf8.RuneCountInString(id.ID), ErrInvalidACL)
 		}
 	}
 	return s.store.SetACL(ctx, name, ids)

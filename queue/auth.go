@@ -10,19 +10,20 @@ import (
 
 // authenticators is the Queue service's chain: SharedKey and SharedKey
 // Lite with the Blob/Queue strings-to-sign, account SAS with 'q' in ss,
-// and queue service SAS (with stored access policies from the queue's
-// ACL).
+// and queue service SAS, which may name a stored access policy of its
+// queue (si).
 func (s *Server) authenticators(sg storagehttp.Signer) []storagehttp.Authenticator {
 	return []storagehttp.Authenticator{
 		storagehttp.SharedKey{Signer: sg, StringToSign: storagehttp.StringToSign, LiteStringToSign: storagehttp.LiteStringToSign},
-		storagehttp.SAS{Signer: sg, Service: 'q', ServiceStringToSign: queueServiceSAS, StoredPolicy: s.storedPolicy},
+		storagehttp.SAS{Signer: sg, Service: 'q', ServiceStringToSign: queueServiceSAS, StoredPolicy: s.queuePolicy},
 	}
 }
 
-// storedPolicy resolves a queue service SAS's si from the ACL of the
-// queue the request addresses (Set Queue ACL).
-func (s *Server) storedPolicy(r *http.Request, id string) (storagehttp.AccessPolicy, bool, error) {
-	p, err := parsePath(r.URL.EscapedPath())
+// queuePolicy resolves a service SAS's si from the ACL of the queue the
+// request addresses (Set Queue ACL). A missing queue or policy is "no
+// such policy": the SAS then fails to authenticate.
+func (s *Server) queuePolicy(r *http.Request, id string) (storagehttp.AccessPolicy, bool, error) {
+	p, err := parsePath(storagehttp.RequestHost(r), r.URL.EscapedPath())
 	if err != nil || p.queue == "" {
 		return storagehttp.AccessPolicy{}, false, nil
 	}
@@ -52,7 +53,7 @@ func (s *Server) storedPolicy(r *http.Request, id string) (storagehttp.AccessPol
 // spr, sv. The grant's Resource is the queue named by the URL, which the
 // signature covers.
 func queueServiceSAS(account string, r *http.Request, q url.Values) (sts, resource string, err error) {
-	p, perr := parsePath(r.URL.EscapedPath())
+	p, perr := parsePath(storagehttp.RequestHost(r), r.URL.EscapedPath())
 	if perr != nil || p.queue == "" {
 		return "", "", storagehttp.AuthFailed("A queue SAS must address a queue.")
 	}
@@ -63,16 +64,16 @@ func queueServiceSAS(account string, r *http.Request, q url.Values) (sts, resour
 
 // checkSAS checks a SAS grant against the chosen operation: an account
 // SAS by its resource type and permission, a service SAS by the
-// operation's service-SAS permission (operations on the queue itself
-// other than reading its metadata need the account).
+// operation's service-SAS permission. An operation no service SAS may do
+// whatever its permissions (creating, deleting or listing queues, setting
+// metadata or the ACL) is 403 AuthorizationFailure, as Azure answers it
+// (the SDK's live tests TestQueueGetSASURL/2); a permission the SAS lacks
+// is AuthorizationPermissionMismatch.
 func checkSAS(g *storagehttp.SASGrant, rt *route) error {
 	if g.Account {
 		return g.CheckScope(rt.perm, rt.rtype)
 	}
 	if rt.sasPerm == 0 {
-		// No permission of a queue SAS allows this operation (Create
-		// Queue, Set Queue ACL, …): Azure answers AuthorizationFailure,
-		// not the permission mismatch a missing letter gets.
 		return storagehttp.NewError(http.StatusForbidden, storagehttp.CodeAuthorizationFailure,
 			"This request is not authorized to perform this operation.")
 	}

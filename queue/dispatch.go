@@ -28,8 +28,13 @@ type resourcePath struct {
 // parsePath splits the escaped path into account, queue, "messages" and
 // message id. Queue names are checked by msgqueue; here only the shape:
 // anything else is 400 InvalidUri.
-func parsePath(escaped string) (resourcePath, error) {
+//
+// host is the host the request addressed: a production-style host
+// (<account>.queue.…) names the account and the path starts at the
+// queue (storagehttp.PathStyle).
+func parsePath(host, escaped string) (resourcePath, error) {
 	var p resourcePath
+	escaped = storagehttp.PathStyle(host, "queue", escaped)
 	if !strings.HasPrefix(escaped, "/") {
 		return p, errInvalidURI()
 	}
@@ -119,7 +124,7 @@ var peekRoute = route{name: "PeekMessages", scope: scopeMessages, method: "GET",
 
 // dispatch picks the route, checks a SAS against it and runs the handler.
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
-	p, err := parsePath(r.URL.EscapedPath())
+	p, err := parsePath(storagehttp.RequestHost(r), r.URL.EscapedPath())
 	if err != nil {
 		s.fail(w, r, err)
 		return

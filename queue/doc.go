@@ -2,7 +2,15 @@
 // REST API that the official SDKs (Go azqueue, JS @azure/storage-queue, …)
 // use unchanged, on Azurite's port 10001 by default
 // (`blobshare serve --queue-addr`). URLs are path-style:
-// http://127.0.0.1:10001/<account>/<queue>/messages[/<id>].
+// http://127.0.0.1:10001/<account>/<queue>/messages[/<id>], or
+// production-style, the account in the host as on Azure:
+// https://<account>.queue.core.windows.net/<queue>/… (any host whose
+// second label is "queue"; storagehttp.PathStyle). A queue service SAS may
+// name a stored access policy of its queue (si). An operation no service
+// SAS may do (create, delete or list queues, metadata and ACL writes) is
+// 403 AuthorizationFailure, a permission the SAS lacks
+// AuthorizationPermissionMismatch, as Azure answers (the azqueue live
+// tests).
 //
 // It is a thin front end: parse and validate → one msgqueue.Service call
 // → render. The semantics (pop receipts, visibility, TTL, dequeue counts)

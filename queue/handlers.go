@@ -48,7 +48,7 @@ func (s *Server) listQueues(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	out := listQueuesXML{ServiceEndpoint: "http://" + c.r.Host + "/" + s.account + "/", Prefix: o.Prefix, Marker: o.Marker,
+	out := listQueuesXML{ServiceEndpoint: storagehttp.ServiceEndpoint(c.r, "queue", s.account), Prefix: o.Prefix, Marker: o.Marker,
 		MaxResults: o.Max, NextMarker: next, Queues: make([]queueXML, 0, len(qs))}
 	for _, q := range qs {
 		qx := queueXML{Name: q.Name}

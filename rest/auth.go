@@ -30,7 +30,7 @@ func (s *Server) fileSAS(sg storagehttp.Signer) storagehttp.SAS {
 
 // sharePolicy resolves the stored access policy si of the share r names.
 func (s *Server) sharePolicy(r *http.Request, si string) (storagehttp.AccessPolicy, bool, error) {
-	p, err := parsePath(r.URL.EscapedPath(), true)
+	p, err := parsePath(storagehttp.RequestHost(r), r.URL.EscapedPath(), true)
 	if err != nil || p.Share == "" {
 		return storagehttp.AccessPolicy{}, false, nil
 	}
@@ -52,7 +52,7 @@ func fileServiceSAS(account string, r *http.Request, q url.Values) (sts, resourc
 	if sr != "s" && sr != "f" {
 		return "", "", storagehttp.AuthFailed("The SAS token names no known resource (sr or ss/srt).")
 	}
-	p, err := parsePath(r.URL.EscapedPath(), true)
+	p, err := parsePath(storagehttp.RequestHost(r), r.URL.EscapedPath(), true)
 	if err != nil || p.Share == "" {
 		return "", "", storagehttp.AuthFailed("A service SAS must address a share or a file.")
 	}
@@ -66,4 +66,16 @@ func fileServiceSAS(account string, r *http.Request, q url.Values) (sts, resourc
 	sts = strings.Join([]string{q.Get("sp"), q.Get("st"), q.Get("se"), name, q.Get("si"), q.Get("sip"),
 		q.Get("spr"), q.Get("sv"), q.Get("rscc"), q.Get("rscd"), q.Get("rsce"), q.Get("rscl"), q.Get("rsct")}, "\n")
 	return sts, sr, nil
+}
+
+// needsIntent says whether a request with a bearer token must carry
+// x-ms-file-request-intent: a file or directory operation (a path below
+// the share, or the share's root directory, restype=directory) does;
+// share- and service-level operations do not.
+func needsIntent(r *http.Request) bool {
+	p, err := parsePath(storagehttp.RequestHost(r), r.URL.EscapedPath(), true)
+	if err != nil {
+		return true // the request fails anyway; ask for everything
+	}
+	return p.Share != "" && (len(p.Parts) > 0 || r.URL.Query().Get("restype") == "directory")
 }

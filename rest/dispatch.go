@@ -144,7 +144,7 @@ func (s *Server) routeTable() []route {
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	allowDot, _ := parseBoolHeader(r.Header, "x-ms-allow-trailing-dot")
-	p, err := parsePath(r.URL.EscapedPath(), allowDot)
+	p, err := parsePath(storagehttp.RequestHost(r), r.URL.EscapedPath(), allowDot)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -10,7 +10,9 @@
 // --addr, 127.0.0.1:10003 by default). URLs are path-style:
 // http://127.0.0.1:10003/<account>/<share>/<dir>/<file>; use 127.0.0.1,
 // not localhost, because the Go SDK only treats IP hosts as path-style
-// (filerest.md §0.6).
+// (filerest.md §0.6). Production-style URLs, the account in the host as on
+// Azure (https://<account>.file.core.windows.net/<share>/…, any host whose
+// second label is "file"; storagehttp.PathStyle), work too.
 //
 // Handlers are thin: parse and validate → call one fs.FileSystem method →
 // render. rest holds no SQL, does no blob I/O and decides no sharing,
@@ -154,7 +156,10 @@
 //     (tests share one fake clock between rest.Config.Now and
 //     fs.Config.Now). The lease lives in fs's ns_share_state, off the
 //     share's entry: lease calls leave the share's ETag alone.
-//   - Share ACL: at most 5 signed identifiers; permission letters are
+//   - Share ACL: at most 5 signed identifiers, each of at most 64
+//     characters (more is 400 InvalidXmlDocument, as Azure answers the
+//     azfile live test TestShareSetPermissionsNegative; an empty or repeated
+//     id is InvalidXmlNodeValue); permission letters are
 //     canonicalised to "rcwdl" order. A service SAS naming a policy (si)
 //     is resolved by storagehttp.SAS.StoredPolicy → fs.SharePolicy after
 //     the signature checks out; a field given by both the policy and the

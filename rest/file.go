@@ -221,7 +221,7 @@ func (s *Server) sourcePath(header, v string, allowTrailingDot bool) (resourcePa
 	if !u.IsAbs() { // a rename source may be relative to the share
 		return resourcePath{}, storagehttp.InvalidHeader(header, v)
 	}
-	p, err := parsePath(u.EscapedPath(), allowTrailingDot)
+	p, err := parsePath(u.Host, u.EscapedPath(), allowTrailingDot)
 	if err != nil {
 		return resourcePath{}, err
 	}

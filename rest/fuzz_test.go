@@ -48,7 +48,7 @@ func FuzzParsePath(f *testing.F) {
 		f.Add(s, false)
 	}
 	f.Fuzz(func(t *testing.T, escaped string, dot bool) {
-		p, err := parsePath(escaped, dot)
+		p, err := parsePath("", escaped, dot)
 		if err != nil {
 			if codeOf(err) == "" {
 				t.Fatalf("parsePath(%q): untyped error %v", escaped, err)
@@ -74,7 +74,7 @@ func FuzzParsePath(f *testing.F) {
 		for _, part := range p.Parts {
 			s += "/" + url.PathEscape(part)
 		}
-		p2, err := parsePath(s, dot)
+		p2, err := parsePath("", s, dot)
 		if err != nil || p2.Account != p.Account || p2.Share != p.Share || p2.Path() != p.Path() {
 			t.Fatalf("re-parse of %q (%q) = %+v, %v; want %+v", escaped, s, p2, err, p)
 		}

@@ -110,7 +110,12 @@ func (p resourcePath) Path() string { return strings.Join(p.Parts, "/") }
 // an escaped "/" separates components as the service does. It refuses "." and ".." (plain or encoded),
 // backslashes, control characters, bad UTF-8, and names that break
 // filerest.md §2.1. Trailing dots are trimmed unless allowTrailingDot.
-func parsePath(escaped string, allowTrailingDot bool) (resourcePath, error) {
+//
+// host is the host the request addressed: a production-style host
+// (<account>.file.…) names the account and the path starts at the share
+// (storagehttp.PathStyle).
+func parsePath(host, escaped string, allowTrailingDot bool) (resourcePath, error) {
+	escaped = storagehttp.PathStyle(host, "file", escaped)
 	if !strings.HasPrefix(escaped, "/") {
 		return resourcePath{}, errInvalidURI("the path must start with /")
 	}

@@ -97,7 +97,7 @@ func TestParsePath(t *testing.T) {
 		{"relative", false, "", "", CodeInvalidURI},
 	}
 	for _, tt := range tests {
-		got, err := parsePath(tt.in, tt.dot)
+		got, err := parsePath("", tt.in, tt.dot)
 		if codeOf(err) != tt.wantCode {
 			t.Errorf("parsePath(%q) error %v, want code %q", tt.in, err, tt.wantCode)
 			continue

@@ -131,7 +131,7 @@ func New(cfg Config) (*Server, error) {
 		sg := storagehttp.Signer{Account: s.account, Key: raw}
 		chain = s.authenticators(sg)
 		if cfg.OAuth {
-			chain = append([]storagehttp.Authenticator{storagehttp.OAuth{Account: s.account, Service: "file", FileIntent: true}}, chain...)
+			chain = append([]storagehttp.Authenticator{storagehttp.OAuth{Account: s.account, Service: "file", FileIntent: needsIntent}}, chain...)
 		}
 		sas := s.fileSAS(sg)
 		if cfg.OAuth {

@@ -15,11 +15,7 @@ import (
 
 // serviceEndpoint is the account URL as the client addressed it.
 func serviceEndpoint(r *http.Request, account string) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host + "/" + account + "/"
+	return storagehttp.ServiceEndpoint(r, "file", account)
 }
 
 // listParams reads prefix, marker and maxresults (≤ 0 → 400, above 5000

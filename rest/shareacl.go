@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/storagehttp"
@@ -55,10 +56,10 @@ func (s *Server) setShareACL(w http.ResponseWriter, c *call) error {
 	var ids []fs.SignedIdentifier
 	seen := map[string]bool{}
 	for _, it := range body.Identifiers {
-		if len(it.ID) > 64 {
-			// "up to 64 characters in length": Azure refuses a longer
-			// one as a malformed document (the azfile SDK's live tests),
-			// not as a bad node value.
+		// "The signed identifier ... can be up to 64 characters in
+		// length"; Azure answers a longer one as a document it cannot
+		// read (the azfile live test TestShareSetPermissionsNegative).
+		if utf8.RuneCountInString(it.ID) > 64 {
 			return storagehttp.NewError(http.StatusBadRequest, CodeInvalidXMLDocument,
 				"XML specified is not syntactically valid.", Detail{Name: "Reason", Value: "a signed identifier longer than 64 characters"})
 		}

@@ -54,6 +54,15 @@
 //     With OAuth a From-URL operation's source may be authorized by a
 //     bearer token in x-ms-copy-source-authorization (SAS.SourceToken,
 //     copysource.go), checked the same way.
+//   - host.go: production-style URLs. Azure addresses an account by its
+//     host (https://ACCOUNT.SERVICE.core.windows.net/CONTAINER/…), Azurite's
+//     default endpoints by the first path segment
+//     (http://127.0.0.1:10000/ACCOUNT/CONTAINER/…); every service takes both,
+//     as Azurite does. A host whose second label is the service's name
+//     names the account (AccountFromHost) and the services parse the path
+//     as if "/ACCOUNT" preceded it (PathStyle). The SharedKey resource is
+//     "/ACCOUNT" and the path as sent either way, which is what the SDKs
+//     sign.
 //   - errors.go: Error (status, x-ms-error-code, message, details), the
 //     common error codes and constructors, Classify (the service's own
 //     table first, then the neutral cases: an over-long body is 413, a

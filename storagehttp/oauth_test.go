@@ -99,7 +99,10 @@ func TestOAuthBasic(t *testing.T) {
 			status: 400, code: CodeInvalidHeaderValue},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			a := OAuth{Account: "devstoreaccount1", Service: tt.service, FileIntent: tt.service == "file"}
+			a := OAuth{Account: "devstoreaccount1", Service: tt.service}
+			if tt.service == "file" {
+				a.FileIntent = func(*http.Request) bool { return true }
+			}
 			r := httptest.NewRequest("GET", "http://127.0.0.1:10000/devstoreaccount1/c", nil) // r.TLS set below
 			if !tt.plain {
 				r.TLS = &tls.ConnectionState{}

@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/blobshare/blobshare/storagehttp"
 )
 
 // azuriteCategory groups Azurite's own flag names in serve --help, so a
@@ -57,7 +60,7 @@ func azuriteFlags() []cli.Flag {
 		&cli.StringFlag{Name: "tablePort", Category: cat, Usage: "the port of --table-addr"},
 		&cli.BoolFlag{Name: "silent", Aliases: []string{"s"}, Category: cat, Usage: "accepted: blobshare writes no access log"},
 		&cli.BoolFlag{Name: "skipApiVersionCheck", Category: cat, Usage: "accepted: blobshare accepts every well-formed x-ms-version"},
-		&cli.BoolFlag{Name: "disableProductStyleUrl", Category: cat, Usage: "accepted: blobshare always reads the account from the path"},
+		&cli.BoolFlag{Name: "disableProductStyleUrl", Category: cat, Usage: "read the account from the URL's path even when the host is ACCOUNT.SERVICE.… (production style)"},
 		&cli.BoolFlag{Name: "disableTelemetry", Category: cat, Usage: "accepted: blobshare collects no telemetry"},
 	}
 	for _, r := range azuriteRefused {
@@ -200,4 +203,13 @@ func isBoolWord(s string) bool {
 		return true
 	}
 	return false
+}
+
+// productStyle applies --disableProductStyleUrl to an endpoint's handler:
+// with it, the account always comes from the URL's path.
+func productStyle(c *cli.Context, h http.Handler) http.Handler {
+	if c.Bool("disableProductStyleUrl") {
+		return storagehttp.PathStyleOnly(h)
+	}
+	return h
 }

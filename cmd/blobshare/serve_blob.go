@@ -78,7 +78,7 @@ func startBlob(ctx context.Context, c *cli.Context, dataPath string, content blo
 		store.Close()
 		return nil, nil, err
 	}
-	return serveEndpoint("blob", ln, c.String("account"), handler, store, 0, logger), svc, nil
+	return serveEndpoint("blob", ln, c.String("account"), productStyle(c, handler), store, 0, logger), svc, nil
 }
 
 // blobClaimName is the file beside blob.db whose flock the Blob endpoint

@@ -49,5 +49,5 @@ func startQueue(ctx context.Context, c *cli.Context, dataPath string, logger *sl
 		return nil, err
 	}
 	// Queue bodies are at most a few hundred KiB: a minute bounds a request.
-	return serveEndpoint("queue", ln, c.String("account"), handler, store, time.Minute, logger), nil
+	return serveEndpoint("queue", ln, c.String("account"), productStyle(c, handler), store, time.Minute, logger), nil
 }

@@ -44,5 +44,5 @@ func startREST(c *cli.Context, ln net.Listener, dd *dataDir, logger *slog.Logger
 	}
 	// A request body (at most 4 MiB: a Put Range) must arrive within
 	// five minutes, so a stalled client cannot pin server memory.
-	return serveEndpoint("rest", ln, c.String("account"), handler, nil, 5*time.Minute, logger), nil
+	return serveEndpoint("rest", ln, c.String("account"), productStyle(c, handler), nil, 5*time.Minute, logger), nil
 }

@@ -406,6 +406,13 @@ func TestServeTLSAndOAuth(t *testing.T) {
 		}
 		_, err = ni.NewRootDirectoryClient().NewFileClient("a.txt").GetProperties(ctx, nil)
 		wantCode(t, err, http.StatusBadRequest, "MissingRequiredHeader")
+		_, err = ni.NewRootDirectoryClient().GetProperties(ctx, nil) // the root directory: a directory operation
+		wantCode(t, err, http.StatusBadRequest, "MissingRequiredHeader")
+		// Share-level operations take a token without the intent, as on
+		// Azure (the SDK sends none there).
+		if _, err := ni.GetProperties(ctx, nil); err != nil {
+			t.Fatalf("Get Share Properties with a token and no intent: %v", err)
+		}
 		expired, err := service.NewClient(srv.RESTURL, tokenCredential{makeJWT(t, func(c map[string]any) {
 			c["exp"] = time.Now().Add(-time.Minute).Unix()
 		})}, &service.ClientOptions{ClientOptions: opts, FileRequestIntent: intent})
