@@ -32,7 +32,7 @@ func (h *Handle) ObjectID(ctx context.Context) ([ObjectIDSize]byte, error) {
 		if err := tx.HandleOpen(h.h.id); err != nil {
 			return nil, err
 		}
-		e, err := q.get(id)
+		e, err := q.getLocked("object id", id)
 		if err != nil {
 			return nil, err
 		}
