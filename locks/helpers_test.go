@@ -131,6 +131,7 @@ func leaseCode(err error) LeaseCode {
 func crash(tb testing.TB, tab *Table) {
 	tb.Helper()
 	close(tab.hbStop)
+	tab.hbCancel()
 	<-tab.hbDone
 	tab.hbStop = nil
 	if err := tab.sess.Load().lock.release(); err != nil {

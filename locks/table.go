@@ -40,6 +40,9 @@ type Table struct {
 	clock   func() time.Time // the database's clock (Options.SessionClock)
 	hbStop  chan struct{}    // closed by Close: the heartbeat goroutine stops
 	hbDone  chan struct{}    // closed when it has
+	// hbCancel ends a renewal that waits on a busy database, so Close
+	// never waits for it.
+	hbCancel context.CancelFunc
 
 	wmu sync.Mutex // serializes Update in this process
 	// writer is the connection of every write transaction (under wmu):
@@ -367,10 +370,8 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 	// The heartbeat runs until Close, on a context that outlives Open's.
 	t.hbStop, t.hbDone = make(chan struct{}), make(chan struct{})
 	hbCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	go func() {
-		defer cancel()
-		t.heartbeats(hbCtx, t.hbStop, t.hbDone)
-	}()
+	t.hbCancel = cancel
+	go t.heartbeats(hbCtx, t.hbStop, t.hbDone)
 	return t, nil
 }
 
@@ -396,6 +397,7 @@ func (t *Table) Close(ctx context.Context) error {
 	t.closeOnce.Do(func() {
 		if t.hbStop != nil {
 			close(t.hbStop)
+			t.hbCancel()
 			<-t.hbDone
 		}
 		// Unfenced: a lost session's handles go too (if nobody reaped
