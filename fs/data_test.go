@@ -423,6 +423,34 @@ func TestCrashIntentRecovery(t *testing.T) {
 	}
 }
 
+// TestIntentOfOwnerOnAnotherHost: an intent of an owner registered from
+// another host — no lock file here, a heartbeat deadline ahead — is a
+// commit in progress: New's recovery leaves it and commits wait; once its
+// deadline has passed by the database's clock it is resolved. (Judged by
+// pid and /proc start time, it looked dead on every other host.)
+func TestIntentOfOwnerOnAnotherHost(t *testing.T) {
+	e := newEnv(t)
+	sh := e.share("data")
+	e.putFile("data/f", []byte("abc"))
+	f, _ := e.fs.Lookup(ctxBG, sh, "f")
+	_, err := e.table.DB().ExecContext(ctxBG, `INSERT INTO lk_owners(owner, pid, started, host, program, expires) VALUES('node-b', ?, 0, 'other-host', 'blobshare serve', ?)`,
+		os.Getpid(), time.Now().Add(time.Hour).UnixNano())
+	mustNil(t, err, "register the other host's owner")
+	_, err = e.table.DB().ExecContext(ctxBG, `INSERT INTO ns_intents(file, owner, token, state, created) VALUES(?,?,?,?,0)`,
+		int64(f.ID), "node-b", "remote", intentLocked)
+	mustNil(t, err, "insert its intent")
+	e2 := openEnv(t, e.dir) // recovery at New
+	e2.close()
+	ctx, cancel := context.WithTimeout(ctxBG, 150*time.Millisecond)
+	defer cancel()
+	_, err = e.fs.PutRange(ctx, PutRangeRequest{Path: "data/f", Offset: 0, Length: 1, Body: bytes.NewReader([]byte("X"))})
+	wantErr(t, err, context.DeadlineExceeded, "put range while the other host's owner commits")
+	_, err = e.table.DB().ExecContext(ctxBG, `UPDATE lk_owners SET expires = 1 WHERE owner = 'node-b'`)
+	mustNil(t, err, "its heartbeat lapses")
+	_, err = e.fs.PutRange(ctxBG, PutRangeRequest{Path: "data/f", Offset: 0, Length: 1, Body: bytes.NewReader([]byte("X"))})
+	mustNil(t, err, "put range after the other host's owner expired")
+}
+
 // TestIntentOfLiveProcessWaits: a commit waits for the commit lock of
 // another live owner session instead of stealing it, and New's recovery
 // leaves it alone; once that owner is dead — closed, or its heartbeat

@@ -237,3 +237,32 @@ func assertSameColumns(t *testing.T, path, table string) {
 		t.Fatalf("%s after migration:\n%s\nfresh:\n%s", table, got, want)
 	}
 }
+
+// An owner registered from another host has no lock file here: only its
+// heartbeat deadline tells. While the deadline is ahead its share-none
+// handle refuses opens (no flock probe can call it dead); once it has
+// passed, the next conflicting decision reaps it.
+func TestOwnerOnAnotherHost(t *testing.T) {
+	tab := openTable(t, "", Options{})
+	far := time.Now().Add(time.Hour).UnixNano()
+	must(t, update(t, tab, func(tx *Tx) error {
+		if _, err := tx.exec(`INSERT INTO lk_owners(owner, pid, started, host, program, expires) VALUES('node-b', 42, 0, 'other-host', 'blobshare serve', ?)`, far); err != nil {
+			return err
+		}
+		_, err := tx.exec(`INSERT INTO lk_handles VALUES(9, 999999, 'node-b', 1, 0, 0, 0, 0, '', '', 0)`)
+		return err
+	}))
+	if _, err := open(t, tab, OpenRequest{File: 9, Access: rd, Share: ShareAll}); !errors.Is(err, ErrSharingViolation) {
+		t.Fatalf("open against a live owner of another host: %v, want a sharing violation", err)
+	}
+	if n, err := tab.ReapDeadOwners(t.Context()); err != nil || n != 0 {
+		t.Fatalf("reaped %d, %v: a live owner of another host", n, err)
+	}
+	must(t, update(t, tab, func(tx *Tx) error {
+		_, err := tx.exec(`UPDATE lk_owners SET expires = 1 WHERE owner = 'node-b'`)
+		return err
+	}))
+	if _, err := open(t, tab, OpenRequest{File: 9, Access: rd, Share: ShareAll}); err != nil {
+		t.Fatalf("open after the other host's owner expired: %v", err)
+	}
+}
