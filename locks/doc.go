@@ -151,7 +151,11 @@
 // (every file of the dead owner in one call; Table.Close reaps its own).
 // Keys are FileIDs, the entry ids of package fs (files and directories in
 // one space), so the namespace's locks (fs/doc.go) and these are the same
-// locks, and a transaction holds them until it ends.
+// locks, and a transaction holds them until it ends. The session decisions
+// ("Sessions") lock an owner's key (ownerKey: a hash of the owner id with
+// the top bit set, a space no entry id reaches): judging an owner in a
+// write transaction, renewing its deadline, and reaping it (with the keys
+// of its handles' files).
 //
 //   - Order: one LockKeys call takes its keys in ascending order, each once
 //     (a key held already costs nothing). A decision that learns a key
@@ -277,8 +281,11 @@
 // the deadline this process keeps (monotonic) and the one others judge
 // (wall clock); a larger step could let a decision through after a reaping,
 // and the handle it wrote belongs to an owner without a row, which the
-// next owner to meet it reaps. Reads (View, Peek) are not fenced: they
-// decide nothing. A commit of fs in flight when its session is lost fails
+// next owner to meet it reaps. That check is exact on SQLite because of
+// its write lock; an engine without one also guards each write of a handle
+// with the owner's row (EXISTS … WHERE owner = me AND expires > now), as
+// ../shared/spec/meta-engine.md §3.4 has it. Reads (View, Peek) are not
+// fenced: they decide nothing. A commit of fs in flight when its session is lost fails
 // at its next transaction; its intent, the old owner's, is resolved by
 // whoever meets it.
 //

@@ -13,6 +13,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,8 +152,25 @@ func (tx *Tx) now() time.Time {
 	return tx.at
 }
 
-// ownerCause judges owner o (judgeOwner) inside the transaction.
+// ownerKey is owner o's key lock (doc.go, "Key locks"): the session
+// decisions — judging an owner in a write transaction (a reaping may
+// follow), renewing, reaping — lock it as file decisions lock their file,
+// so that on an engine without a global write lock a renewal and a reaping
+// of one owner never interleave. Owner keys have the top bit set; file ids,
+// counted up from 1, never do. Two owners hashing alike only share a lock.
+func ownerKey(o OwnerID) FileID {
+	h := fnv.New64a()
+	h.Write([]byte(o))
+	return FileID(h.Sum64() | 1<<63)
+}
+
+// ownerCause judges owner o (judgeOwner) inside the transaction; in a
+// write transaction under o's key lock, which a reaping of o then holds.
 func (tx *Tx) ownerCause(o OwnerID) (DeathCause, error) {
+	tx.lockKeys("ownerCause", ownerKey(o))
+	if err := tx.holds(ownerKey(o), "session of owner "+string(o)); err != nil {
+		return CauseNone, err
+	}
 	var row ownerRow
 	found := true
 	err := tx.queryRow(`SELECT host, expires FROM lk_owners WHERE owner = ?`, []any{string(o)}, &row.host, &row.expires)
@@ -187,6 +205,10 @@ func (tx *Tx) register(s *session) error {
 // renew moves owner o's deadline to expiry past now, if it has not passed:
 // false means the session is expired or reaped — never brought back.
 func (tx *Tx) renew(o OwnerID) (bool, error) {
+	tx.lockKeys("renew", ownerKey(o))
+	if err := tx.holds(ownerKey(o), "session of owner "+string(o)); err != nil {
+		return false, err
+	}
 	now := tx.now()
 	res, err := tx.exec(`UPDATE lk_owners SET expires = ? WHERE owner = ? AND expires > ?`,
 		now.Add(tx.t.opts.SessionExpiry).UnixNano(), string(o), now.UnixNano())

@@ -356,17 +356,20 @@ func (tx *Tx) reapOwner(o OwnerID) error {
 	if err != nil {
 		return fmt.Errorf("locks: handles of owner %s: %w", o, err)
 	}
-	files := make([]FileID, len(hs))
+	keys := make([]FileID, len(hs), len(hs)+1)
 	for i, h := range hs {
-		files[i] = h.File
+		keys[i] = h.File
 	}
-	tx.lockKeys("reapOwner", files...)
+	tx.lockKeys("reapOwner", append(keys, ownerKey(o))...)
 	for _, h := range hs {
 		// A handle closed by another transaction while this one waited
 		// for its file's key is gone: nothing left to close.
 		if _, err := tx.closeRow(h); err != nil && !errors.Is(err, errHandleGone) {
 			return err
 		}
+	}
+	if err := tx.holds(ownerKey(o), "session of owner "+string(o)); err != nil {
+		return err
 	}
 	if _, err := tx.exec(`DELETE FROM lk_owners WHERE owner = ?`, string(o)); err != nil {
 		return fmt.Errorf("locks: deregister owner %s: %w", o, err)
