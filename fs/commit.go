@@ -8,9 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/blobshare/blobshare/blobstore"
@@ -46,50 +43,19 @@ type commitOp struct {
 // errIntentBusy: another live process holds the file's commit lock.
 var errIntentBusy = errors.New("commit in progress elsewhere")
 
-// deadIntent: a dead process left an intent that must be resolved first.
+// deadIntent: a dead owner left an intent that must be resolved first.
 type deadIntent struct{ row intentRow }
 
 func (d *deadIntent) Error() string { return fmt.Sprintf("dead commit intent on file %d", d.row.file) }
 
 type intentRow struct {
 	file     FileID
-	pid      int
-	start    int64
+	owner    locks.OwnerID // the owner session that took the commit lock
 	token    string
 	state    int
 	prevETag string
 	newSize  int64
 	newState string // commitState, "" if unknown
-}
-
-// selfStart is this process's start time in clock ticks (from
-// /proc/self/stat), which with the pid identifies the process even when
-// pids are reused.
-func procStart(pid int) (int64, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(s[i+1:])
-	// Fields after the command: state is field 3 overall, starttime 22.
-	if len(f) < 20 {
-		return 0, false
-	}
-	v, err := strconv.ParseInt(f[19], 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	return v, true
-}
-
-func alive(pid int, start int64) bool {
-	v, ok := procStart(pid)
-	return ok && v == start
 }
 
 // commit applies op to file: takes the commit lock (intent), builds the
@@ -138,13 +104,10 @@ func (fsys *FileSystem) commit(ctx context.Context, file FileID, op commitOp) (e
 				return nil, err
 			}
 			if found {
-				if alive(row.pid, row.start) {
-					return nil, errIntentBusy
-				}
-				return nil, &deadIntent{row}
+				return nil, intentBlocks(tx, row)
 			}
-			_, err = q.exec(`INSERT INTO ns_intents(file, pid, pid_start, token, state, created) VALUES(?,?,?,?,?,?)`,
-				int64(file), fsys.pid, fsys.pidStart, token, intentLocked, fsys.now().UnixNano())
+			_, err = q.exec(`INSERT INTO ns_intents(file, owner, token, state, created) VALUES(?,?,?,?,?)`,
+				int64(file), string(tx.Owner()), token, intentLocked, fsys.now().UnixNano())
 			return nil, err
 		})
 		var dead *deadIntent
@@ -198,6 +161,20 @@ func (fsys *FileSystem) commit(ctx context.Context, file FileID, op commitOp) (e
 	return ne, nil
 }
 
+// intentBlocks is what a found intent means to a commit: errIntentBusy
+// while its owner session is alive (on any host: locks' one liveness
+// decision), a *deadIntent to resolve once it is dead.
+func intentBlocks(tx *locks.Tx, row intentRow) error {
+	alive, err := tx.OwnerAlive(row.owner)
+	if err != nil {
+		return err
+	}
+	if alive {
+		return errIntentBusy
+	}
+	return &deadIntent{row}
+}
+
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -212,8 +189,8 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 func (q *q) intent(file FileID) (intentRow, bool, error) {
 	var r intentRow
 	var f int64
-	err := q.queryRow(`SELECT file, pid, pid_start, token, state, prev_etag, new_size, new_state FROM ns_intents WHERE file = ?`, int64(file)).
-		Scan(&f, &r.pid, &r.start, &r.token, &r.state, &r.prevETag, &r.newSize, &r.newState)
+	err := q.queryRow(`SELECT file, owner, token, state, prev_etag, new_size, new_state FROM ns_intents WHERE file = ?`, int64(file)).
+		Scan(&f, &r.owner, &r.token, &r.state, &r.prevETag, &r.newSize, &r.newState)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, nil
 	}
@@ -657,7 +634,7 @@ func (fsys *FileSystem) resolve(ctx context.Context, row intentRow) (bool, error
 			adopt = info.ETag != row.prevETag
 		}
 	}
-	fsys.log.Info("fs: resolving a commit intent", "file", row.file, "pid", row.pid, "adopt", adopt)
+	fsys.log.Info("fs: resolving a commit intent", "file", row.file, "owner", string(row.owner), "adopt", adopt)
 	adopted := false
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 		adopted = false
@@ -697,34 +674,48 @@ func (fsys *FileSystem) resolve(ctx context.Context, row intentRow) (bool, error
 	return adopted, err
 }
 
-// recover resolves every dead intent and collects leftover blobs (New).
+// recover resolves the intents of dead owners and collects leftover blobs
+// (New). An intent whose owner session is alive — a commit in progress in
+// another process, on this host or another — is left to it.
 func (fsys *FileSystem) recover(ctx context.Context) error {
 	var rows []intentRow
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
-		rs, err := q.query(`SELECT file, pid, pid_start, token, state, prev_etag, new_size, new_state FROM ns_intents`)
+		rs, err := q.query(`SELECT file, owner, token, state, prev_etag, new_size, new_state FROM ns_intents`)
 		if err != nil {
 			return err
 		}
-		defer rs.Close()
 		rows = rows[:0]
 		for rs.Next() {
 			var r intentRow
 			var f int64
-			if err := rs.Scan(&f, &r.pid, &r.start, &r.token, &r.state, &r.prevETag, &r.newSize, &r.newState); err != nil {
+			if err := rs.Scan(&f, &r.owner, &r.token, &r.state, &r.prevETag, &r.newSize, &r.newState); err != nil {
+				rs.Close()
 				return err
 			}
 			r.file = FileID(f)
 			rows = append(rows, r)
 		}
-		return rs.Err()
+		if err := errors.Join(rs.Err(), rs.Close()); err != nil {
+			return err
+		}
+		// Judged after the rows are read: the judgement reads too.
+		dead := rows[:0]
+		for _, r := range rows {
+			alive, err := tx.OwnerAlive(r.owner)
+			if err != nil {
+				return err
+			}
+			if !alive {
+				dead = append(dead, r)
+			}
+		}
+		rows = dead
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("fs: recover: %w", err)
 	}
 	for _, r := range rows {
-		if alive(r.pid, r.start) {
-			continue
-		}
 		if err := fsys.resolveIntent(ctx, r); err != nil {
 			return fmt.Errorf("fs: recover file %d: %w", r.file, err)
 		}
@@ -814,10 +805,7 @@ func (fsys *FileSystem) commitInline(ctx context.Context, file FileID, op commit
 				if row, found, err := q.intent(file); err != nil {
 					return nil, err
 				} else if found {
-					if alive(row.pid, row.start) {
-						return nil, errIntentBusy
-					}
-					return nil, &deadIntent{row}
+					return nil, intentBlocks(tx, row)
 				}
 			}
 			ranges := inline.ranges

@@ -23,9 +23,7 @@ type FileSystem struct {
 	log      *slog.Logger
 	now      func() time.Time
 	spillDir string
-	memBlks  int   // in-memory partial blocks per handle
-	pid      int   // this process, for commit intents
-	pidStart int64 // its start time (pid reuse)
+	memBlks  int // in-memory partial blocks per handle
 
 	mu      sync.Mutex
 	files   map[FileID]*fileState // per-file state of this process (commit mutex, open handles)
@@ -58,13 +56,27 @@ type fileState struct {
 // and accepts, stored as row "schema" of ns_seq. Bump it with every change
 // to schema: New refuses a database with another version with a
 // *locks.SchemaError (errors.Is locks.ErrIncompatibleSchema) naming the
-// data directory and both versions. (No migrations yet: nothing has been
-// released.)
+// data directory and both versions — unless migrations lead from its
+// version to this one (from 5 on).
 //
 // 4: ns_intents.new_state, so that recovery adopts a commit whole.
 // 5: ns_share_state (share leases, stored access policies, permissions),
 // ns_snapshots, ns_snap_entries and ns_snap_pending (share snapshots).
-const SchemaVersion = 5
+// 6: ns_intents.owner, the owner session of a commit intent, in place of
+// pid and pid_start (migration 6).
+const SchemaVersion = 6
+
+// migrations move a namespace of an older version to SchemaVersion, one
+// version each (locks.EnsureSchema). Migration 6: an intent written before
+// sessions names no owner (”), which no session row has: it counts as a
+// dead owner's, and New resolves it. (Open the directory with no older
+// blobshare running on it: such a process's commit in flight would be
+// resolved under it.)
+var migrations = []locks.Migration{
+	{To: 6, DDL: `ALTER TABLE ns_intents ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+ALTER TABLE ns_intents DROP COLUMN pid;
+ALTER TABLE ns_intents DROP COLUMN pid_start;`},
+}
 
 // schema is the namespace's part of the shared database. Names are
 // case-insensitive through key (FoldName); the unique index covers only
@@ -99,14 +111,13 @@ CREATE TABLE IF NOT EXISTS ns_seq (
 );
 CREATE TABLE IF NOT EXISTS ns_intents (
 	file      INTEGER PRIMARY KEY,
-	pid       INTEGER NOT NULL,
-	pid_start INTEGER NOT NULL,
 	token     TEXT    NOT NULL,
 	state     INTEGER NOT NULL,
 	prev_etag TEXT    NOT NULL DEFAULT '',
 	new_size  INTEGER NOT NULL DEFAULT 0,
 	new_state TEXT    NOT NULL DEFAULT '', -- the entry's fields before and after the commit (commitState, JSON)
-	created   INTEGER NOT NULL
+	created   INTEGER NOT NULL,
+	owner     TEXT    NOT NULL DEFAULT '' -- the owner session that took the commit lock (lk_owners)
 );
 CREATE TABLE IF NOT EXISTS ns_share_state (
 	share INTEGER NOT NULL,
@@ -240,12 +251,6 @@ func newFileSystem(ctx context.Context, cfg Config) (*FileSystem, error) {
 	if cfg.MemoryPerHandle > 0 {
 		fsys.memBlks = int((cfg.MemoryPerHandle + BlockSize - 1) / BlockSize)
 	}
-	fsys.pid = os.Getpid()
-	start, ok := procStart(fsys.pid)
-	if !ok {
-		return nil, fmt.Errorf("fs: new: cannot read /proc/self/stat")
-	}
-	fsys.pidStart = start
 	if err := fsys.initSchema(ctx); err != nil {
 		return nil, err
 	}
@@ -263,7 +268,7 @@ func (fsys *FileSystem) initSchema(ctx context.Context) error {
 		q := tx.SQL()
 		// A namespace from another build is refused with a
 		// *locks.SchemaError (never a raw "no such column" later).
-		if err := locks.EnsureSchema(ctx, q, fsys.table.Path(), "namespace", "ns_entries", "ns_seq", SchemaVersion, schema); err != nil {
+		if err := locks.EnsureSchema(ctx, q, fsys.table.Path(), "namespace", "ns_entries", "ns_seq", SchemaVersion, schema, migrations...); err != nil {
 			return fmt.Errorf("fs: %w", err)
 		}
 		t := ticks(fsys.now())

@@ -392,9 +392,9 @@ func TestCrashIntentRecovery(t *testing.T) {
 			key := blobKey(f.ID)
 			info, err := e.store.Stat(ctxBG, key)
 			mustNil(t, err, "stat")
-			// A dead process: pid 1's start time never matches a bogus one.
-			_, err = e.table.DB().ExecContext(ctxBG, `INSERT INTO ns_intents(file, pid, pid_start, token, state, prev_etag, new_size, created) VALUES(?,?,?,?,?,?,?,0)`,
-				int64(f.ID), 1, -1, "tok", intentCommitting, info.ETag, 8)
+			// A dead owner: no session row names it.
+			_, err = e.table.DB().ExecContext(ctxBG, `INSERT INTO ns_intents(file, owner, token, state, prev_etag, new_size, created) VALUES(?,?,?,?,?,?,0)`,
+				int64(f.ID), "crashed-process", "tok", intentCommitting, info.ETag, 8)
 			mustNil(t, err, "insert intent")
 			if tt.commit {
 				_, err := blobstore.Put(ctxBG, e.store, key, bytes.NewReader([]byte("new data")), BlockSize, blobstore.Conditions{IfMatch: info.ETag})
@@ -423,24 +423,78 @@ func TestCrashIntentRecovery(t *testing.T) {
 	}
 }
 
-// TestIntentOfLiveProcessWaits: a commit waits for another live process's
-// commit lock instead of stealing it.
-func TestIntentOfLiveProcessWaits(t *testing.T) {
+// TestIntentOfOwnerOnAnotherHost: an intent of an owner registered from
+// another host — no lock file here, a heartbeat deadline ahead — is a
+// commit in progress: New's recovery leaves it and commits wait; once its
+// deadline has passed by the database's clock it is resolved. (Judged by
+// pid and /proc start time, it looked dead on every other host.)
+func TestIntentOfOwnerOnAnotherHost(t *testing.T) {
 	e := newEnv(t)
 	sh := e.share("data")
 	e.putFile("data/f", []byte("abc"))
 	f, _ := e.fs.Lookup(ctxBG, sh, "f")
-	_, err := e.table.DB().ExecContext(ctxBG, `INSERT INTO ns_intents(file, pid, pid_start, token, state, created) VALUES(?,?,?,?,?,0)`,
-		int64(f.ID), e.fs.pid, e.fs.pidStart, "other", intentLocked)
-	mustNil(t, err, "insert live intent")
-	ctx, cancel := context.WithTimeout(ctxBG, 150*1e6)
+	_, err := e.table.DB().ExecContext(ctxBG, `INSERT INTO lk_owners(owner, pid, started, host, program, expires) VALUES('node-b', ?, 0, 'other-host', 'blobshare serve', ?)`,
+		os.Getpid(), time.Now().Add(time.Hour).UnixNano())
+	mustNil(t, err, "register the other host's owner")
+	_, err = e.table.DB().ExecContext(ctxBG, `INSERT INTO ns_intents(file, owner, token, state, created) VALUES(?,?,?,?,0)`,
+		int64(f.ID), "node-b", "remote", intentLocked)
+	mustNil(t, err, "insert its intent")
+	e2 := openEnv(t, e.dir) // recovery at New
+	e2.close()
+	ctx, cancel := context.WithTimeout(ctxBG, 150*time.Millisecond)
 	defer cancel()
 	_, err = e.fs.PutRange(ctx, PutRangeRequest{Path: "data/f", Offset: 0, Length: 1, Body: bytes.NewReader([]byte("X"))})
-	wantErr(t, err, context.DeadlineExceeded, "put range while another live process commits")
-	_, err = e.table.DB().ExecContext(ctxBG, `DELETE FROM ns_intents`)
-	mustNil(t, err, "release")
+	wantErr(t, err, context.DeadlineExceeded, "put range while the other host's owner commits")
+	_, err = e.table.DB().ExecContext(ctxBG, `UPDATE lk_owners SET expires = 1 WHERE owner = 'node-b'`)
+	mustNil(t, err, "its heartbeat lapses")
 	_, err = e.fs.PutRange(ctxBG, PutRangeRequest{Path: "data/f", Offset: 0, Length: 1, Body: bytes.NewReader([]byte("X"))})
-	mustNil(t, err, "put range after release")
+	mustNil(t, err, "put range after the other host's owner expired")
+}
+
+// TestIntentOfLiveProcessWaits: a commit waits for the commit lock of
+// another live owner session instead of stealing it, and New's recovery
+// leaves it alone; once that owner is dead — closed, or its heartbeat
+// expired though its flock is held (a frozen process) — the next commit
+// resolves the intent and goes on.
+func TestIntentOfLiveProcessWaits(t *testing.T) {
+	for _, death := range []string{"closed", "heartbeat expired"} {
+		t.Run(death, func(t *testing.T) {
+			e := newEnv(t)
+			sh := e.share("data")
+			e.putFile("data/f", []byte("abc"))
+			f, _ := e.fs.Lookup(ctxBG, sh, "f")
+			other, err := locks.Open(ctxBG, e.table.Path(), locks.Options{Remove: RemoveFile, Logger: quietLogger()})
+			mustNil(t, err, "open another owner")
+			defer other.Close(ctxBG)
+			_, err = e.table.DB().ExecContext(ctxBG, `INSERT INTO ns_intents(file, owner, token, state, created) VALUES(?,?,?,?,0)`,
+				int64(f.ID), string(other.Owner()), "other", intentLocked)
+			mustNil(t, err, "insert live intent")
+			ctx, cancel := context.WithTimeout(ctxBG, 150*time.Millisecond)
+			defer cancel()
+			_, err = e.fs.PutRange(ctx, PutRangeRequest{Path: "data/f", Offset: 0, Length: 1, Body: bytes.NewReader([]byte("X"))})
+			wantErr(t, err, context.DeadlineExceeded, "put range while another live owner commits")
+			// A process starting meanwhile recovers only dead owners' intents.
+			e2 := openEnv(t, e.dir)
+			e2.close()
+			var n int
+			mustNil(t, e.table.DB().QueryRowContext(ctxBG, `SELECT count(*) FROM ns_intents WHERE owner = ?`, string(other.Owner())).Scan(&n), "count")
+			if n != 1 {
+				t.Fatalf("recovery resolved a live owner's intent")
+			}
+			switch death {
+			case "closed":
+				mustNil(t, other.Close(ctxBG), "close the other owner")
+			default:
+				_, err = e.table.DB().ExecContext(ctxBG, `UPDATE lk_owners SET expires = 1 WHERE owner = ?`, string(other.Owner()))
+				mustNil(t, err, "expire the other owner's session")
+			}
+			_, err = e.fs.PutRange(ctxBG, PutRangeRequest{Path: "data/f", Offset: 0, Length: 1, Body: bytes.NewReader([]byte("X"))})
+			mustNil(t, err, "put range after the owner died")
+			if got := string(e.content("data/f")); got != "Xbc" {
+				t.Fatalf("content %q", got)
+			}
+		})
+	}
 }
 
 func TestDeletedBlobCollectedAtStartup(t *testing.T) {
@@ -981,7 +1035,7 @@ func (c *crashImage) take() {
 	// The process that took the commit lock is dead in the image.
 	img, err := sql.Open("sqlite", "file:"+filepath.Join(c.to, "blobshare.db"))
 	mustNil(c.t, err, "open image")
-	_, err = img.Exec(`UPDATE ns_intents SET pid = 1, pid_start = -1`)
+	_, err = img.Exec(`UPDATE ns_intents SET owner = 'crashed-process'`)
 	mustNil(c.t, err, "kill the intent's process")
 	mustNil(c.t, img.Close(), "close image")
 	src := filepath.Join(c.from, "blobs")

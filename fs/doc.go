@@ -87,13 +87,20 @@
 // # Commits and crashes
 //
 // Commits of one file are serialised: in-process by a mutex, across
-// processes by an intent row in ns_intents (file, pid + process start time,
-// state). The intent is written before the blob commit (with the ETag it
+// processes by an intent row in ns_intents (file, owner session, state).
+// The intent is written before the blob commit (with the ETag it
 // builds on, the new size, and the entry's fields — attributes, times,
 // content headers, metadata — as they are and as the commit will leave
 // them) and deleted in the transaction that updates the namespace after it.
-// An intent whose process is gone is resolved by the next process that
-// meets it (and by New at startup): if the blob's ETag moved past the
+// A commit that meets another owner's intent waits (backoff 1 to 50 ms)
+// while that owner is alive, by the lock table's one liveness decision
+// (locks/doc.go, "Sessions": a session row whose heartbeat deadline has
+// not passed by the database's clock and, on the owner's own host, a held
+// flock), so a commit in progress in another process, on this host or
+// another, is never adopted under it. An intent whose owner is dead — no
+// session row, heartbeat expired, or flock free — is resolved by the next
+// process that meets it (and by New at startup, which leaves live owners'
+// intents alone): if the blob's ETag moved past the
 // recorded one the commit happened and the namespace adopts it whole (new
 // size, and each recorded field as the commit would have left it unless a
 // later change touched it since; new version), otherwise the intent is
@@ -143,8 +150,13 @@
 // The namespace tables carry a version (ns_seq row "schema",
 // SchemaVersion), checked by New through locks.EnsureSchema: a database
 // from another build gets a *locks.SchemaError naming the data directory
-// and both versions, never a raw SQL error. Bump SchemaVersion with every
-// change to the schema (no migrations yet: nothing has been released).
+// and both versions, never a raw SQL error — unless numbered migrations
+// (core.go, migrations) lead from its version to this build's: they run in
+// order in the transaction that checks the version. Bump SchemaVersion with
+// every change to the schema, with a migration from the previous version.
+// Migration 6 replaced the intents' pid and process start time (which only
+// one host could judge) by the owner session: an intent written before it
+// names no owner and counts as a dead owner's.
 //
 // # Releasing handles
 //

@@ -221,6 +221,22 @@ type Options struct {
 	NewLeaseID func() string
 	// Logger receives the table's logs; nil means slog.Default().
 	Logger *slog.Logger
+	// HeartbeatInterval is how often the Table renews its owner session;
+	// SessionExpiry how long past the last renewal, by the database's
+	// clock, the session expires and any other owner may reap it (doc.go,
+	// "Sessions"). Zero means DefaultHeartbeatInterval (2 s) and
+	// DefaultSessionExpiry (10 s); the interval must be below the expiry.
+	HeartbeatInterval time.Duration
+	SessionExpiry     time.Duration
+	// SessionClock is the database's clock for session deadlines; nil
+	// means SQLite's: the system clock, read inside the write transaction
+	// that sets or judges a deadline. Tests inject one to expire sessions
+	// without waiting.
+	SessionClock func() time.Time
+	// Host and Program override what the session row says of this
+	// process (tests); "" means the host name and the program with its
+	// subcommand.
+	Host, Program string
 	// MaxHandlesPerFile refuses an open that would exceed this many
 	// handles on one file with ErrHandleLimit (Azure Files allows 2000;
 	// 400 HandleLimitExceeded). Zero means no limit.

@@ -13,8 +13,8 @@
 //     (read, execute, write, append, delete) take part in sharing; an open
 //     without one is attribute-only and blocks nothing except REST Delete
 //     File (A12).
-//   - An Owner is a process instance: one Table. Handles die with their
-//     owner (see "Owners and crashes").
+//   - An Owner is a process instance: one Table, one session. Handles die
+//     with their owner (see "Owners and crashes" and "Sessions").
 //   - A REST call is not a handle: CheckREST checks it once, one direction
 //     only (its access against the handles' share modes), and leaves
 //     nothing behind. Delete File is refused by any handle (A4); Lease
@@ -157,8 +157,12 @@
 // another version — or none: a database from before versioning — with a
 // *SchemaError (errors.Is ErrIncompatibleSchema) naming the data directory
 // and both versions, before any statement could fail on a missing column.
-// EnsureSchema does the same for package fs's namespace tables. There are
-// no migrations yet; bump SchemaVersion with every change to the schema.
+// EnsureSchema does the same for package fs's namespace tables, except where
+// numbered migrations (Migration: one version each) lead from the version
+// found to this build's: they run in order in the transaction that checks
+// the version. Bump SchemaVersion with every change to the schema, with a
+// migration from the previous version. Migration 3 added the session
+// columns of lk_owners (host, program, expires).
 //
 // # Key locks
 //
@@ -173,7 +177,11 @@
 // (every file of the dead owner in one call; Table.Close reaps its own).
 // Keys are FileIDs, the entry ids of package fs (files and directories in
 // one space), so the namespace's locks (fs/doc.go) and these are the same
-// locks, and a transaction holds them until it ends.
+// locks, and a transaction holds them until it ends. The session decisions
+// ("Sessions") lock an owner's key (ownerKey: a hash of the owner id with
+// the top bit set, a space no entry id reaches): judging an owner in a
+// write transaction, renewing its deadline, and reaping it (with the keys
+// of its handles' files).
 //
 //   - Order: one LockKeys call takes its keys in ascending order, each once
 //     (a key held already costs nothing). A decision that learns a key
@@ -227,8 +235,9 @@
 // Each Table creates <db>.owners/<owner> and holds an exclusive flock(2) on
 // it for its lifetime; the kernel drops it the moment the process dies,
 // SIGKILL included. Another Table probes an owner with LOCK_EX|LOCK_NB:
-// getting the lock (or finding no file) means the owner is dead. Probing
-// happens at Open (ReapDeadOwners), whenever a refusal names a handle of
+// getting the lock (or finding no file) means the owner's process is gone.
+// That probe is one half of the liveness decision (next section). Owners
+// are judged at Open (ReapDeadOwners), whenever a refusal names a handle of
 // another owner, and whenever Handles or AllHandles (List Handles, Force
 // Close Handles, rename-replace) meet another owner's handle — a listing
 // never reports a dead process's handles, even as the first request after
@@ -239,8 +248,78 @@
 // it reaps after fn returns and runs fn again. A crashed holder therefore
 // never blocks anyone, and its cleanup is atomic with the request that
 // found it. flock locks belong to open file descriptions, so two Tables in
-// one process see each other as alive; a probe that fails for another
+// one process see each other's flocks held; a probe that fails for another
 // reason counts as alive (never reap on doubt).
+//
+// # Sessions
+//
+// Each Table is an owner session: a row of lk_owners (owner id, host, pid,
+// program, started, and expires: a heartbeat deadline in nanoseconds on the
+// database's clock), written at Open before any handle of the owner, and
+// renewed every Options.HeartbeatInterval (2 s) to SessionExpiry (10 s)
+// past the database's clock by a goroutine the Table starts at Open and
+// stops and waits for at Close. On SQLite the database's clock is the
+// system clock read inside the write transaction that sets or judges a
+// deadline (Options.SessionClock replaces it in tests).
+//
+// Whether an owner is alive is one decision (judgeOwner, session.go), the
+// same for the reaper, for fs's commit intents (Tx.OwnerAlive) and for
+// `blobshare status` (OwnerState.Alive and Cause):
+//
+//   - no session row: dead ("not registered": closed, reaped, or a handle
+//     written by a fenced owner after its reaping);
+//   - its deadline has passed by the database's clock: dead ("heartbeat
+//     expired"), wherever it runs;
+//   - on this host (the row's host is this machine's name, or empty for a
+//     row from before sessions), its flock free: dead ("flock free");
+//   - otherwise alive; a probe that fails counts as alive.
+//
+// Both signals are needed (../shared/spec/meta-engine.md §1 A3, §3.4): the
+// flock tells at once that a killed process is gone, so "a killed
+// process's handles are reaped at once" still holds, as the first
+// conflicting request after the kill — but only a process of the same
+// kernel can probe it, and a frozen process (SIGSTOP, a hung host) or one
+// cut off from the database keeps it held. The heartbeat deadline tells
+// every host, and bounds a frozen or partitioned owner by the expiry; it
+// alone could not reap a killed process before the expiry. A row from
+// before sessions (schema 2, migrated) has no deadline (expires 0) and is
+// judged by its flock alone, as its build judged it.
+//
+// Fencing. A session found expired or reaped stops deciding: every write
+// transaction of the Table (Update: every decision) fails with
+// ErrSessionLost and changes nothing, and the Table registers as a new
+// owner — a new owner id, flock and row — in a transaction that reaps the
+// old owner's handles if nobody has yet: they are gone, as after a network
+// drop (their ids answer ErrHandleClosed). The old row is never renewed
+// (the renewal is "UPDATE … WHERE expires > now"), so a reaped owner never
+// comes back. The Table finds out in two ways. The heartbeat's renewal
+// touches no row: the session is marked lost and the next decision fails.
+// And each write transaction, after BEGIN — under SQLite's write lock, so
+// no reaper can commit between the check and the decision — compares the
+// session clock with a local deadline, one heartbeat interval before the
+// stored one, counted from when the last successful renewal was sent; past
+// it (the heartbeat lagged, or the process was frozen) the transaction
+// renews in itself, or finds the session expired or reaped and fails. So a
+// process frozen past its expiry and then resumed applies no decision: its
+// first one fails with ErrSessionLost and the next one, as a new owner,
+// decides again (TestSessionFrozenProcess, with a real SIGSTOPped child).
+// The interval's margin covers wall-clock steps up to one interval between
+// the deadline this process keeps (monotonic) and the one others judge
+// (wall clock); a larger step could let a decision through after a reaping,
+// and the handle it wrote belongs to an owner without a row, which the
+// next owner to meet it reaps. That check is exact on SQLite because of
+// its write lock; an engine without one also guards each write of a handle
+// with the owner's row (EXISTS … WHERE owner = me AND expires > now), as
+// ../shared/spec/meta-engine.md §3.4 has it. Reads (View, Peek) are not
+// fenced: they decide nothing. A commit of fs in flight when its session is lost fails
+// at its next transaction; its intent, the old owner's, is resolved by
+// whoever meets it.
+//
+// Closing a Table stops the heartbeat before it deregisters, and closes
+// even a lost session's handles. A frozen owner holding SQLite's write lock
+// blocks every writer until it runs again (busy, then Update's retries):
+// on SQLite nobody can reap it meanwhile, and nothing else can change
+// either.
 //
 // # Traps
 //

@@ -25,6 +25,14 @@ var (
 	ErrHandleLimit       = errors.New("too many handles")    // STATUS_TOO_MANY_OPENED_FILES; 400 HandleLimitExceeded
 )
 
+// ErrSessionLost: this Table's owner session expired or was reaped by
+// another owner (its heartbeat lapsed: the process was frozen or cut off),
+// so it stopped deciding. Every write transaction fails with it until the
+// Table has registered as a new owner, which Update does at once: the next
+// Update decides again, but the old owner's handles are gone, as after a
+// network drop (doc.go, "Sessions").
+var ErrSessionLost = errors.New("owner session lost")
+
 // ErrKeyNotLocked is the lock audit's failure, in test runs only: a
 // decision read a file's state for update without holding the file's key
 // lock (Tx.LockKeys). It is a bug in the decision, never a protocol

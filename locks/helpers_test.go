@@ -124,3 +124,17 @@ func leaseCode(err error) LeaseCode {
 	}
 	return ""
 }
+
+// crash simulates the death of tab's process without its cleanup: the
+// heartbeat stops and the owner's flock and file go; its rows stay. The
+// database connections stay open for the caller to close.
+func crash(tb testing.TB, tab *Table) {
+	tb.Helper()
+	close(tab.hbStop)
+	tab.hbCancel()
+	<-tab.hbDone
+	tab.hbStop = nil
+	if err := tab.sess.Load().lock.release(); err != nil {
+		tb.Fatal(err)
+	}
+}

@@ -115,6 +115,8 @@ func TestLockAudit(t *testing.T) {
 		{"ReleasePOSIXLocks", "^TestPOSIXLocks$"},
 		{"Forget", "^TestLifecycle$"},
 		{"reapOwner", "^TestLifecycle$"},
+		{"ownerCause", "^TestSessionExpiry$"},
+		{"renew", "^TestSessionLostByHeartbeat$"},
 	}
 	for _, tc := range cases {
 		name := tc.decision

@@ -587,7 +587,7 @@ func TestLiveOwnersStay(t *testing.T) {
 	c, err := Open(t.Context(), path, Options{Owner: "crashy"})
 	must(t, err)
 	mustOpen(t, c, OpenRequest{File: newFile(), Access: rd, Share: ShareAll})
-	must(t, c.lock.release()) // drop the flock and the file, keep the rows
+	crash(t, c) // drop the flock and the file, keep the rows
 	n, err = a.ReapDeadOwners(t.Context())
 	if err != nil || n != 1 {
 		t.Fatalf("reaped %d, %v; want 1", n, err)

@@ -29,6 +29,10 @@ func TestHelperHolder(t *testing.T) {
 		stressChild(path)
 		return
 	}
+	if rest, ok := strings.CutPrefix(spec, "session|"); ok {
+		sessionChild(rest)
+		return
+	}
 	// spec: path|file|access|share|doc|lock
 	parts := strings.Split(spec, "|")
 	if len(parts) != 6 {

@@ -85,11 +85,19 @@ type OwnerState struct {
 	ID         OwnerID
 	PID        int       // 0 when the owner is known only from its handles
 	Started    time.Time // zero when unknown
-	Registered bool      // it has a row in the owner table
-	// Alive: the owner's lock file is still held. A killed owner's handles
-	// stay in the table until the next process that opens it (or meets
-	// them in a conflict) reaps them; until then they show here as dead.
+	Registered bool      // it has a session row in the owner table
+	Host       string    // the machine it runs on ("" for a row from before sessions)
+	Program    string    // what runs it: "blobshare serve", "blobshare session" ...
+	// Expires is its heartbeat deadline on the database's clock (zero for
+	// a row from before sessions).
+	Expires time.Time
+	// Alive is the reaper's judgement (doc.go, "Sessions"); Cause says why
+	// not: not registered, flock free (killed, on this host) or heartbeat
+	// expired (frozen or cut off, any host). A dead owner's handles stay
+	// in the table until the next process that opens it (or meets them in
+	// a conflict) reaps them; until then they show here as dead.
 	Alive bool
+	Cause DeathCause
 }
 
 // FileState is the per-file state beside the handles: delete-pending and
@@ -143,9 +151,9 @@ func Inspect(ctx context.Context, path string, fn func(ctx context.Context, c *C
 }
 
 // ReadSnapshot reads the lock table of the database at path on c, a
-// connection Inspect gave. Owners are probed for liveness the way the
-// reaper probes them (their lock files beside the database); a probe that
-// fails counts as alive.
+// connection Inspect gave. Owners are judged alive or dead the way the
+// reaper judges them (session rows, and on this host their lock files
+// beside the database); a probe that fails counts as alive.
 func ReadSnapshot(ctx context.Context, c *Conn, path string) (Snapshot, error) {
 	snap := Snapshot{
 		Owners: map[OwnerID]OwnerState{},
@@ -166,18 +174,22 @@ func ReadSnapshot(ctx context.Context, c *Conn, path string) (Snapshot, error) {
 		return Snapshot{}, &SchemaError{Dir: filepath.Dir(path), DB: path, Part: "lock table", Found: version, Want: SchemaVersion}
 	}
 
-	rows, err := c.QueryContext(ctx, `SELECT owner, pid, started FROM lk_owners`)
+	rows, err := c.QueryContext(ctx, `SELECT owner, pid, started, host, program, expires FROM lk_owners`)
 	if err != nil {
 		return fail("owners", err)
 	}
 	for rows.Next() {
-		var o string
-		var pid, started int64
-		if err := rows.Scan(&o, &pid, &started); err != nil {
+		var o, host, program string
+		var pid, started, expires int64
+		if err := rows.Scan(&o, &pid, &started, &host, &program, &expires); err != nil {
 			rows.Close()
 			return fail("owners", err)
 		}
-		snap.Owners[OwnerID(o)] = OwnerState{ID: OwnerID(o), PID: int(pid), Started: time.Unix(0, started), Registered: true}
+		st := OwnerState{ID: OwnerID(o), PID: int(pid), Started: time.Unix(0, started), Registered: true, Host: host, Program: program}
+		if expires != 0 {
+			st.Expires = time.Unix(0, expires)
+		}
+		snap.Owners[OwnerID(o)] = st
 	}
 	if err := rows.Close(); err != nil {
 		return fail("owners", err)
@@ -192,10 +204,16 @@ func ReadSnapshot(ctx context.Context, c *Conn, path string) (Snapshot, error) {
 			snap.Owners[h.Owner] = OwnerState{ID: h.Owner}
 		}
 	}
-	dir := ownersDir(path)
+	// Judged as a reaper would (judgeOwner), on SQLite's clock: this
+	// host's, now.
+	dir, host, now := ownersDir(path), thisHost(), time.Now()
 	for id, o := range snap.Owners {
-		alive, err := ownerAlive(dir, id)
-		o.Alive = alive || (err != nil && !errors.Is(err, ErrInvalidParameter))
+		row := ownerRow{host: o.Host}
+		if !o.Expires.IsZero() {
+			row.expires = o.Expires.UnixNano()
+		}
+		cause, _ := judgeOwner(row, o.Registered, now, host, func() (bool, error) { return ownerAlive(dir, id) })
+		o.Alive, o.Cause = cause == CauseNone, cause
 		snap.Owners[id] = o
 	}
 

@@ -30,6 +30,12 @@ func TestSnapshotShowsEverything(t *testing.T) {
 	must(t, a.Update(ctx, func(tx *Tx) error { return tx.Dispose(p.ID, true, Facts{}) }))
 	dead, crash := holdingOwner(t, path, doomed, true)
 	crash()
+	// A frozen owner: its flock is held, its heartbeat deadline passed.
+	frozen := openTable(t, path, Options{Host: "h1", Program: "blobshare session"})
+	must(t, a.Update(ctx, func(tx *Tx) error {
+		_, err := tx.exec(`UPDATE lk_owners SET expires = 1 WHERE owner = ?`, string(frozen.Owner()))
+		return err
+	}))
 
 	var snap Snapshot
 	must(t, Inspect(ctx, path, func(ctx context.Context, c *Conn) error {
@@ -53,11 +59,15 @@ func TestSnapshotShowsEverything(t *testing.T) {
 	if p, client := snap.Handles[0].Protocol(); p != ProtocolSession || client != "host" {
 		t.Errorf("protocol of %q = %q, %q", snap.Handles[0].ClientName, p, client)
 	}
-	if o := snap.Owners[a.Owner()]; !o.Alive || !o.Registered || o.PID == 0 {
+	if o := snap.Owners[a.Owner()]; !o.Alive || !o.Registered || o.PID != os.Getpid() || o.Host != thisHost() ||
+		o.Program != thisProgram() || o.Cause != CauseNone || !o.Expires.After(o.Started) {
 		t.Errorf("live owner: %+v", o)
 	}
-	if o := snap.Owners[dead.Owner]; o.Alive {
-		t.Errorf("crashed owner shows alive: %+v", o)
+	if o := snap.Owners[dead.Owner]; o.Alive || o.Cause != CauseFlockFree {
+		t.Errorf("crashed owner: %+v, want dead by a free flock", o)
+	}
+	if o := snap.Owners[frozen.Owner()]; o.Alive || o.Cause != CauseHeartbeatExpired || o.Host != "h1" || o.Program != "blobshare session" {
+		t.Errorf("frozen owner: %+v, want dead by an expired heartbeat", o)
 	}
 	if ls := snap.Locks[h.ID]; len(ls) != 1 || ls[0].Range != (Range{5, 10}) || ls[0].Kind != LockExclusive {
 		t.Errorf("locks of %d: %+v", h.ID, ls)

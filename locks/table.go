@@ -1,14 +1,15 @@
 package locks
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,10 +29,20 @@ type Table struct {
 	db        *sql.DB
 	path      string
 	ownersDir string
-	owner     OwnerID
-	lock      *ownerLock
 	opts      Options
 	log       *slog.Logger
+
+	// sess is this process's owner session (session.go): replaced, under
+	// wmu, when a lost session registers again.
+	sess    atomic.Pointer[session]
+	host    string           // this machine, in session rows
+	program string           // this process, in session rows
+	clock   func() time.Time // the database's clock (Options.SessionClock)
+	hbStop  chan struct{}    // closed by Close: the heartbeat goroutine stops
+	hbDone  chan struct{}    // closed when it has
+	// hbCancel ends a renewal that waits on a busy database, so Close
+	// never waits for it.
+	hbCancel context.CancelFunc
 
 	wmu sync.Mutex // serializes Update in this process
 	// writer is the connection of every write transaction (under wmu):
@@ -90,6 +101,8 @@ type Tx struct {
 	sctx  context.Context // for our statements: ctx without cancellation
 	conn  *Conn
 	write bool
+	sess  *session  // the owner this transaction acts for
+	at    time.Time // the database's clock in this transaction (now), read once
 
 	reaped   []OwnerID // owners reaped in this transaction (files go after commit)
 	nextID   int64     // handle id allocation inside this transaction
@@ -104,7 +117,10 @@ const schema = `
 CREATE TABLE IF NOT EXISTS lk_owners (
 	owner   TEXT PRIMARY KEY,
 	pid     INTEGER NOT NULL,
-	started INTEGER NOT NULL
+	started INTEGER NOT NULL,
+	host    TEXT    NOT NULL DEFAULT '', -- the owner's machine: its flock is probed only there
+	program TEXT    NOT NULL DEFAULT '', -- what runs it ("blobshare serve"), for status
+	expires INTEGER NOT NULL DEFAULT 0   -- heartbeat deadline, ns on the database's clock (0: registered before sessions)
 );
 CREATE TABLE IF NOT EXISTS lk_handles (
 	file            INTEGER NOT NULL,
@@ -149,16 +165,36 @@ CREATE INDEX IF NOT EXISTS lk_locks_file ON lk_locks(file, handle);
 //
 // 2: lk_locks.posix is the lock's style (0 SMB, 1 POSIX, 2 flock), no
 // longer a boolean; flock(2) is a lock, no longer a share-mode change.
-const SchemaVersion = 2
+// 3: owner sessions: lk_owners.host, program and expires (migration 3).
+const SchemaVersion = 3
+
+// migrations move lock tables of an older version to SchemaVersion, one
+// version each (EnsureSchema). A row of an owner registered before sessions
+// gets no deadline (expires 0): it is judged by its flock alone, as its
+// build did.
+var migrations = []Migration{
+	{To: 3, DDL: `ALTER TABLE lk_owners ADD COLUMN host TEXT NOT NULL DEFAULT '';
+ALTER TABLE lk_owners ADD COLUMN program TEXT NOT NULL DEFAULT '';
+ALTER TABLE lk_owners ADD COLUMN expires INTEGER NOT NULL DEFAULT 0;`},
+}
+
+// Migration moves one part of the schema from version To-1 to To: DDL runs
+// in the transaction that checks the version, and the version row follows.
+type Migration struct {
+	To  int64
+	DDL string
+}
 
 // EnsureSchema checks or creates one part of the shared database inside a
 // write transaction: when marker (a table of the part) exists, the version
 // stored as row "schema" of metaTable (a (name, value) table) must be
 // want — a missing row or table means a database from before versioning
 // (version 0) — else it returns a *SchemaError naming the data directory
-// of dbPath; when marker does not exist, ddl runs and the version is
+// of dbPath — unless migrations lead from the version found to want, one
+// version at a time: then they run, in order, in this transaction, and
+// want is recorded; when marker does not exist, ddl runs and the version is
 // recorded. Package fs uses it for the namespace tables.
-func EnsureSchema(ctx context.Context, tx *Conn, dbPath, part, marker, metaTable string, want int64, ddl string) error {
+func EnsureSchema(ctx context.Context, tx *Conn, dbPath, part, marker, metaTable string, want int64, ddl string, migrations ...Migration) error {
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, marker).Scan(&n); err != nil {
 		return fmt.Errorf("read schema of %s: %w", dbPath, err)
@@ -175,8 +211,22 @@ func EnsureSchema(ctx context.Context, tx *Conn, dbPath, part, marker, metaTable
 				return fmt.Errorf("read schema version of %s: %w", dbPath, err)
 			}
 		}
-		if found != want {
+		if found == want {
+			return nil
+		}
+		if !migratable(found, want, migrations) {
 			return &SchemaError{Dir: filepath.Dir(dbPath), DB: dbPath, Part: part, Found: found, Want: want}
+		}
+		for _, m := range migrations {
+			if m.To <= found || m.To > want {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, m.DDL); err != nil {
+				return fmt.Errorf("migrate %s schema of %s to version %d: %w", part, dbPath, m.To, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE `+metaTable+` SET value = ? WHERE name = 'schema'`, want); err != nil {
+			return fmt.Errorf("record %s schema version in %s: %w", part, dbPath, err)
 		}
 		return nil
 	}
@@ -187,6 +237,20 @@ func EnsureSchema(ctx context.Context, tx *Conn, dbPath, part, marker, metaTable
 		return fmt.Errorf("record %s schema version in %s: %w", part, dbPath, err)
 	}
 	return nil
+}
+
+// migratable reports whether ms hold every step from found (a versioned
+// schema: never 0, which is a database from before versioning) to want.
+func migratable(found, want int64, ms []Migration) bool {
+	if found <= 0 || found > want {
+		return false
+	}
+	for v := found + 1; v <= want; v++ {
+		if !slices.ContainsFunc(ms, func(m Migration) bool { return m.To == v }) {
+			return false
+		}
+	}
+	return true
 }
 
 // busyTimeoutMS is SQLite's own wait for the write lock; Update retries
@@ -212,6 +276,16 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.HeartbeatInterval <= 0 {
+		opts.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if opts.SessionExpiry <= 0 {
+		opts.SessionExpiry = DefaultSessionExpiry
+	}
+	if opts.HeartbeatInterval >= opts.SessionExpiry {
+		return nil, fmt.Errorf("locks: open %s: heartbeat interval %v not below the session expiry %v: %w",
+			path, opts.HeartbeatInterval, opts.SessionExpiry, ErrInvalidParameter)
 	}
 	owner := opts.Owner
 	if owner == "" {
@@ -243,20 +317,26 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 		db:        db,
 		path:      path,
 		ownersDir: ownersDir(path),
-		owner:     owner,
 		opts:      opts,
+		host:      cmp.Or(opts.Host, thisHost()),
+		program:   cmp.Or(opts.Program, thisProgram()),
+		clock:     opts.SessionClock,
 		log:       opts.Logger.With("component", "locks", "owner", string(owner)),
 		readers:   newReaders(db, maxReaders),
 		ownFiles:  map[HandleID]FileID{},
 		locked:    map[HandleID]bool{},
 		audit:     auditKeyLocks(),
 	}
-	lock, err := lockOwnerFile(t.ownersDir, owner)
+	if t.clock == nil {
+		t.clock = time.Now
+	}
+	sess, err := t.newSession(owner)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("locks: open %s: %w", path, err)
 	}
-	t.lock = lock
+	lock := sess.lock
+	t.sess.Store(sess)
 	t.ckpt = newCheckpointer(db, path, t.log)
 	fail := func(err error) (*Table, error) {
 		t.ckpt.close()
@@ -265,8 +345,8 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 		return nil, fmt.Errorf("locks: open %s: %w", path, err)
 	}
 	// The schema first, alone: WAL switch, version check and DDL.
-	if err := t.Update(ctx, func(tx *Tx) error {
-		return EnsureSchema(ctx, tx.conn, path, "lock table", "lk_handles", "lk_meta", SchemaVersion, schema)
+	if err := t.update(ctx, false, func(tx *Tx) error {
+		return EnsureSchema(ctx, tx.conn, path, "lock table", "lk_handles", "lk_meta", SchemaVersion, schema, migrations...)
 	}); err != nil {
 		var se *SchemaError
 		if errors.As(err, &se) {
@@ -277,18 +357,21 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 		}
 		return fail(fmt.Errorf("schema: %w", err))
 	}
-	if err := t.Update(ctx, func(tx *Tx) error {
-		_, err := tx.exec(`INSERT INTO lk_owners(owner, pid, started) VALUES(?, ?, ?)`,
-			string(owner), os.Getpid(), opts.Now().UnixNano())
-		return err
-	}); err != nil {
-		return fail(fmt.Errorf("register owner %s: %w", owner, err))
+	sent := t.clock()
+	if err := t.update(ctx, false, func(tx *Tx) error { return tx.register(sess) }); err != nil {
+		return fail(err)
 	}
+	sess.renewed(t.localDeadline(sent))
 	if n, err := t.ReapDeadOwners(ctx); err != nil {
 		return fail(err)
 	} else if n > 0 {
 		t.log.Info("reaped dead owners at open", "count", n, "db", path)
 	}
+	// The heartbeat runs until Close, on a context that outlives Open's.
+	t.hbStop, t.hbDone = make(chan struct{}), make(chan struct{})
+	hbCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	t.hbCancel = cancel
+	go t.heartbeats(hbCtx, t.hbStop, t.hbDone)
 	return t, nil
 }
 
@@ -299,7 +382,8 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 func (t *Table) DB() *sql.DB { return t.db }
 
 // Owner returns this process instance's owner id.
-func (t *Table) Owner() OwnerID { return t.owner }
+// After a lost session (ErrSessionLost) it is the new owner's.
+func (t *Table) Owner() OwnerID { return t.sess.Load().owner }
 
 // Path returns the database path given to Open.
 func (t *Table) Path() string { return t.path }
@@ -311,11 +395,15 @@ func (t *Table) Path() string { return t.path }
 func (t *Table) Close(ctx context.Context) error {
 	var err error
 	t.closeOnce.Do(func() {
-		err = t.Update(ctx, func(tx *Tx) error {
-			if err := tx.reapOwner(t.owner); err != nil {
-				return err
-			}
-			return nil
+		if t.hbStop != nil {
+			close(t.hbStop)
+			t.hbCancel()
+			<-t.hbDone
+		}
+		// Unfenced: a lost session's handles go too (if nobody reaped
+		// them yet).
+		err = t.update(ctx, false, func(tx *Tx) error {
+			return tx.reapOwner(tx.sess.owner)
 		})
 		t.ckpt.close()
 		t.wmu.Lock()
@@ -329,7 +417,7 @@ func (t *Table) Close(ctx context.Context) error {
 		if cerr := t.db.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("locks: close %s: %w", t.path, cerr)
 		}
-		if rerr := t.lock.release(); rerr != nil && err == nil {
+		if rerr := t.sess.Load().lock.release(); rerr != nil && err == nil {
 			err = fmt.Errorf("locks: close %s: %w", t.path, rerr)
 		}
 	})
@@ -376,15 +464,36 @@ func isBusy(err error) bool { return errors.Is(classify(err), ErrBusy) }
 // have side effects outside the transaction. An error from fn rolls back and
 // is returned as is. Update must not be called from inside fn (the
 // process's writer mutex is not reentrant).
+//
+// Update is a decision of this owner: it fails with ErrSessionLost when
+// the owner's session has expired or was reaped (doc.go, "Sessions"); the
+// Table has then registered as a new owner, whose next Update decides.
 func (t *Table) Update(ctx context.Context, fn func(tx *Tx) error) error {
+	return t.update(ctx, true, fn)
+}
+
+// update is Update; fence false runs fn without checking the session
+// (registering, renewing and closing it).
+func (t *Table) update(ctx context.Context, fence bool, fn func(tx *Tx) error) error {
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
+	err := t.updateLocked(ctx, fence, fn)
+	if fence && errors.Is(err, ErrSessionLost) && !t.closed.Load() {
+		if rerr := t.reregister(ctx); rerr != nil {
+			t.log.Error("registering as a new owner failed; trying again at the next decision", "err", rerr)
+		}
+	}
+	return err
+}
+
+// updateLocked is update under wmu.
+func (t *Table) updateLocked(ctx context.Context, fence bool, fn func(tx *Tx) error) error {
 	if t.closed.Load() {
 		return fmt.Errorf("locks: %s: table closed: %w", t.path, ErrHandleClosed)
 	}
 	backoff := time.Millisecond
 	for {
-		reaped, err := t.try(ctx, txWrite, false, fn)
+		reaped, err := t.try(ctx, txWrite, false, fence, fn)
 		if err == nil {
 			for _, o := range reaped {
 				if rerr := removeOwnerFile(t.ownersDir, o); rerr != nil {
@@ -422,7 +531,8 @@ const (
 // try runs fn in one transaction; it returns the owners reaped on commit.
 // lone (reads only) runs fn's statement outside a transaction instead
 // (see PeekStatement).
-func (t *Table) try(ctx context.Context, kind txKind, lone bool, fn func(tx *Tx) error) ([]OwnerID, error) {
+// fence checks the owner's session first (write transactions).
+func (t *Table) try(ctx context.Context, kind txKind, lone, fence bool, fn func(tx *Tx) error) ([]OwnerID, error) {
 	write := kind == txWrite
 	c, err := t.begin(ctx, kind, lone)
 	if err != nil {
@@ -434,13 +544,19 @@ func (t *Table) try(ctx context.Context, kind txKind, lone bool, fn func(tx *Tx)
 	// goroutine per statement. Waiting — BEGIN and the busy retries —
 	// watches ctx.
 	sctx := context.WithoutCancel(ctx)
-	tx := &Tx{t: t, ctx: ctx, sctx: sctx, conn: c, write: write}
+	tx := &Tx{t: t, ctx: ctx, sctx: sctx, conn: c, write: write, sess: t.sess.Load()}
 	if write {
 		// The id reservation is only touched under wmu; read transactions
 		// open no handles and must not read it unlocked.
 		tx.nextID, tx.idLimit = t.nextID, t.idLimit
 	}
-	ferr := fn(tx)
+	var ferr error
+	if write && fence {
+		ferr = t.fence(tx)
+	}
+	if ferr == nil {
+		ferr = fn(tx)
+	}
 	commitFailed := false
 	if ferr == nil && write {
 		if _, err := c.ExecContext(sctx, sqlCommit); err != nil {
@@ -576,10 +692,10 @@ func (t *Table) read(ctx context.Context, peek, lone bool, fn func(tx *Tx) error
 	for attempt := 0; ; attempt++ {
 		var err error
 		if peek && t.wmu.TryLock() {
-			_, err = t.try(ctx, txPeek, lone, fn)
+			_, err = t.try(ctx, txPeek, lone, false, fn)
 			t.wmu.Unlock()
 		} else {
-			_, err = t.try(ctx, txRead, lone, fn)
+			_, err = t.try(ctx, txRead, lone, false, fn)
 		}
 		if err == nil {
 			return nil
@@ -614,7 +730,7 @@ func (t *Table) ReapDeadOwners(ctx context.Context) (int, error) {
 			return err
 		}
 		for _, o := range owners {
-			if o == t.owner {
+			if o == tx.sess.owner {
 				continue
 			}
 			dead, err := tx.ownerDead(o)
@@ -652,7 +768,14 @@ func (t *Table) OtherLiveOwners(ctx context.Context) ([]OwnerID, error) {
 			return err
 		}
 		for _, o := range owners {
-			if o != t.owner {
+			if o == tx.sess.owner {
+				continue
+			}
+			// A View reaps nothing: an owner dead since the reaping
+			// above is not another live one.
+			if dead, err := tx.ownerDead(o); err != nil {
+				return err
+			} else if !dead {
 				others = append(others, o)
 			}
 		}

@@ -34,7 +34,7 @@ func (tx *Tx) OnCommit(f func()) {
 func (tx *Tx) Context() context.Context { return tx.ctx }
 
 // Owner is the owner id of the Table running the transaction.
-func (tx *Tx) Owner() OwnerID { return tx.t.owner }
+func (tx *Tx) Owner() OwnerID { return tx.sess.owner }
 
 func (tx *Tx) mustWrite(op string) error {
 	if !tx.write {
@@ -281,7 +281,7 @@ func (tx *Tx) decide(file FileID, withLocks bool, rule func(st *fileState) error
 func (tx *Tx) reapBlockers(st *fileState, blockers []HandleID) (bool, error) {
 	var owners []OwnerID
 	for _, h := range st.handles {
-		if slices.Contains(blockers, h.ID) && h.Owner != tx.t.owner && !slices.Contains(owners, h.Owner) {
+		if slices.Contains(blockers, h.ID) && h.Owner != tx.sess.owner && !slices.Contains(owners, h.Owner) {
 			owners = append(owners, h.Owner)
 		}
 	}
@@ -307,21 +307,26 @@ func (tx *Tx) reapBlockers(st *fileState, blockers []HandleID) (bool, error) {
 	return reaped, nil
 }
 
-// ownerDead probes o; a failing probe counts as alive (and is logged).
+// ownerDead judges o (judgeOwner: no session row, heartbeat expired by the
+// database's clock, or on this host its flock free); a failing probe
+// counts as alive (and is logged).
 func (tx *Tx) ownerDead(o OwnerID) (bool, error) {
-	if o == tx.t.owner {
+	if o == tx.sess.owner {
 		return false, nil
 	}
-	alive, err := ownerAlive(tx.t.ownersDir, o)
+	cause, err := tx.ownerCause(o)
 	if err != nil {
-		if errors.Is(err, ErrInvalidParameter) {
-			// Not a name we could have created: no file can hold it alive.
-			return true, nil
+		var probe *probeError
+		if errors.As(err, &probe) {
+			tx.t.log.Warn("owner probe failed; treating owner as alive", "probed_owner", string(o), "err", err)
+			return false, nil
 		}
-		tx.t.log.Warn("owner probe failed; treating owner as alive", "probed_owner", string(o), "err", err)
-		return false, nil
+		return false, err
 	}
-	return !alive, nil
+	if cause != CauseNone {
+		tx.t.log.Debug("owner is dead", "dead_owner", string(o), "cause", string(cause))
+	}
+	return cause != CauseNone, nil
 }
 
 // knownOwners lists the registered owners plus owners that only appear on
@@ -351,11 +356,11 @@ func (tx *Tx) reapOwner(o OwnerID) error {
 	if err != nil {
 		return fmt.Errorf("locks: handles of owner %s: %w", o, err)
 	}
-	files := make([]FileID, len(hs))
+	keys := make([]FileID, len(hs), len(hs)+1)
 	for i, h := range hs {
-		files[i] = h.File
+		keys[i] = h.File
 	}
-	tx.lockKeys("reapOwner", files...)
+	tx.lockKeys("reapOwner", append(keys, ownerKey(o))...)
 	for _, h := range hs {
 		// A handle closed by another transaction while this one waited
 		// for its file's key is gone: nothing left to close.
@@ -363,10 +368,13 @@ func (tx *Tx) reapOwner(o OwnerID) error {
 			return err
 		}
 	}
+	if err := tx.holds(ownerKey(o), "session of owner "+string(o)); err != nil {
+		return err
+	}
 	if _, err := tx.exec(`DELETE FROM lk_owners WHERE owner = ?`, string(o)); err != nil {
 		return fmt.Errorf("locks: deregister owner %s: %w", o, err)
 	}
-	if o != tx.t.owner {
+	if o != tx.sess.owner {
 		tx.reaped = append(tx.reaped, o)
 	}
 	return nil
@@ -395,7 +403,7 @@ func (tx *Tx) closeRow(h Handle) (CloseResult, error) {
 	if _, err := tx.exec(`DELETE FROM lk_locks WHERE file = ? AND handle = ?`, int64(h.File), int64(h.ID)); err != nil {
 		return CloseResult{}, fmt.Errorf("locks: close handle %d: %w", h.ID, err)
 	}
-	if h.Owner == tx.t.owner {
+	if h.Owner == tx.sess.owner {
 		tx.t.forgetHandle(h.ID)
 	}
 	pending, _, err := tx.loadFile(h.File)
@@ -416,7 +424,7 @@ func (tx *Tx) closeOwn(id HandleID, file FileID) (CloseResult, bool, error) {
 	}
 	res, err := tx.exec(`DELETE FROM lk_handles WHERE file = ?1 AND id = ?2 AND owner = ?3 AND delete_on_close = 0
 		AND NOT EXISTS (SELECT 1 FROM lk_files WHERE file = ?1 AND delete_pending)`,
-		int64(file), int64(id), string(tx.t.owner))
+		int64(file), int64(id), string(tx.sess.owner))
 	if err != nil {
 		return CloseResult{}, false, fmt.Errorf("locks: close handle %d: %w", id, err)
 	}
@@ -550,7 +558,7 @@ func (tx *Tx) ownHandle(id HandleID, op string) (Handle, error) {
 	if err != nil {
 		return Handle{}, fmt.Errorf("%s: %w", op, err)
 	}
-	if h.Owner != tx.t.owner {
+	if h.Owner != tx.sess.owner {
 		return Handle{}, fmt.Errorf("locks: %s: handle %d belongs to owner %s: %w", op, id, h.Owner, ErrHandleClosed)
 	}
 	return h, nil
@@ -587,7 +595,7 @@ func (tx *Tx) AllHandles() ([]Handle, error) {
 func (tx *Tx) liveHandles(hs []Handle) ([]Handle, error) {
 	var dead map[OwnerID]bool
 	for _, h := range hs {
-		if h.Owner == tx.t.owner {
+		if h.Owner == tx.sess.owner {
 			continue
 		}
 		if _, probed := dead[h.Owner]; probed {
@@ -671,14 +679,14 @@ func (tx *Tx) OpenHandle(req OpenRequest) (Handle, error) {
 	now := tx.t.opts.Now()
 	if _, err := tx.exec(`INSERT INTO lk_handles(id, file, owner, access, share, open_share, delete_on_close, session, client_name, client_ip, open_time)
 		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		id, int64(req.File), string(tx.t.owner), int64(req.Access), int64(req.Share), int64(req.Share),
+		id, int64(req.File), string(tx.sess.owner), int64(req.Access), int64(req.Share), int64(req.Share),
 		req.DeleteOnClose, int64(req.SessionID), req.ClientName, req.ClientIP, now.UnixNano()); err != nil {
 		return Handle{}, fmt.Errorf("locks: open file %d: %w", req.File, err)
 	}
 	tx.t.rememberHandle(HandleID(id), req.File)
 	tx.opened = append(tx.opened, HandleID(id))
 	return Handle{
-		ID: HandleID(id), File: req.File, Owner: tx.t.owner, Access: req.Access,
+		ID: HandleID(id), File: req.File, Owner: tx.sess.owner, Access: req.Access,
 		Share: req.Share, OpenShare: req.Share, DeleteOnClose: req.DeleteOnClose,
 		SessionID: req.SessionID, ClientName: req.ClientName, ClientIP: req.ClientIP,
 		OpenTime: unixNano(now.UnixNano()),

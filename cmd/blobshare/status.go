@@ -47,7 +47,8 @@ func runStatus(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
 	}
-	report := newStatusReport(st, processCommand)
+	host, _ := os.Hostname()
+	report := newStatusReport(st, host, processCommand)
 	if c.Bool("json") {
 		enc := json.NewEncoder(c.App.Writer)
 		enc.SetIndent("", "  ")
@@ -65,8 +66,13 @@ type statusReport struct {
 type ownerReport struct {
 	ID      string `json:"id"`
 	PID     int    `json:"pid,omitempty"`
-	Command string `json:"command,omitempty"` // the owner process's command line, while it runs
+	Host    string `json:"host,omitempty"`    // the machine it runs on
+	Program string `json:"program,omitempty"` // what it runs, from its session: "blobshare serve"
+	Command string `json:"command,omitempty"` // the owner process's command line, while it runs on this host
 	Alive   bool   `json:"alive"`
+	// Dead says why it is not alive: "flock free" (killed, on this host),
+	// "heartbeat expired" (frozen or cut off, any host), "not registered".
+	Dead string `json:"dead,omitempty"`
 }
 
 type lockReport struct {
@@ -112,8 +118,9 @@ type leaseReport struct {
 }
 
 // newStatusReport turns the file system's status into the report; command
-// finds a live process's command line (processCommand; tests pass their own).
-func newStatusReport(st fs.Status, command func(pid int) string) statusReport {
+// finds the command line of a live process of this host (processCommand;
+// tests pass their own).
+func newStatusReport(st fs.Status, host string, command func(pid int) string) statusReport {
 	r := statusReport{Handles: []handleReport{}, Leases: []leaseReport{}}
 	for _, h := range st.Handles {
 		proto, _ := h.Protocol()
@@ -123,13 +130,14 @@ func newStatusReport(st fs.Status, command func(pid int) string) statusReport {
 			Access: h.Access.String(), ShareMode: h.Share.String(),
 			Protocol: string(proto), Client: h.Host(), ClientIP: h.ClientIP,
 			Program: program, ProgramPID: programPID,
-			Owner:         ownerReport{ID: string(h.OwnerState.ID), PID: h.OwnerState.PID, Alive: h.OwnerState.Alive},
+			Owner: ownerReport{ID: string(h.OwnerState.ID), PID: h.OwnerState.PID, Host: h.OwnerState.Host,
+				Program: h.OwnerState.Program, Alive: h.OwnerState.Alive, Dead: string(h.OwnerState.Cause)},
 			OpenTime:      h.OpenTime.UTC(),
 			DeleteOnClose: h.DeleteOnClose, DeletePending: h.DeletePending,
 			LeaseState: h.Lease.State.String(), LeaseID: h.Lease.ID,
 			Locks: []lockReport{},
 		}
-		if hr.Owner.Alive && hr.Owner.PID > 0 {
+		if hr.Owner.Alive && hr.Owner.PID > 0 && (hr.Owner.Host == "" || hr.Owner.Host == host) {
 			hr.Owner.Command = command(hr.Owner.PID)
 		}
 		for _, l := range h.Locks {
@@ -205,20 +213,34 @@ func (r statusReport) writeText(w io.Writer) error {
 	return tw.Flush()
 }
 
-// text is "pid 1234 alive (blobshare session --data d)" or "pid 1234
-// KILLED": a killed owner's handles stay until a process reaps them.
+// text is "pid 1234 on host1 (blobshare session --data d)" while alive;
+// "pid 1234 KILLED on host1 (flock free: ...)" for a killed process,
+// "pid 1234 EXPIRED on host2 (heartbeat expired: ...)" for a frozen or cut
+// off one: a dead owner's handles stay until a process reaps them.
 func (o ownerReport) text() string {
 	pid := "pid ?"
 	if o.PID > 0 {
 		pid = "pid " + strconv.Itoa(o.PID)
 	}
+	on := ""
+	if o.Host != "" {
+		on = " on " + o.Host
+	}
 	if !o.Alive {
-		return pid + " KILLED (its handles go when a blobshare process next opens the data directory)"
+		state := "KILLED"
+		switch o.Dead {
+		case string(locks.CauseHeartbeatExpired):
+			state = "EXPIRED"
+		case string(locks.CauseUnregistered):
+			state = "GONE"
+		}
+		return pid + " " + state + on + " (" + cmp.Or(o.Dead, "dead") +
+			": its handles go when a blobshare process next opens the data directory or meets them)"
 	}
-	if o.Command != "" {
-		return pid + " (" + o.Command + ")"
+	if what := cmp.Or(o.Command, o.Program); what != "" {
+		return pid + on + " (" + what + ")"
 	}
-	return pid
+	return pid + on
 }
 
 // ownerText is the owner's text, after the program that opened the file

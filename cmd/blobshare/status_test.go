@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"net"
 	"os"
@@ -48,18 +49,20 @@ func findHandle(r statusReport, path string) (handleReport, bool) {
 // TestStatusShowsEveryHolder: real processes hold files — a session with a
 // byte-range lock, a second session that is then SIGKILLed, flock(1)
 // holding a file open under flock on the mount of a running serve, an SMB
-// client (go-smb2) and a lease taken over REST by the Go SDK — and
-// `blobshare status` (the real binary, a process of its own) lists each
-// with its share, path, access, share mode, protocol, client, owner process
-// (and for the mount the program that opened the file), locks (a flock as
-// "(flock)", not its stored range), lease and delete-pending state; the
-// killed session's handle shows as killed and is not cleaned up by looking.
+// client (go-smb2), a session whose heartbeat deadline has passed, and a
+// lease taken over REST by the Go SDK — and `blobshare status` (the real
+// binary, a process of its own) lists each with its share, path, access,
+// share mode, protocol, client, owner process with its host (and for the
+// mount the program that opened the file), locks (a flock as "(flock)",
+// not its stored range), lease and delete-pending state; the killed
+// session's handle shows as killed (flock free), the other as expired
+// (heartbeat), and neither is cleaned up by looking.
 func TestStatusShowsEveryHolder(t *testing.T) {
 	requireFUSE(t)
 	ctx := context.Background()
 	data := t.TempDir()
 	dd := seed(t, data)
-	for _, p := range []string{"share/dir/doomed", "share/leased.txt", "share/mounted.txt"} {
+	for _, p := range []string{"share/dir/doomed", "share/leased.txt", "share/mounted.txt", "share/frozen.txt"} {
 		if _, err := dd.FS.CreateFile(ctx, fs.CreateFileRequest{Path: p, Size: 16}); err != nil {
 			t.Fatal(err)
 		}
@@ -103,10 +106,26 @@ func TestStatusShowsEveryHolder(t *testing.T) {
 	live.expect("lock a 0 10 exclusive", "ok")
 	live.expect("open l share/leased.txt access=read share=read,write,delete", "ok ")
 
+	// A session whose heartbeat deadline will have passed by the
+	// database's clock, as for a process frozen past its expiry (the
+	// deadline is moved below instead of waiting for it).
+	frozen := startSession(t, data)
+	frozen.expect("open z share/frozen.txt access=read share=read", "ok ")
+
 	// A session that marks a file delete-pending and is killed.
 	doomed := startSession(t, data)
 	doomed.expect("open d share/dir/doomed access=read,delete share=read,delete", "ok ")
 	doomed.expect("dispose d true", "ok")
+	// Both have started (each Open reaps the dead owners it finds): now
+	// frozen's deadline passes and doomed is killed.
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, dbName)+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE lk_owners SET expires = 1 WHERE pid = ?`, frozen.cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
 	if err := doomed.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -155,6 +174,7 @@ func TestStatusShowsEveryHolder(t *testing.T) {
 	defer smbFile.Close()
 
 	r := runStatusJSON(t, data)
+	hostname, _ := os.Hostname()
 
 	h, ok := findHandle(r, "dir/file")
 	switch {
@@ -162,8 +182,9 @@ func TestStatusShowsEveryHolder(t *testing.T) {
 		t.Fatalf("no handle on dir/file in %+v", r.Handles)
 	case h.Share != "share" || h.Access != "read,write" || h.ShareMode != "read" || h.Protocol != "session":
 		t.Errorf("session handle: %+v", h)
-	case h.Owner.PID != live.cmd.Process.Pid || !h.Owner.Alive || !strings.Contains(h.Owner.Command, "session"):
-		t.Errorf("session handle's owner: %+v, want pid %d alive running session", h.Owner, live.cmd.Process.Pid)
+	case h.Owner.PID != live.cmd.Process.Pid || !h.Owner.Alive || !strings.Contains(h.Owner.Command, "session") ||
+		h.Owner.Host != hostname || h.Owner.Program != "blobshare session" || h.Owner.Dead != "":
+		t.Errorf("session handle's owner: %+v, want pid %d alive running session on %s", h.Owner, live.cmd.Process.Pid, hostname)
 	case len(h.Locks) != 1 || h.Locks[0].Offset != 0 || h.Locks[0].Length != 10 || h.Locks[0].Kind != "exclusive":
 		t.Errorf("session handle's locks: %+v", h.Locks)
 	case h.DeletePending || h.LeaseState != "available":
@@ -180,8 +201,13 @@ func TestStatusShowsEveryHolder(t *testing.T) {
 
 	if h, ok := findHandle(r, "dir/doomed"); !ok {
 		t.Errorf("the killed session's handle is missing: %+v", r.Handles)
-	} else if h.Owner.Alive || h.Owner.PID != doomed.cmd.Process.Pid || !h.DeletePending || h.Access != "read,delete" {
-		t.Errorf("killed session's handle: %+v, want owner pid %d dead, delete pending", h, doomed.cmd.Process.Pid)
+	} else if h.Owner.Alive || h.Owner.Dead != "flock free" || h.Owner.PID != doomed.cmd.Process.Pid || !h.DeletePending || h.Access != "read,delete" {
+		t.Errorf("killed session's handle: %+v, want owner pid %d dead (flock free), delete pending", h, doomed.cmd.Process.Pid)
+	}
+	if h, ok := findHandle(r, "frozen.txt"); !ok {
+		t.Errorf("the frozen session's handle is missing: %+v", r.Handles)
+	} else if h.Owner.Alive || h.Owner.Dead != "heartbeat expired" || h.Owner.PID != frozen.cmd.Process.Pid || h.Owner.Host != hostname {
+		t.Errorf("frozen session's handle: %+v, want owner pid %d dead (heartbeat expired)", h.Owner, frozen.cmd.Process.Pid)
 	}
 
 	if h, ok := findHandle(r, "mounted.txt"); !ok {
@@ -211,7 +237,9 @@ func TestStatusShowsEveryHolder(t *testing.T) {
 	}
 	text := string(out)
 	for _, want := range []string{
-		"pid " + strconv.Itoa(doomed.cmd.Process.Pid) + " KILLED",
+		"pid " + strconv.Itoa(doomed.cmd.Process.Pid) + " KILLED on " + hostname + " (flock free",
+		"pid " + strconv.Itoa(frozen.cmd.Process.Pid) + " EXPIRED on " + hostname + " (heartbeat expired",
+		"pid " + strconv.Itoa(live.cmd.Process.Pid) + " on " + hostname + " (",
 		"exclusive 0-9",
 		"leased " + leaseID,
 		"LEASED FILE",
