@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/blobshare/blobshare/blobstore"
+	"github.com/blobshare/blobshare/internal/walsync"
 	"github.com/blobshare/blobshare/locks"
 )
 
@@ -19,6 +20,7 @@ import (
 // same database and blob store.
 type FileSystem struct {
 	table    *locks.Table
+	wal      *walsync.Syncer // syncs the table's log before a REST write is acknowledged
 	store    blobstore.Store
 	log      *slog.Logger
 	now      func() time.Time
@@ -213,6 +215,7 @@ func newFileSystem(ctx context.Context, cfg Config) (*FileSystem, error) {
 	}
 	fsys := &FileSystem{
 		table:    cfg.Table,
+		wal:      walsync.New(cfg.Table.Path()),
 		store:    cfg.Store,
 		log:      cfg.Logger,
 		now:      cfg.Now,

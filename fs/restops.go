@@ -478,6 +478,7 @@ func (fsys *FileSystem) putRange(ctx context.Context, req PutRangeRequest) (Attr
 		return Attr{}, pathErr("put range", req.Path, err)
 	}
 	s := newStage(fsys, id)
+	s.durable = true // acknowledged when committed: sync the data before the commit lock
 	defer s.reset()
 	if req.Body == nil {
 		err = s.clearRange(ctx, req.Offset, req.Length)
@@ -487,7 +488,17 @@ func (fsys *FileSystem) putRange(ctx context.Context, req PutRangeRequest) (Attr
 	if err != nil {
 		return Attr{}, pathErr("put range", req.Path, err)
 	}
-	return fsys.commitRange(ctx, "put range", req.Path, id, s, req.Offset, req.Length, req.LeaseID, req.PreserveLastWrite)
+	a, err := fsys.commitRange(ctx, "put range", req.Path, id, s, req.Offset, req.Length, req.LeaseID, req.PreserveLastWrite)
+	if err != nil {
+		return Attr{}, err
+	}
+	// The blob's new block list is durable (CommitBlocks); the namespace
+	// row naming the new version is once the log is synced, one fsync
+	// for every range committed meanwhile.
+	if err := fsys.wal.Sync(ctx); err != nil {
+		return Attr{}, pathErr("put range", req.Path, err)
+	}
+	return a, nil
 }
 
 // stageFrom copies exactly n bytes of r into s at off.
