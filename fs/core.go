@@ -21,6 +21,9 @@ import (
 type FileSystem struct {
 	table    *locks.Table
 	wal      *walsync.Syncer // syncs the table's log before a REST write is acknowledged
+	// queuedHook, when set, is called after a REST write joined its
+	// file's commit queue (tests: an event to synchronise on).
+	queuedHook func()
 	store    blobstore.Store
 	log      *slog.Logger
 	now      func() time.Time
@@ -52,6 +55,9 @@ type fileState struct {
 	refs    int
 	commit  sync.Mutex
 	handles map[*Handle]struct{}
+
+	queueMu sync.Mutex
+	queue   []*rangeWrite // REST writes waiting for a group commit (groupcommit.go)
 }
 
 // SchemaVersion is the version of the namespace tables this build creates

@@ -66,7 +66,12 @@
 // (blobstore.StageBlockDurable) before it takes the file's commit lock, so
 // the data of several ranges in flight is synced at once rather than one
 // range after the other under that lock; the commit then finds the data
-// clean.
+// clean. Writes of whole blocks are committed in groups (groupcommit.go):
+// they queue on the file, and whoever takes the commit lock commits every
+// write queued so far in one blob commit and one namespace update, each
+// write checked on its own in the transaction that takes the lock. With 4
+// ranges in flight a commit per range made each wait for the commits (and
+// their journal syncs) of those before it.
 //
 // Handles stage writes per open: up to Config.MemoryPerHandle of partial
 // blocks in memory, more in a sparse spill file under Config.SpillDir, and

@@ -520,22 +520,19 @@ func stageFrom(ctx context.Context, s *stage, r io.Reader, off, n int64) error {
 }
 
 // commitRange commits a staged REST write of [off, off+n) to file id.
+// Writes of whole blocks that do not preserve the write time are
+// committed in groups (commitRanges); others alone.
 func (fsys *FileSystem) commitRange(ctx context.Context, op, path string, id FileID, s *stage, off, n int64, leaseID string, preserve bool) (Attr, error) {
+	if !preserve && s.wholeBlocksOnly() {
+		return fsys.commitRanges(ctx, op, path, id, &rangeWrite{stage: s, off: off, n: n, leaseID: leaseID})
+	}
 	var prevWrite int64
 	e, err := fsys.commit(ctx, id, commitOp{
 		op:    op,
 		stage: s,
 		check: func(tx *locks.Tx, q *q, e entry) error {
-			if off+n > e.size {
-				return fmt.Errorf("%w: range ends at %d, file size %d", ErrInvalidRange, off+n, e.size)
-			}
 			prevWrite = e.write
-			f, err := q.facts(e)
-			if err != nil {
-				return err
-			}
-			return tx.CheckREST(locks.RESTRequest{File: id, Op: locks.OpPutRange, LeaseID: leaseID,
-				Range: locks.Range{Offset: uint64(off), Length: uint64(n)}, Facts: f})
+			return checkPutRange(tx, q, e, id, off, n, leaseID)
 		},
 		touch: func(q *q, e *entry) {
 			if preserve {
@@ -547,6 +544,21 @@ func (fsys *FileSystem) commitRange(ctx context.Context, op, path string, id Fil
 		return Attr{}, pathErr(op, path, err)
 	}
 	return e.attr(path), nil
+}
+
+// checkPutRange is a REST write's check in the transaction that takes the
+// commit lock: the range lies within the file, and the lock table allows
+// the write (leases, byte-range locks, share modes).
+func checkPutRange(tx *locks.Tx, q *q, e entry, id FileID, off, n int64, leaseID string) error {
+	if off+n > e.size {
+		return fmt.Errorf("%w: range ends at %d, file size %d", ErrInvalidRange, off+n, e.size)
+	}
+	f, err := q.facts(e)
+	if err != nil {
+		return err
+	}
+	return tx.CheckREST(locks.RESTRequest{File: id, Op: locks.OpPutRange, LeaseID: leaseID,
+		Range: locks.Range{Offset: uint64(off), Length: uint64(n)}, Facts: f})
 }
 
 func (fsys *FileSystem) putRangeFrom(ctx context.Context, req PutRangeFromRequest) (Attr, error) {
