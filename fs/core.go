@@ -21,9 +21,6 @@ import (
 type FileSystem struct {
 	table    *locks.Table
 	wal      *walsync.Syncer // syncs the table's log before a REST write is acknowledged
-	// queuedHook, when set, is called after a REST write joined its
-	// file's commit queue (tests: an event to synchronise on).
-	queuedHook func()
 	store    blobstore.Store
 	log      *slog.Logger
 	now      func() time.Time
@@ -31,6 +28,10 @@ type FileSystem struct {
 	memBlks  int   // in-memory partial blocks per handle
 	pid      int   // this process, for commit intents
 	pidStart int64 // its start time (pid reuse)
+
+	// queuedHook, when set, is called after a REST write joined its
+	// file's commit queue (tests: an event to synchronise on).
+	queuedHook func()
 
 	mu      sync.Mutex
 	files   map[FileID]*fileState // per-file state of this process (commit mutex, open handles)

@@ -489,14 +489,19 @@ func (fsys *FileSystem) putRange(ctx context.Context, req PutRangeRequest) (Attr
 		return Attr{}, pathErr("put range", req.Path, err)
 	}
 	a, err := fsys.commitRange(ctx, "put range", req.Path, id, s, req.Offset, req.Length, req.LeaseID, req.PreserveLastWrite)
+	return fsys.durable(ctx, "put range", req.Path, a, err)
+}
+
+// durable returns a REST write's outcome once it is durable: the blob's
+// new block list is (CommitBlocks), the namespace row naming the new
+// version is once the lock table's log is synced, one fsync for every
+// write committed meanwhile (internal/walsync).
+func (fsys *FileSystem) durable(ctx context.Context, op, path string, a Attr, err error) (Attr, error) {
 	if err != nil {
 		return Attr{}, err
 	}
-	// The blob's new block list is durable (CommitBlocks); the namespace
-	// row naming the new version is once the log is synced, one fsync
-	// for every range committed meanwhile.
 	if err := fsys.wal.Sync(ctx); err != nil {
-		return Attr{}, pathErr("put range", req.Path, err)
+		return Attr{}, pathErr(op, path, err)
 	}
 	return a, nil
 }
@@ -594,6 +599,7 @@ func (fsys *FileSystem) putRangeFrom(ctx context.Context, req PutRangeFromReques
 		return Attr{}, pathErr("put range from URL", req.Path, fmt.Errorf("source %s: %w", req.SourcePath, ErrInvalidRange))
 	}
 	s := newStage(fsys, dst)
+	s.durable = true // as Put Range
 	defer s.reset()
 	rd := fsys.contentReader(ctx, src, srcContent, req.SourceOffset, req.Length)
 	defer rd.Close()
@@ -604,7 +610,8 @@ func (fsys *FileSystem) putRangeFrom(ctx context.Context, req PutRangeFromReques
 	if err := stageFrom(ctx, s, from, req.Offset, req.Length); err != nil {
 		return Attr{}, pathErr("put range from URL", req.Path, err)
 	}
-	return fsys.commitRange(ctx, "put range from URL", req.Path, dst, s, req.Offset, req.Length, req.LeaseID, false)
+	a, err := fsys.commitRange(ctx, "put range from URL", req.Path, dst, s, req.Offset, req.Length, req.LeaseID, false)
+	return fsys.durable(ctx, "put range from URL", req.Path, a, err)
 }
 
 // contentReader streams [off, off+n) of a file's content, inline or in
