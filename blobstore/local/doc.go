@@ -24,9 +24,12 @@
 // current manifest, hard-links each staged block it names to a fresh
 // b-<random> name (no data copy; committed ids reuse their b- file),
 // fsyncs those new block files (several at once; their writeback is
-// mostly done by then), writes the new manifest to an mt- file, fsyncs it
-// and the directory (so the links are durable before anything names
-// them), renames it over m and fsyncs the directory again. Every commit
+// mostly done by then) while it writes the new manifest to an mt- file
+// and fsyncs that (nothing names it yet; concurrent fsyncs share journal
+// commits, where one after the other cost one each under the key lock),
+// then fsyncs the directory (so the links are durable before anything
+// names them), renames the manifest over m and fsyncs the directory
+// again. Every commit
 // gets a new random ETag. Only then are the consumed s- names and the
 // blocks the old version used and the new one does not removed.
 //
