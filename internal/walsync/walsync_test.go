@@ -122,6 +122,7 @@ func TestDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	db.SetMaxOpenConns(1) // one writer, as the stores open theirs: commits queue in the pool
 	if _, err := db.Exec(`CREATE TABLE t(x INTEGER)`); err != nil {
 		t.Fatal(err)
 	}
