@@ -111,6 +111,7 @@ func uploadUntilKilled(t *testing.T, s *server, put func(i int) error) map[int]b
 	if len(got) == crashChunks {
 		t.Fatal("every put was answered before the kill: nothing was in flight")
 	}
+	t.Logf("%d of %d puts answered before the kill", len(got), crashChunks)
 	return got
 }
 
