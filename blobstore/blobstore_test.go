@@ -202,3 +202,28 @@ func TestCollectGarbageFallback(t *testing.T) {
 		t.Fatalf("CollectGarbage with a cancelled context = %v", err)
 	}
 }
+
+// durableRecorder is a recorder with the DurableStager capability.
+type durableRecorder struct {
+	recorder
+	durable []string
+}
+
+func (r *durableRecorder) StageBlockDurable(ctx context.Context, key, id string, rd io.Reader) (int64, error) {
+	r.durable = append(r.durable, id)
+	return r.StageBlock(ctx, key, id, rd)
+}
+
+// TestStageBlockDurableHelper: the helper uses the capability when the
+// store has it and StageBlock otherwise.
+func TestStageBlockDurableHelper(t *testing.T) {
+	ctx := context.Background()
+	plain := &recorder{staged: map[string]int64{}}
+	if n, err := blobstore.StageBlockDurable(ctx, plain, "k", "a", strings.NewReader("abc")); err != nil || n != 3 || plain.staged["a"] != 3 {
+		t.Errorf("without the capability: %d, %v, staged %v", n, err, plain.staged)
+	}
+	d := &durableRecorder{recorder: recorder{staged: map[string]int64{}}}
+	if _, err := blobstore.StageBlockDurable(ctx, d, "k", "b", strings.NewReader("xy")); err != nil || len(d.durable) != 1 || d.durable[0] != "b" {
+		t.Errorf("with the capability: %v, durable stagings %v", err, d.durable)
+	}
+}

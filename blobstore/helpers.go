@@ -111,3 +111,25 @@ type Cloner interface {
 	// ErrPreconditionFailed, ErrInvalidKey.
 	CloneBlob(ctx context.Context, src, dst string, cond Conditions) (Info, error)
 }
+
+// DurableStager is an optional Store capability: staging a block that is
+// durable when the call returns, as a staged block (it survives a power
+// cut, not only once a commit names it), so that a server may acknowledge
+// it. The local backend syncs the block's data and its name before it
+// returns; writers stage at once and their syncs overlap, where a sync at
+// commit would make them wait in line for one another's.
+type DurableStager interface {
+	// StageBlockDurable is StageBlock, durable when it returns nil.
+	StageBlockDurable(ctx context.Context, key, blockID string, r io.Reader) (int64, error)
+}
+
+// StageBlockDurable stages a block that is durable when it returns: with
+// s's StageBlockDurable when s is a DurableStager, otherwise with
+// StageBlock (a store without the capability, such as Azure, keeps a
+// block durably when it answers Put Block).
+func StageBlockDurable(ctx context.Context, s Store, key, blockID string, r io.Reader) (int64, error) {
+	if d, ok := s.(DurableStager); ok {
+		return d.StageBlockDurable(ctx, key, blockID, r)
+	}
+	return s.StageBlock(ctx, key, blockID, r)
+}

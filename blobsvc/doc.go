@@ -25,6 +25,20 @@
 // writes the row (dropping the intent in the same transaction); Recover
 // finishes or drops what a crash left in between.
 //
+// # Durability
+//
+// What is acknowledged survives a power cut, not only a crash of the
+// process. A Put Block's content is staged durably
+// (blobstore.StageBlockDurable: the local store fsyncs the block and its
+// name, with no lock held, so 4 blocks in flight sync at once) and its
+// row is durable before the answer: the metadata store commits with
+// synchronous=NORMAL (no fsync while a transaction holds the one writer)
+// and the service then calls its Sync (DurableStore), which syncs the
+// log once for every request that committed before it started. A commit
+// of content (Put Blob, Put Block List, Append Block, Put Page) syncs the
+// log the same way after its row; the content store's commit is durable
+// already.
+//
 // # Concurrency
 //
 // Last writer wins by default. Writers of one blob are serialised by a

@@ -688,7 +688,10 @@ func (s *Service) commitContent(ctx context.Context, b *Blob, storeIDs []string,
 		return fmt.Errorf("blob %s/%s: commit: %w", b.Container, b.Name, err)
 	}
 	b.ContentETag = info.ETag
-	return s.meta.PutBlob(ctx, *b, dropUncommitted) // removes the intent in its transaction
+	if err := s.meta.PutBlob(ctx, *b, dropUncommitted); err != nil { // removes the intent in its transaction
+		return err
+	}
+	return s.syncMeta(ctx)
 }
 
 // UncommittedLifetime is how long an uncommitted block waits for the Put
@@ -900,13 +903,25 @@ func (s *Service) StageBlock(ctx context.Context, container, name, blockID strin
 		sum = md5.New()
 		r = io.TeeReader(r, sum)
 	}
-	n, err := s.content.StageBlock(ctx, contentKey(container, name), storeID, r)
+	// Durable before the answer: an acknowledged block survives a power
+	// cut. No lock is held, so concurrent Put Blocks sync at once.
+	n, err := blobstore.StageBlockDurable(ctx, s.content, contentKey(container, name), storeID, r)
 	if err != nil {
 		return fmt.Errorf("blob %s/%s: stage block: %w", container, name, err)
 	}
 	if sum != nil && !equalBytes(sum.Sum(nil), contentMD5) {
 		return fmt.Errorf("blob %s/%s: %w", container, name, ErrMD5Mismatch)
 	}
+	if err := s.recordStaged(ctx, container, name, leaseID, Block{ID: blockID, StoreID: storeID, Size: n}); err != nil {
+		return err
+	}
+	// Outside the blob's lock: concurrent Put Blocks share the log's sync.
+	return s.syncMeta(ctx)
+}
+
+// recordStaged records a staged block under the blob's lock, creating the
+// uncommitted blob with its first block.
+func (s *Service) recordStaged(ctx context.Context, container, name, leaseID string, b Block) error {
 	mu := s.stripe(container, name)
 	mu.Lock()
 	defer mu.Unlock()
@@ -938,7 +953,28 @@ func (s *Service) StageBlock(ctx context.Context, container, name, blockID strin
 			return err
 		}
 	}
-	return s.meta.StageBlock(ctx, container, name, Block{ID: blockID, StoreID: storeID, Size: n}, s.Now())
+	return s.meta.StageBlock(ctx, container, name, b, s.Now())
+}
+
+// DurableStore is an optional Store capability: Sync returns once every
+// change the store committed before the call survives a power cut, not
+// only a crash of the process (sqlstore commits with synchronous=NORMAL
+// and syncs its log here, one fsync for all concurrent callers). The
+// service calls it before acknowledging a staged block or a commit of
+// content.
+type DurableStore interface {
+	Sync(ctx context.Context) error
+}
+
+// syncMeta makes the metadata committed so far durable, when the store
+// can (DurableStore).
+func (s *Service) syncMeta(ctx context.Context) error {
+	if d, ok := s.meta.(DurableStore); ok {
+		if err := d.Sync(ctx); err != nil {
+			return fmt.Errorf("blob metadata: %w", err)
+		}
+	}
+	return nil
 }
 
 // BlockListType says where a Put Block List entry is looked up.

@@ -71,7 +71,12 @@ func (fsys *FileSystem) commit(ctx context.Context, file FileID, op commitOp) (e
 	defer fsys.releaseFile(file, st)
 	st.commit.Lock()
 	defer st.commit.Unlock()
+	return fsys.commitHeld(ctx, file, op)
+}
 
+// commitHeld is commit with the file's in-process commit lock held and
+// op's stage settled.
+func (fsys *FileSystem) commitHeld(ctx context.Context, file FileID, op commitOp) (entry, error) {
 	// Small files live inline in the namespace: one transaction, no intent.
 	if ne, done, err := fsys.commitInline(ctx, file, op); done || err != nil {
 		return ne, err

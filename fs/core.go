@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/blobshare/blobshare/blobstore"
+	"github.com/blobshare/blobshare/internal/walsync"
 	"github.com/blobshare/blobshare/locks"
 )
 
@@ -19,11 +20,16 @@ import (
 // same database and blob store.
 type FileSystem struct {
 	table    *locks.Table
+	wal      *walsync.Syncer // syncs the table's log before a REST write is acknowledged
 	store    blobstore.Store
 	log      *slog.Logger
 	now      func() time.Time
 	spillDir string
 	memBlks  int // in-memory partial blocks per handle
+
+	// queuedHook, when set, is called after a REST write joined its
+	// file's commit queue (tests: an event to synchronise on).
+	queuedHook func()
 
 	mu      sync.Mutex
 	files   map[FileID]*fileState // per-file state of this process (commit mutex, open handles)
@@ -50,6 +56,9 @@ type fileState struct {
 	refs    int
 	commit  sync.Mutex
 	handles map[*Handle]struct{}
+
+	queueMu sync.Mutex
+	queue   []*rangeWrite // REST writes waiting for a group commit (groupcommit.go)
 }
 
 // SchemaVersion is the version of the namespace tables this build creates
@@ -226,6 +235,7 @@ func newFileSystem(ctx context.Context, cfg Config) (*FileSystem, error) {
 	}
 	fsys := &FileSystem{
 		table:       cfg.Table,
+		wal:         walsync.New(cfg.Table.Path()),
 		store:       cfg.Store,
 		log:         cfg.Logger,
 		now:         cfg.Now,

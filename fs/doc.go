@@ -62,6 +62,17 @@
 // The first commit that would outgrow InlineMax moves the content to a
 // blob (under the commit intent below) and the file stays blob-backed.
 //
+// A REST Put Range stages its whole blocks durably
+// (blobstore.StageBlockDurable) before it takes the file's commit lock, so
+// the data of several ranges in flight is synced at once rather than one
+// range after the other under that lock; the commit then finds the data
+// clean. Writes of whole blocks are committed in groups (groupcommit.go):
+// they queue on the file, and whoever takes the commit lock commits every
+// write queued so far in one blob commit and one namespace update, each
+// write checked on its own in the transaction that takes the lock. With 4
+// ranges in flight a commit per range made each wait for the commits (and
+// their journal syncs) of those before it.
+//
 // Handles stage writes per open: up to Config.MemoryPerHandle of partial
 // blocks in memory, more in a sparse spill file under Config.SpillDir, and
 // blocks written whole are staged to the blob store at once (they need no
@@ -112,7 +123,9 @@
 // then adopted and reported as done, or dropped and reported as failed —
 // never half-visible. The namespace update after a blob commit ignores the
 // caller's cancellation. (Durability of a commit against power loss is the
-// database's: WAL with synchronous=NORMAL, as locks opens it.) Deleted files' blobs are queued in ns_gc
+// database's: WAL with synchronous=NORMAL, as locks opens it; a REST Put
+// Range, acknowledged durable, also syncs the log after its commit with
+// one fsync shared by every range committed meanwhile, internal/walsync.) Deleted files' blobs are queued in ns_gc
 // in the deleting transaction and removed by a background collector after
 // the commit (deletes never wait for blob I/O); New and Close collect
 // leftovers. Staged blocks are invisible until committed; a handle that

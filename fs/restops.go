@@ -478,6 +478,7 @@ func (fsys *FileSystem) putRange(ctx context.Context, req PutRangeRequest) (Attr
 		return Attr{}, pathErr("put range", req.Path, err)
 	}
 	s := newStage(fsys, id)
+	s.durable = true // acknowledged when committed: sync the data before the commit lock
 	defer s.reset()
 	if req.Body == nil {
 		err = s.clearRange(ctx, req.Offset, req.Length)
@@ -487,7 +488,22 @@ func (fsys *FileSystem) putRange(ctx context.Context, req PutRangeRequest) (Attr
 	if err != nil {
 		return Attr{}, pathErr("put range", req.Path, err)
 	}
-	return fsys.commitRange(ctx, "put range", req.Path, id, s, req.Offset, req.Length, req.LeaseID, req.PreserveLastWrite)
+	a, err := fsys.commitRange(ctx, "put range", req.Path, id, s, req.Offset, req.Length, req.LeaseID, req.PreserveLastWrite)
+	return fsys.durable(ctx, "put range", req.Path, a, err)
+}
+
+// durable returns a REST write's outcome once it is durable: the blob's
+// new block list is (CommitBlocks), the namespace row naming the new
+// version is once the lock table's log is synced, one fsync for every
+// write committed meanwhile (internal/walsync).
+func (fsys *FileSystem) durable(ctx context.Context, op, path string, a Attr, err error) (Attr, error) {
+	if err != nil {
+		return Attr{}, err
+	}
+	if err := fsys.wal.Sync(ctx); err != nil {
+		return Attr{}, pathErr(op, path, err)
+	}
+	return a, nil
 }
 
 // stageFrom copies exactly n bytes of r into s at off.
@@ -509,22 +525,19 @@ func stageFrom(ctx context.Context, s *stage, r io.Reader, off, n int64) error {
 }
 
 // commitRange commits a staged REST write of [off, off+n) to file id.
+// Writes of whole blocks that do not preserve the write time are
+// committed in groups (commitRanges); others alone.
 func (fsys *FileSystem) commitRange(ctx context.Context, op, path string, id FileID, s *stage, off, n int64, leaseID string, preserve bool) (Attr, error) {
+	if !preserve && s.wholeBlocksOnly() {
+		return fsys.commitRanges(ctx, op, path, id, &rangeWrite{stage: s, off: off, n: n, leaseID: leaseID})
+	}
 	var prevWrite int64
 	e, err := fsys.commit(ctx, id, commitOp{
 		op:    op,
 		stage: s,
 		check: func(tx *locks.Tx, q *q, e entry) error {
-			if off+n > e.size {
-				return fmt.Errorf("%w: range ends at %d, file size %d", ErrInvalidRange, off+n, e.size)
-			}
 			prevWrite = e.write
-			f, err := q.facts(e)
-			if err != nil {
-				return err
-			}
-			return tx.CheckREST(locks.RESTRequest{File: id, Op: locks.OpPutRange, LeaseID: leaseID,
-				Range: locks.Range{Offset: uint64(off), Length: uint64(n)}, Facts: f})
+			return checkPutRange(tx, q, e, id, off, n, leaseID)
 		},
 		touch: func(q *q, e *entry) {
 			if preserve {
@@ -536,6 +549,21 @@ func (fsys *FileSystem) commitRange(ctx context.Context, op, path string, id Fil
 		return Attr{}, pathErr(op, path, err)
 	}
 	return e.attr(path), nil
+}
+
+// checkPutRange is a REST write's check in the transaction that takes the
+// commit lock: the range lies within the file, and the lock table allows
+// the write (leases, byte-range locks, share modes).
+func checkPutRange(tx *locks.Tx, q *q, e entry, id FileID, off, n int64, leaseID string) error {
+	if off+n > e.size {
+		return fmt.Errorf("%w: range ends at %d, file size %d", ErrInvalidRange, off+n, e.size)
+	}
+	f, err := q.facts(e)
+	if err != nil {
+		return err
+	}
+	return tx.CheckREST(locks.RESTRequest{File: id, Op: locks.OpPutRange, LeaseID: leaseID,
+		Range: locks.Range{Offset: uint64(off), Length: uint64(n)}, Facts: f})
 }
 
 func (fsys *FileSystem) putRangeFrom(ctx context.Context, req PutRangeFromRequest) (Attr, error) {
@@ -571,6 +599,7 @@ func (fsys *FileSystem) putRangeFrom(ctx context.Context, req PutRangeFromReques
 		return Attr{}, pathErr("put range from URL", req.Path, fmt.Errorf("source %s: %w", req.SourcePath, ErrInvalidRange))
 	}
 	s := newStage(fsys, dst)
+	s.durable = true // as Put Range
 	defer s.reset()
 	rd := fsys.contentReader(ctx, src, srcContent, req.SourceOffset, req.Length)
 	defer rd.Close()
@@ -581,7 +610,8 @@ func (fsys *FileSystem) putRangeFrom(ctx context.Context, req PutRangeFromReques
 	if err := stageFrom(ctx, s, from, req.Offset, req.Length); err != nil {
 		return Attr{}, pathErr("put range from URL", req.Path, err)
 	}
-	return fsys.commitRange(ctx, "put range from URL", req.Path, dst, s, req.Offset, req.Length, req.LeaseID, req.PreserveLastWrite)
+	a, err := fsys.commitRange(ctx, "put range from URL", req.Path, dst, s, req.Offset, req.Length, req.LeaseID, req.PreserveLastWrite)
+	return fsys.durable(ctx, "put range from URL", req.Path, a, err)
 }
 
 // contentReader streams [off, off+n) of a file's content, inline or in

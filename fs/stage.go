@@ -10,6 +10,8 @@ import (
 	"os"
 	"sort"
 	"sync"
+
+	"github.com/blobshare/blobshare/blobstore"
 )
 
 // zeroBlockID names the all-zero block of BlockSize bytes that fills holes.
@@ -64,6 +66,12 @@ type stage struct {
 	fsys    *FileSystem
 	file    FileID
 	memBlks int
+	// durable: whole blocks are staged durably (blobstore.StageBlockDurable)
+	// as they arrive, outside any lock, so that writers' data syncs
+	// overlap and the commit that names them finds them clean. A REST
+	// write is acknowledged durable; its commit, serialised per file,
+	// then syncs no data of its own.
+	durable bool
 
 	full    map[int64]string // block index → staged block id (or zeroBlockID)
 	parts   map[int64]*part
@@ -158,7 +166,7 @@ func (s *stage) writeBlock(ctx context.Context, idx, boff int64, p []byte) error
 		if boff == 0 && n == BlockSize {
 			// A whole block: stage it straight away.
 			id := newBlockID()
-			if _, err := s.fsys.store.StageBlock(ctx, blobKey(s.file), id, bytes.NewReader(p)); err != nil {
+			if _, err := s.stageBlock(ctx, id, bytes.NewReader(p)); err != nil {
 				return fmt.Errorf("stage block %d: %w", idx, err)
 			}
 			s.full[idx] = id
@@ -202,13 +210,21 @@ func (s *stage) writeBlock(ctx context.Context, idx, boff int64, p []byte) error
 			return err
 		}
 		id := newBlockID()
-		if _, err := s.fsys.store.StageBlock(ctx, blobKey(s.file), id, rd); err != nil {
+		if _, err := s.stageBlock(ctx, id, rd); err != nil {
 			return fmt.Errorf("stage block %d: %w", idx, err)
 		}
 		s.dropPart(idx)
 		s.full[idx] = id
 	}
 	return nil
+}
+
+// stageBlock stages one whole block of the file, durably when s.durable.
+func (s *stage) stageBlock(ctx context.Context, id string, r io.Reader) (int64, error) {
+	if s.durable {
+		return blobstore.StageBlockDurable(ctx, s.fsys.store, blobKey(s.file), id, r)
+	}
+	return s.fsys.store.StageBlock(ctx, blobKey(s.file), id, r)
 }
 
 // storeInBackground stages block idx from buf, a block buffer the caller
@@ -226,7 +242,7 @@ func (s *stage) storeInBackground(ctx context.Context, idx int64, id string, buf
 	ctx = context.WithoutCancel(ctx)
 	go func() {
 		defer s.inflight.Done()
-		_, err := s.fsys.store.StageBlock(ctx, blobKey(s.file), id, bytes.NewReader(buf))
+		_, err := s.stageBlock(ctx, id, bytes.NewReader(buf))
 		s.fsys.putBuf(buf)
 		<-s.ahead
 		if err != nil {

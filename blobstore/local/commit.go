@@ -92,10 +92,6 @@ func (s *Store) CommitBlocks(ctx context.Context, key string, ids []string, cond
 		return fail(err)
 	}
 
-	if err := syncFiles(kd, linked); err != nil {
-		return fail(fmt.Errorf("commit %q: %w", key, err))
-	}
-
 	m := &manifest{Key: key, ETag: newETag(), Modified: s.now().UTC(), Blocks: make([]manifestBlk, 0, len(ids))}
 	if cur != nil && m.ETag == cur.ETag { // 64 random bits; be sure anyway
 		m.ETag = newETag()
@@ -104,7 +100,24 @@ func (s *Store) CommitBlocks(ctx context.Context, key string, ids []string, cond
 		m.Blocks = append(m.Blocks, resolved[id])
 	}
 	data := m.marshal()
-	if renamed, err := s.writeManifest(kd, data, len(linked) > 0); err != nil {
+	// The new blocks and the manifest's temp file are synced at once:
+	// nothing names the temp file until the rename below, and concurrent
+	// fsyncs share the file system's journal commits (one sync after the
+	// other cost a journal commit each, under the key lock, and each
+	// waits for whatever data other writers have in flight).
+	blocksSynced := make(chan error, 1)
+	go func() { blocksSynced <- syncFiles(kd, linked) }()
+	tmp, err := writeTemp(kd, data)
+	if berr := <-blocksSynced; berr != nil {
+		if err == nil {
+			_ = os.Remove(tmp)
+		}
+		return fail(fmt.Errorf("commit %q: %w", key, berr))
+	}
+	if err != nil {
+		return fail(fmt.Errorf("commit %q: %w", key, err))
+	}
+	if renamed, err := s.installManifest(kd, tmp, len(linked) > 0); err != nil {
 		if renamed {
 			// The new manifest is in place (readers may see it) but its
 			// durability is unknown: keep everything it names; the
@@ -131,9 +144,18 @@ func (s *Store) CommitBlocks(ctx context.Context, key string, ids []string, cond
 // renamed reports whether the new manifest took the place of the old one
 // (then an error means only that syncing the directory failed).
 func (s *Store) writeManifest(kd string, data []byte, syncLinks bool) (renamed bool, err error) {
-	f, err := os.CreateTemp(kd, mtempPrefix+"*")
+	tmp, err := writeTemp(kd, data)
 	if err != nil {
 		return false, err
+	}
+	return s.installManifest(kd, tmp, syncLinks)
+}
+
+// writeTemp writes data to a new mt- file in kd and syncs it.
+func writeTemp(kd string, data []byte) (string, error) {
+	f, err := os.CreateTemp(kd, mtempPrefix+"*")
+	if err != nil {
+		return "", err
 	}
 	tmp := f.Name()
 	_, err = f.Write(data)
@@ -143,7 +165,19 @@ func (s *Store) writeManifest(kd string, data []byte, syncLinks bool) (renamed b
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil && syncLinks {
+	if err != nil {
+		_ = os.Remove(tmp)
+		return "", err
+	}
+	return tmp, nil
+}
+
+// installManifest renames the synced manifest temp file tmp over kd/m
+// and syncs kd (first too when syncLinks: new block links must be durable
+// before the manifest names them). On failure before the rename tmp is
+// removed.
+func (s *Store) installManifest(kd, tmp string, syncLinks bool) (renamed bool, err error) {
+	if syncLinks {
 		err = syncDir(kd)
 	}
 	if err == nil {

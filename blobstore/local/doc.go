@@ -24,11 +24,23 @@
 // current manifest, hard-links each staged block it names to a fresh
 // b-<random> name (no data copy; committed ids reuse their b- file),
 // fsyncs those new block files (several at once; their writeback is
-// mostly done by then), writes the new manifest to an mt- file, fsyncs it
-// and the directory (so the links are durable before anything names
-// them), renames it over m and fsyncs the directory again. Every commit
+// mostly done by then) while it writes the new manifest to an mt- file
+// and fsyncs that (nothing names it yet; concurrent fsyncs share journal
+// commits, where one after the other cost one each under the key lock),
+// then fsyncs the directory (so the links are durable before anything
+// names them), renames the manifest over m and fsyncs the directory
+// again. Every commit
 // gets a new random ETag. Only then are the consumed s- names and the
 // blocks the old version used and the new one does not removed.
+//
+// StageBlockDurable (blobstore.DurableStager) is StageBlock for a block
+// that is acknowledged before any commit names it (a Blob Put Block, a
+// FileREST Put Range): it fsyncs the t- file instead of starting its
+// writeback, renames it and fsyncs the key directory, taking no lock, so
+// concurrent writers' data syncs overlap (4 writers each fsyncing 4 MiB
+// reach about the disk's buffered bandwidth; one after the other, a
+// quarter of it). The commit that names the block then finds its data
+// clean: its fsync of the new link is a metadata journal commit.
 //
 // Deferring the block fsync from StageBlock to the commit keeps the disk
 // busy while the next block is staged; fsyncing each 4 MiB block as it was
@@ -79,9 +91,10 @@
 // RLIMIT_NOFILE to the hard limit at start, so this is rarely a concern,
 // but many readers of huge blobs at once add up.
 //
-// Staged blocks are not durable until a commit names them: after a power
-// loss a staging may be gone, which only matters to a writer that also
-// survived, and it would have to restage anyway.
+// Blocks staged with StageBlock are not durable until a commit names
+// them: after a power loss a staging may be gone, which only matters to a
+// writer that also survived, and it would have to restage anyway. Blocks
+// staged with StageBlockDurable are durable when it returns.
 //
 // If the manifest rename succeeds but the directory fsync after it fails,
 // CommitBlocks returns an error although readers may already see the new

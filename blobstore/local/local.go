@@ -31,6 +31,7 @@ type Store struct {
 var (
 	_ blobstore.Store            = (*Store)(nil)
 	_ blobstore.GarbageCollector = (*Store)(nil)
+	_ blobstore.DurableStager    = (*Store)(nil)
 )
 
 // Option configures a Store.

@@ -8,6 +8,11 @@
 // use a small pool of reader connections beside it (WAL). Every method is
 // one statement or one transaction. Driver errors are classified here,
 // once, by code: busy or locked → blobsvc.ErrServerBusy.
+//
+// Transactions commit with synchronous=NORMAL (durable against a crash of
+// the process); Sync (blobsvc.DurableStore) makes everything committed
+// before it durable against a power cut too, with one fsync of the log
+// for all concurrent callers (internal/walsync).
 package sqlstore
 
 import (
@@ -23,6 +28,7 @@ import (
 
 	"github.com/blobshare/blobshare/blobsvc"
 	"github.com/blobshare/blobshare/internal/sqlitedb"
+	"github.com/blobshare/blobshare/internal/walsync"
 )
 
 // FileName is the database file's name in the data directory.
@@ -88,9 +94,13 @@ CREATE TABLE IF NOT EXISTS bs_service (
 type Store struct {
 	writer *sql.DB // one connection
 	reader *sql.DB // read-only pool
+	wal    *walsync.Syncer
 }
 
-var _ blobsvc.Store = (*Store)(nil)
+var (
+	_ blobsvc.Store        = (*Store)(nil)
+	_ blobsvc.DurableStore = (*Store)(nil)
+)
 
 // Open opens (creating if needed) the database at path.
 func Open(ctx context.Context, path string) (*Store, error) {
@@ -98,7 +108,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("blob sqlstore: %w", classify(err))
 	}
-	s := &Store{writer: db.Writer, reader: db.Reader}
+	s := &Store{writer: db.Writer, reader: db.Reader, wal: walsync.New(path)}
 	if err := s.addStagedAt(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("blob sqlstore: %s: %w", path, err)
@@ -117,6 +127,11 @@ func (s *Store) addStagedAt(ctx context.Context) error {
 	_, err = s.writer.ExecContext(ctx, `ALTER TABLE bs_staged ADD COLUMN staged_at INTEGER NOT NULL DEFAULT 0`)
 	return classify(err)
 }
+
+// Sync implements blobsvc.DurableStore: it syncs the database's log (WAL,
+// committed with synchronous=NORMAL), one fsync for every caller that
+// arrived before it started (internal/walsync).
+func (s *Store) Sync(ctx context.Context) error { return s.wal.Sync(ctx) }
 
 // Close closes the database.
 func (s *Store) Close() error { return errors.Join(s.reader.Close(), s.writer.Close()) }
