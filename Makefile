@@ -18,8 +18,17 @@ PKG_FUZZ  := smb:FuzzHeader smb:FuzzFrame smb:FuzzMatchPattern smb/ntlm:FuzzUnwr
 # Debian packages the tests drive: rsync (the mount's timestamp tests),
 # smbclient and impacket (real SMB clients), samba and samba-testsuite
 # (smbtorture, and smbd as the oracle for its test list), smbnetfs (a FUSE
-# file system over the SMB endpoint).
-DEB_PKGS  := rsync smbclient python3-impacket samba samba-testsuite smbnetfs
+# file system over the SMB endpoint), qemu-system-x86 (boots the guest
+# whose kernel SMB client `make cifs` tests).
+DEB_PKGS  := rsync smbclient python3-impacket samba samba-testsuite smbnetfs qemu-system-x86
+
+# CIFS_ROOT holds the Debian kernel (linux-image-amd64, with cifs.ko) and
+# busybox-static that TestLinuxCIFSClient boots in QEMU: downloaded and
+# extracted with dpkg-deb -x, never installed, so nothing runs on the host
+# (no bootloader or initramfs hooks) and the host's own busybox is left
+# alone. The test finds it through BLOBSHARE_CIFS_ROOT or, by default,
+# this same directory.
+CIFS_ROOT ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/blobshare/cifs-guest
 
 # The packages whose goroutines share state; their tests also run under the
 # race detector (about 2 minutes on a 2-core machine).
@@ -29,7 +38,7 @@ RACE_PKGS := ./locks ./fs ./msgqueue/... ./blob ./blobsvc/...
 # go.mod): rclone's azurefiles backend, as a library, against blobshare.
 RCLONE_DIR := integration/rclone
 
-.PHONY: test deps npm node debs vet unit race fuzz bench build rclone
+.PHONY: test deps npm node debs vet unit race fuzz bench build rclone cifs cifs-guest
 
 test: deps vet
 	$(GOTEST) ./...
@@ -75,6 +84,26 @@ debs:
 	if [ -n "$$missing" ]; then \
 		echo "installing $$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+# cifs runs the Linux kernel's SMB client against blobshare in a QEMU
+# guest (TestLinuxCIFSClient, which go test ./... also runs once
+# cifs-guest has been made).
+cifs: debs cifs-guest
+	BLOBSHARE_CIFS_ROOT=$(CIFS_ROOT) $(GO) test -count=1 -timeout 5m ./integration -run '^TestLinuxCIFSClient$$'
+
+# cifs-guest extracts the guest's packages into CIFS_ROOT once (the
+# kernel package's real name is what the linux-image-amd64 metapackage
+# depends on).
+cifs-guest:
+	@if ! ls $(CIFS_ROOT)/boot/vmlinuz-* >/dev/null 2>&1 || [ ! -x $(CIFS_ROOT)/bin/busybox ]; then \
+		set -e; tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; chown _apt $$tmp 2>/dev/null || true; \
+		kernel=$$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-/ {print $$2; exit}'); \
+		if [ -z "$$kernel" ]; then apt-get update -qq; kernel=$$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-/ {print $$2; exit}'); fi; \
+		echo "extracting $$kernel busybox-static into $(CIFS_ROOT)"; \
+		(cd $$tmp && apt-get download -qq $$kernel busybox-static || { apt-get update -qq && apt-get download -qq $$kernel busybox-static; }); \
+		mkdir -p $$tmp/root; for d in $$tmp/*.deb; do dpkg-deb -x $$d $$tmp/root; done; \
+		mkdir -p $$(dirname $(CIFS_ROOT)); rm -rf $(CIFS_ROOT); mv $$tmp/root $(CIFS_ROOT); \
 	fi
 
 # Azurite (blob backend tests) and the Azure Files JS SDK (REST smoke test),

@@ -47,6 +47,11 @@
 // (success), smbd granting none (failure) and blobshare (failure at the
 // same check).
 //
+// TestLinuxCIFSClient (package integration) runs the Linux kernel's SMB
+// client, Debian's cifs.ko in a QEMU guest, against `blobshare serve`:
+// mounts on the client's default dialect, 3.1.1 sealed, 3.0 and 2.1, and
+// system calls on them against FileREST through the lock table.
+//
 // # Negotiation and authentication
 //
 // Dialects 2.0.2, 2.1, 3.0, 3.0.2 and 3.1.1 (with the SHA-512 preauth
@@ -113,6 +118,11 @@
 // each other's writes at once, as on Windows, the server tracks the opens
 // with uncommitted writes per file and commits them before another open
 // of the file reads it or queries its information.
+// FileREST and the mount see them only at that FLUSH or CLOSE: a
+// write(2) through the Linux client, answered, is not in a REST read until
+// fsync or close (TestLinuxCIFSClient checks it). That differs from Azure
+// Files and smbd, where an answered WRITE is in the file at once (issue
+// 26).
 //
 // Extended attributes: the ExtA create context sets a created (or, with
 // one, an overwritten) file's EAs, SET_INFO FileFullEaInformation
