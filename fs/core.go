@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/blobshare/blobshare/blobstore"
@@ -36,6 +37,11 @@ type FileSystem struct {
 	gcDone  chan struct{} // closed when the collector has stopped
 	handles map[*Handle]struct{}
 	closed  bool
+
+	// unflushed: visible-write handles with staged writes (visible.go);
+	// nUnflushed counts them, so that readers skip the lock when none.
+	unflushed  unflushed
+	nUnflushed atomic.Int64
 
 	rel releases // released handles whose lock-table close is pending
 
@@ -223,6 +229,7 @@ func newFileSystem(ctx context.Context, cfg Config) (*FileSystem, error) {
 		files:       make(map[FileID]*fileState),
 		subs:        make(map[int]func(Change)),
 		handles:     make(map[*Handle]struct{}),
+		unflushed:   unflushed{},
 	}
 	if fsys.log == nil {
 		fsys.log = slog.Default()
