@@ -258,11 +258,12 @@ type OpenOptions struct {
 	// advisory to it, as on a local disk.
 	POSIX bool
 	// VisibleWrites makes a write through the handle visible to every
-	// reader of this FileSystem once it returns (SMB, whose clients may
-	// not cache without a write-caching lease): the writes stay staged,
-	// and a reader — REST, the mount's stat and listing, another
-	// handle's read — commits them first (visible.go). Without it a
-	// handle's writes are seen by others from its Flush, Fsync or Close.
+	// reader once it returns (SMB, whose clients may not cache without a
+	// write-caching lease): the writes stay staged, and a reader — REST,
+	// the mount's stat and listing, another handle's read, in this
+	// process or another — has them committed first (visible.go). Without
+	// it a handle's writes are seen by others from its Flush, Fsync or
+	// Close.
 	VisibleWrites bool
 	// Descriptive, reported by List Handles.
 	SessionID  uint64

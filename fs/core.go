@@ -42,6 +42,10 @@ type FileSystem struct {
 	// nUnflushed counts them, so that readers skip the lock when none.
 	unflushed  unflushed
 	nUnflushed atomic.Int64
+	instance   string        // this FileSystem's owner name in ns_unflushed
+	pollKick   chan struct{} // wakes the commit-request poller (visible.go)
+	pollStop   chan struct{} // closed to stop it
+	pollDone   chan struct{} // closed when it has stopped
 
 	rel releases // released handles whose lock-table close is pending
 
@@ -70,7 +74,8 @@ type fileState struct {
 // 4: ns_intents.new_state, so that recovery adopts a commit whole.
 // 5: ns_share_state (share leases, stored access policies, permissions),
 // ns_snapshots, ns_snap_entries and ns_snap_pending (share snapshots).
-const SchemaVersion = 5
+// 6: ns_unflushed (visible writes staged in another process).
+const SchemaVersion = 6
 
 // schema is the namespace's part of the shared database. Names are
 // case-insensitive through key (FoldName); the unique index covers only
@@ -160,6 +165,15 @@ CREATE TABLE IF NOT EXISTS ns_snap_pending ( -- clones a snapshot still needs (c
 	PRIMARY KEY (share, snapshot, file)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS ns_snap_pending_file ON ns_snap_pending(file);
+CREATE TABLE IF NOT EXISTS ns_unflushed ( -- visible-write handles with staged writes (visible.go)
+	file      INTEGER NOT NULL,
+	handle    INTEGER NOT NULL,
+	owner     TEXT    NOT NULL, -- the FileSystem holding the writes (FileSystem.instance)
+	pid       INTEGER NOT NULL,
+	pid_start INTEGER NOT NULL,
+	requested INTEGER NOT NULL DEFAULT 0, -- a reader elsewhere waits for the commit
+	PRIMARY KEY (file, handle)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS ns_gc (
 	key   TEXT PRIMARY KEY,
 	since INTEGER NOT NULL
@@ -259,9 +273,17 @@ func newFileSystem(ctx context.Context, cfg Config) (*FileSystem, error) {
 	if err := fsys.recover(ctx); err != nil {
 		return nil, err
 	}
+	if err := fsys.dropDeadUnflushed(ctx); err != nil {
+		return nil, fmt.Errorf("fs: new: %w", err)
+	}
 	fsys.gcKick = make(chan struct{}, 1)
 	fsys.gcDone = make(chan struct{})
 	go fsys.collector(context.WithoutCancel(ctx))
+	fsys.instance = fmt.Sprintf("%d.%d.%s", fsys.pid, fsys.pidStart, newBlockID())
+	fsys.pollKick = make(chan struct{}, 1)
+	fsys.pollDone = make(chan struct{})
+	fsys.pollStop = make(chan struct{})
+	go fsys.serveCommitRequests(context.WithoutCancel(ctx))
 	return fsys, nil
 }
 
@@ -363,6 +385,8 @@ func (fsys *FileSystem) close(ctx context.Context) error {
 	}
 	close(fsys.gcKick)
 	<-fsys.gcDone
+	close(fsys.pollStop)
+	<-fsys.pollDone
 	fsys.collect(ctx)
 	return first
 }

@@ -69,7 +69,7 @@
 // per handle, while the writer sends the next one; a failure there fails
 // the next write and the flush. Nothing is visible to anyone else until Flush, Fsync or Close
 // (or, for a handle opened with OpenOptions.VisibleWrites, until a reader
-// of this process arrives or VisibleWithin passes: visible.go), which
+// arrives, in this process or another: visible.go), which
 // commit: read the latest committed block list, merge the dirty
 // ranges of each partially written block onto the latest content of that
 // block, stage, and CommitBlocks with If-Match on the list's ETag (retried

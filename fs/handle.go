@@ -24,9 +24,8 @@ type handleState struct {
 	// FileSystem.unflushed (under mu).
 	visible bool
 	marked  bool
-	// commitTimer commits a marked handle's writes VisibleWithin after
-	// they were first staged, for readers in other processes.
-	commitTimer *time.Timer
+	// rowed: the handle has its row in ns_unflushed (under mu).
+	rowed bool
 
 	mu     sync.Mutex
 	closed bool
@@ -71,7 +70,7 @@ func (h *Handle) checkIO(tx *locks.Tx, off, n int64, owner uint64, write bool) e
 }
 
 func (h *Handle) readAt(ctx context.Context, p []byte, off int64, owner uint64) (int, error) {
-	h.h.fsys.commitWriters(ctx, h.h.file, h) // before h.h.mu: writers may be reading too
+	h.h.fsys.commitReaders(ctx, h.h.file, h) // before h.h.mu: writers may be reading too
 	h.h.mu.Lock()
 	defer h.h.mu.Unlock()
 	if h.h.closed {
@@ -258,7 +257,7 @@ func (h *Handle) size(ctx context.Context) (int64, error) {
 }
 
 func (h *Handle) attr(ctx context.Context, full bool) (Attr, error) {
-	h.h.fsys.commitWriters(ctx, h.h.file, h)
+	h.h.fsys.commitReaders(ctx, h.h.file, h)
 	h.h.mu.Lock()
 	defer h.h.mu.Unlock()
 	if h.h.closed {
@@ -310,6 +309,7 @@ func (h *Handle) flushTouch(ctx context.Context, touch func(q *q, e *entry)) (e 
 func (h *Handle) commitStageLocked(ctx context.Context, touch func(q *q, e *entry)) (entry, bool, error) {
 	s := h.h.stage
 	if s == nil || s.empty() {
+		h.dropUnflushedRow(ctx)
 		h.clearUnflushed()
 		return entry{}, false, nil
 	}
@@ -319,12 +319,14 @@ func (h *Handle) commitStageLocked(ctx context.Context, touch func(q *q, e *entr
 		check: func(tx *locks.Tx, q *q, e entry) error {
 			return tx.HandleOpen(h.h.id) // force-closed handles lose their writes
 		},
-		touch: touch,
+		touch:     touch,
+		committed: h.unflushedRowGone,
 	})
 	if err != nil {
 		return entry{}, false, err
 	}
 	s.reset()
+	h.h.rowed = false // deleted by the commit (unflushedRowGone)
 	h.clearUnflushed()
 	return e, true, nil
 }
@@ -374,6 +376,7 @@ func (h *Handle) detach(ctx context.Context) (flushErr, err error) {
 	if h.h.stage != nil {
 		h.h.stage.reset()
 	}
+	h.dropUnflushedRow(ctx)
 	h.clearUnflushed()
 	h.h.closed = true
 	fsys := h.h.fsys
@@ -402,6 +405,7 @@ func (h *Handle) discard() {
 	if h.h.stage != nil {
 		h.h.stage.reset()
 	}
+	h.dropUnflushedRow(context.Background())
 	h.clearUnflushed()
 }
 

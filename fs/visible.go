@@ -2,7 +2,6 @@ package fs
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"time"
 
@@ -21,18 +20,28 @@ import (
 // visible-write handles of the files it is about to read. With none
 // staged anywhere it costs one atomic load.
 //
-// Readers in other processes (a `blobshare mount` or `session` process
-// over the same data directory) cannot reach this process's staged
-// writes; for them the bound is VisibleWithin: a visible-write handle's
-// staged writes are committed at most that long after the first of them
-// was answered (one commit per handle per VisibleWithin while it writes:
-// on a large file a commit rewrites one partial 4 MiB block, about 30 ms).
-// Asking the writer's process to commit at once — a request row it
-// polls — is left for the metadata engine's cross-process wake-ups.
+// Readers in other processes (a `blobshare mount` or `session` over the
+// same data directory) cannot reach this process's staged writes, so a
+// marked handle also has a row in ns_unflushed, written with its first
+// staged write and deleted in the transaction that commits it. A reader
+// that finds rows of another FileSystem for the file it reads sets their
+// requested flag and waits, polling every pollEvery, until the rows are
+// gone; the holder polls its own rows for requests every pollEvery while
+// it has staged visible writes, and commits. Each read path pays one small
+// statement for this (are there rows of others at all); writers pay one
+// write transaction per first staged write after a commit. The wait is
+// bounded by awaitCommit (the holder alive but stuck, or its database
+// busy): the reader then reads what is committed and logs it. Rows of a
+// dead process are removed by the reader that meets them (the staged
+// writes died with it). Wake-ups across processes, instead of the polls,
+// are the metadata engine's.
 
-// VisibleWithin bounds how long a visible-write handle's answered writes
-// stay staged, unseen by readers in other processes.
-const VisibleWithin = time.Second
+// pollEvery is how often a holder of staged visible writes looks for
+// commit requests, and a waiting reader for their commit.
+const pollEvery = 2 * time.Millisecond
+
+// awaitCommit bounds a reader's wait for another process's commit.
+const awaitCommit = 2 * time.Second
 
 // unflushed is the set of visible-write handles with staged writes, per
 // file (FileSystem.unflushed, under FileSystem.mu; count is its size).
@@ -55,13 +64,44 @@ func (h *Handle) markUnflushed() {
 	fsys.nUnflushed.Add(1)
 	fsys.mu.Unlock()
 	h.h.marked = true
-	h.h.commitTimer = time.AfterFunc(VisibleWithin, func() {
-		// A closed handle committed at its close; a failure is the
-		// writer's to see at its flush or close.
-		if err := h.flush(context.Background()); err != nil && !errors.Is(err, locks.ErrHandleClosed) {
-			fsys.log.Debug("fs: committing staged visible writes for other processes", "file", h.h.file, "handle", h.h.id, "err", err)
+	select {
+	case fsys.pollKick <- struct{}{}:
+	default:
+	}
+	// The row, so that readers elsewhere ask for a commit. Without it (the
+	// database failed) they read what is committed.
+	err := fsys.update(context.Background(), func(tx *locks.Tx, q *q) ([]Change, error) {
+		if _, err := q.lock("unflushed", h.h.file); err != nil {
+			return nil, err
 		}
+		if err := q.holds(h.h.file, "unflushed"); err != nil {
+			return nil, err
+		}
+		_, err := q.exec(`INSERT OR REPLACE INTO ns_unflushed(file, handle, owner, pid, pid_start) VALUES(?,?,?,?,?)`,
+			int64(h.h.file), int64(h.h.id), fsys.instance, fsys.pid, fsys.pidStart)
+		return nil, err
 	})
+	if err != nil {
+		fsys.log.Warn("fs: recording staged visible writes", "file", h.h.file, "handle", h.h.id, "err", err)
+		return
+	}
+	h.h.rowed = true
+}
+
+// unflushedRowGone deletes h's ns_unflushed row in the transaction that
+// commits its writes (commitOp.committed; h.h.mu held).
+func (h *Handle) unflushedRowGone(q *q) error {
+	if !h.h.rowed {
+		return nil
+	}
+	if _, err := q.lock("unflushed", h.h.file); err != nil {
+		return err
+	}
+	if err := q.holds(h.h.file, "unflushed"); err != nil {
+		return err
+	}
+	_, err := q.exec(`DELETE FROM ns_unflushed WHERE file = ? AND handle = ?`, int64(h.h.file), int64(h.h.id))
+	return err
 }
 
 // clearUnflushed forgets h's staged writes: committed or dropped (h.h.mu
@@ -70,8 +110,6 @@ func (h *Handle) clearUnflushed() {
 	if !h.h.marked {
 		return
 	}
-	h.h.commitTimer.Stop() // running already: it waits for h.h.mu, then finds nothing staged
-	h.h.commitTimer = nil
 	fsys := h.h.fsys
 	fsys.mu.Lock()
 	if m := fsys.unflushed[h.h.file]; m != nil {
@@ -83,6 +121,21 @@ func (h *Handle) clearUnflushed() {
 	fsys.nUnflushed.Add(-1)
 	fsys.mu.Unlock()
 	h.h.marked = false
+}
+
+// dropUnflushedRow deletes h's row when no commit did (h.h.mu held): the
+// staged writes were dropped, or their commit failed.
+func (h *Handle) dropUnflushedRow(ctx context.Context) {
+	if !h.h.rowed {
+		return
+	}
+	err := h.h.fsys.update(context.WithoutCancel(ctx), func(tx *locks.Tx, q *q) ([]Change, error) {
+		return nil, h.unflushedRowGone(q)
+	})
+	if err != nil {
+		h.h.fsys.log.Warn("fs: forgetting staged visible writes", "file", h.h.file, "handle", h.h.id, "err", err)
+	}
+	h.h.rowed = false
 }
 
 // commitWriters commits the staged writes of the visible-write handles of
@@ -109,6 +162,13 @@ func (fsys *FileSystem) commitWriters(ctx context.Context, file FileID, except *
 	}
 }
 
+// commitReaders is commitWriters for a read through handle except, also
+// waiting for the staged visible writes of other processes.
+func (fsys *FileSystem) commitReaders(ctx context.Context, file FileID, except *Handle) {
+	fsys.awaitOthers(ctx, file, false)
+	fsys.commitWriters(ctx, file, except)
+}
+
 // unflushedFiles lists the files with visible writes staged.
 func (fsys *FileSystem) unflushedFiles() []FileID {
 	if fsys.nUnflushed.Load() == 0 {
@@ -126,6 +186,7 @@ func (fsys *FileSystem) unflushedFiles() []FileID {
 // commitFor commits the staged visible writes of the entry with id, or,
 // with children, of the entries directly in it (a listing).
 func (fsys *FileSystem) commitFor(ctx context.Context, id FileID, children bool) {
+	fsys.awaitOthers(ctx, id, children)
 	files := fsys.unflushedFiles()
 	if len(files) == 0 {
 		return
@@ -161,7 +222,7 @@ func (fsys *FileSystem) commitFor(ctx context.Context, id FileID, children bool)
 // commitForPath is commitFor for the entry path names (REST). A path that
 // does not resolve has nothing to commit: the read answers its error.
 func (fsys *FileSystem) commitForPath(ctx context.Context, path string, children bool) {
-	if fsys.nUnflushed.Load() == 0 {
+	if fsys.nUnflushed.Load() == 0 && !fsys.othersStaged(ctx) {
 		return
 	}
 	var id FileID
@@ -180,12 +241,201 @@ func (fsys *FileSystem) commitForPath(ctx context.Context, path string, children
 // committed first (found, committed, looked up again: the size changed).
 func (fsys *FileSystem) lookupVisible(ctx context.Context, parent FileID, name string, stat bool) (Attr, error) {
 	a, err := fsys.lookup(ctx, parent, name, stat)
-	if err != nil || a.Kind != KindFile || fsys.nUnflushed.Load() == 0 {
+	if err != nil || a.Kind != KindFile {
 		return a, err
 	}
-	if !slices.Contains(fsys.unflushedFiles(), a.ID) {
+	if fsys.nUnflushed.Load() == 0 && !fsys.othersStaged(ctx) {
+		return a, nil
+	}
+	if !slices.Contains(fsys.unflushedFiles(), a.ID) && !fsys.awaitOthers(ctx, a.ID, false) {
 		return a, nil
 	}
 	fsys.commitWriters(ctx, a.ID, nil)
 	return fsys.lookup(ctx, parent, name, stat)
+}
+
+// othersStaged reports whether another FileSystem (process) has staged
+// visible writes anywhere: the one statement every read path pays.
+func (fsys *FileSystem) othersStaged(ctx context.Context) bool {
+	var any bool
+	err := fsys.peekStatement(ctx, func(tx *locks.Tx, q *q) error {
+		return q.queryRow(`SELECT EXISTS(SELECT 1 FROM ns_unflushed WHERE owner != ?)`, fsys.instance).Scan(&any)
+	})
+	return err == nil && any
+}
+
+// awaitOthers has the other FileSystems holding staged visible writes to
+// file id (or, with children, to the files in directory id) commit them,
+// and waits until they have, at most awaitCommit. It reports whether it
+// waited for anything.
+func (fsys *FileSystem) awaitOthers(ctx context.Context, id FileID, children bool) bool {
+	if !fsys.othersStaged(ctx) {
+		return false
+	}
+	type row struct {
+		file   FileID
+		pid    int
+		start  int64
+		dead   bool
+		handle int64
+	}
+	pending := func() ([]row, error) {
+		var rows []row
+		err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
+			rows = rows[:0]
+			query := `SELECT file, handle, pid, pid_start FROM ns_unflushed WHERE file = ? AND owner != ?`
+			if children {
+				query = `SELECT u.file, u.handle, u.pid, u.pid_start FROM ns_unflushed u JOIN ns_entries e ON e.id = u.file WHERE e.parent = ? AND u.owner != ?`
+			}
+			rs, err := q.query(query, int64(id), fsys.instance)
+			if err != nil {
+				return err
+			}
+			defer rs.Close()
+			for rs.Next() {
+				var r row
+				var f int64
+				if err := rs.Scan(&f, &r.handle, &r.pid, &r.start); err != nil {
+					return err
+				}
+				r.file = FileID(f)
+				rows = append(rows, r)
+			}
+			return rs.Err()
+		})
+		return rows, err
+	}
+	rows, err := pending()
+	if err != nil || len(rows) == 0 {
+		return false
+	}
+	// Ask, and clear the rows of processes that are gone.
+	err = fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		for _, r := range rows {
+			if _, err := q.lock("commit request", r.file); err != nil {
+				return nil, err
+			}
+			if err := q.holds(r.file, "commit request"); err != nil {
+				return nil, err
+			}
+			stmt := `UPDATE ns_unflushed SET requested = 1 WHERE file = ? AND handle = ?`
+			if !alive(r.pid, r.start) {
+				stmt = `DELETE FROM ns_unflushed WHERE file = ? AND handle = ?`
+			}
+			if _, err := q.exec(stmt, int64(r.file), r.handle); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	})
+	if err != nil {
+		fsys.log.Warn("fs: asking another process to commit its visible writes", "file", id, "err", err)
+		return true
+	}
+	deadline := time.Now().Add(awaitCommit)
+	for {
+		rows, err := pending()
+		if err != nil || len(rows) == 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			fsys.log.Warn("fs: another process did not commit its visible writes in time; reading what is committed",
+				"file", rows[0].file, "pid", rows[0].pid, "waited", awaitCommit)
+			return true
+		}
+		if err := sleepCtx(ctx, pollEvery); err != nil {
+			return true
+		}
+	}
+}
+
+// serveCommitRequests commits this FileSystem's staged visible writes
+// that readers of other processes asked for (ns_unflushed.requested),
+// looking every pollEvery while it has any; it stops at Close.
+func (fsys *FileSystem) serveCommitRequests(ctx context.Context) {
+	defer close(fsys.pollDone)
+	t := time.NewTimer(pollEvery)
+	defer t.Stop()
+	for {
+		if fsys.nUnflushed.Load() == 0 {
+			select {
+			case <-fsys.pollKick:
+				continue
+			case <-fsys.pollStop:
+				return
+			}
+		}
+		t.Reset(pollEvery)
+		select {
+		case <-t.C:
+		case <-fsys.pollKick:
+		case <-fsys.pollStop:
+			return
+		}
+		var files []FileID
+		err := fsys.peek(ctx, func(tx *locks.Tx, q *q) error {
+			files = files[:0]
+			rs, err := q.query(`SELECT DISTINCT file FROM ns_unflushed WHERE owner = ? AND requested = 1`, fsys.instance)
+			if err != nil {
+				return err
+			}
+			defer rs.Close()
+			for rs.Next() {
+				var f int64
+				if err := rs.Scan(&f); err != nil {
+					return err
+				}
+				files = append(files, FileID(f))
+			}
+			return rs.Err()
+		})
+		if err != nil {
+			fsys.log.Debug("fs: looking for commit requests", "err", err)
+			continue
+		}
+		for _, f := range files {
+			fsys.commitWriters(ctx, f, nil)
+		}
+	}
+}
+
+// dropDeadUnflushed removes the ns_unflushed rows of processes that are
+// gone (their staged writes died with them), at New.
+func (fsys *FileSystem) dropDeadUnflushed(ctx context.Context) error {
+	return fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		rs, err := q.query(`SELECT file, handle, pid, pid_start FROM ns_unflushed`)
+		if err != nil {
+			return nil, err
+		}
+		type key struct{ file, handle int64 }
+		var dead []key
+		for rs.Next() {
+			var k key
+			var pid int
+			var start int64
+			if err := rs.Scan(&k.file, &k.handle, &pid, &start); err != nil {
+				rs.Close()
+				return nil, err
+			}
+			if !alive(pid, start) {
+				dead = append(dead, k)
+			}
+		}
+		rs.Close()
+		if err := rs.Err(); err != nil {
+			return nil, err
+		}
+		for _, k := range dead {
+			if _, err := q.lock("unflushed", FileID(k.file)); err != nil {
+				return nil, err
+			}
+			if err := q.holds(FileID(k.file), "unflushed"); err != nil {
+				return nil, err
+			}
+			if _, err := q.exec(`DELETE FROM ns_unflushed WHERE file = ? AND handle = ?`, k.file, k.handle); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	})
 }

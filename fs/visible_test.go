@@ -1,8 +1,8 @@
 package fs
 
 import (
+	"os"
 	"testing"
-	"time"
 
 	"github.com/blobshare/blobshare/locks"
 )
@@ -97,31 +97,110 @@ func TestVisibleWritesSameProcess(t *testing.T) {
 
 // TestVisibleWritesOtherProcess: a FileSystem over the same data (another
 // process: a mount or a session) sees a VisibleWrites handle's answered
-// write within VisibleWithin, with no Flush.
+// write at once, with no Flush: its reads ask the holder to commit
+// (ns_unflushed) and wait for it — Get File, Stat, the mount's GetAttr,
+// LookupStat and ReadDir, and a handle's read.
 func TestVisibleWritesOtherProcess(t *testing.T) {
 	dir := t.TempDir()
 	a := openEnv(t, dir)
-	a.share("shr")
+	sh := a.share("shr")
 	a.putFile("shr/f", []byte("old!"))
 	b := openEnv(t, dir)
 	h := a.openVisible("shr/f", true)
-	if _, err := h.WriteAt(ctxBG, []byte("new!+more"), 0); err != nil {
-		t.Fatal(err)
+	readers := []struct {
+		name string
+		size func(t *testing.T) int64
+	}{
+		{"Get File", func(t *testing.T) int64 {
+			got, err := b.get("shr/f")
+			mustNil(t, err, "get")
+			return int64(len(got))
+		}},
+		{"Stat", func(t *testing.T) int64 {
+			a, _, err := b.fs.Stat(ctxBG, "shr/f", "")
+			mustNil(t, err, "stat")
+			return a.Size
+		}},
+		{"GetAttr", func(t *testing.T) int64 {
+			a, err := b.fs.GetAttr(ctxBG, h.File())
+			mustNil(t, err, "getattr")
+			return a.Size
+		}},
+		{"LookupStat", func(t *testing.T) int64 {
+			a, err := b.fs.LookupStat(ctxBG, sh, "f")
+			mustNil(t, err, "lookup")
+			return a.Size
+		}},
+		{"ReadDir", func(t *testing.T) int64 {
+			l, err := b.fs.ReadDir(ctxBG, sh)
+			mustNil(t, err, "readdir")
+			return l[0].Size
+		}},
+		{"ListDirectory", func(t *testing.T) int64 {
+			l, err := b.fs.ListDirectory(ctxBG, "shr", ListRequest{})
+			mustNil(t, err, "list")
+			return l.Entries[0].Size
+		}},
+		{"a handle's read", func(t *testing.T) int64 {
+			o := b.mustOpen("shr/f", locks.AccessRead, allShare, DispositionOpen)
+			defer o.Close(ctxBG)
+			p := make([]byte, 100)
+			n, _ := o.ReadAt(ctxBG, p, 0)
+			return int64(n)
+		}},
 	}
-	wrote := time.Now()
-	for {
-		got, err := b.get("shr/f")
-		mustNil(t, err, "read in the other process")
-		if string(got) == "new!+more" {
-			break
+	size := int64(4)
+	for _, r := range readers {
+		if _, err := h.WriteAt(ctxBG, []byte("+"), size); err != nil {
+			t.Fatal(err)
 		}
-		if string(got) != "old!" {
-			t.Fatalf("the other process reads %q: neither before nor after the write", got)
+		size++
+		if got := r.size(t); got != size {
+			t.Errorf("%s in the other process right after a write: size %d, want %d", r.name, got, size)
 		}
-		if time.Since(wrote) > VisibleWithin+2*time.Second { // slack for a loaded machine
-			t.Fatalf("the other process still reads %q %v after the write, bound %v", got, time.Since(wrote), VisibleWithin)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
-	t.Logf("seen by the other process after %v", time.Since(wrote))
+	if got := string(b.content("shr/f")); got != "old!+++++++" {
+		t.Errorf("the other process reads %q, want %q", got, "old!+++++++")
+	}
+}
+
+// TestVisibleWritesDeadHolder: the row of a process that died with staged
+// writes (their pid and start time name no live process) does not hold a
+// reader up: the reader removes it and reads what is committed, and New
+// removes such rows at start.
+func TestVisibleWritesDeadHolder(t *testing.T) {
+	dir := t.TempDir()
+	e := openEnv(t, dir)
+	e.share("shr")
+	e.putFile("shr/f", []byte("old!"))
+	a, _, err := e.fs.Stat(ctxBG, "shr/f", "")
+	mustNil(t, err, "stat")
+	insertDead := func() {
+		err := e.table.Update(ctxBG, func(tx *locks.Tx) error {
+			_, err := tx.SQL().ExecContext(tx.Context(), `INSERT INTO ns_unflushed(file, handle, owner, pid, pid_start) VALUES(?, 1, 'gone', ?, 1)`,
+				int64(a.ID), os.Getpid())
+			return err
+		})
+		mustNil(t, err, "insert a dead holder's row")
+	}
+	rows := func(e *env) int {
+		var n int
+		err := e.table.View(ctxBG, func(tx *locks.Tx) error {
+			return tx.SQL().QueryRowContext(tx.Context(), `SELECT count(*) FROM ns_unflushed`).Scan(&n)
+		})
+		mustNil(t, err, "count rows")
+		return n
+	}
+	insertDead()
+	if got := string(e.content("shr/f")); got != "old!" {
+		t.Fatalf("read with a dead holder's row: %q, want %q", got, "old!")
+	}
+	if n := rows(e); n != 0 {
+		t.Fatalf("%d rows left after a reader met a dead holder's row, want 0", n)
+	}
+	insertDead()
+	e.close()
+	if n := rows(openEnv(t, dir)); n != 0 {
+		t.Fatalf("%d rows left after New, want 0", n)
+	}
 }

@@ -123,9 +123,9 @@
 // open's READ or QUERY_INFO, QUERY_DIRECTORY, FileREST's Get File, Get File
 // Properties, List, List Ranges and Copy File. TestLinuxCIFSClient checks
 // it with the kernel client on every dialect. A reader in another process
-// (a `blobshare mount` or `session` over the same data directory) sees
-// them within fs.VisibleWithin (1 s) of the WRITE's answer, or at FLUSH or
-// CLOSE if sooner.
+// (a `blobshare mount` or `session` over the same data directory) asks
+// this process to commit through the database and waits for it (polled
+// every 2 ms, at most 2 s: fs/visible.go).
 //
 // Extended attributes: the ExtA create context sets a created (or, with
 // one, an overwritten) file's EAs, SET_INFO FileFullEaInformation
