@@ -43,6 +43,8 @@ type FileSystem struct {
 	unflushed  unflushed
 	nUnflushed atomic.Int64
 	instance   string        // this FileSystem's owner name in ns_unflushed
+	hint       *hint         // rows in ns_unflushed, all processes (visiblehint.go)
+	nRowed     atomic.Int64  // this FileSystem's rows there
 	pollKick   chan struct{} // wakes the commit-request poller (visible.go)
 	pollStop   chan struct{} // closed to stop it
 	pollDone   chan struct{} // closed when it has stopped
@@ -273,6 +275,11 @@ func newFileSystem(ctx context.Context, cfg Config) (*FileSystem, error) {
 	if err := fsys.recover(ctx); err != nil {
 		return nil, err
 	}
+	if h, err := openHint(fsys.table.Path()); err != nil {
+		fsys.log.Warn("fs: readers will ask the database for other processes' staged writes", "err", err)
+	} else {
+		fsys.hint = h
+	}
 	if err := fsys.dropDeadUnflushed(ctx); err != nil {
 		return nil, fmt.Errorf("fs: new: %w", err)
 	}
@@ -387,6 +394,7 @@ func (fsys *FileSystem) close(ctx context.Context) error {
 	<-fsys.gcDone
 	close(fsys.pollStop)
 	<-fsys.pollDone
+	fsys.hint.close()
 	fsys.collect(ctx)
 	return first
 }

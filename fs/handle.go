@@ -326,7 +326,9 @@ func (h *Handle) commitStageLocked(ctx context.Context, touch func(q *q, e *entr
 		return entry{}, false, err
 	}
 	s.reset()
-	h.h.rowed = false // deleted by the commit (unflushedRowGone)
+	if h.h.rowed {
+		h.rowGone() // deleted by the commit (unflushedRowGone)
+	}
 	h.clearUnflushed()
 	return e, true, nil
 }

@@ -70,6 +70,7 @@ func (h *Handle) markUnflushed() {
 	}
 	// The row, so that readers elsewhere ask for a commit. Without it (the
 	// database failed) they read what is committed.
+	fsys.hint.add(1) // before the row and nRowed (visiblehint.go)
 	err := fsys.update(context.Background(), func(tx *locks.Tx, q *q) ([]Change, error) {
 		if _, err := q.lock("unflushed", h.h.file); err != nil {
 			return nil, err
@@ -82,9 +83,11 @@ func (h *Handle) markUnflushed() {
 		return nil, err
 	})
 	if err != nil {
+		fsys.hint.add(-1)
 		fsys.log.Warn("fs: recording staged visible writes", "file", h.h.file, "handle", h.h.id, "err", err)
 		return
 	}
+	fsys.nRowed.Add(1)
 	h.h.rowed = true
 }
 
@@ -102,6 +105,14 @@ func (h *Handle) unflushedRowGone(q *q) error {
 	}
 	_, err := q.exec(`DELETE FROM ns_unflushed WHERE file = ? AND handle = ?`, int64(h.h.file), int64(h.h.id))
 	return err
+}
+
+// rowGone accounts for h's row having been deleted (h.h.mu held): nRowed
+// before the hint (visiblehint.go).
+func (h *Handle) rowGone() {
+	h.h.rowed = false
+	h.h.fsys.nRowed.Add(-1)
+	h.h.fsys.hint.add(-1)
 }
 
 // clearUnflushed forgets h's staged writes: committed or dropped (h.h.mu
@@ -134,8 +145,11 @@ func (h *Handle) dropUnflushedRow(ctx context.Context) {
 	})
 	if err != nil {
 		h.h.fsys.log.Warn("fs: forgetting staged visible writes", "file", h.h.file, "handle", h.h.id, "err", err)
+		h.h.rowed = false // the row may stay: the hint stays counting it, readers meet it as a stuck writer's
+		h.h.fsys.nRowed.Add(-1)
+		return
 	}
-	h.h.rowed = false
+	h.rowGone()
 }
 
 // commitWriters commits the staged writes of the visible-write handles of
@@ -257,6 +271,9 @@ func (fsys *FileSystem) lookupVisible(ctx context.Context, parent FileID, name s
 // othersStaged reports whether another FileSystem (process) has staged
 // visible writes anywhere: the one statement every read path pays.
 func (fsys *FileSystem) othersStaged(ctx context.Context) bool {
+	if !fsys.hint.othersMayHave(fsys.nRowed.Load()) {
+		return false
+	}
 	var any bool
 	err := fsys.peekStatement(ctx, func(tx *locks.Tx, q *q) error {
 		return q.queryRow(`SELECT EXISTS(SELECT 1 FROM ns_unflushed WHERE owner != ?)`, fsys.instance).Scan(&any)
@@ -310,7 +327,9 @@ func (fsys *FileSystem) awaitOthers(ctx context.Context, id FileID, children boo
 		return false
 	}
 	// Ask, and clear the rows of processes that are gone.
+	removed := 0
 	err = fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		removed = 0
 		for _, r := range rows {
 			if _, err := q.lock("commit request", r.file); err != nil {
 				return nil, err
@@ -322,12 +341,19 @@ func (fsys *FileSystem) awaitOthers(ctx context.Context, id FileID, children boo
 			if !alive(r.pid, r.start) {
 				stmt = `DELETE FROM ns_unflushed WHERE file = ? AND handle = ?`
 			}
-			if _, err := q.exec(stmt, int64(r.file), r.handle); err != nil {
+			res, err := q.exec(stmt, int64(r.file), r.handle)
+			if err != nil {
 				return nil, err
+			}
+			if n, _ := res.RowsAffected(); n > 0 && !alive(r.pid, r.start) {
+				removed++
 			}
 		}
 		return nil, nil
 	})
+	if err == nil {
+		fsys.hint.add(-int64(removed)) // the dead processes' share of the hint
+	}
 	if err != nil {
 		fsys.log.Warn("fs: asking another process to commit its visible writes", "file", id, "err", err)
 		return true
@@ -402,7 +428,9 @@ func (fsys *FileSystem) serveCommitRequests(ctx context.Context) {
 // dropDeadUnflushed removes the ns_unflushed rows of processes that are
 // gone (their staged writes died with them), at New.
 func (fsys *FileSystem) dropDeadUnflushed(ctx context.Context) error {
-	return fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+	var removed int64
+	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+		removed = 0
 		rs, err := q.query(`SELECT file, handle, pid, pid_start FROM ns_unflushed`)
 		if err != nil {
 			return nil, err
@@ -435,7 +463,12 @@ func (fsys *FileSystem) dropDeadUnflushed(ctx context.Context) error {
 			if _, err := q.exec(`DELETE FROM ns_unflushed WHERE file = ? AND handle = ?`, k.file, k.handle); err != nil {
 				return nil, err
 			}
+			removed++
 		}
 		return nil, nil
 	})
+	if err == nil {
+		fsys.hint.add(-removed) // the dead processes' share of the hint
+	}
+	return err
 }

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"os"
+	"sync/atomic"
 	"testing"
 
 	"github.com/blobshare/blobshare/locks"
@@ -162,6 +163,16 @@ func TestVisibleWritesOtherProcess(t *testing.T) {
 	if got := string(b.content("shr/f")); got != "old!+++++++" {
 		t.Errorf("the other process reads %q, want %q", got, "old!+++++++")
 	}
+	if _, err := h.WriteAt(ctxBG, []byte("!"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if n := atomic.LoadInt64(b.fs.hint.n); n != 1 {
+		t.Errorf("the shared hint counts %d rows with one handle's writes staged, want 1", n)
+	}
+	mustNil(t, h.Close(ctxBG), "close")
+	if n := atomic.LoadInt64(b.fs.hint.n); n != 0 {
+		t.Errorf("the shared hint counts %d rows after the writer closed, want 0", n)
+	}
 }
 
 // TestVisibleWritesDeadHolder: the row of a process that died with staged
@@ -182,6 +193,7 @@ func TestVisibleWritesDeadHolder(t *testing.T) {
 			return err
 		})
 		mustNil(t, err, "insert a dead holder's row")
+		e.fs.hint.add(1) // as the dead process did before its row
 	}
 	rows := func(e *env) int {
 		var n int
@@ -197,6 +209,9 @@ func TestVisibleWritesDeadHolder(t *testing.T) {
 	}
 	if n := rows(e); n != 0 {
 		t.Fatalf("%d rows left after a reader met a dead holder's row, want 0", n)
+	}
+	if n := atomic.LoadInt64(e.fs.hint.n); n != 0 {
+		t.Fatalf("the shared hint counts %d rows after the reader removed the dead holder's, want 0", n)
 	}
 	insertDead()
 	e.close()
