@@ -27,9 +27,10 @@ import (
 // that finds rows of another FileSystem for the file it reads sets their
 // requested flag and waits, polling every pollEvery, until the rows are
 // gone; the holder polls its own rows for requests every pollEvery while
-// it has staged visible writes, and commits. Each read path pays one small
-// statement for this (are there rows of others at all); writers pay one
-// write transaction per first staged write after a commit. The wait is
+// it has staged visible writes, and commits. Read paths ask the database
+// only while a counter shared by the processes (visiblehint.go) says
+// another one may have rows; writers pay one write transaction per first
+// staged write after a commit. The wait is
 // bounded by awaitCommit (the holder alive but stuck, or its database
 // busy): the reader then reads what is committed and logs it. Rows of a
 // dead process are removed by the reader that meets them (the staged
