@@ -204,7 +204,7 @@ func (fsys *FileSystem) Subscribe(fn func(Change)) (cancel func()) { return fsys
 // finds shares. Unlinked-but-open files are not found. Errors: ErrNotFound,
 // ErrNotDir, ErrInvalidName.
 func (fsys *FileSystem) Lookup(ctx context.Context, parent FileID, name string) (Attr, error) {
-	return fsys.lookup(ctx, parent, name, false)
+	return fsys.lookupVisible(ctx, parent, name, false)
 }
 
 // The stat attributes of an entry are the Attr fields stat(2) shows: ID,
@@ -215,7 +215,7 @@ func (fsys *FileSystem) Lookup(ctx context.Context, parent FileID, name string) 
 
 // LookupStat is Lookup with the stat attributes only.
 func (fsys *FileSystem) LookupStat(ctx context.Context, parent FileID, name string) (Attr, error) {
-	return fsys.lookup(ctx, parent, name, true)
+	return fsys.lookupVisible(ctx, parent, name, true)
 }
 
 // GetAttr returns an entry's stat attributes, also for a file unlinked
@@ -223,6 +223,7 @@ func (fsys *FileSystem) LookupStat(ctx context.Context, parent FileID, name stri
 // does not read the lock table: DeletePending is left false (Handle.Attr
 // reports it). Errors: ErrNotFound.
 func (fsys *FileSystem) GetAttr(ctx context.Context, id FileID) (Attr, error) {
+	fsys.commitFor(ctx, id, false)
 	return fsys.getAttr(ctx, id)
 }
 
@@ -231,6 +232,7 @@ func (fsys *FileSystem) GetAttr(ctx context.Context, id FileID) (Attr, error) {
 // stat attributes LookupStat would report: one query answers a whole
 // READDIRPLUS, where a lookup per entry cost a query each.
 func (fsys *FileSystem) ReadDir(ctx context.Context, dir FileID) ([]Attr, error) {
+	fsys.commitFor(ctx, dir, true)
 	return fsys.readDir(ctx, dir)
 }
 
@@ -255,6 +257,14 @@ type OpenOptions struct {
 	// owner given to ReadAtOwner and WriteAtOwner), and flocks are
 	// advisory to it, as on a local disk.
 	POSIX bool
+	// VisibleWrites makes a write through the handle visible to every
+	// reader once it returns (SMB, whose clients may not cache without a
+	// write-caching lease): the writes stay staged, and a reader — REST,
+	// the mount's stat and listing, another handle's read, in this
+	// process or another — has them committed first (visible.go). Without
+	// it a handle's writes are seen by others from its Flush, Fsync or
+	// Close.
+	VisibleWrites bool
 	// Descriptive, reported by List Handles.
 	SessionID  uint64
 	ClientName string
@@ -337,6 +347,7 @@ func (fsys *FileSystem) Setattr(ctx context.Context, id FileID, req SetattrReque
 // locks.ErrDeletePending, locks.ErrReadOnly (write access to a ReadOnly
 // file).
 func (fsys *FileSystem) Open(ctx context.Context, id FileID, opts OpenOptions) (*Handle, error) {
+	fsys.commitFor(ctx, id, false)
 	return fsys.openID(ctx, id, opts)
 }
 
@@ -379,6 +390,7 @@ type OpenPathRequest struct {
 // locks' sharing errors, locks.ErrReadOnly and locks.ErrCannotDelete (an
 // existing ReadOnly file opened to write, overwrite or delete on close).
 func (fsys *FileSystem) OpenByPath(ctx context.Context, req OpenPathRequest) (*Handle, Attr, error) {
+	fsys.commitForPath(ctx, req.Path, false)
 	return fsys.openPath(ctx, req)
 }
 
@@ -676,6 +688,7 @@ func (fsys *FileSystem) CreateDirectory(ctx context.Context, req CreateDirectory
 // Properties is otherwise never blocked by share modes. leaseID is checked
 // as for a read (wrong id → *locks.LeaseError).
 func (fsys *FileSystem) Stat(ctx context.Context, path, leaseID string) (Attr, locks.LeaseInfo, error) {
+	fsys.commitForPath(ctx, path, false)
 	return fsys.stat(ctx, path, leaseID)
 }
 
@@ -715,6 +728,7 @@ type ListResult struct {
 // ListDirectory lists one level of a directory, files and directories
 // interleaved by name; delete-pending files are left out.
 func (fsys *FileSystem) ListDirectory(ctx context.Context, path string, req ListRequest) (ListResult, error) {
+	fsys.commitForPath(ctx, path, true)
 	return fsys.listDirectory(ctx, path, req)
 }
 
@@ -801,6 +815,7 @@ type FileReader struct {
 // range as committed now (holes read as zeros). Offset ≥ size (with a
 // non-empty file or a ranged request) is ErrInvalidRange.
 func (fsys *FileSystem) GetFile(ctx context.Context, req GetFileRequest) (*FileReader, error) {
+	fsys.commitForPath(ctx, req.Path, false)
 	return fsys.getFile(ctx, req)
 }
 
@@ -822,6 +837,7 @@ type Range struct {
 // source's ranges. (After a crash-recovered commit the whole file up to its
 // size is reported, which is read-correct.)
 func (fsys *FileSystem) ListRanges(ctx context.Context, path string, r locks.Range, leaseID string) ([]Range, Attr, error) {
+	fsys.commitForPath(ctx, path, false)
 	return fsys.listRanges(ctx, path, r, leaseID)
 }
 
@@ -868,6 +884,7 @@ type CopyInfo struct {
 // CopyFile copies a file's content and properties (source checked as
 // locks.OpCopySource, an existing destination as locks.OpCreateOverwrite).
 func (fsys *FileSystem) CopyFile(ctx context.Context, req CopyFileRequest) (Attr, error) {
+	fsys.commitForPath(ctx, req.Source, false)
 	return fsys.copyFile(ctx, req)
 }
 

@@ -35,6 +35,8 @@ type commitOp struct {
 	// touch updates the entry after the commit (times), in the same
 	// transaction that records the new size.
 	touch func(q *q, e *entry)
+	// committed runs last in the transaction that records the commit.
+	committed func(q *q) error
 	// ranges, when set, replaces the file's data ranges (a copy takes its
 	// source's); otherwise they follow reset, truncate and stage.
 	ranges *rangeSet
@@ -321,6 +323,11 @@ func (fsys *FileSystem) commitLocked(ctx context.Context, e entry, op commitOp, 
 		}
 		if err := q.updateRanges(cur.id, op, newSize); err != nil {
 			return nil, err
+		}
+		if op.committed != nil {
+			if err := op.committed(q); err != nil {
+				return nil, err
+			}
 		}
 		ne = cur
 		return []Change{{Kind: ChangeData, File: cur.id, Parent: cur.parent, Name: cur.name, Version: cur.version, Offset: 0, Length: -1}}, nil
@@ -863,6 +870,11 @@ func (fsys *FileSystem) commitInline(ctx context.Context, file FileID, op commit
 			}
 			if err != nil {
 				return nil, err
+			}
+			if op.committed != nil {
+				if err := op.committed(q); err != nil {
+					return nil, err
+				}
 			}
 			ne, done = e, true
 			return []Change{{Kind: ChangeData, File: e.id, Parent: e.parent, Name: e.name, Version: e.version, Length: -1}}, nil

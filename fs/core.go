@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/blobshare/blobshare/blobstore"
@@ -41,6 +42,17 @@ type FileSystem struct {
 	handles map[*Handle]struct{}
 	closed  bool
 
+	// unflushed: visible-write handles with staged writes (visible.go);
+	// nUnflushed counts them, so that readers skip the lock when none.
+	unflushed  unflushed
+	nUnflushed atomic.Int64
+	instance   string        // this FileSystem's owner name in ns_unflushed
+	hint       *hint         // rows in ns_unflushed, all processes (visiblehint.go)
+	nRowed     atomic.Int64  // this FileSystem's rows there
+	pollKick   chan struct{} // wakes the commit-request poller (visible.go)
+	pollStop   chan struct{} // closed to stop it
+	pollDone   chan struct{} // closed when it has stopped
+
 	rel releases // released handles whose lock-table close is pending
 
 	skipKeyLock string // Config.skipKeyLock (the lock audit's test)
@@ -73,7 +85,8 @@ type fileState struct {
 // ns_snapshots, ns_snap_entries and ns_snap_pending (share snapshots).
 // 6: ns_intents.owner, the owner session of a commit intent, in place of
 // pid and pid_start (migration 6).
-const SchemaVersion = 6
+// 7: ns_unflushed (visible writes staged in another process; migration 7).
+const SchemaVersion = 7
 
 // migrations move a namespace of an older version to SchemaVersion, one
 // version each (locks.EnsureSchema). Migration 6: an intent written before
@@ -85,6 +98,14 @@ var migrations = []locks.Migration{
 	{To: 6, DDL: `ALTER TABLE ns_intents ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 ALTER TABLE ns_intents DROP COLUMN pid;
 ALTER TABLE ns_intents DROP COLUMN pid_start;`},
+	{To: 7, DDL: `CREATE TABLE IF NOT EXISTS ns_unflushed ( -- visible-write handles with staged writes (visible.go)
+	file      INTEGER NOT NULL,
+	handle    INTEGER NOT NULL,
+	owner     TEXT    NOT NULL, -- the FileSystem holding the writes (FileSystem.instance)
+	session   TEXT    NOT NULL, -- its lock table's owner session: alive while it is (locks.Tx.OwnerAlive)
+	requested INTEGER NOT NULL DEFAULT 0, -- a reader elsewhere waits for the commit
+	PRIMARY KEY (file, handle)
+) WITHOUT ROWID;`},
 }
 
 // schema is the namespace's part of the shared database. Names are
@@ -174,6 +195,14 @@ CREATE TABLE IF NOT EXISTS ns_snap_pending ( -- clones a snapshot still needs (c
 	PRIMARY KEY (share, snapshot, file)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS ns_snap_pending_file ON ns_snap_pending(file);
+CREATE TABLE IF NOT EXISTS ns_unflushed ( -- visible-write handles with staged writes (visible.go)
+	file      INTEGER NOT NULL,
+	handle    INTEGER NOT NULL,
+	owner     TEXT    NOT NULL, -- the FileSystem holding the writes (FileSystem.instance)
+	session   TEXT    NOT NULL, -- its lock table's owner session: alive while it is (locks.Tx.OwnerAlive)
+	requested INTEGER NOT NULL DEFAULT 0, -- a reader elsewhere waits for the commit
+	PRIMARY KEY (file, handle)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS ns_gc (
 	key   TEXT PRIMARY KEY,
 	since INTEGER NOT NULL
@@ -244,6 +273,7 @@ func newFileSystem(ctx context.Context, cfg Config) (*FileSystem, error) {
 		files:       make(map[FileID]*fileState),
 		subs:        make(map[int]func(Change)),
 		handles:     make(map[*Handle]struct{}),
+		unflushed:   unflushed{},
 	}
 	if fsys.log == nil {
 		fsys.log = slog.Default()
@@ -267,9 +297,22 @@ func newFileSystem(ctx context.Context, cfg Config) (*FileSystem, error) {
 	if err := fsys.recover(ctx); err != nil {
 		return nil, err
 	}
+	if h, err := openHint(fsys.table.Path()); err != nil {
+		fsys.log.Warn("fs: readers will ask the database for other processes' staged writes", "err", err)
+	} else {
+		fsys.hint = h
+	}
+	if err := fsys.dropDeadUnflushed(ctx); err != nil {
+		return nil, fmt.Errorf("fs: new: %w", err)
+	}
 	fsys.gcKick = make(chan struct{}, 1)
 	fsys.gcDone = make(chan struct{})
 	go fsys.collector(context.WithoutCancel(ctx))
+	fsys.instance = newBlockID() // this FileSystem's rows in ns_unflushed
+	fsys.pollKick = make(chan struct{}, 1)
+	fsys.pollDone = make(chan struct{})
+	fsys.pollStop = make(chan struct{})
+	go fsys.serveCommitRequests(context.WithoutCancel(ctx))
 	return fsys, nil
 }
 
@@ -371,6 +414,9 @@ func (fsys *FileSystem) close(ctx context.Context) error {
 	}
 	close(fsys.gcKick)
 	<-fsys.gcDone
+	close(fsys.pollStop)
+	<-fsys.pollDone
+	fsys.hint.close()
 	fsys.collect(ctx)
 	return first
 }

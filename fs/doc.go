@@ -78,8 +78,10 @@
 // blocks written whole are staged to the blob store at once (they need no
 // merge): a block completed in memory on a goroutine of its own, up to two
 // per handle, while the writer sends the next one; a failure there fails
-// the next write and the flush. Nothing is visible to anyone else until Flush, Fsync or Close,
-// which commit: read the latest committed block list, merge the dirty
+// the next write and the flush. Nothing is visible to anyone else until Flush, Fsync or Close
+// (or, for a handle opened with OpenOptions.VisibleWrites, until a reader
+// arrives, in this process or another: visible.go), which
+// commit: read the latest committed block list, merge the dirty
 // ranges of each partially written block onto the latest content of that
 // block, stage, and CommitBlocks with If-Match on the list's ETag (retried
 // on ErrPreconditionFailed). Ranges the writer did not touch keep whatever

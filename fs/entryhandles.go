@@ -50,6 +50,7 @@ type OpenEntryRequest struct {
 // ErrInvalidArg with OpenDirectoryKind). Errors are OpenByPath's plus
 // ErrNotDir.
 func (fsys *FileSystem) OpenEntry(ctx context.Context, req OpenEntryRequest) (*Handle, Attr, OpenAction, error) {
+	fsys.commitForPath(ctx, req.Path, false)
 	return fsys.openEntry(ctx, req)
 }
 
@@ -159,7 +160,7 @@ func (fsys *FileSystem) openEntry(ctx context.Context, req OpenEntryRequest) (*H
 	if err != nil {
 		return nil, Attr{}, 0, pathErr("open", req.Path, err)
 	}
-	h := fsys.newHandle(lh, req.Open.POSIX)
+	h := fsys.newHandle(lh, req.Open)
 	if truncate {
 		zero := int64(0)
 		if a, err = fsys.setattr(ctx, a.ID, SetattrRequest{Size: &zero, Handle: h}); err != nil {
@@ -269,6 +270,7 @@ func (q *q) noOpensBelow(tx *locks.Tx, dir FileID) error {
 // files (as List Directories and Files does). Attr.Path is left empty.
 // Errors: ErrNotFound, ErrNotDir.
 func (fsys *FileSystem) ListEntries(ctx context.Context, dir FileID) ([]Attr, error) {
+	fsys.commitFor(ctx, dir, true)
 	var out []Attr
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
 		d, err := q.get(dir)

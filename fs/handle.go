@@ -20,6 +20,12 @@ type handleState struct {
 	file   FileID
 	access locks.Access
 	posix  bool // OpenOptions.POSIX
+	// visible: OpenOptions.VisibleWrites; marked: the handle is in
+	// FileSystem.unflushed (under mu).
+	visible bool
+	marked  bool
+	// rowed: the handle has its row in ns_unflushed (under mu).
+	rowed bool
 
 	mu     sync.Mutex
 	closed bool
@@ -32,8 +38,8 @@ type handleState struct {
 	locked atomic.Bool
 }
 
-func (fsys *FileSystem) newHandle(lh locks.Handle, posix bool) *Handle {
-	h := &Handle{h: handleState{fsys: fsys, id: lh.ID, file: lh.File, access: lh.Access, posix: posix}}
+func (fsys *FileSystem) newHandle(lh locks.Handle, opts OpenOptions) *Handle {
+	h := &Handle{h: handleState{fsys: fsys, id: lh.ID, file: lh.File, access: lh.Access, posix: opts.POSIX, visible: opts.VisibleWrites}}
 	st := fsys.acquireFile(lh.File)
 	fsys.mu.Lock()
 	st.handles[h] = struct{}{}
@@ -64,6 +70,7 @@ func (h *Handle) checkIO(tx *locks.Tx, off, n int64, owner uint64, write bool) e
 }
 
 func (h *Handle) readAt(ctx context.Context, p []byte, off int64, owner uint64) (int, error) {
+	h.h.fsys.commitReaders(ctx, h.h.file, h) // before h.h.mu: writers may be reading too
 	h.h.mu.Lock()
 	defer h.h.mu.Unlock()
 	if h.h.closed {
@@ -228,7 +235,11 @@ func (h *Handle) stageLocked(ctx context.Context, op string, off, n int64, owner
 			break
 		}
 	}
-	return h.op(op, stageIt(s))
+	err = stageIt(s)
+	if !s.empty() {
+		h.markUnflushed()
+	}
+	return h.op(op, err)
 }
 
 func (h *Handle) stagedEnd() int64 {
@@ -246,6 +257,7 @@ func (h *Handle) size(ctx context.Context) (int64, error) {
 }
 
 func (h *Handle) attr(ctx context.Context, full bool) (Attr, error) {
+	h.h.fsys.commitReaders(ctx, h.h.file, h)
 	h.h.mu.Lock()
 	defer h.h.mu.Unlock()
 	if h.h.closed {
@@ -297,6 +309,8 @@ func (h *Handle) flushTouch(ctx context.Context, touch func(q *q, e *entry)) (e 
 func (h *Handle) commitStageLocked(ctx context.Context, touch func(q *q, e *entry)) (entry, bool, error) {
 	s := h.h.stage
 	if s == nil || s.empty() {
+		h.dropUnflushedRow(ctx)
+		h.clearUnflushed()
 		return entry{}, false, nil
 	}
 	e, err := h.h.fsys.commit(ctx, h.h.file, commitOp{
@@ -305,12 +319,17 @@ func (h *Handle) commitStageLocked(ctx context.Context, touch func(q *q, e *entr
 		check: func(tx *locks.Tx, q *q, e entry) error {
 			return tx.HandleOpen(h.h.id) // force-closed handles lose their writes
 		},
-		touch: touch,
+		touch:     touch,
+		committed: h.unflushedRowGone,
 	})
 	if err != nil {
 		return entry{}, false, err
 	}
 	s.reset()
+	if h.h.rowed {
+		h.rowGone() // deleted by the commit (unflushedRowGone)
+	}
+	h.clearUnflushed()
 	return e, true, nil
 }
 
@@ -359,6 +378,8 @@ func (h *Handle) detach(ctx context.Context) (flushErr, err error) {
 	if h.h.stage != nil {
 		h.h.stage.reset()
 	}
+	h.dropUnflushedRow(ctx)
+	h.clearUnflushed()
 	h.h.closed = true
 	fsys := h.h.fsys
 	fsys.mu.Lock()
@@ -386,6 +407,8 @@ func (h *Handle) discard() {
 	if h.h.stage != nil {
 		h.h.stage.reset()
 	}
+	h.dropUnflushedRow(context.Background())
+	h.clearUnflushed()
 }
 
 func (h *Handle) dispose(ctx context.Context, deletePending bool) error {

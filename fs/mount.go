@@ -201,7 +201,7 @@ func (fsys *FileSystem) create(ctx context.Context, req CreateRequest) (*Handle,
 	if err != nil {
 		return nil, Attr{}, fileErr("create", req.Parent, wrapName(req.Name, err))
 	}
-	h := fsys.newHandle(lh, req.Open.POSIX)
+	h := fsys.newHandle(lh, req.Open)
 	if existed && req.Truncate && a.Size != 0 {
 		zero := int64(0)
 		a, err = fsys.setattr(ctx, a.ID, SetattrRequest{Size: &zero, Handle: h})
@@ -699,7 +699,7 @@ func (fsys *FileSystem) openID(ctx context.Context, id FileID, opts OpenOptions)
 	if err != nil {
 		return nil, fileErr("open", id, err)
 	}
-	return fsys.newHandle(lh, opts.POSIX), nil
+	return fsys.newHandle(lh, opts), nil
 }
 
 func (fsys *FileSystem) statFS(ctx context.Context) (StatFS, error) {

@@ -66,6 +66,9 @@ type diffSide struct {
 // the previous snapshot), ErrFileGeneration, ErrFileRenamed, lease and
 // lock errors.
 func (fsys *FileSystem) RangeDiff(ctx context.Context, req RangeDiffRequest) (RangeDiff, error) {
+	if req.Snapshot == "" {
+		fsys.commitForPath(ctx, req.Path, false)
+	}
 	var cur, prev diffSide
 	var res RangeDiff
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {

@@ -135,4 +135,6 @@ INSERT INTO ns_intents(file, pid, pid_start, token, state, created) VALUES(77, 1
 	if n != 0 || version != SchemaVersion {
 		t.Fatalf("%d intents left, version %d; want 0 and %d", n, version, SchemaVersion)
 	}
+	// Migration 7 adds the visible-writes table.
+	mustNil(t, table.DB().QueryRowContext(ctxBG, `SELECT count(*) FROM ns_unflushed WHERE session = ''`).Scan(&n), "ns_unflushed after migration")
 }

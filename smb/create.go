@@ -230,7 +230,10 @@ func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byt
 			Attributes:  attrs & (fs.AttrReadOnly | fs.AttrHidden | fs.AttrSystem | fs.AttrArchive | fs.AttrTemporary | fs.AttrNotContentIndexed | fs.AttrOffline),
 			Open: fs.OpenOptions{
 				Access: granted.Access(), Share: share, DeleteOnClose: options&optDeleteOnClose != 0,
-				SessionID: req.sess.id, ClientName: locks.ClientName(locks.ProtocolSMB, req.sess.workstation), ClientIP: c.remote,
+				// No SMB client may cache writes without a write-caching
+				// lease: an answered WRITE is seen by every reader.
+				VisibleWrites: true,
+				SessionID:     req.sess.id, ClientName: locks.ClientName(locks.ProtocolSMB, req.sess.workstation), ClientIP: c.remote,
 			},
 		},
 		Kind: kind,

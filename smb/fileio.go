@@ -53,7 +53,6 @@ func (c *conn) read(ctx context.Context, req *request) (ntstatus.Status, []byte,
 	case offset > 1<<62:
 		return ntstatus.InvalidParameter, nil, nil
 	}
-	c.srv.commitOthers(ctx, o)
 	if c.single {
 		// A READ alone in its frame is read and answered on a goroutine
 		// of the connection while the next requests are served (as
@@ -174,7 +173,6 @@ func (c *conn) write(ctx context.Context, req *request) (ntstatus.Status, []byte
 	if err != nil {
 		return ntstatus.FromError(err), nil, nil
 	}
-	c.srv.markDirty(o)
 	out := make([]byte, 16)
 	le.PutUint16(out, 17)
 	le.PutUint32(out[4:], uint32(n))
@@ -195,7 +193,6 @@ func (c *conn) flush(ctx context.Context, req *request) (ntstatus.Status, []byte
 		if o.access&(locks.MaskWriteData|locks.MaskAppendData) == 0 {
 			return ntstatus.AccessDenied, nil, nil
 		}
-		c.srv.forgetDirty(o)
 		if err := o.h.Flush(ctx); err != nil {
 			return ntstatus.FromError(err), nil, nil
 		}

@@ -91,7 +91,6 @@ func (c *conn) queryInfo(ctx context.Context, req *request) (ntstatus.Status, []
 		}
 		a := quotaAttr
 		if !o.quota {
-			c.srv.commitOthers(ctx, o)
 			if a, err = o.h.Attr(ctx); err != nil {
 				return ntstatus.FromError(err), nil, nil
 			}

@@ -67,13 +67,6 @@ type Server struct {
 	// (channel.go).
 	sessions map[uint64]*session
 
-	// dirty lists, per file, the opens with writes not yet committed: a
-	// READ or QUERY_INFO through another open commits them first, so SMB
-	// clients see each other's writes at once, as on Windows (fs makes a
-	// handle's writes visible to others when it commits them).
-	dirtyMu sync.Mutex
-	dirty   map[fs.FileID]map[*open]struct{}
-
 	// readBufs pools the buffers READs are read into and answered from
 	// (*[]byte of readBufSize; fileio.go).
 	readBufs sync.Pool
@@ -88,7 +81,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("smb: Config needs FS and Account")
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now,
-		listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{}, sessions: map[uint64]*session{}, dirty: map[fs.FileID]map[*open]struct{}{}}
+		listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{}, sessions: map[uint64]*session{}}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -177,65 +170,14 @@ func (s *Server) newSessionID() uint64 {
 	return uint64(s.guid[0])<<56 | uint64(s.guid[1])<<48 | uint64(s.guid[2])<<40 | s.nextSessID
 }
 
-// markDirty records that o has written since its last commit.
-func (s *Server) markDirty(o *open) {
-	s.dirtyMu.Lock()
-	defer s.dirtyMu.Unlock()
-	f := o.h.File()
-	m := s.dirty[f]
-	if m == nil {
-		m = map[*open]struct{}{}
-		s.dirty[f] = m
-	}
-	m[o] = struct{}{}
-}
-
-// closeOpen closes o's handle (committing its writes), forgetting its
-// uncommitted writes first. The fake quota file has no handle.
+// closeOpen closes o's handle (committing its writes). The fake quota
+// file has no handle.
 func (s *Server) closeOpen(ctx context.Context, o *open) error {
 	if o.quota {
 		return nil
 	}
-	s.forgetDirty(o)
 	if err := o.h.Close(ctx); err != nil {
 		return fmt.Errorf("smb: closing %s: %w", o.path, err)
 	}
 	return nil
-}
-
-// forgetDirty drops o (it commits or closes itself).
-func (s *Server) forgetDirty(o *open) {
-	s.dirtyMu.Lock()
-	defer s.dirtyMu.Unlock()
-	f := o.h.File()
-	if m := s.dirty[f]; m != nil {
-		delete(m, o)
-		if len(m) == 0 {
-			delete(s.dirty, f)
-		}
-	}
-}
-
-// commitOthers commits the writes of the other opens of o's file, so that
-// what o reads next includes them. A failing commit is the writer's to
-// report (at its FLUSH or CLOSE); here it is only logged.
-func (s *Server) commitOthers(ctx context.Context, o *open) {
-	s.dirtyMu.Lock()
-	f := o.h.File()
-	var writers []*open
-	for w := range s.dirty[f] {
-		if w != o {
-			writers = append(writers, w)
-			delete(s.dirty[f], w)
-		}
-	}
-	if len(s.dirty[f]) == 0 {
-		delete(s.dirty, f)
-	}
-	s.dirtyMu.Unlock()
-	for _, w := range writers {
-		if err := w.h.Flush(ctx); err != nil {
-			s.log.Debug("smb: committing another open's writes before a read", "path", w.path, "err", err)
-		}
-	}
 }
