@@ -4,6 +4,12 @@
 // (`blobshare serve --table-addr`). URLs are path-style:
 // http://127.0.0.1:10002/<account>/Tables, /<account>/<table>(),
 // /<account>/<table>(PartitionKey='pk',RowKey='rk'), /<account>/$batch.
+// Production-style URLs, the account in the host as Azure addresses it
+// (https://<account>.table.core.windows.net/Tables, any host whose second
+// label is "table"; storagehttp.PathStyle), work too: the SharedKey
+// resource is then "/<account>" plus the path as sent, a batch part's
+// absolute URL is read against its own host, and OData metadata URLs name
+// the endpoint as addressed (storagehttp.ServiceEndpoint).
 //
 // It is a thin front end, as package queue is over msgqueue: parse and
 // validate → one tablesvc.Service call → render. The semantics (ETags and

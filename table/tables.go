@@ -12,14 +12,12 @@ import (
 	"github.com/blobshare/blobshare/tablesvc"
 )
 
-// baseURL is the account's URL as the client addressed it (odata.metadata
-// and odata.id are built on it).
+// baseURL is the account's URL as the client addressed it, without the
+// final slash (odata.metadata and odata.id are built on it):
+// https://<account>.table.core.windows.net on a production-style host,
+// http://<host>/<account> on a path-style one.
 func baseURL(r *http.Request, account string) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host + "/" + account
+	return strings.TrimSuffix(storagehttp.ServiceEndpoint(r, "table", account), "/")
 }
 
 // topParam reads $top: absent is 0 (the service's 1,000); a number
