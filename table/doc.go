@@ -89,7 +89,10 @@
 // failures included; XML for Get/Set Table ACL and the service properties,
 // which are not OData. TestWireCases, TestBodyLimit and the fuzz targets
 // FuzzParsePath, FuzzDecodeEntity and FuzzReadBatch hold the front end to
-// 4xx answers for bad input, never a 5xx.
+// 4xx answers for bad input, never a 5xx. Set Table Service Properties
+// refuses more than five CORS rules and a retention policy's Days outside
+// 1–365 with 400 InvalidXmlDocument, as Azure's documentation says
+// (checkServiceProps).
 //
 // # Differences from Azurite (TestDifferentialAzurite)
 //
