@@ -84,7 +84,7 @@ func readBatch(r *http.Request, account string) (parts []batchPart, query bool, 
 			if err != nil {
 				return nil, false, batchReadErr(err, "The change set is not valid multipart/mixed.")
 			}
-			bp, err := readPart(p.Header.Get("Content-ID"), raw, account)
+			bp, err := readPart(p.Header.Get("Content-ID"), raw, account, storagehttp.RequestHost(r))
 			if err != nil {
 				return nil, false, &opError{len(parts), err}
 			}
@@ -98,7 +98,7 @@ func readBatch(r *http.Request, account string) (parts []batchPart, query bool, 
 		if err != nil {
 			return nil, false, batchReadErr(err, "The batch request is not valid multipart/mixed.")
 		}
-		bp, err := readPart(first.Header.Get("Content-ID"), raw, account)
+		bp, err := readPart(first.Header.Get("Content-ID"), raw, account, storagehttp.RequestHost(r))
 		if err != nil {
 			return nil, false, &opError{0, err}
 		}
@@ -127,7 +127,11 @@ func batchReadErr(err error, msg string) error {
 
 // readPart reads one application/http part: request line (the URL may be
 // absolute: only its path counts), headers, blank line, body.
-func readPart(contentID string, raw []byte, account string) (batchPart, error) {
+//
+// host is the batch request's host (storagehttp.RequestHost): a part's
+// absolute URL is read against its own host, a relative one against the
+// batch's; under PathStyleOnly (host "") every path is path-style.
+func readPart(contentID string, raw []byte, account, host string) (batchPart, error) {
 	bp := batchPart{contentID: contentID}
 	br := bufio.NewReader(bytes.NewReader(raw))
 	tp := textproto.NewReader(br)
@@ -150,7 +154,10 @@ func readPart(contentID string, raw []byte, account string) (batchPart, error) {
 	}
 	body, _ := io.ReadAll(br) // from memory: cannot fail
 	bp.method, bp.target, bp.header, bp.body = method, u, http.Header(hdr), bytes.TrimSpace(body)
-	if bp.path, err = parsePath(u.EscapedPath()); err != nil {
+	if host != "" && u.Host != "" {
+		host = u.Host
+	}
+	if bp.path, err = parsePath(host, u.EscapedPath()); err != nil {
 		return bp, err
 	}
 	if bp.path.account != account || bp.path.scope != scopeEntities && bp.path.scope != scopeEntity {

@@ -97,7 +97,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) route(w http.ResponseWriter, r *http.Request) error {
-	p, err := parsePath(r.URL.EscapedPath())
+	p, err := parsePath(storagehttp.RequestHost(r), r.URL.EscapedPath())
 	if err != nil {
 		return err
 	}

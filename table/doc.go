@@ -4,6 +4,12 @@
 // (`blobshare serve --table-addr`). URLs are path-style:
 // http://127.0.0.1:10002/<account>/Tables, /<account>/<table>(),
 // /<account>/<table>(PartitionKey='pk',RowKey='rk'), /<account>/$batch.
+// Production-style URLs, the account in the host as Azure addresses it
+// (https://<account>.table.core.windows.net/Tables, any host whose second
+// label is "table"; storagehttp.PathStyle), work too: the SharedKey
+// resource is then "/<account>" plus the path as sent, a batch part's
+// absolute URL is read against its own host, and OData metadata URLs name
+// the endpoint as addressed (storagehttp.ServiceEndpoint).
 //
 // It is a thin front end, as package queue is over msgqueue: parse and
 // validate → one tablesvc.Service call → render. The semantics (ETags and
@@ -83,7 +89,10 @@
 // failures included; XML for Get/Set Table ACL and the service properties,
 // which are not OData. TestWireCases, TestBodyLimit and the fuzz targets
 // FuzzParsePath, FuzzDecodeEntity and FuzzReadBatch hold the front end to
-// 4xx answers for bad input, never a 5xx.
+// 4xx answers for bad input, never a 5xx. Set Table Service Properties
+// refuses more than five CORS rules and a retention policy's Days outside
+// 1–365 with 400 InvalidXmlDocument, as Azure's documentation says
+// (checkServiceProps).
 //
 // # Differences from Azurite (TestDifferentialAzurite)
 //

@@ -37,8 +37,13 @@ const maxPathBytes = 8 << 10
 // resource segment after it, percent-decodes the segment and parses it.
 // Shapes it does not know are 400 InvalidUri; names and keys are
 // tablesvc's to validate.
-func parsePath(escaped string) (resourcePath, error) {
+//
+// host is the host the request addressed: a production-style host
+// (<account>.table.…) names the account and the path starts at the
+// resource segment (storagehttp.PathStyle).
+func parsePath(host, escaped string) (resourcePath, error) {
 	var p resourcePath
+	escaped = storagehttp.PathStyle(host, "table", escaped)
 	if !strings.HasPrefix(escaped, "/") || len(escaped) > maxPathBytes {
 		return p, errInvalidURI()
 	}

@@ -12,10 +12,21 @@ import (
 
 func TestParsePath(t *testing.T) {
 	for _, tc := range []struct {
+		host  string // "" is path-style (127.0.0.1:10002)
 		path  string
 		want  resourcePath
 		error bool
 	}{
+		// Production-style hosts: the account from the host, the path
+		// starts at the resource segment.
+		{host: "acct.table.core.windows.net", path: "/", want: resourcePath{account: "acct", scope: scopeService}},
+		{host: "acct.table.core.windows.net", path: "", want: resourcePath{account: "acct", scope: scopeService}},
+		{host: "ACCT.table.core.windows.net:443", path: "/Tables", want: resourcePath{account: "acct", scope: scopeTables}},
+		{host: "acct.table.localhost:10002", path: "/t1(PartitionKey='p',RowKey='r')", want: resourcePath{account: "acct", table: "t1", pk: "p", rk: "r", scope: scopeEntity}},
+		{host: "acct.table.core.windows.net", path: "/$batch", want: resourcePath{account: "acct", scope: scopeBatch}},
+		{host: "acct.table.core.windows.net", path: "/acct/t1", error: true},
+		// Another service's host is path-style.
+		{host: "acct.blob.core.windows.net", path: "/acct/t1", want: resourcePath{account: "acct", table: "t1", scope: scopeEntities}},
 		{path: "/acct", want: resourcePath{account: "acct", scope: scopeService}},
 		{path: "/acct/", want: resourcePath{account: "acct", scope: scopeService}},
 		{path: "/acct/Tables", want: resourcePath{account: "acct", scope: scopeTables}},
@@ -46,16 +57,20 @@ func TestParsePath(t *testing.T) {
 		{path: "acct/t1", error: true},
 		{path: "/acct/" + strings.Repeat("a", maxPathBytes), error: true},
 	} {
-		got, err := parsePath(tc.path)
+		host := tc.host
+		if host == "" {
+			host = "127.0.0.1:10002"
+		}
+		got, err := parsePath(host, tc.path)
 		if tc.error {
 			var se *storagehttp.Error
 			if !errors.As(err, &se) || se.Status != http.StatusBadRequest {
-				t.Errorf("parsePath(%q) = %+v, %v; want a 400", tc.path, got, err)
+				t.Errorf("parsePath(%q, %q) = %+v, %v; want a 400", host, tc.path, got, err)
 			}
 			continue
 		}
 		if err != nil || got != tc.want {
-			t.Errorf("parsePath(%q) = %+v, %v; want %+v", tc.path, got, err, tc.want)
+			t.Errorf("parsePath(%q, %q) = %+v, %v; want %+v", host, tc.path, got, err, tc.want)
 		}
 	}
 }
@@ -64,7 +79,7 @@ func TestParsePath(t *testing.T) {
 // Location) parse back to the same keys.
 func TestEntityPathRoundTrip(t *testing.T) {
 	for _, k := range [][2]string{{"p", "r"}, {"", ""}, {"it's", "a''b"}, {"a b,c=d", "(x)"}, {"é€", "%41"}} {
-		p, err := parsePath("/acct/" + entityPath("tab", k[0], k[1]))
+		p, err := parsePath("", "/acct/"+entityPath("tab", k[0], k[1]))
 		if err != nil || p.pk != k[0] || p.rk != k[1] || p.scope != scopeEntity || p.table != "tab" {
 			t.Errorf("keys %q: parsed back as %+v, %v", k, p, err)
 		}
@@ -77,7 +92,7 @@ func FuzzParsePath(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, path string) {
-		p, err := parsePath(path)
+		p, err := parsePath("", path)
 		if err != nil {
 			var se *storagehttp.Error
 			if !errors.As(err, &se) || se.Status != http.StatusBadRequest {
@@ -90,7 +105,7 @@ func FuzzParsePath(f *testing.F) {
 				t.Fatalf("parsePath(%q): keys not UTF-8", path)
 			}
 			// What the front end writes for these keys parses back to them.
-			q, err := parsePath("/acct/" + entityPath(p.table, p.pk, p.rk))
+			q, err := parsePath("", "/acct/"+entityPath(p.table, p.pk, p.rk))
 			if err != nil || q.pk != p.pk || q.rk != p.rk || q.table != p.table {
 				t.Fatalf("keys of %q do not round-trip: %+v, %v", path, q, err)
 			}

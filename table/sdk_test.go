@@ -435,3 +435,75 @@ func TestSDKAccessPolicyAndProperties(t *testing.T) {
 		t.Fatalf("GetProperties: %+v, %v", gp, err)
 	}
 }
+
+// TestSDKTablesLastPage: a listing whose last page ends with the last
+// table the filter matches carries no continuation, even when tables the
+// filter excludes follow (four matches with $top 2 are two pages, as
+// aztables' own TestQueryTable expects of Azure).
+func TestSDKTablesLastPage(t *testing.T) {
+	ctx := context.Background()
+	svc := newEnv(t, nil).service(t)
+	for _, n := range []string{"zzza0", "zzza1", "zzza2", "zzza3", "zzzb4"} {
+		if _, err := svc.CreateTable(ctx, n, nil); err != nil {
+			t.Fatalf("CreateTable %s: %v", n, err)
+		}
+	}
+	pager := svc.NewListTablesPager(&aztables.ListTablesOptions{
+		Filter: to.Ptr("TableName ge 'zzza' and TableName lt 'zzzb'"), Top: to.Ptr[int32](2)})
+	var listed []string
+	pages := 0
+	for pager.More() {
+		p, err := pager.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		for _, tb := range p.Tables {
+			listed = append(listed, *tb.Name)
+		}
+	}
+	if got := strings.Join(listed, ","); got != "zzza0,zzza1,zzza2,zzza3" || pages != 2 {
+		t.Fatalf("tables %s in %d pages, want zzza0,zzza1,zzza2,zzza3 in 2", got, pages)
+	}
+}
+
+// TestSDKServicePropertiesLimits: more than five CORS rules, or a
+// retention policy of more than 365 days (or less than 1), is 400
+// InvalidXmlDocument and changes nothing; five rules and 365 days are
+// taken.
+func TestSDKServicePropertiesLimits(t *testing.T) {
+	ctx := context.Background()
+	svc := newEnv(t, nil).service(t)
+	rule := &aztables.CorsRule{AllowedHeaders: to.Ptr("x-ms-meta-*"), AllowedMethods: to.Ptr("PUT"),
+		AllowedOrigins: to.Ptr("www.xyz.com"), ExposedHeaders: to.Ptr("x-ms-meta-*"), MaxAgeInSeconds: to.Ptr[int32](500)}
+	metrics := func(days int32) *aztables.Metrics {
+		return &aztables.Metrics{Enabled: to.Ptr(true), IncludeAPIs: to.Ptr(true), Version: to.Ptr("1.0"),
+			RetentionPolicy: &aztables.RetentionPolicy{Enabled: to.Ptr(true), Days: to.Ptr(days)}}
+	}
+	for _, tc := range []struct {
+		name  string
+		props aztables.ServiceProperties
+	}{
+		{"six CORS rules", aztables.ServiceProperties{Cors: []*aztables.CorsRule{rule, rule, rule, rule, rule, rule}}},
+		{"366 days", aztables.ServiceProperties{MinuteMetrics: metrics(366)}},
+		{"0 days", aztables.ServiceProperties{HourMetrics: metrics(0)}},
+	} {
+		_, err := svc.SetProperties(ctx, tc.props, nil)
+		wantCode(t, tc.name, err, http.StatusBadRequest, "InvalidXmlDocument")
+	}
+	got, err := svc.GetProperties(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Cors) != 0 || *got.MinuteMetrics.Enabled || *got.HourMetrics.Enabled {
+		t.Fatalf("a refused Set Properties changed the properties: %+v", got.ServiceProperties)
+	}
+	ok := aztables.ServiceProperties{Cors: []*aztables.CorsRule{rule, rule, rule, rule, rule}, MinuteMetrics: metrics(365)}
+	if _, err := svc.SetProperties(ctx, ok, nil); err != nil {
+		t.Fatalf("five rules, 365 days: %v", err)
+	}
+	got, err = svc.GetProperties(ctx, nil)
+	if err != nil || len(got.Cors) != 5 || *got.MinuteMetrics.RetentionPolicy.Days != 365 {
+		t.Fatalf("after five rules, 365 days: %+v, %v", got.ServiceProperties, err)
+	}
+}

@@ -12,14 +12,12 @@ import (
 	"github.com/blobshare/blobshare/tablesvc"
 )
 
-// baseURL is the account's URL as the client addressed it (odata.metadata
-// and odata.id are built on it).
+// baseURL is the account's URL as the client addressed it, without the
+// final slash (odata.metadata and odata.id are built on it):
+// https://<account>.table.core.windows.net on a production-style host,
+// http://<host>/<account> on a path-style one.
 func baseURL(r *http.Request, account string) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host + "/" + account
+	return strings.TrimSuffix(storagehttp.ServiceEndpoint(r, "table", account), "/")
 }
 
 // topParam reads $top: absent is 0 (the service's 1,000); a number
@@ -298,6 +296,9 @@ func (s *Server) setServiceProperties(w http.ResponseWriter, c *call) error {
 	if err := storagehttp.DecodeXMLBody(c.r, &in, maxSmallBody); err != nil {
 		return err
 	}
+	if err := checkServiceProps(in); err != nil {
+		return err
+	}
 	props, err := s.serviceProps(c)
 	if err != nil {
 		return err
@@ -319,4 +320,55 @@ func (s *Server) setServiceProperties(w http.ResponseWriter, c *call) error {
 	}
 	w.WriteHeader(http.StatusAccepted)
 	return nil
+}
+
+// maxCorsRules: "Up to five CorsRule elements can be included in the
+// request. If more than five CorsRule elements are included in the
+// request body, the service will return status code 400 (Bad Request)"
+// (Set Table Service Properties).
+const maxCorsRules = 5
+
+// checkServiceProps refuses what Set Table Service Properties does not
+// take, with 400 InvalidXmlDocument: more than five CORS rules, and a
+// retention policy of Logging, HourMetrics or MinuteMetrics whose Days
+// is outside "the minimum value you can specify is 1; the largest value
+// is 365 (one year)" (aztables' TestSetTooManyCors, TestRetentionTooLong).
+func checkServiceProps(in servicePropsXML) error {
+	if in.Cors != nil {
+		var cors struct {
+			Rules []struct{} `xml:"CorsRule"`
+		}
+		if err := xml.Unmarshal([]byte("<Cors>"+in.Cors.Inner+"</Cors>"), &cors); err != nil {
+			return errServiceProps("Cors: " + err.Error())
+		}
+		if len(cors.Rules) > maxCorsRules {
+			return errServiceProps("Cors: at most 5 CorsRule elements")
+		}
+	}
+	for _, sec := range []struct {
+		name string
+		x    *rawXML
+	}{{"Logging", in.Logging}, {"HourMetrics", in.HourMetrics}, {"MinuteMetrics", in.MinuteMetrics}} {
+		if sec.x == nil {
+			continue
+		}
+		var v struct {
+			Days *string `xml:"RetentionPolicy>Days"`
+		}
+		if err := xml.Unmarshal([]byte("<x>"+sec.x.Inner+"</x>"), &v); err != nil {
+			return errServiceProps(sec.name + ": " + err.Error())
+		}
+		if v.Days == nil {
+			continue
+		}
+		if d, err := strconv.Atoi(strings.TrimSpace(*v.Days)); err != nil || d < 1 || d > 365 {
+			return errServiceProps(sec.name + ": RetentionPolicy Days must be 1 to 365")
+		}
+	}
+	return nil
+}
+
+func errServiceProps(reason string) error {
+	return storagehttp.NewError(http.StatusBadRequest, storagehttp.CodeInvalidXMLDocument,
+		"XML specified is not syntactically valid.", storagehttp.Detail{Name: "Reason", Value: reason})
 }

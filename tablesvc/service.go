@@ -133,22 +133,32 @@ func (s *Service) QueryTables(ctx context.Context, filter string, top int, next 
 	if err != nil {
 		return nil, "", err
 	}
+	// The continuation names the next table the filter matches, so a
+	// page that ends with the last match has none (Azure: a listing of
+	// four tables with $top 2 is two pages, as aztables' TestQueryTable
+	// expects); only a scan that hits its budget first answers a
+	// continuation that may lead to an empty page.
 	var out []Table
 	nextName, scanned := "", 0
 	err = s.store.ScanTables(ctx, next, func(t Table) bool {
-		if len(out) == n || scanned == s.scanBudget {
+		if scanned == s.scanBudget {
 			nextName = lowerASCII(t.Name)
 			return false
 		}
 		scanned++
-		if f.Match(func(p string) (Value, bool) {
+		if !f.Match(func(p string) (Value, bool) {
 			if p == "TableName" {
 				return Value{Type: String, Str: t.Name}, true
 			}
 			return Value{}, false
 		}) {
-			out = append(out, t)
+			return true
 		}
+		if len(out) == n {
+			nextName = lowerASCII(t.Name)
+			return false
+		}
+		out = append(out, t)
 		return true
 	})
 	if err != nil {

@@ -49,5 +49,5 @@ func startTable(ctx context.Context, c *cli.Context, dataPath string, logger *sl
 		return nil, err
 	}
 	// Table bodies are at most 4 MiB (a batch): a minute bounds a request.
-	return serveEndpoint("table", ln, c.String("account"), handler, store, time.Minute, logger), nil
+	return serveEndpoint("table", ln, c.String("account"), productStyle(c, handler), store, time.Minute, logger), nil
 }

@@ -337,10 +337,10 @@ func startBlobshare(t *testing.T, c certs) target {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(filepath.Dir(bin)) })
-	// Share soft delete on, as on the SDK's test accounts (Azure sets it on the
-	// account; the restore tests need it).
+	// Share and container soft delete on, as on the SDK's test accounts
+	// (Azure sets them on the account; the restore tests need them).
 	s, err := servetest.Start(bin, t.TempDir(), "--smb", "off", "--tls-cert", c.Cert, "--tls-key", c.Key, "--oauth", "basic",
-		"--share-retention-days", "1")
+		"--share-retention-days", "1", "--container-retention-days", "1")
 	if err != nil {
 		t.Fatal(err)
 	}
