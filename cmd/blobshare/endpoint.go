@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/urfave/cli/v2"
 )
 
 // httpEndpoint is an Azure service serve runs over HTTP on a listener of
@@ -78,4 +80,27 @@ func (e *httpEndpoint) stop(logger *slog.Logger) {
 	if err := e.shutdown(ctx); err != nil {
 		logger.Error("stopping the "+e.name+" service", "err", err)
 	}
+}
+
+// startStoreEndpoint is the start of an Azure service that keeps its
+// state in a store of its own in the data directory (Queue, Table): it
+// listens on --flag (off: an endpoint that serves nothing), then open
+// opens the store and builds the service's handler over it. What it
+// opened is closed again if a later step fails; the endpoint closes the
+// store after its server stops. readTimeout bounds a whole request.
+func startStoreEndpoint(c *cli.Context, name, flag string, readTimeout time.Duration, logger *slog.Logger,
+	open func() (io.Closer, http.Handler, error)) (*httpEndpoint, error) {
+	if c.String(flag) == "off" {
+		return offEndpoint(name), nil
+	}
+	ln, err := listenHTTP(c, flag)
+	if err != nil {
+		return nil, err
+	}
+	store, handler, err := open()
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return serveEndpoint(name, ln, c.String("account"), productStyle(c, handler), store, readTimeout, logger), nil
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"io"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"time"
 
@@ -22,32 +24,24 @@ func queueAddrFlag() cli.Flag {
 // startQueue listens on --queue-addr and serves the Queue service over
 // dataPath/queue.db; addr "off" gives an endpoint that serves nothing.
 func startQueue(ctx context.Context, c *cli.Context, dataPath string, logger *slog.Logger) (*httpEndpoint, error) {
-	addr := c.String("queue-addr")
-	if addr == "off" {
-		return offEndpoint("queue"), nil
-	}
-	ln, err := listenHTTP(c, "queue-addr")
-	if err != nil {
-		return nil, err
-	}
-	store, err := sqlstore.Open(ctx, filepath.Join(dataPath, sqlstore.FileName))
-	if err != nil {
-		ln.Close()
-		return nil, err
-	}
-	handler, err := queue.New(queue.Config{
-		Service:     msgqueue.New(store, nil),
-		Account:     c.String("account"),
-		Key:         c.String("key"),
-		DisableAuth: c.Bool("no-auth"),
-		OAuth:       c.String("oauth") == "basic",
-		Logger:      logger,
-	})
-	if err != nil {
-		ln.Close()
-		store.Close()
-		return nil, err
-	}
 	// Queue bodies are at most a few hundred KiB: a minute bounds a request.
-	return serveEndpoint("queue", ln, c.String("account"), productStyle(c, handler), store, time.Minute, logger), nil
+	return startStoreEndpoint(c, "queue", "queue-addr", time.Minute, logger, func() (io.Closer, http.Handler, error) {
+		store, err := sqlstore.Open(ctx, filepath.Join(dataPath, sqlstore.FileName))
+		if err != nil {
+			return nil, nil, err
+		}
+		handler, err := queue.New(queue.Config{
+			Service:     msgqueue.New(store, nil),
+			Account:     c.String("account"),
+			Key:         c.String("key"),
+			DisableAuth: c.Bool("no-auth"),
+			OAuth:       c.String("oauth") == "basic",
+			Logger:      logger,
+		})
+		if err != nil {
+			store.Close()
+			return nil, nil, err
+		}
+		return store, handler, nil
+	})
 }

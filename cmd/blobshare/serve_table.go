@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"io"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"time"
 
@@ -22,32 +24,24 @@ func tableAddrFlag() cli.Flag {
 // startTable listens on --table-addr and serves the Table service over
 // dataPath/table.db; addr "off" gives an endpoint that serves nothing.
 func startTable(ctx context.Context, c *cli.Context, dataPath string, logger *slog.Logger) (*httpEndpoint, error) {
-	addr := c.String("table-addr")
-	if addr == "off" {
-		return offEndpoint("table"), nil
-	}
-	ln, err := listenHTTP(c, "table-addr")
-	if err != nil {
-		return nil, err
-	}
-	store, err := sqlstore.Open(ctx, filepath.Join(dataPath, sqlstore.FileName))
-	if err != nil {
-		ln.Close()
-		return nil, err
-	}
-	handler, err := table.New(table.Config{
-		Service:     tablesvc.New(store, nil),
-		Account:     c.String("account"),
-		Key:         c.String("key"),
-		DisableAuth: c.Bool("no-auth"),
-		OAuth:       c.String("oauth") == "basic",
-		Logger:      logger,
-	})
-	if err != nil {
-		ln.Close()
-		store.Close()
-		return nil, err
-	}
 	// Table bodies are at most 4 MiB (a batch): a minute bounds a request.
-	return serveEndpoint("table", ln, c.String("account"), productStyle(c, handler), store, time.Minute, logger), nil
+	return startStoreEndpoint(c, "table", "table-addr", time.Minute, logger, func() (io.Closer, http.Handler, error) {
+		store, err := sqlstore.Open(ctx, filepath.Join(dataPath, sqlstore.FileName))
+		if err != nil {
+			return nil, nil, err
+		}
+		handler, err := table.New(table.Config{
+			Service:     tablesvc.New(store, nil),
+			Account:     c.String("account"),
+			Key:         c.String("key"),
+			DisableAuth: c.Bool("no-auth"),
+			OAuth:       c.String("oauth") == "basic",
+			Logger:      logger,
+		})
+		if err != nil {
+			store.Close()
+			return nil, nil, err
+		}
+		return store, handler, nil
+	})
 }
