@@ -44,9 +44,13 @@ func TestLookupActRaces(t *testing.T) {
 			var wg sync.WaitGroup
 			// Churn: rename one name over another (replacing it) and
 			// delete names, so a file found by a lookup often moves or
-			// vanishes before the caller acts on it. (A short pause per
-			// churn step: against a path that churns without any pause a
-			// call gives up after maxLookupRetries lost races, as busy.)
+			// vanishes before the caller acts on it. (A pause per churn
+			// step: against a path that churns without any pause a call
+			// gives up after maxLookupRetries lost races, as busy. 1 ms, not
+			// less: under the race detector on a loaded 2-core machine one
+			// Copy File attempt — resolve, key locks, read the source,
+			// stage, commit — spans several 200 µs steps, and in one make
+			// test run of 2026-11-28 it lost 51 races in a row.)
 			for w := range 2 {
 				wg.Add(1)
 				go func() {
@@ -59,7 +63,7 @@ func TestLookupActRaces(t *testing.T) {
 						} else {
 							_, _ = e.fs.RenamePath(ctxBG, RenamePathRequest{Source: a, Dest: b, ReplaceIfExists: true})
 						}
-						time.Sleep(200 * time.Microsecond)
+						time.Sleep(time.Millisecond)
 					}
 				}()
 			}
