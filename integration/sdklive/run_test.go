@@ -182,6 +182,9 @@ func runPackage(ctx context.Context, s suite, dir, pkg string, env []string, ski
 	if skip != "" {
 		args = append(args, "-skip", skip)
 	}
+	if run := os.Getenv(runEnv); run != "" {
+		args = append(args, "-run", run)
+	}
 	args = append(args, pkg)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir

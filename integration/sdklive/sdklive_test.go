@@ -38,6 +38,9 @@ const (
 	// packagesEnv: a comma-separated subset of a suite's packages
 	// ("blockblob", "." for the module's root).
 	packagesEnv = "BLOBSHARE_SDKLIVE_PACKAGES"
+	// runEnv: a go test -run pattern for each package's run (one test or
+	// a few while fixing them).
+	runEnv = "BLOBSHARE_SDKLIVE_RUN"
 	// reportEnv names a file to write every test's outcome to, one
 	// "SUITE PACKAGE TEST ACTION SECONDS" line each; the output of the
 	// failures goes to FILE.SUITE.failures.
