@@ -16,7 +16,10 @@
 // ETag and existence checks read what the commit will overwrite, for
 // every connection and every process on the file (busy_timeout 5 s lets
 // a second process wait for the lock). Within a process writes go
-// through one connection; reads use a small pool in WAL mode beside it.
+// through one connection and are group-committed (groupcommit.go): the
+// writes queued while a transaction runs share the next one, each in a
+// savepoint of its own, answered after the COMMIT that holds it; reads use
+// a small pool in WAL mode beside it.
 // synchronous=NORMAL in WAL mode: a process crash (SIGKILL) loses no
 // committed transaction, and a batch is wholly applied or wholly absent.
 //

@@ -52,8 +52,23 @@ type Store struct {
 	// the writer's, and the readers' keyed by their SQL text (Scan has one
 	// per combination of bounds, at most 32).
 	existsStmt, getStmt, putStmt, delStmt *sql.Stmt
+	savepointStmt, releaseStmt, undoStmt  *sql.Stmt
 	readMu                                sync.Mutex
 	readStmts                             map[string]*sql.Stmt
+
+	// Group commit (groupcommit.go): writes queue here, and whoever holds
+	// lead (a one-slot semaphore a waiter can give up on) commits every
+	// queued write in one transaction.
+	queueMu  sync.Mutex
+	queue    []*groupWrite
+	lead     chan struct{}
+	maxGroup int
+	// queuedHook, if set (tests), is called with the queue's length after
+	// each write joins it, under queueMu.
+	queuedHook func(n int)
+	// groupHook, if set (tests), is called with each group's size by the
+	// leader that commits it.
+	groupHook func(n int)
 }
 
 // The writer's statements.
@@ -79,11 +94,12 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: %w", err)
 	}
-	st := &Store{path: path, writer: db.Writer, reader: db.Reader, readStmts: map[string]*sql.Stmt{}}
+	st := &Store{path: path, writer: db.Writer, reader: db.Reader, readStmts: map[string]*sql.Stmt{}, lead: make(chan struct{}, 1), maxGroup: DefaultMaxGroup}
 	for _, p := range []struct {
 		dst **sql.Stmt
 		sql string
-	}{{&st.existsStmt, existsSQL}, {&st.getStmt, getSQL}, {&st.putStmt, putSQL}, {&st.delStmt, delSQL}} {
+	}{{&st.existsStmt, existsSQL}, {&st.getStmt, getSQL}, {&st.putStmt, putSQL}, {&st.delStmt, delSQL},
+		{&st.savepointStmt, savepointSQL}, {&st.releaseStmt, releaseSQL}, {&st.undoStmt, undoSQL}} {
 		if *p.dst, err = st.writer.PrepareContext(ctx, p.sql); err != nil {
 			st.Close()
 			return nil, fmt.Errorf("sqlstore: prepare statements on %s: %w", path, err)
@@ -95,7 +111,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 // Close closes the database.
 func (s *Store) Close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{s.existsStmt, s.getStmt, s.putStmt, s.delStmt} {
+	for _, st := range []*sql.Stmt{s.existsStmt, s.getStmt, s.putStmt, s.delStmt, s.savepointStmt, s.releaseStmt, s.undoStmt} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -422,34 +438,6 @@ func (s *Store) Scan(ctx context.Context, table string, r tablesvc.KeyRange, yie
 	}
 	if err := rows.Err(); err != nil {
 		return s.wrap("scan", table, err)
-	}
-	return nil
-}
-
-// Write implements tablesvc.Store: fn runs inside one immediate transaction
-// (sqlitedb opens it with BEGIN IMMEDIATE), which holds SQLite's write
-// lock from its first statement to its commit — across processes sharing
-// the file too — so whatever fn read through Tx.Get is still true when its
-// writes commit.
-func (s *Store) Write(ctx context.Context, table string, fn func(tablesvc.Tx) error) error {
-	tx, err := s.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return s.wrap("begin write on", table, err)
-	}
-	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
-	var one int
-	err = tx.StmtContext(ctx, s.existsStmt).QueryRowContext(ctx, lower(table)).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return notFound(table)
-	}
-	if err != nil {
-		return s.wrap("write", table, err)
-	}
-	if err := fn(&storeTx{s: s, tx: tx, table: table, tbl: lower(table)}); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return s.wrap("commit write on", table, err)
 	}
 	return nil
 }

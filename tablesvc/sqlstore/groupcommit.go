@@ -1,0 +1,213 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/blobshare/blobshare/tablesvc"
+)
+
+// Group commit of entity writes.
+//
+// Every entity write needs SQLite's write lock, so writes run one after
+// another whatever their tables; a transaction of its own per write paid
+// BEGIN, the table check and COMMIT (the WAL append and the wal-index
+// update) each time, about half of a write's cost. Instead a write queues,
+// and whoever takes commitMu runs every write queued so far in one
+// transaction: each inside a savepoint, so that one write's failure (a
+// stale ETag, an existing entity, a batch operation refused half way)
+// undoes that write alone and is answered with its own error, while the
+// others commit together. A write is answered only after the COMMIT that
+// holds it, so an acknowledged write is committed (and seen by the next
+// read) exactly as before; what a group shares is the commit's cost.
+//
+// Each write still decides against the state every earlier write of the
+// group left (they run in order on one connection inside one
+// transaction), and the write lock is held from the group's BEGIN
+// IMMEDIATE to its COMMIT, across processes too.
+
+// DefaultMaxGroup bounds the writes one transaction takes, so that a burst
+// does not hold the write lock (and the leader's own answer) without end.
+const DefaultMaxGroup = 64
+
+// SetMaxGroup sets how many writes one transaction may take (1: a
+// transaction per write, as before group commit; benchmarks compare the
+// two in one run). Call it before the first Write.
+func (s *Store) SetMaxGroup(n int) { s.maxGroup = max(n, 1) }
+
+// The savepoint every write of a group runs in.
+const (
+	savepointSQL = `SAVEPOINT w`
+	releaseSQL   = `RELEASE w`
+	undoSQL      = `ROLLBACK TO w`
+)
+
+// groupWrite is a Write waiting for a group. The group that takes it sets
+// err and then closes ready (answer).
+type groupWrite struct {
+	ctx   context.Context
+	table string
+	fn    func(tablesvc.Tx) error
+
+	err   error
+	ready chan struct{}
+}
+
+func (w *groupWrite) answered() bool {
+	select {
+	case <-w.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+func (w *groupWrite) answer(err error) {
+	w.err = err
+	close(w.ready)
+}
+
+// Write implements tablesvc.Store: fn runs inside one immediate
+// transaction (sqlitedb opens it with BEGIN IMMEDIATE), which holds
+// SQLite's write lock from its first statement to its commit — across
+// processes sharing the file too — so whatever fn read through Tx.Get is
+// still true when its writes commit. The transaction is shared with the
+// other writes queued at the same time (see the group commit above).
+func (s *Store) Write(ctx context.Context, table string, fn func(tablesvc.Tx) error) error {
+	w := &groupWrite{ctx: ctx, table: table, fn: fn, ready: make(chan struct{})}
+	s.queueMu.Lock()
+	s.queue = append(s.queue, w)
+	if s.queuedHook != nil {
+		s.queuedHook(len(s.queue))
+	}
+	s.queueMu.Unlock()
+
+	select {
+	case <-w.ready: // another writer's group took it
+		return w.err
+	case s.lead <- struct{}{}:
+	}
+	// The leader commits groups until its own write is answered; writes
+	// queued after that wait for the next leader.
+	for !w.answered() {
+		s.queueMu.Lock()
+		n := min(len(s.queue), s.maxGroup)
+		group := s.queue[:n:n]
+		s.queue = s.queue[n:]
+		s.queueMu.Unlock()
+		s.commitGroup(group)
+	}
+	<-s.lead
+	return w.err
+}
+
+// commitGroup runs group in one transaction and answers each write. The
+// transaction is not bound to any one write's context (a caller that
+// gives up must not undo the others); each write's own context is checked
+// before its turn and used by its statements.
+func (s *Store) commitGroup(group []*groupWrite) {
+	// Each write's own outcome (a refusal) is kept until the group ends:
+	// only then is it known that nothing of the group is half applied.
+	if s.groupHook != nil {
+		s.groupHook(len(group))
+	}
+	own := make([]error, len(group))
+	answer := func(err error) {
+		for i, w := range group {
+			if own[i] != nil {
+				w.answer(own[i])
+			} else {
+				w.answer(err)
+			}
+		}
+	}
+	tx, err := s.writer.BeginTx(context.Background(), nil)
+	if err != nil {
+		answer(fmt.Errorf("sqlstore: begin write on %s: %w", s.path, err))
+		return
+	}
+	defer tx.Rollback()         //nolint:errcheck // after Commit it is a no-op
+	exists := map[string]bool{} // table key → exists, read once per group
+	committed := 0
+	for i, w := range group {
+		if err := s.runOne(tx, w, exists, len(group) > 1); err != nil {
+			var fatal *groupAbort
+			if errors.As(err, &fatal) {
+				clear(own)
+				answer(fatal.err)
+				return
+			}
+			own[i] = err
+			continue
+		}
+		committed++
+	}
+	if committed == 0 {
+		answer(nil) // every write has its own error; nothing to commit
+		return
+	}
+	if err := tx.Commit(); err != nil {
+		answer(fmt.Errorf("sqlstore: commit write on %s: %w", s.path, err))
+		return
+	}
+	answer(nil)
+}
+
+// groupAbort is an error after which the group's transaction cannot go
+// on (a savepoint that cannot be undone): every write not yet answered
+// fails with it.
+type groupAbort struct{ err error }
+
+func (e *groupAbort) Error() string { return e.err.Error() }
+
+// runOne runs one write of a group inside its savepoint (when the group
+// has more than one write; a lone write's failure rolls back the whole
+// transaction, which holds nothing else). A nil return leaves the write
+// pending its group's commit.
+func (s *Store) runOne(tx *sql.Tx, w *groupWrite, exists map[string]bool, savepoint bool) error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	key := lower(w.table)
+	ok, known := exists[key]
+	if !known {
+		var one int
+		err := tx.StmtContext(w.ctx, s.existsStmt).QueryRowContext(w.ctx, key).Scan(&one)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return s.wrap("write", w.table, err)
+		}
+		ok = err == nil
+		exists[key] = ok
+	}
+	if !ok {
+		return notFound(w.table)
+	}
+	if savepoint {
+		if _, err := tx.StmtContext(w.ctx, s.savepointStmt).ExecContext(w.ctx); err != nil {
+			return s.wrap("savepoint for a write on", w.table, err)
+		}
+	}
+	err := w.fn(&storeTx{s: s, tx: tx, table: w.table, tbl: key})
+	if !savepoint {
+		return err
+	}
+	if err != nil {
+		// Undo this write alone; the savepoint stays open until released.
+		// Neither statement takes the write's context: a cancelled caller
+		// must still have its half-done write undone.
+		bg := context.Background()
+		if _, uerr := tx.StmtContext(bg, s.undoStmt).ExecContext(bg); uerr != nil {
+			return &groupAbort{s.wrap("undo a failed write on", w.table, uerr)}
+		}
+		if _, rerr := tx.StmtContext(bg, s.releaseStmt).ExecContext(bg); rerr != nil {
+			return &groupAbort{s.wrap("release the savepoint of", w.table, rerr)}
+		}
+		return err
+	}
+	if _, err := tx.StmtContext(context.Background(), s.releaseStmt).ExecContext(context.Background()); err != nil {
+		return &groupAbort{s.wrap("release the savepoint of", w.table, err)}
+	}
+	return nil
+}
