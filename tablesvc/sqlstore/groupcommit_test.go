@@ -83,7 +83,7 @@ func TestGroupCommitAnswersEachWrite(t *testing.T) {
 	var groups []int
 	st.queuedHook = nil
 	st.groupHook = func(n int) { groups = append(groups, n) } // under the lead
-	<-st.lead // let the first waiter lead: it takes all six in one group
+	<-st.lead                                                 // let the first waiter lead: it takes all six in one group
 	for i, w := range writes {
 		err := <-errs[i]
 		if w.want == nil && err != nil || w.want != nil && !errors.Is(err, w.want) {
