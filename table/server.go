@@ -49,18 +49,17 @@ type Config struct {
 
 // Server is the Table service endpoint, an http.Handler.
 type Server struct {
-	svc     *tablesvc.Service
-	account string
-	log     *slog.Logger
-	handler http.Handler
-	routes  []route
+	svc      *tablesvc.Service
+	account  string
+	endpoint storagehttp.Endpoint
+	handler  http.Handler
+	routes   []route
 }
 
 var _ http.Handler = (*Server)(nil)
 
-// New validates cfg and builds the storagehttp middleware chain around the
-// dispatcher: RequestID → ErrorFormat (OData JSON errors but for the XML
-// operations) → Limits → Recover → Authenticate → CheckVersion → dispatch.
+// New validates cfg and builds the storagehttp endpoint around the
+// dispatcher, with OData JSON errors but for the XML operations.
 func New(cfg Config) (*Server, error) {
 	if cfg.Service == nil {
 		return nil, errors.New("table: Config.Service is required")
@@ -69,26 +68,18 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("table: %w", err)
 	}
-	s := &Server{svc: cfg.Service, account: sg.Account, log: cfg.Logger}
-	if s.log == nil {
-		s.log = slog.Default()
-	}
+	s := &Server{svc: cfg.Service, account: sg.Account}
 	var chain []storagehttp.Authenticator
 	if !cfg.DisableAuth {
 		chain = s.authenticators(sg)
 		if cfg.OAuth {
-			chain = append([]storagehttp.Authenticator{storagehttp.OAuth{Account: s.account, Service: "table"}}, chain...)
+			chain = storagehttp.WithOAuth(s.account, "table", chain)
 		}
 	}
 	s.routes = s.routeTable()
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
-	}
-	limits := storagehttp.Limits{MaxHeaderCount: maxHeaderCount, MaxHeaderBytes: maxHeaderBytes, MaxBody: maxBody}
-	s.handler = storagehttp.RequestID(now, storagehttp.ErrorFormat(errorRenderer,
-		limits.Wrap(storagehttp.Recover(s.log, storagehttp.Authenticate(chain, s.log,
-			storagehttp.CheckVersion(http.HandlerFunc(s.dispatch)))))))
+	s.endpoint = storagehttp.Endpoint{Service: "table", Now: cfg.Now, Log: cfg.Logger, Auth: chain, Errors: errorRenderer,
+		Limits: storagehttp.Limits{MaxHeaderCount: maxHeaderCount, MaxHeaderBytes: maxHeaderBytes, MaxBody: maxBody}}
+	s.handler = s.endpoint.Handler(http.HandlerFunc(s.dispatch))
 	return s, nil
 }
 
@@ -121,10 +112,5 @@ func errorRenderer(r *http.Request) storagehttp.ErrorRenderer {
 
 // fail renders err and logs server-side failures.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	e := toError(err)
-	if e.Status >= 500 {
-		s.log.Error("table: request failed", "request_id", storagehttp.InfoFrom(r.Context()).ID,
-			"method", r.Method, "path", r.URL.Path, "err", err)
-	}
-	storagehttp.WriteError(w, r, e)
+	s.endpoint.Fail(w, r, toError(err), err)
 }
