@@ -120,6 +120,9 @@ var suites = []suite{
 	{"./table", "^BenchmarkTableRangeQuery$", "1x", func(z sizes) string {
 		return "Table PartitionKey-range query (a tenth of " + z.pick("10,000", "100,000") + " entities) walked to its end vs Azurite, alternating rounds (aim ≥ 10×)"
 	}},
+	{"./table", "^BenchmarkTableServeMemory$", "1x", func(z sizes) string {
+		return "serve's peak RSS answering a full scan, a range query and 1,000 point reads over 10,000 and then " + z.pick("100,000", "1,000,000") + " entities (aim flat)"
+	}},
 	{"./blob", "^BenchmarkBlobTransfer$", "3x", func(z sizes) string {
 		return "Blob service upload/download of " + z.transfer + " with azblob vs Azurite, 4 MiB blocks, 4 in flight, 3 rounds, the sides (4-writer fsynced disk, a server that stores nothing, blobshare, Azurite) taking turns after a page-cache warm-up (aim up ≥ 0.8 of the 4-writer durable disk and ≥ 0.5 of the no-op server, down ≥ 5× Azurite)"
 	}},

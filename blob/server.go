@@ -94,7 +94,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.routes = s.routeTable()
 	limits := storagehttp.Limits{MaxHeaderCount: maxHeaderCount, MaxHeaderBytes: maxHeaderBytes, MaxBody: maxBody}
-	s.handler = storagehttp.Chain(cfg.Now, limits, s.log, chain, http.HandlerFunc(s.dispatch))
+	s.handler = storagehttp.Endpoint{Service: "blob", Now: cfg.Now, Limits: limits, Log: s.log, Auth: chain}.Handler(http.HandlerFunc(s.dispatch))
 	return s, nil
 }
 

@@ -50,11 +50,11 @@ type Config struct {
 
 // Server is the Queue service endpoint, an http.Handler.
 type Server struct {
-	svc     *msgqueue.Service
-	account string
-	log     *slog.Logger
-	handler http.Handler
-	routes  []route
+	svc      *msgqueue.Service
+	account  string
+	endpoint storagehttp.Endpoint
+	handler  http.Handler
+	routes   []route
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -69,20 +69,18 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("queue: %w", err)
 	}
-	s := &Server{svc: cfg.Service, account: sg.Account, log: cfg.Logger}
-	if s.log == nil {
-		s.log = slog.Default()
-	}
+	s := &Server{svc: cfg.Service, account: sg.Account}
 	var chain []storagehttp.Authenticator
 	if !cfg.DisableAuth {
 		chain = s.authenticators(sg)
 		if cfg.OAuth {
-			chain = append([]storagehttp.Authenticator{storagehttp.OAuth{Account: s.account, Service: "queue"}}, chain...)
+			chain = storagehttp.WithOAuth(s.account, "queue", chain)
 		}
 	}
 	s.routes = s.routeTable()
-	limits := storagehttp.Limits{MaxHeaderCount: maxHeaderCount, MaxHeaderBytes: maxHeaderBytes, MaxBody: maxBody}
-	s.handler = storagehttp.Chain(cfg.Now, limits, s.log, chain, http.HandlerFunc(s.dispatch))
+	s.endpoint = storagehttp.Endpoint{Service: "queue", Now: cfg.Now, Log: cfg.Logger, Auth: chain,
+		Limits: storagehttp.Limits{MaxHeaderCount: maxHeaderCount, MaxHeaderBytes: maxHeaderBytes, MaxBody: maxBody}}
+	s.handler = s.endpoint.Handler(http.HandlerFunc(s.dispatch))
 	return s, nil
 }
 
@@ -99,10 +97,5 @@ func maxBody(r *http.Request) int64 {
 
 // fail renders err and logs server-side failures.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	e := toError(err)
-	if e.Status >= 500 {
-		s.log.Error("queue: request failed", "request_id", storagehttp.InfoFrom(r.Context()).ID,
-			"method", r.Method, "path", r.URL.Path, "err", err)
-	}
-	storagehttp.WriteError(w, r, e)
+	s.endpoint.Fail(w, r, toError(err), err)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/locks"
+	"github.com/blobshare/blobshare/storagehttp"
 	"io"
 	"log/slog"
 	"net/http"
@@ -17,7 +18,7 @@ import (
 func TestRecoverGives500(t *testing.T) {
 	var logged bytes.Buffer
 	s := &Server{log: slog.New(slog.NewTextHandler(&logged, nil)), now: time.Now}
-	h := s.withRequestID(s.withRecover(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+	h := storagehttp.RequestID(s.now, storagehttp.Recover(s.log, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
 		panic("boom")
 	})))
 	for _, m := range []string{"GET", "HEAD"} {
@@ -38,7 +39,7 @@ func TestRecoverGives500(t *testing.T) {
 
 func TestWriteErrorDetails(t *testing.T) {
 	s := &Server{log: slog.Default(), now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 123456700, time.UTC) }}
-	h := s.withRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := storagehttp.RequestID(s.now, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("ETag", `"stale"`)
 		writeError(w, r, errInvalidHeader("x-ms-foo", "a<b"))
 	}))

@@ -141,25 +141,14 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.sas = &sas
 	}
-	s.handler = s.withRequestID(s.withLimits(s.withRecover(
-		storagehttp.Authenticate(chain, s.log, storagehttp.CheckVersion(http.HandlerFunc(s.dispatch))))))
+	s.handler = storagehttp.Endpoint{Service: "file", Now: s.now, Log: s.log, Auth: chain,
+		Limits: storagehttp.Limits{MaxHeaderCount: maxHeaderCount, MaxHeaderBytes: maxHeaderBytes, MaxBody: maxBody},
+	}.Handler(http.HandlerFunc(s.dispatch))
 	return s, nil
 }
 
 // ServeHTTP serves one FileREST request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
-
-// withRequestID, withLimits and withRecover are the storagehttp
-// middleware with FileREST's clock, limits and logger.
-func (s *Server) withRequestID(next http.Handler) http.Handler {
-	return storagehttp.RequestID(s.now, next)
-}
-
-func (s *Server) withLimits(next http.Handler) http.Handler {
-	return storagehttp.Limits{MaxHeaderCount: maxHeaderCount, MaxHeaderBytes: maxHeaderBytes, MaxBody: maxBody}.Wrap(next)
-}
-
-func (s *Server) withRecover(next http.Handler) http.Handler { return storagehttp.Recover(s.log, next) }
 
 // maxBody caps request bodies: 4 MiB for PUT (Put Range update, Create
 // File), small XML bodies otherwise.

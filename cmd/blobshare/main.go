@@ -8,11 +8,22 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 )
 
 func main() {
 	if err := Main(os.Args); err != nil {
-		fmt.Fprintln(os.Stderr, "blobshare:", err)
+		fmt.Fprintln(os.Stderr, "blobshare:", oneLine(err.Error()))
 		os.Exit(1)
 	}
+}
+
+// oneLine folds a multi-line error (a database driver's, say) into the one
+// line the command prints.
+func oneLine(msg string) string {
+	lines := strings.FieldsFunc(msg, func(r rune) bool { return r == '\n' || r == '\r' })
+	for i, l := range lines {
+		lines[i] = strings.TrimSpace(l)
+	}
+	return strings.Join(lines, "; ")
 }

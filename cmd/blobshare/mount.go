@@ -25,6 +25,7 @@ func mountCommand() *cli.Command {
 			"on SIGINT or SIGTERM.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "data", Value: "./blobshare-data", Usage: "directory of the SQLite database and the local blob store"},
+			metaFlag(),
 			&cli.StringFlag{Name: "share", Usage: "mount only this share (default: the whole account, one directory per share)"},
 			&cli.StringFlag{Name: "share-mode", Value: "read,write,delete", Usage: "share mode of every open through the mount: read,write,delete or none"},
 			&cli.BoolFlag{Name: "debug", Usage: "log every FUSE request"},
@@ -35,6 +36,9 @@ func mountCommand() *cli.Command {
 
 // runMount mounts until the context ends or a signal arrives.
 func runMount(c *cli.Context) error {
+	if err := refuseSharedMeta(c, "mount"); err != nil {
+		return err
+	}
 	if err := flagsAfterArgument(c); err != nil {
 		return fmt.Errorf("mount: %w", err)
 	}

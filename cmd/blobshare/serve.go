@@ -43,6 +43,7 @@ func serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "share-retention-days", Usage: "keep deleted shares this many days for Restore Share (0: delete at once)"},
 			&cli.IntFlag{Name: "container-retention-days", Usage: "keep deleted Blob containers this many days for Restore Container (0: delete at once; Azure allows 1-365)"},
 			smbEncryptFlag(),
+			metaFlag(),
 		}, tlsFlags(), azuriteFlags()),
 		Action: runServe,
 
@@ -62,6 +63,13 @@ func runServe(c *cli.Context) error {
 		return err
 	}
 	if err := checkOAuth(c); err != nil {
+		return err
+	}
+	m, err := parseMeta(c)
+	if err != nil {
+		return err
+	}
+	if err := checkServeMeta(c, m); err != nil {
 		return err
 	}
 	logger, closeLog, err := serveLogger(c)
@@ -121,7 +129,7 @@ func runServe(c *cli.Context) error {
 		return err
 	}
 	eps = append(eps, restEP)
-	queueEP, err := startQueue(ctx, c, dd.Path, logger)
+	queueEP, err := startQueue(ctx, c, m, dd.Path, logger)
 	if err != nil {
 		return fail(err)
 	}
@@ -131,7 +139,7 @@ func runServe(c *cli.Context) error {
 		return fail(err)
 	}
 	eps = append(eps, blobEP)
-	tableEP, err := startTable(ctx, c, dd.Path, logger)
+	tableEP, err := startTable(ctx, c, m, dd.Path, logger)
 	if err != nil {
 		return fail(err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/blobshare/blobshare/msgqueue"
+	"github.com/blobshare/blobshare/msgqueue/pgstore"
 	"github.com/blobshare/blobshare/msgqueue/sqlstore"
 	"github.com/blobshare/blobshare/queue"
 )
@@ -22,11 +24,24 @@ func queueAddrFlag() cli.Flag {
 }
 
 // startQueue listens on --queue-addr and serves the Queue service over
-// dataPath/queue.db; addr "off" gives an endpoint that serves nothing.
-func startQueue(ctx context.Context, c *cli.Context, dataPath string, logger *slog.Logger) (*httpEndpoint, error) {
+// dataPath/queue.db, or the PostgreSQL database of --meta; addr "off"
+// gives an endpoint that serves nothing.
+func startQueue(ctx context.Context, c *cli.Context, m meta, dataPath string, logger *slog.Logger) (*httpEndpoint, error) {
 	// Queue bodies are at most a few hundred KiB: a minute bounds a request.
 	return startStoreEndpoint(c, "queue", "queue-addr", time.Minute, logger, func() (io.Closer, http.Handler, error) {
-		store, err := sqlstore.Open(ctx, filepath.Join(dataPath, sqlstore.FileName))
+		var store interface {
+			msgqueue.Store
+			io.Closer
+		}
+		var err error
+		if m.postgres != "" {
+			store, err = pgstore.Open(ctx, m.postgres, pgstore.Options{})
+			if err != nil {
+				err = fmt.Errorf("--meta %s: %w", redactURL(m.postgres), err)
+			}
+		} else {
+			store, err = sqlstore.Open(ctx, filepath.Join(dataPath, sqlstore.FileName))
+		}
 		if err != nil {
 			return nil, nil, err
 		}

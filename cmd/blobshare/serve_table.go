@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/blobshare/blobshare/table"
 	"github.com/blobshare/blobshare/tablesvc"
+	"github.com/blobshare/blobshare/tablesvc/pgstore"
 	"github.com/blobshare/blobshare/tablesvc/sqlstore"
 )
 
@@ -22,11 +24,24 @@ func tableAddrFlag() cli.Flag {
 }
 
 // startTable listens on --table-addr and serves the Table service over
-// dataPath/table.db; addr "off" gives an endpoint that serves nothing.
-func startTable(ctx context.Context, c *cli.Context, dataPath string, logger *slog.Logger) (*httpEndpoint, error) {
+// dataPath/table.db, or the PostgreSQL database of --meta; addr "off"
+// gives an endpoint that serves nothing.
+func startTable(ctx context.Context, c *cli.Context, m meta, dataPath string, logger *slog.Logger) (*httpEndpoint, error) {
 	// Table bodies are at most 4 MiB (a batch): a minute bounds a request.
 	return startStoreEndpoint(c, "table", "table-addr", time.Minute, logger, func() (io.Closer, http.Handler, error) {
-		store, err := sqlstore.Open(ctx, filepath.Join(dataPath, sqlstore.FileName))
+		var store interface {
+			tablesvc.Store
+			io.Closer
+		}
+		var err error
+		if m.postgres != "" {
+			store, err = pgstore.Open(ctx, m.postgres, pgstore.Options{})
+			if err != nil {
+				err = fmt.Errorf("--meta %s: %w", redactURL(m.postgres), err)
+			}
+		} else {
+			store, err = sqlstore.Open(ctx, filepath.Join(dataPath, sqlstore.FileName))
+		}
 		if err != nil {
 			return nil, nil, err
 		}

@@ -28,6 +28,7 @@ func sessionCommand() *cli.Command {
 			"or `err STATUS_...`. End of input or quit closes every handle and exits 0.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "data", Value: "./blobshare-data", Usage: "directory of the SQLite database and the local blob store"},
+			metaFlag(),
 			&cli.StringFlag{Name: "blob-backend", Usage: "where file content lives (default file://<data>/blobs)"},
 		},
 		Action: runSession,
@@ -36,6 +37,9 @@ func sessionCommand() *cli.Command {
 
 // runSession serves the session protocol on the app's reader and writer.
 func runSession(c *cli.Context) error {
+	if err := refuseSharedMeta(c, "session"); err != nil {
+		return err
+	}
 	if c.NArg() != 0 {
 		return fmt.Errorf("session: unexpected arguments %q", c.Args().Slice())
 	}

@@ -29,6 +29,7 @@ func statusCommand() *cli.Command {
 			"delete-pending state and the file's lease, and the files leased over REST.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "data", Value: "./blobshare-data", Usage: "directory of the SQLite database"},
+			metaFlag(),
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON document instead of tables"},
 		},
 		Action: runStatus,
@@ -36,6 +37,9 @@ func statusCommand() *cli.Command {
 }
 
 func runStatus(c *cli.Context) error {
+	if err := refuseSharedMeta(c, "status"); err != nil {
+		return err
+	}
 	if c.Args().Present() {
 		return fmt.Errorf("status: unexpected arguments %q (flags come first)", c.Args().Slice())
 	}

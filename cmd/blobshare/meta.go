@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// metaFlag is --meta (cli-contract.md): where metadata lives. Empty is
+// the SQLite files in --data.
+func metaFlag() cli.Flag {
+	return &cli.StringFlag{Name: "meta", Usage: "where metadata lives: postgres://USER@HOST:PORT/DB?search_path=SCHEMA for a PostgreSQL database several nodes share (default: the SQLite files in --data)"}
+}
+
+// meta is a parsed --meta.
+type meta struct {
+	postgres string // the connection URL, "" for the SQLite files in --data
+}
+
+// parseMeta reads --meta: nothing, or a postgres:// (postgresql://) URL.
+func parseMeta(c *cli.Context) (meta, error) {
+	v := c.String("meta")
+	switch {
+	case v == "":
+		return meta{}, nil
+	case strings.HasPrefix(v, "postgres://"), strings.HasPrefix(v, "postgresql://"):
+		return meta{postgres: v}, nil
+	}
+	return meta{}, fmt.Errorf("--meta %s: want postgres://USER@HOST:PORT/DB?search_path=SCHEMA, or no --meta for the SQLite files in --data", redactURL(v))
+}
+
+// redactURL hides a password in a URL-like string for messages.
+func redactURL(v string) string {
+	scheme, rest, ok := strings.Cut(v, "://")
+	if !ok {
+		return v
+	}
+	userinfo, host, ok := strings.Cut(rest, "@")
+	if !ok {
+		return v
+	}
+	if user, _, hasPass := strings.Cut(userinfo, ":"); hasPass {
+		return scheme + "://" + user + ":xxxxx@" + host
+	}
+	return v
+}
+
+// errMetaNotShared is the one line for what does not run on a shared
+// --meta yet: the namespace, the lock table and the Blob service's
+// metadata are still in the SQLite files of --data, so a second node
+// would see other shares, other handles and other containers.
+func errMetaNotShared(what string) error {
+	return fmt.Errorf("--meta postgres: only the Queue and Table services keep their metadata in PostgreSQL so far; %s still keep theirs in --data, which another node would not see", what)
+}
+
+// checkServeMeta refuses the endpoints whose metadata cannot be on m yet.
+func checkServeMeta(c *cli.Context, m meta) error {
+	if m.postgres == "" {
+		return nil
+	}
+	var on []string
+	for _, f := range []struct{ flag, name string }{{"addr", "FileREST (--addr)"}, {"smb", "SMB (--smb)"}, {"blob-addr", "Blob (--blob-addr)"}} {
+		if c.String(f.flag) != "off" {
+			on = append(on, f.name)
+		}
+	}
+	if c.String("mount") != "" {
+		on = append(on, "the mount (--mount)")
+	}
+	if len(on) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: turn them off (--addr off --smb off --blob-addr off, no --mount) or run without --meta", errMetaNotShared(strings.Join(on, ", ")))
+}
+
+// refuseSharedMeta answers a postgres --meta on the commands that work on
+// the namespace and the lock table (mount, session, status): those are not
+// on PostgreSQL yet.
+func refuseSharedMeta(c *cli.Context, cmd string) error {
+	m, err := parseMeta(c)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	if m.postgres != "" {
+		return fmt.Errorf("%s: %w", cmd, errMetaNotShared("the namespace and the lock table"))
+	}
+	return nil
+}
