@@ -8,9 +8,9 @@ import (
 func TestRedactURL(t *testing.T) {
 	for in, want := range map[string]string{
 		"postgres://u:secret@h:5432/d?search_path=s": "postgres://u:xxxxx@h:5432/d?search_path=s",
-		"postgres://u@h/d":                          "postgres://u@h/d",
-		"postgres:///d?host=/run/pg":                "postgres:///d?host=/run/pg",
-		"not a url":                                 "not a url",
+		"postgres://u@h/d":                           "postgres://u@h/d",
+		"postgres:///d?host=/run/pg":                 "postgres:///d?host=/run/pg",
+		"not a url":                                  "not a url",
 	} {
 		if got := redactURL(in); got != want {
 			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
