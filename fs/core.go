@@ -86,7 +86,8 @@ type fileState struct {
 // 6: ns_intents.owner, the owner session of a commit intent, in place of
 // pid and pid_start (migration 6).
 // 7: ns_unflushed (visible writes staged in another process; migration 7).
-const SchemaVersion = 7
+// 8: ns_service (the File service's properties; migration 8).
+const SchemaVersion = 8
 
 // migrations move a namespace of an older version to SchemaVersion, one
 // version each (locks.EnsureSchema). Migration 6: an intent written before
@@ -106,7 +107,15 @@ ALTER TABLE ns_intents DROP COLUMN pid_start;`},
 	requested INTEGER NOT NULL DEFAULT 0, -- a reader elsewhere waits for the commit
 	PRIMARY KEY (file, handle)
 ) WITHOUT ROWID;`},
+	{To: 8, DDL: serviceSchema},
 }
+
+// serviceSchema holds the account-wide documents of the File service
+// (service.go).
+const serviceSchema = `CREATE TABLE IF NOT EXISTS ns_service (
+	k TEXT PRIMARY KEY,
+	v BLOB NOT NULL
+) WITHOUT ROWID;`
 
 // schema is the namespace's part of the shared database. Names are
 // case-insensitive through key (FoldName); the unique index covers only
@@ -207,7 +216,7 @@ CREATE TABLE IF NOT EXISTS ns_gc (
 	key   TEXT PRIMARY KEY,
 	since INTEGER NOT NULL
 );
-`
+` + serviceSchema
 
 // RemoveFile is the locks.RemoveFunc of the namespace: pass it as
 // locks.Options.Remove. It deletes the entry of a file whose delete

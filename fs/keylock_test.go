@@ -75,6 +75,7 @@ func TestLockAudit(t *testing.T) {
 		{"open", "^TestHandleWriteReadRanges$"},
 		{"set attributes", "^TestRESTReadOnly$"},
 		{"create share", "^TestLookupOutcomes$"},
+		{"service properties", "^TestServiceProperties$"},
 		{"create directory", "^TestStatAttributes$"},
 		{"set properties", "^TestSharesAndDirectories$"},
 		{"set metadata", "^TestSharesAndDirectories$"},

@@ -6,6 +6,8 @@ import (
 	"crypto/md5"
 	"errors"
 	"io"
+	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +20,11 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/sas"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/share"
+
+	"github.com/blobshare/blobshare/blobstore/local"
+	"github.com/blobshare/blobshare/fs"
+	"github.com/blobshare/blobshare/locks"
+	"github.com/blobshare/blobshare/rest"
 )
 
 var ctxBG = context.Background()
@@ -391,5 +398,39 @@ func TestSDKServiceProperties(t *testing.T) {
 	}
 	if p.MinuteMetrics == nil || *p.MinuteMetrics.Enabled {
 		t.Fatalf("minute metrics should keep the default: %+v", p.MinuteMetrics)
+	}
+
+	// The document is stored with the shares: a second server on the same
+	// database (another process, or serve after a restart) answers it.
+	table, err := locks.Open(ctxBG, filepath.Join(e.dataDir, "blobshare.db"), locks.Options{Remove: fs.RemoveFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer table.Close(ctxBG)
+	store, err := local.New(filepath.Join(e.dataDir, "blobs"), local.WithLogger(quietLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys, err := fs.New(ctxBG, fs.Config{Table: table, Store: store, Logger: quietLogger(), SpillDir: e.dataDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsys.Close(ctxBG)
+	h, err := rest.New(rest.Config{FS: fsys, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := httptest.NewServer(h)
+	defer other.Close()
+	svc2, err := service.NewClientWithSharedKeyCredential(other.URL+"/"+rest.DevAccount+"/", e.cred, e.serviceOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := svc2.GetProperties(ctxBG, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p2.HourMetrics == nil || !*p2.HourMetrics.Enabled || *p2.HourMetrics.RetentionPolicy.Days != 3 || len(p2.CORS) != 1 || *p2.CORS[0].AllowedOrigins != "*" {
+		t.Fatalf("the second server answers %+v, want what the first stored", p2)
 	}
 }

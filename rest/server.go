@@ -68,7 +68,6 @@ type Server struct {
 	now     func() time.Time
 	handler http.Handler
 	routes  []route
-	svc     serviceState
 	// sas verifies the SAS of a copy source (Put Range From URL); nil
 	// when authentication is off.
 	sas *storagehttp.SAS
@@ -123,7 +122,6 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("rest: ShareDeleteRetention %v: must not be negative", cfg.ShareDeleteRetention)
 	}
 	s.retain = cfg.ShareDeleteRetention
-	s.svc.props = defaultServiceProps()
 	s.routes = s.routeTable()
 	// The chain, outermost first (doc.go explains the order).
 	var chain []storagehttp.Authenticator

@@ -2,17 +2,18 @@ package rest
 
 import (
 	"encoding/xml"
+	"fmt"
 	"net/http"
-	"sync"
 
 	"github.com/blobshare/blobshare/storagehttp"
 )
 
 // serviceProps is the File service's StorageServiceProperties document.
-// blobshare keeps it in memory for the life of the Server (it configures
-// nothing: metrics and CORS are not implemented); it exists so that SDK
-// calls that read or write it work and so that malformed XML bodies get
-// the service's answer.
+// It configures nothing in blobshare (metrics and CORS are not
+// implemented), but it is kept as Azure keeps it: stored with the shares
+// (fs.FileSystem.UpdateServiceProperties), so every process on the data
+// directory and a restarted serve answer what was last set, as the Blob
+// and Queue services do.
 type serviceProps struct {
 	XMLName          xml.Name     `xml:"StorageServiceProperties"`
 	HourMetrics      *metricsXML  `xml:"HourMetrics,omitempty"`
@@ -53,12 +54,6 @@ type protocolXML struct {
 	} `xml:"SMB"`
 }
 
-// serviceState holds the in-memory service properties.
-type serviceState struct {
-	mu    sync.Mutex
-	props serviceProps
-}
-
 func defaultServiceProps() serviceProps {
 	off := func() *metricsXML {
 		return &metricsXML{Version: "1.0", RetentionPolicy: &retention{}}
@@ -66,10 +61,28 @@ func defaultServiceProps() serviceProps {
 	return serviceProps{HourMetrics: off(), MinuteMetrics: off(), Cors: &corsXML{}}
 }
 
+// storedServiceProps decodes the stored document (the defaults when none
+// was ever set).
+func storedServiceProps(doc []byte) (serviceProps, error) {
+	if doc == nil {
+		return defaultServiceProps(), nil
+	}
+	var p serviceProps
+	if err := xml.Unmarshal(doc, &p); err != nil {
+		return p, fmt.Errorf("stored service properties: %w", err)
+	}
+	return p, nil
+}
+
 func (s *Server) getServiceProperties(w http.ResponseWriter, c *call) error {
-	s.svc.mu.Lock()
-	p := s.svc.props
-	s.svc.mu.Unlock()
+	doc, err := s.fs.ServiceProperties(c.r.Context())
+	if err != nil {
+		return err
+	}
+	p, err := storedServiceProps(doc)
+	if err != nil {
+		return err
+	}
 	return storagehttp.WriteXML(w, http.StatusOK, p)
 }
 
@@ -78,20 +91,28 @@ func (s *Server) setServiceProperties(w http.ResponseWriter, c *call) error {
 	if err := storagehttp.DecodeXMLBody(c.r, &p, maxSmallBody); err != nil {
 		return err
 	}
-	s.svc.mu.Lock()
-	defer s.svc.mu.Unlock()
-	// Elements left out keep their values, as the service does.
-	if p.HourMetrics != nil {
-		s.svc.props.HourMetrics = p.HourMetrics
-	}
-	if p.MinuteMetrics != nil {
-		s.svc.props.MinuteMetrics = p.MinuteMetrics
-	}
-	if p.Cors != nil {
-		s.svc.props.Cors = p.Cors
-	}
-	if p.ProtocolSettings != nil {
-		s.svc.props.ProtocolSettings = p.ProtocolSettings
+	err := s.fs.UpdateServiceProperties(c.r.Context(), func(old []byte) ([]byte, error) {
+		cur, err := storedServiceProps(old)
+		if err != nil {
+			return nil, err
+		}
+		// Elements left out keep their values, as the service does.
+		if p.HourMetrics != nil {
+			cur.HourMetrics = p.HourMetrics
+		}
+		if p.MinuteMetrics != nil {
+			cur.MinuteMetrics = p.MinuteMetrics
+		}
+		if p.Cors != nil {
+			cur.Cors = p.Cors
+		}
+		if p.ProtocolSettings != nil {
+			cur.ProtocolSettings = p.ProtocolSettings
+		}
+		return xml.Marshal(cur)
+	})
+	if err != nil {
+		return err
 	}
 	w.WriteHeader(http.StatusAccepted)
 	return nil
