@@ -499,10 +499,9 @@ func (s *Server) putBlobFromURL(w http.ResponseWriter, c *call) error {
 	if o.ContentMD5, err = md5Header(h, "x-ms-source-content-md5"); err != nil {
 		return err
 	}
-	opt := h.Get("x-ms-copy-source-tag-option")
-	copyTags := strings.EqualFold(opt, "COPY")
-	if opt != "" && !copyTags && !strings.EqualFold(opt, "REPLACE") {
-		return storagehttp.InvalidHeader("x-ms-copy-source-tag-option", opt)
+	copyTags, err := copySourceTags(h)
+	if err != nil {
+		return err
 	}
 	src, rc, err := s.openSource(c)
 	if err != nil {
@@ -529,6 +528,18 @@ func (s *Server) putBlobFromURL(w http.ResponseWriter, c *call) error {
 	// An unmet destination condition is TargetConditionNotMet, as for
 	// Copy Blob (blobsvc.TargetCondition).
 	return blobsvc.TargetCondition(s.storeBlob(w, c, rc, true, o))
+}
+
+// copySourceTags reads x-ms-copy-source-tag-option: COPY gives the
+// destination the source's tags, REPLACE (the default) the request's
+// x-ms-tags, none without them.
+func copySourceTags(h http.Header) (bool, error) {
+	opt := h.Get("x-ms-copy-source-tag-option")
+	copyTags := strings.EqualFold(opt, "COPY")
+	if opt != "" && !copyTags && !strings.EqualFold(opt, "REPLACE") {
+		return false, storagehttp.InvalidHeader("x-ms-copy-source-tag-option", opt)
+	}
+	return copyTags, nil
 }
 
 func (s *Server) putBlock(w http.ResponseWriter, c *call) error {
@@ -958,6 +969,12 @@ func (s *Server) copyBlob(w http.ResponseWriter, c *call) error {
 	}
 	if len(o.Metadata) == 0 {
 		o.Metadata = nil // the source's metadata is copied
+	}
+	// Tags: the request's x-ms-tags, or the source's with
+	// x-ms-copy-source-tag-option: COPY (Copy Blob From URL's header;
+	// honoured on the asynchronous form too, where it means the same).
+	if o.CopySourceTags, err = copySourceTags(c.r.Header); err != nil {
+		return err
 	}
 	if v := c.r.Header.Get("x-ms-seal-blob"); v != "" {
 		seal, err := strconv.ParseBool(v)

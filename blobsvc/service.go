@@ -373,6 +373,9 @@ type WriteOptions struct {
 	Type BlobType
 	// Tags are the new version's index tags (x-ms-tags).
 	Tags map[string]string
+	// CopySourceTags makes CopyBlob give the destination the source's
+	// tags instead of Tags (x-ms-copy-source-tag-option: COPY).
+	CopySourceTags bool
 	// Seal is a copy's x-ms-seal-blob (nil: the destination is sealed
 	// when the source is).
 	Seal *bool
@@ -482,7 +485,12 @@ func (s *Service) CopyBlob(ctx context.Context, src CopySource, container, name 
 		o.page = &PageState{Ranges: sb.Page.Ranges}
 	}
 	o.ContentMD5 = nil
-	if o.Tags == nil {
+	// The destination's tags are the request's x-ms-tags (none without
+	// it), not the source's, unless the request asks for the source's:
+	// Copy Blob From URL's x-ms-copy-source-tag-option "The default value
+	// is REPLACE" (Azurite's startCopyFromURL likewise sets only the
+	// request's tags).
+	if o.CopySourceTags {
 		o.Tags = sb.Tags
 	}
 	var r io.Reader = rc
