@@ -312,5 +312,9 @@
 // InvalidQueryParameterValue); copies from another account (400
 // CannotVerifyCopySource). Copy Blob within the
 // account is synchronous (status success at once), so Abort Copy Blob
-// answers 409 NoPendingCopyOperation.
+// answers 409 NoPendingCopyOperation; a copyid that is not a GUID is 400
+// InvalidQueryParameterValue before the blob is looked up (azblob's
+// TestBlobAbortCopyNoCopyStarted on Azure). Set Blob Expiry exists only
+// on hierarchical-namespace accounts: 400 HierarchicalNamespaceNotEnabled
+// (expiry.go).
 package blob

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/blobshare/blobshare/blobsvc"
 	"github.com/blobshare/blobshare/storagehttp"
 )
@@ -1090,6 +1092,17 @@ func (s *Server) openSource(c *call) (blobsvc.Blob, io.ReadCloser, error) {
 func (s *Server) abortCopy(w http.ResponseWriter, c *call) error {
 	if c.r.Header.Get("x-ms-copy-action") != "abort" {
 		return storagehttp.InvalidHeader("x-ms-copy-action", c.r.Header.Get("x-ms-copy-action"))
+	}
+	// copyid is a GUID, checked before the blob is looked up: azblob's
+	// TestBlobAbortCopyNoCopyStarted, recorded against Azure, aborts
+	// copyid=copynotstarted on a missing blob and expects 400
+	// InvalidQueryParameterValue.
+	id := c.q.Get("copyid")
+	if !c.q.Has("copyid") {
+		return storagehttp.MissingQuery("copyid")
+	}
+	if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
+		return storagehttp.InvalidQuery("copyid", id, "not a copy id")
 	}
 	if _, err := s.svc.GetBlob(c.r.Context(), c.path.container, c.path.blob, "", "", blobsvc.Conditions{}); err != nil {
 		return err
