@@ -174,6 +174,22 @@
 // listings, which blobshare does not serve, and blobshare honours it on
 // the XML listing too rather than list past it).
 //
+// The system container $logs exists in every account (blobsvc
+// EnsureSystemContainers, run by serve): Storage Analytics' container,
+// "not displayed when a container listing operation is performed, such
+// as the List Containers operation", so List Containers lists it only
+// with include=system ("Specifies that system containers be included in
+// the response"). It reads like any container and stays empty (blobshare
+// writes no analytics logs). Create Container on it is 409
+// ContainerAlreadyExists; Delete Container is 403 AuthorizationFailure:
+// the docs say it "cannot be deleted once Storage Analytics has been
+// enabled" without naming the answer, so the code is blobshare's choice.
+//
+// Get Page Ranges answers whole pages: x-ms-range is widened to the
+// pages it touches (bytes=0-1022 answers 0-1023, as azblob's
+// TestPutGetPages expects of Azure); a range with a negative start is
+// ignored, as for Get Blob.
+//
 // Get Page Ranges with prevsnapshot answers the pages written or cleared
 // since the snapshot, as Azure does, whether or not their bytes changed
 // (blobsvc's page write history); a missing prevsnapshot is 409

@@ -12,6 +12,7 @@ import (
 // (blobsvc's sentinels).
 var blobErrors = []storagehttp.Mapping{
 	{Target: blobsvc.ErrContainerNotFound, Status: http.StatusNotFound, Code: "ContainerNotFound", Message: "The specified container does not exist."},
+	{Target: blobsvc.ErrSystemContainer, Status: http.StatusForbidden, Code: "AuthorizationFailure", Message: "This request is not authorized to perform this operation."},
 	{Target: blobsvc.ErrContainerExists, Status: http.StatusConflict, Code: "ContainerAlreadyExists", Message: "The specified container already exists."},
 	{Target: blobsvc.ErrBlobNotFound, Status: http.StatusNotFound, Code: "BlobNotFound", Message: "The specified blob does not exist."},
 	{Target: blobsvc.ErrInvalidContainerName, Status: http.StatusBadRequest, Code: storagehttp.CodeInvalidResourceName, Message: "The specified resource name contains invalid characters."},

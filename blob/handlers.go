@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -76,6 +77,12 @@ func (s *Server) listContainers(w http.ResponseWriter, c *call) error {
 	}
 	if err != nil {
 		return err
+	}
+	// System containers ($logs) only with include=system: "The $logs
+	// container is not displayed when a container listing operation is
+	// performed, such as the List Containers operation".
+	if !includes(c.q)["system"] {
+		cs = slices.DeleteFunc(cs, func(it blobsvc.ListedContainer) bool { return blobsvc.IsSystemContainer(it.Container.Name) })
 	}
 	withMD := includes(c.q)["metadata"]
 	now := s.svc.Now()

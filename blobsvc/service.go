@@ -273,6 +273,9 @@ func (s *Service) DeleteContainer(ctx context.Context, name, leaseID string, con
 	if err := ValidContainerName(name); err != nil {
 		return err
 	}
+	if IsSystemContainer(name) {
+		return fmt.Errorf("delete container %s: %w", name, ErrSystemContainer)
+	}
 	mu := s.stripe(name, "")
 	mu.Lock()
 	c, err := s.meta.Container(ctx, name)
