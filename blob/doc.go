@@ -62,9 +62,24 @@
 // -unmodified-since, as the SDKs send them.
 //
 // Copies: an unmet destination condition of Copy Blob, Copy Blob From
-// URL and Put Blob From URL is 412 TargetConditionNotMet, an unmet
-// x-ms-source-if-* 412 SourceConditionNotMet — what Azure answers in the
-// azure-sdk-for-go and -js recordings; a From URL source that answers 304
+// URL and Put Blob From URL is 412 ConditionNotMet ("The condition
+// specified using HTTP conditional header(s) is not met."), an unmet
+// x-ms-source-if-* 412 SourceConditionNotMet. Azure's error table still
+// lists "TargetConditionNotMet | Precondition Failed (412) | The target
+// condition specified using HTTP conditional header(s) is not met.", and
+// Azure answered it once: the azure-sdk-assets recording of azblob's
+// TestBlobStartCopyDestIfMatchFalse made on 17 May 2024 (x-ms-version
+// 2023-11-03) shows 412 TargetConditionNotMet, as does the -js recording
+// of syncUploadFromURL from 2022 (2021-08-06). The same test re-recorded
+// on 14 Oct 2024 (x-ms-version 2024-08-04) shows 412 ConditionNotMet,
+// and azblob changed its assertion with it: v1.6.4 and v1.8.3 expect
+// ConditionNotMet of TestBlobStartCopyDest{IfMatch,IfModifiedSince,
+// IfNoneMatch}False and of the live-only TestPutBlobFromUrlDest*False.
+// Every current SDK sends an x-ms-version from 2024-08-04 on, and the
+// recordings cannot tell a version switch from a service change, so
+// blobshare answers ConditionNotMet for every version (it was
+// TargetConditionNotMet from branch blobconc until this was settled).
+// A From URL source that answers 304
 // (If-None-Match matching, not modified since) is 304
 // CannotVerifyCopySource, as azblob's TestPutBlobFromUrlSourceIfNoneMatchFalse
 // expects (Copy Blob proper reads its source itself: 412
@@ -206,12 +221,6 @@
 // holder's id, another and none) compare status and x-ms-error-code with
 // Azurite. Where they differ, blobshare follows Azure and the test names
 // the difference (knownDiffs in azurite_known_test.go):
-//
-//   - Copy destination conditions: Azurite 412 ConditionNotMet; Azure
-//     "TargetConditionNotMet | Precondition Failed (412) | The target
-//     condition specified using HTTP conditional header(s) is not met."
-//     (Blob service error codes; the recording of
-//     TestBlobStartCopyDestIfMatchFalse, x-ms-version 2023-11-03).
 //
 //   - Copy source conditions: Azurite 412 or 304 ConditionNotMet; Azure
 //     "SourceConditionNotMet | Precondition Failed (412) | The source

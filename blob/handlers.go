@@ -534,9 +534,9 @@ func (s *Server) putBlobFromURL(w http.ResponseWriter, c *call) error {
 	if copyTags {
 		o.Tags = src.Tags
 	}
-	// An unmet destination condition is TargetConditionNotMet, as for
-	// Copy Blob (blobsvc.TargetCondition).
-	return blobsvc.TargetCondition(s.storeBlob(w, c, rc, true, o))
+	// An unmet destination condition is 412 ConditionNotMet, as for Copy
+	// Blob (blob/doc.go, "Copies").
+	return s.storeBlob(w, c, rc, true, o)
 }
 
 // copySourceTags reads x-ms-copy-source-tag-option: COPY gives the

@@ -500,23 +500,15 @@ func (s *Service) CopyBlob(ctx context.Context, src CopySource, container, name 
 	if o.Wrap != nil {
 		r = o.Wrap(r)
 	}
+	// An unmet destination condition is ErrConditionNotMet (412
+	// ConditionNotMet), as Azure answers it now (blob/doc.go,
+	// "Copies").
 	b, err := s.PutBlob(ctx, container, name, r, o)
 	if err != nil {
-		return Blob{}, TargetCondition(err)
+		return Blob{}, err
 	}
 	info := &CopyInfo{ID: uuidString(), Source: src.URL, Size: b.Size, Completed: s.Now()}
 	return s.setCopyInfo(ctx, b, info)
-}
-
-// TargetCondition turns a copy destination's unmet If-* condition
-// (ErrConditionNotMet) into ErrTargetConditionNotMet, as Azure answers
-// Copy Blob and Put Blob From URL (412 TargetConditionNotMet in the
-// azure-sdk-for-go and azure-sdk-for-js recordings); other errors pass.
-func TargetCondition(err error) error {
-	if errors.Is(err, ErrConditionNotMet) {
-		return fmt.Errorf("copy destination: %w", ErrTargetConditionNotMet)
-	}
-	return err
 }
 
 // SourceCondition turns a copy source's unmet x-ms-source-if-*
