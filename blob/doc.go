@@ -59,7 +59,12 @@
 // Ranges and Snapshot Blob are reads: any combination, 304 (with
 // x-ms-error-code ConditionNotMet) or 412. Set Blob Tags takes its
 // conditions as x-ms-blob-if-match, -none-match, -modified-since and
-// -unmodified-since, as the SDKs send them.
+// -unmodified-since, as the SDKs send them. Put Block List's conditions
+// see a blob that has only staged blocks as existing, with the ETag and
+// Last-Modified of its first Put Block (an If-Modified-Since after it is
+// 412 ConditionNotMet: azblob's TestBlobPutBlockListIfModifiedSinceFalse,
+// recorded against Azure); If-None-Match: * fails only on a committed
+// blob.
 //
 // Copies: an unmet destination condition of Copy Blob, Copy Blob From
 // URL and Put Blob From URL is 412 ConditionNotMet ("The condition
@@ -75,9 +80,9 @@
 // and azblob changed its assertion with it: v1.6.4 and v1.8.3 expect
 // ConditionNotMet of TestBlobStartCopyDest{IfMatch,IfModifiedSince,
 // IfNoneMatch}False and of the live-only TestPutBlobFromUrlDest*False.
-// Every current SDK sends an x-ms-version from 2024-08-04 on, and the
-// recordings cannot tell a version switch from a service change, so
-// blobshare answers ConditionNotMet for every version (it was
+// The SDKs blobshare is tested with send later versions (azblob v1.8.3:
+// 2026-12-06), and the recordings cannot tell a version switch from a
+// service change, so blobshare answers ConditionNotMet for every version (it was
 // TargetConditionNotMet from branch blobconc until this was settled).
 // A From URL source that answers 304
 // (If-None-Match matching, not modified since) is 304
