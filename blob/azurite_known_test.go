@@ -32,16 +32,6 @@ type knownDiff struct {
 
 var knownDiffs = []knownDiff{
 	{
-		name: "copy destination condition code",
-		doc: `Blob service error codes: "TargetConditionNotMet | Precondition Failed (412) | The target condition ` +
-			`specified using HTTP conditional header(s) is not met."; Azure answers Copy Blob so (azure-sdk-assets ` +
-			`recording TestBlobStartCopyDestIfMatchFalse, x-ms-version 2023-11-03). Azurite: 412 ConditionNotMet.`,
-		match: func(r diffReq, az, bs answer) bool {
-			return isCopy(r) && az.status == http.StatusPreconditionFailed && az.code == "ConditionNotMet" &&
-				bs.status == http.StatusPreconditionFailed && bs.code == "TargetConditionNotMet"
-		},
-	},
-	{
 		name: "copy source condition code",
 		doc: `Blob service error codes: "SourceConditionNotMet | Precondition Failed (412) | The source condition ` +
 			`specified using HTTP conditional header(s) is not met."; the azblob tests TestBlobStartCopySourceIfMatchFalse ` +

@@ -230,9 +230,10 @@ func TestWriteMakesBrokenLeaseAvailable(t *testing.T) {
 }
 
 // TestCopyConditionCodes: an unmet destination condition of Copy Blob
-// and Put Blob From URL is 412 TargetConditionNotMet and an unmet
-// x-ms-source-if-* condition 412 SourceConditionNotMet (the codes Azure
-// answers in the azure-sdk-for-go and azure-sdk-for-js recordings); Put
+// and Put Blob From URL is 412 ConditionNotMet (Azure's answer in the
+// azure-sdk-for-go recording of October 2024, x-ms-version 2024-08-04;
+// blob/doc.go "Copies") and an unmet x-ms-source-if-* condition 412
+// SourceConditionNotMet; Put
 // Blob From URL whose source answers 304 (If-None-Match matching, or
 // not modified since) is CannotVerifyCopySource with that status, as the
 // azblob live test TestPutBlobFromUrlSourceIfNoneMatchFalse expects.
@@ -261,17 +262,17 @@ func TestCopyConditionCodes(t *testing.T) {
 			_, err := le.bb.StartCopyFromURL(ctx, src.URL(), &blob.StartCopyFromURLOptions{AccessConditions: &blob.AccessConditions{
 				ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &stale}}})
 			return err
-		}, 412, "TargetConditionNotMet"},
+		}, 412, "ConditionNotMet"},
 		{"Copy Blob, destination If-None-Match current", func() error {
 			_, err := le.bb.StartCopyFromURL(ctx, src.URL(), &blob.StartCopyFromURLOptions{AccessConditions: &blob.AccessConditions{
 				ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfNoneMatch: dp.ETag}}})
 			return err
-		}, 412, "TargetConditionNotMet"},
+		}, 412, "ConditionNotMet"},
 		{"Copy Blob, destination not modified since", func() error {
 			_, err := le.bb.StartCopyFromURL(ctx, src.URL(), &blob.StartCopyFromURLOptions{AccessConditions: &blob.AccessConditions{
 				ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfModifiedSince: &later}}})
 			return err
-		}, 412, "TargetConditionNotMet"},
+		}, 412, "ConditionNotMet"},
 		{"Copy Blob, source If-None-Match current", func() error {
 			_, err := le.bb.StartCopyFromURL(ctx, src.URL(), &blob.StartCopyFromURLOptions{
 				SourceModifiedAccessConditions: &blob.SourceModifiedAccessConditions{SourceIfNoneMatch: sp.ETag}})
@@ -291,7 +292,7 @@ func TestCopyConditionCodes(t *testing.T) {
 			_, err := le.bb.UploadBlobFromURL(ctx, srcURL, &blockblob.UploadBlobFromURLOptions{AccessConditions: &blob.AccessConditions{
 				ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: &stale}}})
 			return err
-		}, 412, "TargetConditionNotMet"},
+		}, 412, "ConditionNotMet"},
 		{"Put Blob From URL, source If-Match stale", func() error {
 			_, err := le.bb.UploadBlobFromURL(ctx, srcURL, &blockblob.UploadBlobFromURLOptions{
 				SourceModifiedAccessConditions: &blob.SourceModifiedAccessConditions{SourceIfMatch: &stale}})

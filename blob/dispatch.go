@@ -149,6 +149,7 @@ func (s *Server) routeTable() []route {
 		{name: "SetBlobTier", scope: scopeBlob, method: "PUT", comp: "tier", perm: "w", rtype: 'o', sasPerm: "w", snapshotOK: true, h: s.setBlobTier},
 		{name: "AppendBlock", scope: scopeBlob, method: "PUT", comp: "appendblock", perm: "wa", rtype: 'o', sasPerm: "wa", h: s.appendBlock},
 		{name: "AbortCopyBlob", scope: scopeBlob, method: "PUT", comp: "copy", perm: "w", rtype: 'o', sasPerm: "w", h: s.abortCopy},
+		{name: "SetBlobExpiry", scope: scopeBlob, method: "PUT", comp: "expiry", perm: "w", rtype: 'o', sasPerm: "w", h: s.setBlobExpiry},
 		{name: "SealAppendBlob", scope: scopeBlob, method: "PUT", comp: "seal", perm: "w", rtype: 'o', sasPerm: "w", h: s.sealBlob},
 		{name: "UndeleteBlob", scope: scopeBlob, method: "PUT", comp: "undelete", perm: "w", rtype: 'o', sasPerm: "w", h: s.undeleteBlob},
 		{name: "GetBlockList", scope: scopeBlob, method: "GET", comp: "blocklist", perm: "r", rtype: 'o', sasPerm: "r", anon: 'b', h: s.getBlockList},

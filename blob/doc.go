@@ -59,12 +59,32 @@
 // Ranges and Snapshot Blob are reads: any combination, 304 (with
 // x-ms-error-code ConditionNotMet) or 412. Set Blob Tags takes its
 // conditions as x-ms-blob-if-match, -none-match, -modified-since and
-// -unmodified-since, as the SDKs send them.
+// -unmodified-since, as the SDKs send them. Put Block List's conditions
+// see a blob that has only staged blocks as existing, with the ETag and
+// Last-Modified of its first Put Block (an If-Modified-Since after it is
+// 412 ConditionNotMet: azblob's TestBlobPutBlockListIfModifiedSinceFalse,
+// recorded against Azure); If-None-Match: * fails only on a committed
+// blob.
 //
 // Copies: an unmet destination condition of Copy Blob, Copy Blob From
-// URL and Put Blob From URL is 412 TargetConditionNotMet, an unmet
-// x-ms-source-if-* 412 SourceConditionNotMet — what Azure answers in the
-// azure-sdk-for-go and -js recordings; a From URL source that answers 304
+// URL and Put Blob From URL is 412 ConditionNotMet ("The condition
+// specified using HTTP conditional header(s) is not met."), an unmet
+// x-ms-source-if-* 412 SourceConditionNotMet. Azure's error table still
+// lists "TargetConditionNotMet | Precondition Failed (412) | The target
+// condition specified using HTTP conditional header(s) is not met.", and
+// Azure answered it once: the azure-sdk-assets recording of azblob's
+// TestBlobStartCopyDestIfMatchFalse made on 17 May 2024 (x-ms-version
+// 2023-11-03) shows 412 TargetConditionNotMet, as does the -js recording
+// of syncUploadFromURL from 2022 (2021-08-06). The same test re-recorded
+// on 14 Oct 2024 (x-ms-version 2024-08-04) shows 412 ConditionNotMet,
+// and azblob changed its assertion with it: v1.6.4 and v1.8.3 expect
+// ConditionNotMet of TestBlobStartCopyDest{IfMatch,IfModifiedSince,
+// IfNoneMatch}False and of the live-only TestPutBlobFromUrlDest*False.
+// The SDKs blobshare is tested with send later versions (azblob v1.8.3:
+// 2026-12-06), and the recordings cannot tell a version switch from a
+// service change, so blobshare answers ConditionNotMet for every version (it was
+// TargetConditionNotMet from branch blobconc until this was settled).
+// A From URL source that answers 304
 // (If-None-Match matching, not modified since) is 304
 // CannotVerifyCopySource, as azblob's TestPutBlobFromUrlSourceIfNoneMatchFalse
 // expects (Copy Blob proper reads its source itself: 412
@@ -174,6 +194,22 @@
 // listings, which blobshare does not serve, and blobshare honours it on
 // the XML listing too rather than list past it).
 //
+// The system container $logs exists in every account (blobsvc
+// EnsureSystemContainers, run by serve): Storage Analytics' container,
+// "not displayed when a container listing operation is performed, such
+// as the List Containers operation", so List Containers lists it only
+// with include=system ("Specifies that system containers be included in
+// the response"). It reads like any container and stays empty (blobshare
+// writes no analytics logs). Create Container on it is 409
+// ContainerAlreadyExists; Delete Container is 403 AuthorizationFailure:
+// the docs say it "cannot be deleted once Storage Analytics has been
+// enabled" without naming the answer, so the code is blobshare's choice.
+//
+// Get Page Ranges answers whole pages: x-ms-range is widened to the
+// pages it touches (bytes=0-1022 answers 0-1023, as azblob's
+// TestPutGetPages expects of Azure); a range with a negative start is
+// ignored, as for Get Blob.
+//
 // Get Page Ranges with prevsnapshot answers the pages written or cleared
 // since the snapshot, as Azure does, whether or not their bytes changed
 // (blobsvc's page write history); a missing prevsnapshot is 409
@@ -190,12 +226,6 @@
 // holder's id, another and none) compare status and x-ms-error-code with
 // Azurite. Where they differ, blobshare follows Azure and the test names
 // the difference (knownDiffs in azurite_known_test.go):
-//
-//   - Copy destination conditions: Azurite 412 ConditionNotMet; Azure
-//     "TargetConditionNotMet | Precondition Failed (412) | The target
-//     condition specified using HTTP conditional header(s) is not met."
-//     (Blob service error codes; the recording of
-//     TestBlobStartCopyDestIfMatchFalse, x-ms-version 2023-11-03).
 //
 //   - Copy source conditions: Azurite 412 or 304 ConditionNotMet; Azure
 //     "SourceConditionNotMet | Precondition Failed (412) | The source
@@ -312,5 +342,9 @@
 // InvalidQueryParameterValue); copies from another account (400
 // CannotVerifyCopySource). Copy Blob within the
 // account is synchronous (status success at once), so Abort Copy Blob
-// answers 409 NoPendingCopyOperation.
+// answers 409 NoPendingCopyOperation; a copyid that is not a GUID is 400
+// InvalidQueryParameterValue before the blob is looked up (azblob's
+// TestBlobAbortCopyNoCopyStarted on Azure). Set Blob Expiry exists only
+// on hierarchical-namespace accounts: 400 HierarchicalNamespaceNotEnabled
+// (expiry.go).
 package blob

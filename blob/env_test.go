@@ -61,6 +61,9 @@ func newEnv(t testing.TB, now func() time.Time) *env {
 		t.Fatal(err)
 	}
 	svc := blobsvc.New(meta, content, now)
+	if err := svc.EnsureSystemContainers(context.Background()); err != nil { // as serve does
+		t.Fatal(err)
+	}
 	h, err := blob.New(blob.Config{Service: svc})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 // (blobsvc's sentinels).
 var blobErrors = []storagehttp.Mapping{
 	{Target: blobsvc.ErrContainerNotFound, Status: http.StatusNotFound, Code: "ContainerNotFound", Message: "The specified container does not exist."},
+	{Target: blobsvc.ErrSystemContainer, Status: http.StatusForbidden, Code: "AuthorizationFailure", Message: "This request is not authorized to perform this operation."},
 	{Target: blobsvc.ErrContainerExists, Status: http.StatusConflict, Code: "ContainerAlreadyExists", Message: "The specified container already exists."},
 	{Target: blobsvc.ErrBlobNotFound, Status: http.StatusNotFound, Code: "BlobNotFound", Message: "The specified blob does not exist."},
 	{Target: blobsvc.ErrInvalidContainerName, Status: http.StatusBadRequest, Code: storagehttp.CodeInvalidResourceName, Message: "The specified resource name contains invalid characters."},
@@ -19,7 +20,6 @@ var blobErrors = []storagehttp.Mapping{
 	{Target: blobsvc.ErrInvalidBlockID, Status: http.StatusBadRequest, Code: "InvalidBlockId", Message: "The specified block ID is invalid. The block ID must be Base64-encoded."},
 	{Target: blobsvc.ErrInvalidBlockList, Status: http.StatusBadRequest, Code: "InvalidBlockList", Message: "The specified block list is invalid."},
 	{Target: blobsvc.ErrConditionNotMet, Status: http.StatusPreconditionFailed, Code: "ConditionNotMet", Message: "The condition specified using HTTP conditional header(s) is not met."},
-	{Target: blobsvc.ErrTargetConditionNotMet, Status: http.StatusPreconditionFailed, Code: "TargetConditionNotMet", Message: "The target condition specified using HTTP conditional header(s) is not met."},
 	{Target: blobsvc.ErrSourceConditionNotMet, Status: http.StatusPreconditionFailed, Code: "SourceConditionNotMet", Message: "The source condition specified using HTTP conditional header(s) is not met."},
 	{Target: blobsvc.ErrMultipleConditions, Status: http.StatusBadRequest, Code: "MultipleConditionHeadersNotSupported", Message: "Multiple condition headers are not supported."},
 	{Target: blobsvc.ErrUnsatisfiableCondition, Status: http.StatusBadRequest, Code: "UnsatisfiableCondition", Message: "The request includes an unsatisfiable condition for this operation."},

@@ -9,9 +9,12 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/blobshare/blobshare/blobsvc"
 	"github.com/blobshare/blobshare/storagehttp"
@@ -74,6 +77,12 @@ func (s *Server) listContainers(w http.ResponseWriter, c *call) error {
 	}
 	if err != nil {
 		return err
+	}
+	// System containers ($logs) only with include=system: "The $logs
+	// container is not displayed when a container listing operation is
+	// performed, such as the List Containers operation".
+	if !includes(c.q)["system"] {
+		cs = slices.DeleteFunc(cs, func(it blobsvc.ListedContainer) bool { return blobsvc.IsSystemContainer(it.Container.Name) })
 	}
 	withMD := includes(c.q)["metadata"]
 	now := s.svc.Now()
@@ -499,10 +508,9 @@ func (s *Server) putBlobFromURL(w http.ResponseWriter, c *call) error {
 	if o.ContentMD5, err = md5Header(h, "x-ms-source-content-md5"); err != nil {
 		return err
 	}
-	opt := h.Get("x-ms-copy-source-tag-option")
-	copyTags := strings.EqualFold(opt, "COPY")
-	if opt != "" && !copyTags && !strings.EqualFold(opt, "REPLACE") {
-		return storagehttp.InvalidHeader("x-ms-copy-source-tag-option", opt)
+	copyTags, err := copySourceTags(h)
+	if err != nil {
+		return err
 	}
 	src, rc, err := s.openSource(c)
 	if err != nil {
@@ -526,9 +534,21 @@ func (s *Server) putBlobFromURL(w http.ResponseWriter, c *call) error {
 	if copyTags {
 		o.Tags = src.Tags
 	}
-	// An unmet destination condition is TargetConditionNotMet, as for
-	// Copy Blob (blobsvc.TargetCondition).
-	return blobsvc.TargetCondition(s.storeBlob(w, c, rc, true, o))
+	// An unmet destination condition is 412 ConditionNotMet, as for Copy
+	// Blob (blob/doc.go, "Copies").
+	return s.storeBlob(w, c, rc, true, o)
+}
+
+// copySourceTags reads x-ms-copy-source-tag-option: COPY gives the
+// destination the source's tags, REPLACE (the default) the request's
+// x-ms-tags, none without them.
+func copySourceTags(h http.Header) (bool, error) {
+	opt := h.Get("x-ms-copy-source-tag-option")
+	copyTags := strings.EqualFold(opt, "COPY")
+	if opt != "" && !copyTags && !strings.EqualFold(opt, "REPLACE") {
+		return false, storagehttp.InvalidHeader("x-ms-copy-source-tag-option", opt)
+	}
+	return copyTags, nil
 }
 
 func (s *Server) putBlock(w http.ResponseWriter, c *call) error {
@@ -959,6 +979,12 @@ func (s *Server) copyBlob(w http.ResponseWriter, c *call) error {
 	if len(o.Metadata) == 0 {
 		o.Metadata = nil // the source's metadata is copied
 	}
+	// Tags: the request's x-ms-tags, or the source's with
+	// x-ms-copy-source-tag-option: COPY (Copy Blob From URL's header;
+	// honoured on the asynchronous form too, where it means the same).
+	if o.CopySourceTags, err = copySourceTags(c.r.Header); err != nil {
+		return err
+	}
 	if v := c.r.Header.Get("x-ms-seal-blob"); v != "" {
 		seal, err := strconv.ParseBool(v)
 		if err != nil {
@@ -1073,6 +1099,17 @@ func (s *Server) openSource(c *call) (blobsvc.Blob, io.ReadCloser, error) {
 func (s *Server) abortCopy(w http.ResponseWriter, c *call) error {
 	if c.r.Header.Get("x-ms-copy-action") != "abort" {
 		return storagehttp.InvalidHeader("x-ms-copy-action", c.r.Header.Get("x-ms-copy-action"))
+	}
+	// copyid is a GUID, checked before the blob is looked up: azblob's
+	// TestBlobAbortCopyNoCopyStarted, recorded against Azure, aborts
+	// copyid=copynotstarted on a missing blob and expects 400
+	// InvalidQueryParameterValue.
+	id := c.q.Get("copyid")
+	if !c.q.Has("copyid") {
+		return storagehttp.MissingQuery("copyid")
+	}
+	if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
+		return storagehttp.InvalidQuery("copyid", id, "not a copy id")
 	}
 	if _, err := s.svc.GetBlob(c.r.Context(), c.path.container, c.path.blob, "", "", blobsvc.Conditions{}); err != nil {
 		return err

@@ -186,9 +186,16 @@ func (s *Server) getPageRanges(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
+	// The ranges answered are whole pages: a range that cuts a page is
+	// widened to it (azblob's TestPutGetPages, recorded against Azure,
+	// writes bytes 0-1023, asks for bytes=0-1022 and expects the range
+	// 0-1023).
 	from, to := int64(0), int64(-1)
 	if rng != nil {
-		from, to = rng.Start, rng.End
+		from, to = rng.Start&^(blobsvc.PageSize-1), rng.End
+		if to >= 0 {
+			to |= blobsvc.PageSize - 1
+		}
 	}
 	leaseID, cond, err := guards(c.r.Header)
 	if err != nil {

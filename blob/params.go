@@ -191,11 +191,20 @@ func byteRange(h http.Header) (*blobsvc.Range, error) {
 	return r, nil
 }
 
-// negativeStart reports whether spec is "-N-" or "-N-M" (digits N, M).
+// negativeStart reports whether spec is "-N-", "-N-M" or "-N--M"
+// (digits N, M): a range with a negative start, which the SDKs send for
+// a negative Offset (azblob's TestBlobDiffPageRangeInvalidRange sends
+// Offset -22, Count 14: "bytes=-22--9", and Azure answers the diff).
 func negativeStart(spec string) bool {
 	lo, hi, ok := strings.Cut(strings.TrimPrefix(spec, "-"), "-")
 	if !ok || !strings.HasPrefix(spec, "-") || lo == "" {
 		return false
+	}
+	if rest, neg := strings.CutPrefix(hi, "-"); neg {
+		if rest == "" {
+			return false
+		}
+		hi = rest
 	}
 	return strings.Trim(lo, "0123456789") == "" && strings.Trim(hi, "0123456789") == ""
 }

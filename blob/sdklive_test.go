@@ -96,7 +96,8 @@ func TestGetPageRangesConditions(t *testing.T) {
 // recording of TestBlobGetPageRangesInvalidRange: "bytes=-2-497" answers
 // the whole list), a range past the written pages answers them
 // (TestBlobGetPageRangesNotPageAligned), and the ranges are clipped to
-// the range asked.
+// the range asked widened to whole pages (TestPutGetPages: bytes=0-1022
+// answers 0-1023).
 func TestPageRangesRange(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, nil)
@@ -110,7 +111,9 @@ func TestPageRangesRange(t *testing.T) {
 		want [][2]int64
 	}{
 		{"negative offset", blob.HTTPRange{Offset: -2, Count: 500}, [][2]int64{{0, 511}, {1024, 3071}}},
-		{"not page aligned", blob.HTTPRange{Count: 2000}, [][2]int64{{0, 511}, {1024, 1999}}},
+		{"not page aligned", blob.HTTPRange{Count: 2000}, [][2]int64{{0, 511}, {1024, 2047}}},
+		{"one byte short of a page", blob.HTTPRange{Offset: 1024, Count: 1023}, [][2]int64{{1024, 2047}}},
+		{"starting inside a page", blob.HTTPRange{Offset: 1100, Count: 100}, [][2]int64{{1024, 1535}}},
 		{"inside a written range", blob.HTTPRange{Offset: 1536, Count: 512}, [][2]int64{{1536, 2047}}},
 		{"between the written ranges", blob.HTTPRange{Offset: 512, Count: 512}, nil},
 	} {
@@ -129,7 +132,9 @@ func TestPageRangesRange(t *testing.T) {
 
 // TestPageRangesDiffRange: a page-range diff with a range that cuts
 // pages compares whole pages and reports them clipped to the range asked
-// (it read past the last page and failed before).
+// widened to whole pages (it read past the last page and failed before);
+// a range with a negative start is ignored, not 400 (azblob's
+// TestBlobDiffPageRangeInvalidRange: Offset -22, Count 14).
 func TestPageRangesDiffRange(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, nil)
@@ -149,9 +154,10 @@ func TestPageRangesDiffRange(t *testing.T) {
 		rng  blob.HTTPRange
 		want [][2]int64
 	}{
-		{blob.HTTPRange{Count: 2000}, [][2]int64{{0, 1999}}},
-		{blob.HTTPRange{Offset: 256, Count: 1000}, [][2]int64{{256, 1255}}},
+		{blob.HTTPRange{Count: 2000}, [][2]int64{{0, 2047}}},
+		{blob.HTTPRange{Offset: 256, Count: 1000}, [][2]int64{{0, 1535}}},
 		{blob.HTTPRange{Offset: 1024, Count: 4096}, [][2]int64{{1024, 2047}}},
+		{blob.HTTPRange{Offset: -22, Count: 14}, [][2]int64{{0, 2047}}},
 	} {
 		var got [][2]int64
 		pager := pb.NewGetPageRangesDiffPager(&pageblob.GetPageRangesDiffOptions{PrevSnapshot: snap.Snapshot, Range: tc.rng})

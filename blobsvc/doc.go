@@ -102,8 +102,8 @@
 // Conditions.checkWrite refuses, before anything else, the combinations
 // "Specifying conditional headers for Blob service operations" forbids on
 // writes (ValidateWrite: ErrMultipleConditions), then evaluates the ETag
-// header of a pair alone. Reads (checkRead) take any combination. Copies
-// name whose condition failed: ErrTargetConditionNotMet for the
-// destination, ErrSourceConditionNotMet for the source (TargetCondition,
-// SourceCondition).
+// header of a pair alone. Reads (checkRead) take any combination. A
+// copy's unmet destination condition is ErrConditionNotMet, as any
+// write's; its unmet source condition ErrSourceConditionNotMet
+// (SourceCondition).
 package blobsvc

@@ -45,10 +45,6 @@ var (
 	// If-None-Match + If-Modified-Since, or with more than one ETag in
 	// one header (400 MultipleConditionHeadersNotSupported).
 	ErrMultipleConditions = errors.New("multiple condition headers not supported")
-	// ErrTargetConditionNotMet: a copy's destination condition failed
-	// (412 TargetConditionNotMet; Copy Blob, Copy Blob From URL, Put Blob
-	// From URL).
-	ErrTargetConditionNotMet = errors.New("copy destination condition not met")
 	// ErrSourceConditionNotMet: a copy's x-ms-source-if-* condition
 	// failed (412 SourceConditionNotMet).
 	ErrSourceConditionNotMet = errors.New("copy source condition not met")

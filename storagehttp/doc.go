@@ -10,6 +10,9 @@
 //     middleware that sets the headers every response carries
 //     (x-ms-request-id, Date, the request's x-ms-version and
 //     x-ms-client-request-id echoed, Server).
+//   - server.go: NewServer, the http.Server every endpoint runs, whose
+//     header cap (MaxRequestHeaderBytes) sits above the services' own so
+//     oversized headers get Limits' 400, as on Azure, not net/http's 431.
 //   - middleware.go: Limits (header count and size, a body cap per
 //     request chosen by the service), Recover (a panic becomes 500
 //     InternalError, logged with its stack), CheckVersion (any

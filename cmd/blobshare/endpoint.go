@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/blobshare/blobshare/storagehttp"
 )
 
 // httpEndpoint is an Azure service serve runs over HTTP on a listener of
@@ -37,14 +39,8 @@ func serveEndpoint(name string, ln net.Listener, account string, h http.Handler,
 		name:  name,
 		url:   endpointURL(ln, account),
 		store: store,
-		srv: &http.Server{
-			Handler:           logFailedRequests(h, logger, slog.LevelDebug),
-			ReadHeaderTimeout: 30 * time.Second,
-			ReadTimeout:       readTimeout,
-			IdleTimeout:       2 * time.Minute,
-			MaxHeaderBytes:    1 << 20,
-			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-		},
+		srv: storagehttp.NewServer(logFailedRequests(h, logger, slog.LevelDebug), readTimeout,
+			slog.NewLogLogger(logger.Handler(), slog.LevelWarn)),
 		serveFn: make(chan error, 1),
 	}
 	go func() { e.serveFn <- e.srv.Serve(ln) }()

@@ -65,6 +65,11 @@ func startBlob(ctx context.Context, c *cli.Context, dataPath string, content blo
 	} else if n > 0 {
 		logger.Info("blob service finished interrupted commits", "count", n)
 	}
+	if err := svc.EnsureSystemContainers(ctx); err != nil {
+		ln.Close()
+		store.Close()
+		return nil, nil, fmt.Errorf("blob service: %w", err)
+	}
 	handler, err := blob.New(blob.Config{
 		Service:     svc,
 		Account:     c.String("account"),
