@@ -98,17 +98,6 @@ var aims = []aim{
 		{label: "p99 µs", pkg: "./queue", name: "QueueCycles", unit: "blobshare_p99_µs",
 			than: &figureRef{"./queue", "QueueCycles", "azurite_p99_µs"}, factor: 1},
 	}},
-	{"Table insert+point query+merge cycles from 16 clients vs Azurite", "≥ 10×, p99 below Azurite's", []check{
-		atLeast("cycles", "./table", "TableCycles", "ratio", 10),
-		{label: "p99 µs", pkg: "./table", name: "TableCycles", unit: "blobshare_p99_µs",
-			than: &figureRef{"./table", "TableCycles", "azurite_p99_µs"}, factor: 1},
-	}},
-	{"Table PartitionKey-range query over 100,000 entities vs Azurite", "≥ 10×", []check{
-		atLeast("", "./table", "TableRangeQuery", "ratio", 10),
-	}},
-	{"peak RSS of `serve` querying a table of 10,000 and of 1,000,000 entities", "flat (1.0)", []check{
-		below("growth", "./table", "TableServeMemory", "growth", 1/flatRatio),
-	}},
 	{"SMB: smbclient put / get of 1 GiB vs Samba's smbd on the same disk, signing on both", "≥ 0.8 / ≥ 1.0", []check{
 		atLeast("put", "./smb", "SmbclientVsSmbd", "put-ratio", 0.8),
 		atLeast("get", "./smb", "SmbclientVsSmbd", "get-ratio", 1.0),

@@ -81,7 +81,7 @@ func BenchmarkTableServeMemory(b *testing.B) {
 			}
 		}
 		peak := peakRSS(b, srv.Pid())
-		b.Logf("%d entities: queries in %v, peak RSS %.1f MiB", loaded, time.Since(t0).Round(time.Millisecond), float64(peak)/(1<<20))
+		b.Logf("%d entities: queries in %v, peak RSS %.1f MiB; now %s", loaded, time.Since(t0).Round(time.Millisecond), float64(peak)/(1<<20), rssKinds(srv.Pid()))
 		return peak
 	}
 	b.ResetTimer()
@@ -178,4 +178,22 @@ func peakRSS(tb testing.TB, pid int) int64 {
 	}
 	tb.Fatalf("no VmHWM in /proc/%d/status", pid)
 	return 0
+}
+
+// rssKinds is the resident memory by kind (anonymous: the Go heap and
+// SQLite's caches; file: mapped files such as the WAL index), for the log.
+func rssKinds(pid int) string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for line := range strings.Lines(string(data)) {
+		for _, k := range []string{"Rss:", "Anonymous:", "Shared_Clean:", "Shared_Dirty:", "Private_Clean:"} {
+			if v, ok := strings.CutPrefix(line, k); ok {
+				out = append(out, k+" "+strings.Join(strings.Fields(v), " "))
+			}
+		}
+	}
+	return strings.Join(out, ", ")
 }
