@@ -221,6 +221,12 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err, false)
 		return
 	}
+	if rt.name != "DeleteBlob" {
+		if err := storagehttp.CheckUnsupported(r.Header, deleteOnlyHeaders); err != nil {
+			s.fail(w, r, err, false)
+			return
+		}
+	}
 	if err := rt.h(w, &call{r: r, q: q, path: p}); err != nil {
 		s.fail(w, r, err, p.scope == scopeContainer)
 	}

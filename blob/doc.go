@@ -107,6 +107,33 @@
 // archive tier": 409 BlobArchived (the code is blobshare's choice: the
 // docs name none).
 //
+// Rehydration: Set Blob Tier from Archive to Hot, Cool or Cold (with
+// x-ms-rehydrate-priority Standard or High, Standard by default) leaves
+// the blob Archive, answering x-ms-archive-status
+// rehydrate-pending-to-<tier> and x-ms-rehydrate-priority on Get Blob
+// Properties and ArchiveStatus and RehydratePriority in List Blobs, as
+// azblob's TestRehydrateStatus expects right after the call; reads stay
+// 409 BlobArchived, another tier is 409 BlobBeingRehydrated, the same
+// tier may raise the priority to High ("can't be lowered from High to
+// Standard"). It completes after the service's rehydration time (serve
+// --rehydrate-time, default blobsvc.DefaultRehydrateTime, 10 s, at either
+// priority: Azure takes up to 15 hours at Standard and under one at High;
+// an emulator keeps the pending state observable and the end reachable
+// in a test), derived from the stored request time at each read with
+// the service's clock, so tests move time instead of waiting. Copy Blob
+// checks x-ms-rehydrate-priority; copying an archived source is 409
+// BlobArchived here (Azure rehydrates it into the destination).
+//
+// Delete Blob takes x-ms-access-tier-if-modified-since and
+// -if-unmodified-since ("operate only on a blob if the access-tier has
+// been modified since" the date, or not): compared with the tier's change
+// time at one-second resolution, or with the creation time of a blob
+// whose tier was never set (blobshare's choice: its inferred tier has
+// been its tier since); unmet is 412 AccessTierChangeTimeConditionNotMet
+// (azblob's TestBlobDeleteAccessTierIf*), both at once 400
+// MultipleConditionHeadersNotSupported. Other operations refuse them
+// (400 UnsupportedHeader) rather than ignore them.
+//
 // # Soft delete
 //
 // Set Blob Service Properties replaces only the root elements it sends
@@ -302,8 +329,8 @@
 //
 // Request headers of features blobshare lacks whose meaning would change
 // what is stored or answered (customer-provided keys, encryption scopes,
-// immutability policies and legal holds, tier-change conditions, the
-// managed-disk diff URL) are refused before any operation
+// immutability policies and legal holds, the managed-disk diff URL) are
+// refused before any operation
 // runs, 400 UnsupportedHeader naming the header (unsupported.go; Azure's
 // code for "One of the HTTP headers specified in the request is not
 // supported."); a value that asks for nothing (false) passes.

@@ -221,6 +221,8 @@ type blobPropsXML struct {
 	AccessTier           string `xml:"AccessTier,omitempty"`
 	AccessTierInferred   bool   `xml:"AccessTierInferred,omitempty"`
 	AccessTierChangeTime string `xml:"AccessTierChangeTime,omitempty"`
+	ArchiveStatus        string `xml:"ArchiveStatus,omitempty"`
+	RehydratePriority    string `xml:"RehydratePriority,omitempty"`
 	LeaseStatus          string `xml:"LeaseStatus,omitempty"`
 	LeaseState           string `xml:"LeaseState,omitempty"`
 	LeaseDuration        string `xml:"LeaseDuration,omitempty"`

@@ -88,6 +88,16 @@
 // until RestoreContainer or the retention ends (softdelete.go,
 // containerdelete.go).
 //
+// # Access tiers
+//
+// Set Blob Tier from Archive to an online tier starts a Rehydration
+// (tier.go): the blob stays Archive until the service's rehydration time
+// (SetRehydrateTime, DefaultRehydrateTime) has passed since the request,
+// then takes the tier with that moment as its change time. As with
+// leases, completion is derived from the stored time at each read
+// (settle, in blobOrMissing and ListBlobs) with the injected clock: no
+// timer runs and a write of the row stores the settled state.
+//
 // # Page write history
 //
 // A page blob's PageState records its creation (Lineage), a generation

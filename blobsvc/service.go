@@ -69,6 +69,10 @@ type Service struct {
 	// containerDays is the container soft-delete retention in days (0:
 	// off; SetContainerRetention).
 	containerDays atomic.Int32
+
+	// rehydrate is how long a rehydration from Archive takes, in
+	// nanoseconds (0: DefaultRehydrateTime; SetRehydrateTime, tier.go).
+	rehydrate atomic.Int64
 }
 
 // ContainerDeleteWindow is how long a deleted container stays "being
@@ -407,6 +411,7 @@ func (s *Service) checkNames(ctx context.Context, container, name string) error 
 func (s *Service) blobOrMissing(ctx context.Context, container, name string) (Blob, bool, error) {
 	b, err := s.meta.Blob(ctx, container, name)
 	if err == nil {
+		s.settle(&b)
 		return b, b.Committed, nil
 	}
 	if !errors.Is(err, ErrBlobNotFound) {
@@ -1253,6 +1258,9 @@ func (s *Service) deleteBlob(ctx context.Context, container, name, snapshot stri
 		if err := cond.checkWrite(true, sn.ETag, sn.LastModified, false); err != nil {
 			return fmt.Errorf("blob %s/%s snapshot %s: %w", container, name, snapshot, err)
 		}
+		if err := cond.checkTierTime(sn); err != nil {
+			return fmt.Errorf("blob %s/%s snapshot %s: %w", container, name, snapshot, err)
+		}
 		if policy.Enabled {
 			return s.meta.SoftDelete(ctx, []Blob{sn}, []Blob{deletedCopy(sn, s.Now(), policy)})
 		}
@@ -1267,6 +1275,9 @@ func (s *Service) deleteBlob(ctx context.Context, container, name, snapshot stri
 	}
 	if err := s.checkWrite(b, b.Committed, WriteOptions{LeaseID: leaseID, Cond: cond}, writeUpdate); err != nil {
 		return err
+	}
+	if err := cond.checkTierTime(b); err != nil {
+		return fmt.Errorf("blob %s/%s: %w", container, name, err)
 	}
 	snapRows, err := s.meta.Snapshots(ctx, container, name)
 	if err != nil {

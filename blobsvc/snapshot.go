@@ -94,7 +94,9 @@ func (s *Service) SnapshotBlob(ctx context.Context, container, name string, md m
 		return Blob{}, fmt.Errorf("blob %s/%s: snapshot: copy: %w", container, name, err)
 	}
 	sn := b
-	sn.ContentKey, sn.Lease, sn.Copy = key, Lease{}, b.Copy
+	// A snapshot of a blob being rehydrated stays archived ("Snapshots
+	// ... cannot be rehydrated back", tier.go).
+	sn.ContentKey, sn.Lease, sn.Copy, sn.Rehydrate = key, Lease{}, b.Copy, nil
 	if md != nil {
 		sn.Metadata = md
 	}

@@ -204,6 +204,9 @@ type Blob struct {
 	// Hot, inferred); TierChanged is when.
 	Tier        string
 	TierChanged time.Time
+	// Rehydrate is set while an archived blob is being rehydrated
+	// (tier.go).
+	Rehydrate *Rehydration `json:",omitempty"`
 	// Sealed: an append blob that takes no more appends (Seal Append
 	// Blob, x-ms-blob-sealed).
 	Sealed bool `json:",omitempty"`
