@@ -184,8 +184,10 @@
 // TestSASContainerClient and TestSASContainerClient2); a permission the
 // SAS lacks stays AuthorizationPermissionMismatch. A directory SAS (sr=d,
 // sdd its depth) signs "/blob/<account>/<container>/<directory>", the
-// first sdd segments of the blob path, and reaches only the blobs under
-// that directory.
+// first sdd segments of the blob path, and reaches only the blob named
+// as that directory and the blobs under it (azblob's
+// TestDirectorySASAllPermissions creates foo and foo/test with one SAS
+// for the directory foo).
 //
 // # Names
 //
