@@ -148,6 +148,7 @@ func (s *Server) routeTable() []route {
 		{name: "GetPageRanges", scope: scopeBlob, method: "GET", comp: "pagelist", perm: "r", rtype: 'o', sasPerm: "r", snapshotOK: true, h: s.getPageRanges},
 		{name: "SetBlobTier", scope: scopeBlob, method: "PUT", comp: "tier", perm: "w", rtype: 'o', sasPerm: "w", snapshotOK: true, h: s.setBlobTier},
 		{name: "AppendBlock", scope: scopeBlob, method: "PUT", comp: "appendblock", perm: "wa", rtype: 'o', sasPerm: "wa", h: s.appendBlock},
+		{name: "IncrementalCopyBlob", scope: scopeBlob, method: "PUT", comp: "incrementalcopy", perm: "w", rtype: 'o', sasPerm: "w", h: s.incrementalCopy},
 		{name: "AbortCopyBlob", scope: scopeBlob, method: "PUT", comp: "copy", perm: "w", rtype: 'o', sasPerm: "w", h: s.abortCopy},
 		{name: "SealAppendBlob", scope: scopeBlob, method: "PUT", comp: "seal", perm: "w", rtype: 'o', sasPerm: "w", h: s.sealBlob},
 		{name: "UndeleteBlob", scope: scopeBlob, method: "PUT", comp: "undelete", perm: "w", rtype: 'o', sasPerm: "w", h: s.undeleteBlob},

@@ -27,7 +27,8 @@
 //     chain (storagehttp.ReadBatch, WriteBatch), each authorized alone.
 //   - svcprops.go: Set Blob Service Properties (merge and validation).
 //   - lifecycle.go: Restore Container, Undelete Blob, Seal Append Blob,
-//     tier headers.
+//     tier and rehydration headers, Delete Blob's tier conditions.
+//   - incremental.go: Incremental Copy Blob and the copy state headers.
 //   - structured.go: structured bodies (see below).
 //   - unsupported.go: the headers refused (see "Not supported").
 //   - xml.go: the block-list decoder (fuzzed) and the listing, block
@@ -337,9 +338,34 @@
 // code for "One of the HTTP headers specified in the request is not
 // supported."); a value that asks for nothing (false) passes.
 //
-// Get Page Ranges with prevsnapshoturl, incremental copy, versions (400
+// Get Page Ranges with prevsnapshoturl, versions (400
 // InvalidQueryParameterValue); copies from another account (400
 // CannotVerifyCopySource). Copy Blob within the
 // account is synchronous (status success at once), so Abort Copy Blob
 // answers 409 NoPendingCopyOperation.
+//
+// # Incremental Copy Blob
+//
+// comp=incrementalcopy (incremental.go; blobsvc's incremental.go) copies
+// a page blob snapshot, reached with its own SAS or through a public
+// container ("The source blob must either be public or must be
+// authorized via a shared access signature"), into an incremental copy
+// blob. It answers 202 with x-ms-copy-status: pending as soon as the copy
+// is recorded, then the same request copies the pages, snapshots the
+// destination and records success (Get Blob Properties:
+// x-ms-incremental-copy, x-ms-copy-destination-snapshot) or failed with
+// x-ms-copy-status-description: "performed asynchronously ... and must be
+// polled for completion", as azblob's TestIncrementalCopy polls. The
+// rules Azure documents: the source must be a snapshot (409
+// IncrementalCopySourceMustBeSnapshot) of a page blob (409
+// InvalidBlobType); a destination that exists must be an incremental copy
+// of the same blob (409 IncrementalCopyBlobMismatch), with no copy
+// pending (409 PendingCopyOperation), and the snapshot must not be
+// earlier than the last copied (409
+// IncrementalCopyOfEarlierSnapshotNotAllowed); "The only supported
+// operations are Get Blob Properties, Incremental Copy Blob, and Delete
+// Blob" on the destination (409 OperationNotAllowedOnIncrementalCopyBlob
+// for reads, writes, leases, snapshots, tags and tiers); its snapshots
+// read as usual. Abort Copy Blob does not stop one (it runs for the
+// length of its request).
 package blob

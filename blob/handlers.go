@@ -306,9 +306,11 @@ func (s *Server) listBlobs(w http.ResponseWriter, c *call) error {
 		}
 		x.Properties.TagCount = len(b.Tags)
 		if cp := b.Copy; cp != nil && inc["copy"] {
-			x.Properties.CopyID, x.Properties.CopyStatus, x.Properties.CopySource = cp.ID, "success", cp.Source
-			x.Properties.CopyProgress = fmt.Sprintf("%d/%d", cp.Size, cp.Size)
-			x.Properties.CopyCompletionTime = httpTime(cp.Completed)
+			x.Properties.CopyID, x.Properties.CopyStatus, x.Properties.CopySource = cp.ID, cp.StatusName(), cp.Source
+			listCopyState(&x.Properties, cp)
+		}
+		if cp := b.Copy; cp != nil && cp.Incremental {
+			x.Properties.IncrementalCopy = true
 		}
 		if inc["tags"] && len(b.Tags) > 0 {
 			x.Tags = toTagsXML(b.Tags)
@@ -692,9 +694,8 @@ func setBlobHeaders(h http.Header, b blobsvc.Blob, now time.Time) {
 	if cp := b.Copy; cp != nil {
 		h.Set("x-ms-copy-id", cp.ID)
 		h.Set("x-ms-copy-source", cp.Source)
-		h.Set("x-ms-copy-status", "success")
-		h.Set("x-ms-copy-progress", fmt.Sprintf("%d/%d", cp.Size, cp.Size))
-		h.Set("x-ms-copy-completion-time", httpTime(cp.Completed))
+		h.Set("x-ms-copy-status", cp.StatusName())
+		setCopyStateHeaders(h, cp)
 	}
 }
 

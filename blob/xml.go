@@ -239,6 +239,10 @@ type blobPropsXML struct {
 	CopySource         string `xml:"CopySource,omitempty"`
 	CopyProgress       string `xml:"CopyProgress,omitempty"`
 	CopyCompletionTime string `xml:"CopyCompletionTime,omitempty"`
+	// Incremental copies (incremental.go).
+	CopyStatusDescription string `xml:"CopyStatusDescription,omitempty"`
+	IncrementalCopy       bool   `xml:"IncrementalCopy,omitempty"`
+	DestinationSnapshot   string `xml:"DestinationSnapshot,omitempty"`
 }
 
 func b64(b []byte) string {

@@ -98,6 +98,17 @@
 // (settle, in blobOrMissing and ListBlobs) with the injected clock: no
 // timer runs and a write of the row stores the settled state.
 //
+// # Incremental copies
+//
+// StartIncrementalCopy records an Incremental Copy Blob pending on its
+// destination (CopyInfo with Incremental and Status CopyPending);
+// FinishIncrementalCopy, run by the caller after it answers, copies the
+// source snapshot's pages through CopyBlob, snapshots the destination and
+// records success or failure (incremental.go). The destination refuses
+// every other write, read and lease (checkIncremental) except Delete
+// Blob; the finishing writes carry the copy's CopyInfo and stop if the
+// destination no longer waits for it (deleted or recopied meanwhile).
+//
 // # Page write history
 //
 // A page blob's PageState records its creation (Lineage), a generation

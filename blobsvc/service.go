@@ -392,6 +392,10 @@ type WriteOptions struct {
 	blocks []Block
 	page   *PageState
 	sealed bool
+	// incremental is the pending incremental copy this write completes
+	// (incremental.go): the only write an incremental copy blob takes,
+	// and only while that copy is still its current one.
+	incremental *CopyInfo
 }
 
 // checkNames validates the container and blob names (existence is the
@@ -499,6 +503,9 @@ func (s *Service) CopyBlob(ctx context.Context, src CopySource, container, name 
 		return Blob{}, TargetCondition(err)
 	}
 	info := &CopyInfo{ID: uuidString(), Source: src.URL, Size: b.Size, Completed: s.Now()}
+	if o.incremental != nil {
+		info = o.incremental // still pending: finishIncremental records the end
+	}
 	return s.setCopyInfo(ctx, b, info)
 }
 
@@ -803,6 +810,9 @@ func (s *Service) Recover(ctx context.Context) (int, error) {
 // conditions, the blob type (409 InvalidBlobType on an append or page
 // blob), then the lease.
 func (s *Service) checkCommitList(old Blob, o WriteOptions) error {
+	if err := checkIncremental(old, nil); err != nil {
+		return err
+	}
 	if err := o.Cond.checkWrite(old.Committed, old.ETag, old.LastModified, true); err != nil {
 		return fmt.Errorf("blob %s/%s: %w", old.Container, old.Name, err)
 	}
@@ -828,9 +838,10 @@ func (s *Service) checkCommitList(old Blob, o WriteOptions) error {
 type writeKind int
 
 const (
-	writeUpdate     writeKind = iota // an existing blob's properties, metadata, deletion
+	writeUpdate     writeKind = iota // an existing blob's properties, metadata
 	writeCommitList                  // Put Block List
 	writePutBlob                     // Put Blob
+	writeDelete                      // Delete Blob (an incremental copy blob takes it)
 )
 
 // checkWrite checks conditions then the lease of a write on a blob that
@@ -845,7 +856,12 @@ func (s *Service) checkWrite(b Blob, exists bool, o WriteOptions, kind writeKind
 	if kind == writePutBlob && hasRow(b) && strings.TrimSpace(o.Cond.IfNoneMatch) == "*" {
 		return fmt.Errorf("blob %s/%s: %w", b.Container, b.Name, ErrBlobExists)
 	}
-	if err := o.Cond.checkWrite(exists, b.ETag, b.LastModified, kind != writeUpdate); err != nil {
+	if kind != writeDelete {
+		if err := checkIncremental(b, o.incremental); err != nil {
+			return err
+		}
+	}
+	if err := o.Cond.checkWrite(exists, b.ETag, b.LastModified, kind == writeCommitList || kind == writePutBlob); err != nil {
 		return fmt.Errorf("blob %s/%s: %w", b.Container, b.Name, err)
 	}
 	if err := o.Cond.checkTags(exists, b.Tags); err != nil {
@@ -1163,6 +1179,11 @@ func (s *Service) OpenBlob(ctx context.Context, container, name, snapshot string
 	if b.Tier == "Archive" {
 		return b, nil, 0, 0, fmt.Errorf("blob %s/%s: %w", container, name, ErrBlobArchived)
 	}
+	if snapshot == "" {
+		if err := checkIncremental(b, nil); err != nil {
+			return b, nil, 0, 0, err
+		}
+	}
 	var rc io.ReadCloser
 	if b.Type == PageBlob {
 		rc, err = s.openPages(ctx, b, off, n)
@@ -1273,7 +1294,7 @@ func (s *Service) deleteBlob(ctx context.Context, container, name, snapshot stri
 	if err != nil {
 		return err
 	}
-	if err := s.checkWrite(b, b.Committed, WriteOptions{LeaseID: leaseID, Cond: cond}, writeUpdate); err != nil {
+	if err := s.checkWrite(b, b.Committed, WriteOptions{LeaseID: leaseID, Cond: cond}, writeDelete); err != nil {
 		return err
 	}
 	if err := cond.checkTierTime(b); err != nil {
@@ -1326,6 +1347,9 @@ func (s *Service) LeaseBlob(ctx context.Context, container, name string, req Lea
 	defer mu.Unlock()
 	b, err := s.conditionedBlob(ctx, container, name, cond, true)
 	if err != nil {
+		return Blob{}, LeaseResult{}, err
+	}
+	if err := checkIncremental(b, nil); err != nil {
 		return Blob{}, LeaseResult{}, err
 	}
 	if err := cond.checkWrite(b.Committed, b.ETag, b.LastModified, false); err != nil {

@@ -69,6 +69,13 @@ func (s *Service) getSnapshot(ctx context.Context, container, name, snapshot str
 // sent, must be the active lease's. The snapshot's time is unique for the blob even on a clock
 // that stands still.
 func (s *Service) SnapshotBlob(ctx context.Context, container, name string, md map[string]string, leaseID string, cond Conditions) (Blob, error) {
+	return s.snapshotBlob(ctx, container, name, md, leaseID, cond, nil)
+}
+
+// snapshotBlob is SnapshotBlob; inc, when set, is the incremental copy
+// taking the snapshot of its destination (no one else may snapshot an
+// incremental copy blob).
+func (s *Service) snapshotBlob(ctx context.Context, container, name string, md map[string]string, leaseID string, cond Conditions, inc *CopyInfo) (Blob, error) {
 	if err := s.checkNames(ctx, container, name); err != nil {
 		return Blob{}, err
 	}
@@ -82,6 +89,10 @@ func (s *Service) SnapshotBlob(ctx context.Context, container, name string, md m
 	if err != nil {
 		mu.RUnlock()
 		return b, fmt.Errorf("snapshot: %w", err)
+	}
+	if err := checkIncremental(b, inc); err != nil {
+		mu.RUnlock()
+		return Blob{}, err
 	}
 	rc, _, err := s.content.ReadRange(ctx, b.ContentKey, 0, -1)
 	mu.RUnlock()

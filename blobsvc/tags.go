@@ -77,6 +77,9 @@ func (s *Service) SetBlobTags(ctx context.Context, container, name string, tags 
 	if err != nil {
 		return err
 	}
+	if err := checkIncremental(b, nil); err != nil {
+		return err
+	}
 	if err := cond.checkWrite(true, b.ETag, b.LastModified, false); err != nil {
 		return fmt.Errorf("blob %s/%s: %w", container, name, err)
 	}

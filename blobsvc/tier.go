@@ -132,6 +132,11 @@ func (s *Service) SetBlobTier(ctx context.Context, container, name, snapshot, ti
 	if err != nil {
 		return err
 	}
+	if snapshot == "" {
+		if err := checkIncremental(b, nil); err != nil {
+			return err
+		}
+	}
 	if tier == "" {
 		return fmt.Errorf("blob %s/%s (%s): tier %q: %w", container, name, b.Type, tier, ErrInvalidTier)
 	}
