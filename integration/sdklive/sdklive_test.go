@@ -231,7 +231,7 @@ func runOne(t *testing.T, s suite, tg target, env []string, excluded map[string]
 		}()
 	}
 	wg.Wait()
-	if err := runSoftDeletePhase(ctx, t, s, dir, pkgs, onlyPkgs, softTests, excluded, noExclude, suiteEnv, timeout, all); err != nil {
+	if err := runSoftDeletePhase(ctx, t, s, dir, pkgs, onlyPkgs, softTests, excluded, noExclude, tg.name == "azurite", suiteEnv, timeout, all); err != nil {
 		runErr = append(runErr, err)
 	}
 	for _, err := range runErr {
