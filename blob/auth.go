@@ -150,14 +150,17 @@ func blobServiceSAS(account string, r *http.Request, q url.Values) (sts, resourc
 		// sdd its depth ("the number of directories within the root
 		// folder of the directory specified in the canonicalizedResource
 		// field"): the directory is the first sdd segments of the blob
-		// path the request addresses.
+		// path the request addresses. That path may be the directory's
+		// own ("foo" under the directory foo, sdd=1: azblob's
+		// TestDirectorySASAllPermissions creates both foo and foo/test
+		// with one SAS for foo) or any below it.
 		depth, err := strconv.Atoi(q.Get("sdd"))
 		if err != nil || depth < 1 {
 			return "", "", storagehttp.AuthFailed("A directory SAS (sr=d) needs sdd, the directory's depth (1 or more).")
 		}
 		segs := strings.Split(p.blob, "/")
-		if p.blob == "" || len(segs) <= depth {
-			return "", "", storagehttp.AuthFailed("A directory SAS (sr=d) must address a blob under its directory.")
+		if p.blob == "" || len(segs) < depth {
+			return "", "", storagehttp.AuthFailed("A directory SAS (sr=d) must address its directory or a blob under it.")
 		}
 		dir := strings.Join(segs[:depth], "/")
 		canonical += "/" + dir
@@ -193,7 +196,8 @@ func checkSAS(g *storagehttp.SASGrant, rt *route, p resourcePath) error {
 		case "b":
 			ok = p.scope == scopeBlob && name == p.container+"/"+p.blob
 		case "d":
-			ok = p.scope == scopeBlob && strings.HasPrefix(p.container+"/"+p.blob, name+"/")
+			path := p.container + "/" + p.blob
+			ok = p.scope == scopeBlob && (path == name || strings.HasPrefix(path, name+"/"))
 		}
 		// An operation no service SAS can do (Create Container, container
 		// properties) is AuthorizationFailure, as azblob's

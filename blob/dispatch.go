@@ -148,6 +148,7 @@ func (s *Server) routeTable() []route {
 		{name: "GetPageRanges", scope: scopeBlob, method: "GET", comp: "pagelist", perm: "r", rtype: 'o', sasPerm: "r", snapshotOK: true, h: s.getPageRanges},
 		{name: "SetBlobTier", scope: scopeBlob, method: "PUT", comp: "tier", perm: "w", rtype: 'o', sasPerm: "w", snapshotOK: true, h: s.setBlobTier},
 		{name: "AppendBlock", scope: scopeBlob, method: "PUT", comp: "appendblock", perm: "wa", rtype: 'o', sasPerm: "wa", h: s.appendBlock},
+		{name: "IncrementalCopyBlob", scope: scopeBlob, method: "PUT", comp: "incrementalcopy", perm: "w", rtype: 'o', sasPerm: "w", h: s.incrementalCopy},
 		{name: "AbortCopyBlob", scope: scopeBlob, method: "PUT", comp: "copy", perm: "w", rtype: 'o', sasPerm: "w", h: s.abortCopy},
 		{name: "SetBlobExpiry", scope: scopeBlob, method: "PUT", comp: "expiry", perm: "w", rtype: 'o', sasPerm: "w", h: s.setBlobExpiry},
 		{name: "SealAppendBlob", scope: scopeBlob, method: "PUT", comp: "seal", perm: "w", rtype: 'o', sasPerm: "w", h: s.sealBlob},
@@ -221,6 +222,12 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 	if err := storagehttp.CheckUnsupported(r.Header, unsupportedHeaders); err != nil {
 		s.fail(w, r, err, false)
 		return
+	}
+	if rt.name != "DeleteBlob" {
+		if err := storagehttp.CheckUnsupported(r.Header, deleteOnlyHeaders); err != nil {
+			s.fail(w, r, err, false)
+			return
+		}
 	}
 	if err := rt.h(w, &call{r: r, q: q, path: p}); err != nil {
 		s.fail(w, r, err, p.scope == scopeContainer)

@@ -27,7 +27,8 @@
 //     chain (storagehttp.ReadBatch, WriteBatch), each authorized alone.
 //   - svcprops.go: Set Blob Service Properties (merge and validation).
 //   - lifecycle.go: Restore Container, Undelete Blob, Seal Append Blob,
-//     tier headers.
+//     tier and rehydration headers, Delete Blob's tier conditions.
+//   - incremental.go: Incremental Copy Blob and the copy state headers.
 //   - structured.go: structured bodies (see below).
 //   - unsupported.go: the headers refused (see "Not supported").
 //   - xml.go: the block-list decoder (fuzzed) and the listing, block
@@ -127,6 +128,33 @@
 // archive tier": 409 BlobArchived (the code is blobshare's choice: the
 // docs name none).
 //
+// Rehydration: Set Blob Tier from Archive to Hot, Cool or Cold (with
+// x-ms-rehydrate-priority Standard or High, Standard by default) leaves
+// the blob Archive, answering x-ms-archive-status
+// rehydrate-pending-to-<tier> and x-ms-rehydrate-priority on Get Blob
+// Properties and ArchiveStatus and RehydratePriority in List Blobs, as
+// azblob's TestRehydrateStatus expects right after the call; reads stay
+// 409 BlobArchived, another tier is 409 BlobBeingRehydrated, the same
+// tier may raise the priority to High ("can't be lowered from High to
+// Standard"). It completes after the service's rehydration time (serve
+// --rehydrate-time, default blobsvc.DefaultRehydrateTime, 10 s, at either
+// priority: Azure takes up to 15 hours at Standard and under one at High;
+// an emulator keeps the pending state observable and the end reachable
+// in a test), derived from the stored request time at each read with
+// the service's clock, so tests move time instead of waiting. Copy Blob
+// checks x-ms-rehydrate-priority; copying an archived source is 409
+// BlobArchived here (Azure rehydrates it into the destination).
+//
+// Delete Blob takes x-ms-access-tier-if-modified-since and
+// -if-unmodified-since ("operate only on a blob if the access-tier has
+// been modified since" the date, or not): compared with the tier's change
+// time at one-second resolution, or with the creation time of a blob
+// whose tier was never set (blobshare's choice: its inferred tier has
+// been its tier since); unmet is 412 AccessTierChangeTimeConditionNotMet
+// (azblob's TestBlobDeleteAccessTierIf*), both at once 400
+// MultipleConditionHeadersNotSupported. Other operations refuse them
+// (400 UnsupportedHeader) rather than ignore them.
+//
 // # Soft delete
 //
 // Set Blob Service Properties replaces only the root elements it sends
@@ -177,8 +205,10 @@
 // TestSASContainerClient and TestSASContainerClient2); a permission the
 // SAS lacks stays AuthorizationPermissionMismatch. A directory SAS (sr=d,
 // sdd its depth) signs "/blob/<account>/<container>/<directory>", the
-// first sdd segments of the blob path, and reaches only the blobs under
-// that directory.
+// first sdd segments of the blob path, and reaches only the blob named
+// as that directory and the blobs under it (azblob's
+// TestDirectorySASAllPermissions creates foo and foo/test with one SAS
+// for the directory foo).
 //
 // # Names
 //
@@ -332,13 +362,13 @@
 //
 // Request headers of features blobshare lacks whose meaning would change
 // what is stored or answered (customer-provided keys, encryption scopes,
-// immutability policies and legal holds, tier-change conditions, the
-// managed-disk diff URL) are refused before any operation
+// immutability policies and legal holds, the managed-disk diff URL) are
+// refused before any operation
 // runs, 400 UnsupportedHeader naming the header (unsupported.go; Azure's
 // code for "One of the HTTP headers specified in the request is not
 // supported."); a value that asks for nothing (false) passes.
 //
-// Get Page Ranges with prevsnapshoturl, incremental copy, versions (400
+// Get Page Ranges with prevsnapshoturl, versions (400
 // InvalidQueryParameterValue); copies from another account (400
 // CannotVerifyCopySource). Copy Blob within the
 // account is synchronous (status success at once), so Abort Copy Blob
@@ -347,4 +377,29 @@
 // TestBlobAbortCopyNoCopyStarted on Azure). Set Blob Expiry exists only
 // on hierarchical-namespace accounts: 400 HierarchicalNamespaceNotEnabled
 // (expiry.go).
+//
+// # Incremental Copy Blob
+//
+// comp=incrementalcopy (incremental.go; blobsvc's incremental.go) copies
+// a page blob snapshot, reached with its own SAS or through a public
+// container ("The source blob must either be public or must be
+// authorized via a shared access signature"), into an incremental copy
+// blob. It answers 202 with x-ms-copy-status: pending as soon as the copy
+// is recorded, then the same request copies the pages, snapshots the
+// destination and records success (Get Blob Properties:
+// x-ms-incremental-copy, x-ms-copy-destination-snapshot) or failed with
+// x-ms-copy-status-description: "performed asynchronously ... and must be
+// polled for completion", as azblob's TestIncrementalCopy polls. The
+// rules Azure documents: the source must be a snapshot (409
+// IncrementalCopySourceMustBeSnapshot) of a page blob (409
+// InvalidBlobType); a destination that exists must be an incremental copy
+// of the same blob (409 IncrementalCopyBlobMismatch), with no copy
+// pending (409 PendingCopyOperation), and the snapshot must not be
+// earlier than the last copied (409
+// IncrementalCopyOfEarlierSnapshotNotAllowed); "The only supported
+// operations are Get Blob Properties, Incremental Copy Blob, and Delete
+// Blob" on the destination (409 OperationNotAllowedOnIncrementalCopyBlob
+// for reads, writes, leases, snapshots, tags and tiers); its snapshots
+// read as usual. Abort Copy Blob does not stop one (it runs for the
+// length of its request).
 package blob

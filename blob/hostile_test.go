@@ -71,7 +71,7 @@ func TestHostileInput(t *testing.T) {
 		{"wrong verb", "POST", "/ctr/small", nil, "", 405, "UnsupportedHttpVerb"},
 		{"missing container", "GET", "/nosuch/blob", nil, "", 404, "ContainerNotFound"},
 		{"blob version", "GET", "/ctr/small?versionid=2026-01-01T00:00:00.0000000Z", nil, "", 400, "InvalidQueryParameterValue"},
-		{"incremental copy", "PUT", "/ctr/small?comp=incrementalcopy", map[string]string{"x-ms-copy-source": "http://x/y/z"}, "", 400, "InvalidQueryParameterValue"},
+		{"incremental copy from a bad URL", "PUT", "/ctr/small?comp=incrementalcopy", map[string]string{"x-ms-copy-source": "http://x/y/z"}, "", 400, "InvalidHeaderValue"},
 		{"put block from another account", "PUT", "/ctr/bl?comp=block&blockid=QUFB", map[string]string{"x-ms-copy-source": "http://x/otheraccount/c/b"}, "", 400, "CannotVerifyCopySource"},
 		{"put block from a bad URL", "PUT", "/ctr/bl?comp=block&blockid=QUFB", map[string]string{"x-ms-copy-source": "http://x/"}, "", 400, "InvalidHeaderValue"},
 		{"put page from URL without source range", "PUT", "/ctr/small?comp=page", map[string]string{"x-ms-copy-source": "http://x/y/z", "x-ms-page-write": "update", "x-ms-range": "bytes=0-511"}, "", 400, "InvalidHeaderValue"},

@@ -1,7 +1,9 @@
 package blob
 
 import (
+	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/blobshare/blobshare/blobsvc"
 	"github.com/blobshare/blobshare/storagehttp"
@@ -81,6 +83,47 @@ func setTierHeaders(h http.Header, b blobsvc.Blob) {
 		return
 	}
 	h.Set("x-ms-access-tier-change-time", httpTime(b.TierChanged))
+}
+
+// setRehydrateHeaders answers a rehydration under way: x-ms-archive-status
+// (rehydrate-pending-to-hot, -cool or -cold) and x-ms-rehydrate-priority
+// (Get Blob Properties: "If an object is in rehydrate pending state then
+// this header is returned with priority of rehydrate").
+func setRehydrateHeaders(h http.Header, b blobsvc.Blob) {
+	if b.Rehydrate == nil {
+		return
+	}
+	h.Set("x-ms-archive-status", blobsvc.ArchiveStatus(b))
+	h.Set("x-ms-rehydrate-priority", b.Rehydrate.Priority)
+}
+
+// tierConditions reads Delete Blob's conditions on the access tier's
+// change time (x-ms-access-tier-if-modified-since, -if-unmodified-since:
+// "operate only on a blob if the access-tier has been modified since" /
+// "has not been modified since" the date) into cond. Both at once are
+// 400 MultipleConditionHeadersNotSupported ("If this is specified,
+// AccessTierIfUnmodifiedSince cannot be specified"; the code is
+// blobshare's choice, the one of the other conditional headers); a date
+// that is not an HTTP date 400 InvalidHeaderValue.
+func tierConditions(h http.Header, cond *blobsvc.Conditions) error {
+	for _, d := range []struct {
+		name string
+		dst  **time.Time
+	}{{"x-ms-access-tier-if-modified-since", &cond.AccessTierIfModifiedSince}, {"x-ms-access-tier-if-unmodified-since", &cond.AccessTierIfUnmodifiedSince}} {
+		v := h.Get(d.name)
+		if v == "" {
+			continue
+		}
+		t, err := http.ParseTime(v)
+		if err != nil {
+			return storagehttp.InvalidHeader(d.name, v)
+		}
+		*d.dst = &t
+	}
+	if cond.AccessTierIfModifiedSince != nil && cond.AccessTierIfUnmodifiedSince != nil {
+		return fmt.Errorf("x-ms-access-tier-if-modified-since with -if-unmodified-since: %w", blobsvc.ErrMultipleConditions)
+	}
+	return nil
 }
 
 // overlayProperties is base with each property req sets.

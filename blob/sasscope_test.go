@@ -21,7 +21,9 @@ import (
 // nor to lease a container, with a container SAS"): 403
 // AuthorizationFailure, as azblob's TestSASContainerClient and
 // TestSASContainerClient2 expect. A directory SAS (sr=d with sdd) reaches
-// the blobs under its directory only.
+// the blob named as its directory and the blobs under it, only them
+// (azblob's TestDirectorySASAllPermissions creates foo and foo/test with
+// a SAS for the directory foo).
 func TestServiceSASScope(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, nil)
@@ -86,7 +88,10 @@ func TestServiceSASScope(t *testing.T) {
 	if _, err := blobAt("dir/sub/deeper/x").Upload(ctx, rsc([]byte("x")), nil); err != nil {
 		t.Errorf("directory SAS write deeper under its directory: %v", err)
 	}
-	for _, outside := range []string{"dir/other.txt", "dir/subx/file.txt", "other/sub/file.txt", "dir/sub"} {
+	if _, err := blobAt("dir/sub").Upload(ctx, rsc([]byte("named as the directory")), nil); err != nil {
+		t.Errorf("directory SAS write of the blob named as its directory: %v", err)
+	}
+	for _, outside := range []string{"dir/other.txt", "dir/subx/file.txt", "other/sub/file.txt", "dir", "dir/su"} {
 		if _, err := blobAt(outside).Upload(ctx, rsc([]byte("x")), nil); status(err) != http.StatusForbidden {
 			t.Errorf("directory SAS for dir/sub writing %s: %v, want 403", outside, err)
 		}

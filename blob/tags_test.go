@@ -12,6 +12,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+
+	"github.com/blobshare/blobshare/blobsvc"
 )
 
 // TestSDKBlobTags: tags set on upload (x-ms-tags) and by Set Blob Tags
@@ -76,10 +78,12 @@ func TestSDKBlobTags(t *testing.T) {
 
 // TestSDKSetBlobTier: the tier is stored and reported (no longer
 // inferred); an archived blob refuses reads with 409 BlobArchived until
-// set back; a tier of another blob type is 400.
+// set back and rehydrated (rehydrate_test.go); a tier of another blob
+// type is 400.
 func TestSDKSetBlobTier(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, nil)
+	clock := newFakeClock()
+	e := newEnv(t, clock.Now)
 	c := e.client(t)
 	if _, err := c.CreateContainer(ctx, "tiers", nil); err != nil {
 		t.Fatal(err)
@@ -108,6 +112,7 @@ func TestSDKSetBlobTier(t *testing.T) {
 	if _, err := bb.SetTier(ctx, blob.AccessTierHot, nil); err != nil {
 		t.Fatal(err)
 	}
+	clock.Advance(blobsvc.DefaultRehydrateTime)
 	if got := download(t, bb.BlobClient(), nil); string(got) != "data" {
 		t.Fatalf("after rehydration %q", got)
 	}

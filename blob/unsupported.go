@@ -25,9 +25,15 @@ var unsupportedHeaders = []storagehttp.Unsupported{
 	{Name: "x-ms-immutability-policy-mode", Reason: "immutability policies are not supported"},
 	{Name: "x-ms-immutability-policy-until-date", Reason: "immutability policies are not supported"},
 	{Name: "x-ms-legal-hold", Reason: "legal holds are not supported", Benign: "false"},
-	{Name: "x-ms-access-tier-if-modified-since", Reason: "conditions on the access tier's change time are not supported"},
-	{Name: "x-ms-access-tier-if-unmodified-since", Reason: "conditions on the access tier's change time are not supported"},
 	{Name: "x-ms-previous-snapshot-url", Reason: "managed-disk page-range differences are not supported"},
+}
+
+// deleteOnlyHeaders are Delete Blob's conditions on the access tier's
+// change time (lifecycle.go, tierConditions): on any other operation they
+// would be ignored, so they are refused there as unsupported.
+var deleteOnlyHeaders = []storagehttp.Unsupported{
+	{Name: "x-ms-access-tier-if-modified-since", Reason: "conditions on the access tier's change time are taken by Delete Blob only"},
+	{Name: "x-ms-access-tier-if-unmodified-since", Reason: "conditions on the access tier's change time are taken by Delete Blob only"},
 }
 
 const (

@@ -221,6 +221,8 @@ type blobPropsXML struct {
 	AccessTier           string `xml:"AccessTier,omitempty"`
 	AccessTierInferred   bool   `xml:"AccessTierInferred,omitempty"`
 	AccessTierChangeTime string `xml:"AccessTierChangeTime,omitempty"`
+	ArchiveStatus        string `xml:"ArchiveStatus,omitempty"`
+	RehydratePriority    string `xml:"RehydratePriority,omitempty"`
 	LeaseStatus          string `xml:"LeaseStatus,omitempty"`
 	LeaseState           string `xml:"LeaseState,omitempty"`
 	LeaseDuration        string `xml:"LeaseDuration,omitempty"`
@@ -237,6 +239,10 @@ type blobPropsXML struct {
 	CopySource         string `xml:"CopySource,omitempty"`
 	CopyProgress       string `xml:"CopyProgress,omitempty"`
 	CopyCompletionTime string `xml:"CopyCompletionTime,omitempty"`
+	// Incremental copies (incremental.go).
+	CopyStatusDescription string `xml:"CopyStatusDescription,omitempty"`
+	IncrementalCopy       bool   `xml:"IncrementalCopy,omitempty"`
+	DestinationSnapshot   string `xml:"DestinationSnapshot,omitempty"`
 }
 
 func b64(b []byte) string {

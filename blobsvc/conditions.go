@@ -17,6 +17,12 @@ type Conditions struct {
 	// IfTags is x-ms-if-tags, an expression over the blob's index tags
 	// (MatchTags); blob operations only.
 	IfTags string
+	// AccessTierIfModifiedSince and AccessTierIfUnmodifiedSince are
+	// x-ms-access-tier-if-modified-since and -if-unmodified-since,
+	// conditions on the access tier's change time (Delete Blob only;
+	// tier.go).
+	AccessTierIfModifiedSince   *time.Time
+	AccessTierIfUnmodifiedSince *time.Time
 }
 
 // checkTags evaluates IfTags against an existing blob's tags: false is

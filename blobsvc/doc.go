@@ -88,6 +88,27 @@
 // until RestoreContainer or the retention ends (softdelete.go,
 // containerdelete.go).
 //
+// # Access tiers
+//
+// Set Blob Tier from Archive to an online tier starts a Rehydration
+// (tier.go): the blob stays Archive until the service's rehydration time
+// (SetRehydrateTime, DefaultRehydrateTime) has passed since the request,
+// then takes the tier with that moment as its change time. As with
+// leases, completion is derived from the stored time at each read
+// (settle, in blobOrMissing and ListBlobs) with the injected clock: no
+// timer runs and a write of the row stores the settled state.
+//
+// # Incremental copies
+//
+// StartIncrementalCopy records an Incremental Copy Blob pending on its
+// destination (CopyInfo with Incremental and Status CopyPending);
+// FinishIncrementalCopy, run by the caller after it answers, copies the
+// source snapshot's pages through CopyBlob, snapshots the destination and
+// records success or failure (incremental.go). The destination refuses
+// every other write, read and lease (checkIncremental) except Delete
+// Blob; the finishing writes carry the copy's CopyInfo and stop if the
+// destination no longer waits for it (deleted or recopied meanwhile).
+//
 // # Page write history
 //
 // A page blob's PageState records its creation (Lineage), a generation

@@ -138,6 +138,7 @@ func (s *Service) ListBlobs(ctx context.Context, container string, o ListOptions
 		var b *Blob
 		if len(lrows) > 0 && (lrows[0].Committed || o.IncludeUncommitted) {
 			b = &lrows[0]
+			s.settle(b)
 		}
 		var gone []Blob // soft-deleted rows to list: snapshots first
 		for _, d := range drows {

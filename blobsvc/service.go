@@ -69,6 +69,10 @@ type Service struct {
 	// containerDays is the container soft-delete retention in days (0:
 	// off; SetContainerRetention).
 	containerDays atomic.Int32
+
+	// rehydrate is how long a rehydration from Archive takes, in
+	// nanoseconds (0: DefaultRehydrateTime; SetRehydrateTime, tier.go).
+	rehydrate atomic.Int64
 }
 
 // ContainerDeleteWindow is how long a deleted container stays "being
@@ -394,6 +398,10 @@ type WriteOptions struct {
 	blocks []Block
 	page   *PageState
 	sealed bool
+	// incremental is the pending incremental copy this write completes
+	// (incremental.go): the only write an incremental copy blob takes,
+	// and only while that copy is still its current one.
+	incremental *CopyInfo
 }
 
 // checkNames validates the container and blob names (existence is the
@@ -413,6 +421,7 @@ func (s *Service) checkNames(ctx context.Context, container, name string) error 
 func (s *Service) blobOrMissing(ctx context.Context, container, name string) (Blob, bool, error) {
 	b, err := s.meta.Blob(ctx, container, name)
 	if err == nil {
+		s.settle(&b)
 		return b, b.Committed, nil
 	}
 	if !errors.Is(err, ErrBlobNotFound) {
@@ -508,6 +517,9 @@ func (s *Service) CopyBlob(ctx context.Context, src CopySource, container, name 
 		return Blob{}, err
 	}
 	info := &CopyInfo{ID: uuidString(), Source: src.URL, Size: b.Size, Completed: s.Now()}
+	if o.incremental != nil {
+		info = o.incremental // still pending: finishIncremental records the end
+	}
 	return s.setCopyInfo(ctx, b, info)
 }
 
@@ -812,6 +824,9 @@ func (s *Service) Recover(ctx context.Context) (int, error) {
 // (Azurite likewise checks the uncommitted blob). If-None-Match: * is
 // the exception: only a committed blob fails it (409 BlobAlreadyExists).
 func (s *Service) checkCommitList(old Blob, o WriteOptions) error {
+	if err := checkIncremental(old, nil); err != nil {
+		return err
+	}
 	exists := old.Committed || hasRow(old) && strings.TrimSpace(o.Cond.IfNoneMatch) != "*"
 	if err := o.Cond.checkWrite(exists, old.ETag, old.LastModified, true); err != nil {
 		return fmt.Errorf("blob %s/%s: %w", old.Container, old.Name, err)
@@ -838,9 +853,10 @@ func (s *Service) checkCommitList(old Blob, o WriteOptions) error {
 type writeKind int
 
 const (
-	writeUpdate     writeKind = iota // an existing blob's properties, metadata, deletion
+	writeUpdate     writeKind = iota // an existing blob's properties, metadata
 	writeCommitList                  // Put Block List
 	writePutBlob                     // Put Blob
+	writeDelete                      // Delete Blob (an incremental copy blob takes it)
 )
 
 // checkWrite checks conditions then the lease of a write on a blob that
@@ -855,7 +871,12 @@ func (s *Service) checkWrite(b Blob, exists bool, o WriteOptions, kind writeKind
 	if kind == writePutBlob && hasRow(b) && strings.TrimSpace(o.Cond.IfNoneMatch) == "*" {
 		return fmt.Errorf("blob %s/%s: %w", b.Container, b.Name, ErrBlobExists)
 	}
-	if err := o.Cond.checkWrite(exists, b.ETag, b.LastModified, kind != writeUpdate); err != nil {
+	if kind != writeDelete {
+		if err := checkIncremental(b, o.incremental); err != nil {
+			return err
+		}
+	}
+	if err := o.Cond.checkWrite(exists, b.ETag, b.LastModified, kind == writeCommitList || kind == writePutBlob); err != nil {
 		return fmt.Errorf("blob %s/%s: %w", b.Container, b.Name, err)
 	}
 	if err := o.Cond.checkTags(exists, b.Tags); err != nil {
@@ -1174,6 +1195,11 @@ func (s *Service) OpenBlob(ctx context.Context, container, name, snapshot string
 	if b.Tier == "Archive" {
 		return b, nil, 0, 0, fmt.Errorf("blob %s/%s: %w", container, name, ErrBlobArchived)
 	}
+	if snapshot == "" {
+		if err := checkIncremental(b, nil); err != nil {
+			return b, nil, 0, 0, err
+		}
+	}
 	var rc io.ReadCloser
 	if b.Type == PageBlob {
 		rc, err = s.openPages(ctx, b, off, n)
@@ -1269,6 +1295,9 @@ func (s *Service) deleteBlob(ctx context.Context, container, name, snapshot stri
 		if err := cond.checkWrite(true, sn.ETag, sn.LastModified, false); err != nil {
 			return fmt.Errorf("blob %s/%s snapshot %s: %w", container, name, snapshot, err)
 		}
+		if err := cond.checkTierTime(sn); err != nil {
+			return fmt.Errorf("blob %s/%s snapshot %s: %w", container, name, snapshot, err)
+		}
 		if policy.Enabled {
 			return s.meta.SoftDelete(ctx, []Blob{sn}, []Blob{deletedCopy(sn, s.Now(), policy)})
 		}
@@ -1281,8 +1310,11 @@ func (s *Service) deleteBlob(ctx context.Context, container, name, snapshot stri
 	if err != nil {
 		return err
 	}
-	if err := s.checkWrite(b, b.Committed, WriteOptions{LeaseID: leaseID, Cond: cond}, writeUpdate); err != nil {
+	if err := s.checkWrite(b, b.Committed, WriteOptions{LeaseID: leaseID, Cond: cond}, writeDelete); err != nil {
 		return err
+	}
+	if err := cond.checkTierTime(b); err != nil {
+		return fmt.Errorf("blob %s/%s: %w", container, name, err)
 	}
 	snapRows, err := s.meta.Snapshots(ctx, container, name)
 	if err != nil {
@@ -1331,6 +1363,9 @@ func (s *Service) LeaseBlob(ctx context.Context, container, name string, req Lea
 	defer mu.Unlock()
 	b, err := s.conditionedBlob(ctx, container, name, cond, true)
 	if err != nil {
+		return Blob{}, LeaseResult{}, err
+	}
+	if err := checkIncremental(b, nil); err != nil {
 		return Blob{}, LeaseResult{}, err
 	}
 	if err := cond.checkWrite(b.Committed, b.ETag, b.LastModified, false); err != nil {

@@ -69,6 +69,13 @@ func (s *Service) getSnapshot(ctx context.Context, container, name, snapshot str
 // sent, must be the active lease's. The snapshot's time is unique for the blob even on a clock
 // that stands still.
 func (s *Service) SnapshotBlob(ctx context.Context, container, name string, md map[string]string, leaseID string, cond Conditions) (Blob, error) {
+	return s.snapshotBlob(ctx, container, name, md, leaseID, cond, nil)
+}
+
+// snapshotBlob is SnapshotBlob; inc, when set, is the incremental copy
+// taking the snapshot of its destination (no one else may snapshot an
+// incremental copy blob).
+func (s *Service) snapshotBlob(ctx context.Context, container, name string, md map[string]string, leaseID string, cond Conditions, inc *CopyInfo) (Blob, error) {
 	if err := s.checkNames(ctx, container, name); err != nil {
 		return Blob{}, err
 	}
@@ -83,6 +90,10 @@ func (s *Service) SnapshotBlob(ctx context.Context, container, name string, md m
 		mu.RUnlock()
 		return b, fmt.Errorf("snapshot: %w", err)
 	}
+	if err := checkIncremental(b, inc); err != nil {
+		mu.RUnlock()
+		return Blob{}, err
+	}
 	rc, _, err := s.content.ReadRange(ctx, b.ContentKey, 0, -1)
 	mu.RUnlock()
 	if err != nil {
@@ -94,7 +105,9 @@ func (s *Service) SnapshotBlob(ctx context.Context, container, name string, md m
 		return Blob{}, fmt.Errorf("blob %s/%s: snapshot: copy: %w", container, name, err)
 	}
 	sn := b
-	sn.ContentKey, sn.Lease, sn.Copy = key, Lease{}, b.Copy
+	// A snapshot of a blob being rehydrated stays archived ("Snapshots
+	// ... cannot be rehydrated back", tier.go).
+	sn.ContentKey, sn.Lease, sn.Copy, sn.Rehydrate = key, Lease{}, b.Copy, nil
 	if md != nil {
 		sn.Metadata = md
 	}

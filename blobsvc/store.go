@@ -204,6 +204,9 @@ type Blob struct {
 	// Hot, inferred); TierChanged is when.
 	Tier        string
 	TierChanged time.Time
+	// Rehydrate is set while an archived blob is being rehydrated
+	// (tier.go).
+	Rehydrate *Rehydration `json:",omitempty"`
 	// Sealed: an append blob that takes no more appends (Seal Append
 	// Blob, x-ms-blob-sealed).
 	Sealed bool `json:",omitempty"`
@@ -257,13 +260,41 @@ type PageRange struct {
 	Start, End int64
 }
 
-// CopyInfo records the Copy Blob that made a blob (always complete:
-// copies within the account are synchronous).
+// CopyInfo records the Copy Blob that made a blob (complete: copies
+// within the account are synchronous) or the last Incremental Copy Blob
+// into it (incremental.go), which may be pending or have failed.
 type CopyInfo struct {
 	ID        string
 	Source    string // the x-ms-copy-source URL as sent
 	Size      int64
 	Completed time.Time
+	// Status is "" for success, CopyPending or CopyFailed (incremental
+	// copies only); StatusDescription says why one failed.
+	Status            string `json:",omitempty"`
+	StatusDescription string `json:",omitempty"`
+	// Incremental marks an incremental copy blob or a snapshot of one:
+	// From is its source blob; Copying the source snapshot of the copy
+	// under way (or last tried), Copied the last one copied, and
+	// DestinationSnapshot the destination's snapshot that holds it.
+	Incremental         bool     `json:",omitempty"`
+	From                BlobName `json:",omitzero"`
+	Copying             string   `json:",omitempty"`
+	Copied              string   `json:",omitempty"`
+	DestinationSnapshot string   `json:",omitempty"`
+}
+
+// Copy statuses (x-ms-copy-status) besides success.
+const (
+	CopyPending = "pending"
+	CopyFailed  = "failed"
+)
+
+// StatusName is x-ms-copy-status: success, pending or failed.
+func (c *CopyInfo) StatusName() string {
+	if c.Status == "" {
+		return "success"
+	}
+	return c.Status
 }
 
 // Intent is a commit in progress (Store.PutIntent).

@@ -77,6 +77,9 @@ func (s *Service) SetBlobTags(ctx context.Context, container, name string, tags 
 	if err != nil {
 		return err
 	}
+	if err := checkIncremental(b, nil); err != nil {
+		return err
+	}
 	if err := cond.checkWrite(true, b.ETag, b.LastModified, false); err != nil {
 		return fmt.Errorf("blob %s/%s: %w", container, name, err)
 	}
@@ -121,47 +124,4 @@ func checkTier(container, name string, typ BlobType, tier string) error {
 		return fmt.Errorf("blob %s/%s (%s): tier %q: %w", container, name, typ, tier, ErrInvalidTier)
 	}
 	return nil
-}
-
-// SetBlobTier stores the access tier of the blob, or of one of its
-// snapshots (snapshot != ""): Hot, Cool, Cold or Archive for block
-// blobs; P4 to P80 for page blobs. The tier is stored and reported; an
-// Archive blob refuses reads (409 BlobArchived) until it is set to
-// another tier, which here takes effect at once. An archived snapshot
-// stays archived: "Snapshots and previous versions cannot be rehydrated
-// back to the hot or cool tiers once they are moved to the archive
-// tier" ("Blob rehydration from the archive tier"; 409 BlobArchived).
-// The ETag stays.
-func (s *Service) SetBlobTier(ctx context.Context, container, name, snapshot, tier, leaseID string) error {
-	if err := s.checkNames(ctx, container, name); err != nil {
-		return err
-	}
-	mu := s.stripe(container, name)
-	mu.Lock()
-	defer mu.Unlock()
-	var b Blob
-	var err error
-	if snapshot != "" {
-		b, err = s.meta.Snapshot(ctx, container, name, snapshot)
-	} else {
-		b, err = s.committedBlob(ctx, container, name)
-	}
-	if err != nil {
-		return err
-	}
-	if tier == "" {
-		return fmt.Errorf("blob %s/%s (%s): tier %q: %w", container, name, b.Type, tier, ErrInvalidTier)
-	}
-	if err := checkTier(container, name, b.Type, tier); err != nil {
-		return err
-	}
-	if snapshot != "" {
-		if b.Tier == "Archive" && tier != "Archive" {
-			return fmt.Errorf("blob %s/%s snapshot %s: %w", container, name, snapshot, ErrBlobArchived)
-		}
-	} else if err := checkWriteLease(b.Lease, leaseID, s.Now()); err != nil {
-		return fmt.Errorf("blob %s/%s: %w", container, name, err)
-	}
-	b.Tier, b.TierChanged = tier, s.Now()
-	return s.meta.PutBlob(ctx, b, false)
 }

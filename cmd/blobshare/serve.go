@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/blobshare/blobshare/blobsvc"
 	"github.com/blobshare/blobshare/fs/fusefs"
 	"github.com/blobshare/blobshare/locks"
 	"github.com/blobshare/blobshare/rest"
@@ -42,6 +43,7 @@ func serveCommand() *cli.Command {
 			smbFlag(),
 			&cli.IntFlag{Name: "share-retention-days", Usage: "keep deleted shares this many days for Restore Share (0: delete at once)"},
 			&cli.IntFlag{Name: "container-retention-days", Usage: "keep deleted Blob containers this many days for Restore Container (0: delete at once; Azure allows 1-365)"},
+			&cli.DurationFlag{Name: "rehydrate-time", Value: blobsvc.DefaultRehydrateTime, Usage: "how long a Blob rehydration from the Archive tier takes, at either priority (Azure takes hours)"},
 			smbEncryptFlag(),
 			metaFlag(),
 		}, tlsFlags(), azuriteFlags()),

@@ -56,6 +56,7 @@ func startBlob(ctx context.Context, c *cli.Context, dataPath string, content blo
 	// Container soft delete: Azure sets it on the account, not over the
 	// Blob API (blob soft delete is Set Blob Service Properties').
 	svc.SetContainerRetention(c.Int("container-retention-days"))
+	svc.SetRehydrateTime(c.Duration("rehydrate-time"))
 	// Commits a crash interrupted between content and metadata are
 	// finished (or dropped) before the first request.
 	if n, err := svc.Recover(ctx); err != nil {

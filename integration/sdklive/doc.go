@@ -21,6 +21,13 @@
 // azcore's default transport, which honours both HTTPS_PROXY and
 // SSL_CERT_FILE.
 //
+// The azblob tests that ask for the SDK team's soft-delete account
+// (testcommon.TestAccountSoftDelete: an account with blob soft delete on)
+// run last, one package at a time, with the development account's
+// DeleteRetentionPolicy enabled (1 day, AllowPermanentDelete) and
+// disabled again after (softdelete_test.go); the others run with it off,
+// as on Azure's default test account.
+//
 // exclusions.txt lists every test that does not run, grouped under its
 // reason; any other test that fails fails TestSDKSuites with its output.
 // A test that skips itself is listed in the log, and fails the run under

@@ -178,11 +178,20 @@ func testPackages(ctx context.Context, dir string, env []string) ([]string, erro
 // leaf tests' outcomes. One package per run, because a -skip pattern
 // names tests, not packages.
 func runPackage(ctx context.Context, s suite, dir, pkg string, env []string, skip string, timeout time.Duration) (*result, error) {
+	return runPackageArgs(ctx, s, dir, pkg, env, skip, os.Getenv(runEnv), timeout)
+}
+
+// runPackageRun runs the tests of pkg that the -run pattern run names.
+func runPackageRun(ctx context.Context, s suite, dir, pkg string, env []string, run string, timeout time.Duration) (*result, error) {
+	return runPackageArgs(ctx, s, dir, pkg, env, "", run, timeout)
+}
+
+func runPackageArgs(ctx context.Context, s suite, dir, pkg string, env []string, skip, run string, timeout time.Duration) (*result, error) {
 	args := []string{"test", "-json", "-count=1", "-timeout", timeout.String()}
 	if skip != "" {
 		args = append(args, "-skip", skip)
 	}
-	if run := os.Getenv(runEnv); run != "" {
+	if run != "" {
 		args = append(args, "-run", run)
 	}
 	args = append(args, pkg)

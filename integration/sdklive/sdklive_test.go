@@ -188,6 +188,20 @@ func runOne(t *testing.T, s suite, tg target, env []string, excluded map[string]
 	if noExclude {
 		timeout = fullTimeout
 	}
+	// The tests of the soft-delete account run last, alone
+	// (softdelete_test.go): the others skip them.
+	softTests := map[string][]string{}
+	if s.Service == "blob" {
+		if softTests, err = softDeleteTests(dir, pkgs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	softAsExcluded := map[string]exclusion{}
+	for pkg, names := range softTests {
+		for _, n := range names {
+			softAsExcluded[pkg+" "+n] = exclusion{Package: pkg, Test: n}
+		}
+	}
 	for _, pkg := range pkgs {
 		short := strings.TrimPrefix(strings.TrimPrefix(pkg, "./"), ".")
 		if short == "" {
@@ -196,10 +210,11 @@ func runOne(t *testing.T, s suite, tg target, env []string, excluded map[string]
 		if len(onlyPkgs) > 0 && !onlyPkgs[short] {
 			continue
 		}
-		skip := ""
+		skips := []string{skipPattern(softAsExcluded, short)}
 		if !noExclude {
-			skip = skipPattern(excluded, short)
+			skips = append(skips, skipPattern(excluded, short))
 		}
+		skip := joinPatterns(skips...)
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -216,6 +231,9 @@ func runOne(t *testing.T, s suite, tg target, env []string, excluded map[string]
 		}()
 	}
 	wg.Wait()
+	if err := runSoftDeletePhase(ctx, t, s, dir, pkgs, onlyPkgs, softTests, excluded, noExclude, tg.name == "azurite", suiteEnv, timeout, all); err != nil {
+		runErr = append(runErr, err)
+	}
 	for _, err := range runErr {
 		t.Error(err)
 	}
@@ -323,7 +341,8 @@ func childEnv(proxyURL, caFile string) []string {
 		"AZURE_STORAGE_ACCOUNT_NAME="+storagehttp.DevAccount,
 		"AZURE_STORAGE_ACCOUNT_KEY="+storagehttp.DevKey,
 		// Soft delete is a setting of any account (Set Blob Service
-		// Properties), so the soft-delete "account" is the same one.
+		// Properties), so the soft-delete "account" is the same one; its
+		// tests run in a phase with the setting on (softdelete_test.go).
 		"SOFT_DELETE_AZURE_STORAGE_ACCOUNT_NAME="+storagehttp.DevAccount,
 		"SOFT_DELETE_AZURE_STORAGE_ACCOUNT_KEY="+storagehttp.DevKey,
 		"GOPROXY=off",
