@@ -16,7 +16,8 @@
 //   - dispatch.go: path parsing ($root included), the route table and the
 //     SAS check against it.
 //   - auth.go: the authenticator chain (with Config.OAuth, bearer
-//     tokens first: storagehttp.OAuth), the blob service-SAS
+//     tokens first: storagehttp.OAuth, after SASWithBearer, which gives a
+//     request carrying a SAS too to the SAS), the blob service-SAS
 //     string-to-sign, and the authorization of a From-URL operation's
 //     source (its own SAS, or a public container; Copy Blob proper reads
 //     a source of the account with the request's credentials).
@@ -28,6 +29,8 @@
 //   - svcprops.go: Set Blob Service Properties (merge and validation).
 //   - lifecycle.go: Restore Container, Undelete Blob, Seal Append Blob,
 //     tier headers.
+//   - udsas.go: Get User Delegation Key, the user delegation SAS
+//     string-to-sign, and create-only SAS (see "User delegation SAS").
 //   - structured.go: structured bodies (see below).
 //   - unsupported.go: the headers refused (see "Not supported").
 //   - xml.go: the block-list decoder (fuzzed) and the listing, block
@@ -159,6 +162,25 @@
 // sdd its depth) signs "/blob/<account>/<container>/<directory>", the
 // first sdd segments of the blob path, and reaches only the blobs under
 // that directory.
+//
+// # User delegation SAS
+//
+// With Config.OAuth, Get User Delegation Key (POST
+// ?restype=service&comp=userdelegationkey) answers a bearer token, and
+// only a bearer token ("Only authorization with Microsoft Entra ID is
+// supported"; SharedKey and SAS are 403 AuthenticationFailed), with a key
+// for the token's oid and tid whose Value is derived from the account key
+// (storagehttp/userdelegation.go says how, and why nothing is stored). A
+// SAS with skoid is checked against that derivation and the string-to-sign
+// of its version (udsas.go); it reaches what a service SAS with the same
+// sr reaches, only while the key is valid (skt to ske: the key's expiry
+// ends the SAS), and with sduoid only together with that user's bearer
+// token (a request carrying a SAS and a token is the SAS's,
+// storagehttp.SASWithBearer). Signed request headers and query parameters
+// (srh, srq) are checked by signing the request's own values. A SAS — of
+// any kind — granting Create but not Write may Put Blob, Put Block and
+// Put Block List only where no blob exists: "Create (c): Write a new
+// blob"; over an existing blob it is 403 UnauthorizedBlobOverwrite.
 //
 // # Names
 //

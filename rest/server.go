@@ -72,6 +72,8 @@ type Server struct {
 	// sas verifies the SAS of a copy source (Put Range From URL); nil
 	// when authentication is off.
 	sas *storagehttp.SAS
+	// signer derives user delegation keys (Get User Delegation Key).
+	signer storagehttp.Signer
 
 	bodies      *budget       // request-body bytes in memory (body.go)
 	bodyTimeout time.Duration // 0: none
@@ -129,6 +131,7 @@ func New(cfg Config) (*Server, error) {
 	var chain []storagehttp.Authenticator
 	if !cfg.DisableAuth {
 		sg := storagehttp.Signer{Account: s.account, Key: raw}
+		s.signer = sg
 		chain = s.authenticators(sg)
 		if cfg.OAuth {
 			chain = append([]storagehttp.Authenticator{storagehttp.OAuth{Account: s.account, Service: "file", FileIntent: needsIntent}}, chain...)
