@@ -226,6 +226,10 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err, false)
 		return
 	}
+	if err := prepareCPK(w, r, rt); err != nil {
+		s.fail(w, r, err, false)
+		return
+	}
 	if err := rt.h(w, &call{r: r, q: q, path: p}); err != nil {
 		s.fail(w, r, err, p.scope == scopeContainer)
 	}

@@ -123,6 +123,7 @@ func maxBody(r *http.Request) int64 {
 
 // fail renders err and logs server-side failures.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error, forContainer bool) {
+	w.Header().Del(hdrKeySHA256) // answered on success only (prepareCPK)
 	e := toError(err, forContainer)
 	if e.Status >= 500 {
 		s.log.Error("blob: request failed", "request_id", storagehttp.InfoFrom(r.Context()).ID,

@@ -17,6 +17,11 @@ type Conditions struct {
 	// IfTags is x-ms-if-tags, an expression over the blob's index tags
 	// (MatchTags); blob operations only.
 	IfTags string
+	// EncryptionKeySHA256 is the SHA-256 (base64) of the request's
+	// customer-provided key (x-ms-encryption-key-sha256), checked against
+	// the blob's (cpk.go): nil for an operation that takes no key, "" for
+	// one that takes a key and was sent none.
+	EncryptionKeySHA256 *string
 }
 
 // checkTags evaluates IfTags against an existing blob's tags: false is
