@@ -40,7 +40,9 @@ func cpkOf(b byte) *blob.CPKInfo {
 // BlobCustomerSpecifiedEncryptionMismatch; a key on a blob that has none
 // is 409 BlobDoesNotUseCustomerSpecifiedEncryption; operations that take
 // no key (Get Block List, tags, Delete Blob) need none; a snapshot keeps
-// the key; Put Blob replaces the blob, key and all.
+// the key; a copy reads a keyed source only with its key (409
+// CannotVerifyCopySource otherwise); Put Blob replaces the blob, key and
+// all.
 func TestCustomerProvidedKey(t *testing.T) {
 	ctx := context.Background()
 	e := newOAuthEnv(t, newFakeClock(), t.TempDir(), blobsrv.DevKey)
@@ -164,6 +166,9 @@ func TestCustomerProvidedKey(t *testing.T) {
 	dst := cc.NewBlockBlobClient("copy")
 	if _, err := dst.UploadBlobFromURL(ctx, srcURL, nil); code(err) != "CannotVerifyCopySource" || status(err) != http.StatusConflict {
 		t.Errorf("Put Blob From URL of a keyed source without its key: %v", err)
+	}
+	if _, err := cc.NewBlobClient("copy2").StartCopyFromURL(ctx, secret.URL(), nil); code(err) != "CannotVerifyCopySource" || status(err) != http.StatusConflict {
+		t.Errorf("Copy Blob of a keyed source: %v", err)
 	}
 	src := &blob.SourceCPKInfo{SourceEncryptionKey: k1.EncryptionKey, SourceEncryptionKeySHA256: k1.EncryptionKeySHA256, SourceEncryptionAlgorithm: k1.EncryptionAlgorithm}
 	if _, err := dst.UploadBlobFromURL(ctx, srcURL, &blockblob.UploadBlobFromURLOptions{SourceCustomerProvidedKey: src, CPKInfo: k2}); err != nil {

@@ -1000,6 +1000,9 @@ func (s *Server) copyBlob(w http.ResponseWriter, c *call) error {
 		}
 	}
 	b, err := s.svc.CopyBlob(c.r.Context(), src, c.path.container, c.path.blob, o)
+	if e := sourceCPKError(err); e != nil { // the destination's key is not checked: the copy replaces it
+		return e
+	}
 	if err != nil {
 		return err
 	}

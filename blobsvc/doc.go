@@ -105,5 +105,9 @@
 // header of a pair alone. Reads (checkRead) take any combination. Copies
 // name whose condition failed: ErrTargetConditionNotMet for the
 // destination, ErrSourceConditionNotMet for the source (TargetCondition,
-// SourceCondition).
+// SourceCondition). Conditions.EncryptionKeySHA256 carries a request's
+// customer-provided key hash, checked like a condition against the hash
+// kept with the blob (Blob.EncryptionKeySHA256) by the reads, snapshots
+// and in-place writes; Put Blob, Put Block List, the copies and a new page
+// blob record it instead (cpk.go).
 package blobsvc
