@@ -26,13 +26,14 @@ func (s *Server) getUserDelegationKey(w http.ResponseWriter, c *call) error {
 //	[skdutid, sduoid,]           2025-07-05 and later
 //	sip, spr, sv, sr, the snapshot time,
 //	[ses,]                       2020-12-06 and later
-//	[srh canonical, srq canonical,] after 2026-02-06
+//	[srh canonical, srq canonical,] 2026-04-06 and later
 //	rscc, rscd, rsce, rscl, rsct
 //
-// srh/srq (signed request headers and query parameters) are not in
-// Azure's table yet; the cut-off is the SDKs': azblob v1.6.4 signs
-// 2026-02-06 without them, v1.8.3 signs 2026-12-06 with them, and the
-// next service version after 2026-02-06 is 2026-04-06. The resource (sr
+// srh/srq (signed request headers and query parameters, "Dynamic User
+// Delegation SAS") are not in Azure's table yet; the version is azblob's
+// CHANGELOG (1.7.0-beta.1: "Added support for service version 2026-04-06
+// … Added support for Dynamic User Delegation SAS"), and azblob v1.6.4
+// signs 2026-02-06 without them. The resource (sr
 // c, b or d, the canonicalized name) is read exactly as a service SAS's
 // is (blobServiceSAS), so both kinds address the same things.
 func blobUserDelegationSAS(account string, r *http.Request, q url.Values) (sts, resource string, err error) {
