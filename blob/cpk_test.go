@@ -134,6 +134,21 @@ func TestCustomerProvidedKey(t *testing.T) {
 		t.Fatalf("read %q, key hash %v, server encrypted %v", got, r.EncryptionKeySHA256, r.IsServerEncrypted)
 	}
 
+	// Listings name the key's hash.
+	page, err := cc.NewListBlobsFlatPager(nil).NextPage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range page.Segment.BlobItems {
+		want := ""
+		if *it.Name == "secret" {
+			want = *k1.EncryptionKeySHA256
+		}
+		if got := it.Properties.CustomerProvidedKeySHA256; (got == nil) != (want == "") || got != nil && *got != want {
+			t.Errorf("List Blobs: %s has CustomerProvidedKeySha256 %v, want %q", *it.Name, got, want)
+		}
+	}
+
 	// A snapshot keeps the key.
 	sn, err := secret.CreateSnapshot(ctx, &blob.CreateSnapshotOptions{CPKInfo: k1})
 	if err != nil {

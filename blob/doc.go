@@ -341,7 +341,7 @@
 // key is 409 CannotVerifyCopySource with the source's message. Writes
 // answer x-ms-request-server-encrypted: true and x-ms-encryption-key-sha256,
 // Snapshot Blob with a key false (azblob's TestBlobSnapshotWithCPK
-// recording). The content is stored as sent, not encrypted with the key:
+// recording); List Blobs names the hash (CustomerProvidedKeySha256). The content is stored as sent, not encrypted with the key:
 // the API behaves as Azure's does, but the data directory holds plain
 // content (docs/unsupported.md says so). Encrypting would make every
 // range read, page write, append and copy decrypt and re-encrypt with a

@@ -280,7 +280,7 @@ func (s *Server) listBlobs(w http.ResponseWriter, c *call) error {
 			ContentDisposition: b.Properties.ContentDisposition, CacheControl: b.Properties.CacheControl,
 			BlobType: string(b.Type), AccessTier: tierOf(*b), AccessTierInferred: b.Tier == "" && b.Type != blobsvc.AppendBlob,
 			LeaseStatus: b.Lease.Status(now), LeaseState: string(b.Lease.Effective(now).State), LeaseDuration: b.Lease.DurationName(now),
-			ServerEncrypted: true,
+			ServerEncrypted: true, CustomerProvidedKeySha256: b.EncryptionKeySHA256,
 		}}
 		if b.Tier != "" {
 			x.Properties.AccessTierChangeTime = httpTime(b.TierChanged)
