@@ -21,7 +21,8 @@ import (
 // Put Page, Put Page From URL, Append Block, Set Blob Properties, Set
 // Blob Metadata, Get Blob, Get Blob Properties, Get Blob Metadata,
 // Snapshot Blob; the From-URL forms and Put Blob From URL share their
-// routes). Any other operation carrying a key header is refused (400
+// routes, Copy Blob and Copy Blob From URL, which take no key, share Put
+// Blob's). Any other operation carrying a key header is refused (400
 // UnsupportedHeader), never served as if it had none.
 var cpkRoutes = map[string]bool{
 	"PutBlob": true, "PutBlock": true, "PutBlockList": true, "AppendBlock": true, "PutPage": true,
@@ -61,17 +62,21 @@ var (
 // drops it from an error).
 func prepareCPK(w http.ResponseWriter, r *http.Request, rt *route) error {
 	src := r.Header.Get("x-ms-copy-source") != ""
-	if !cpkRoutes[rt.name] {
+	// Copy Blob and Copy Blob From URL share Put Blob's route (a copy
+	// source without x-ms-blob-type) but take no key, of either side;
+	// their source is still checked against "no key" (sourceConditions).
+	takesKey := cpkRoutes[rt.name] && !(rt.name == "PutBlob" && src && r.Header.Get("x-ms-blob-type") == "")
+	if !takesKey {
 		if err := storagehttp.CheckUnsupported(r.Header, cpkHeaders); err != nil {
 			return err
 		}
 	}
-	if !cpkRoutes[rt.name] || !src {
+	if !takesKey || !src {
 		if err := storagehttp.CheckUnsupported(r.Header, sourceCPKHeaders); err != nil {
 			return err
 		}
 	}
-	if !cpkRoutes[rt.name] {
+	if !takesKey {
 		return nil
 	}
 	write := r.Method == http.MethodPut

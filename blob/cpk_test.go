@@ -185,6 +185,19 @@ func TestCustomerProvidedKey(t *testing.T) {
 	if _, err := cc.NewBlobClient("copy2").StartCopyFromURL(ctx, secret.URL(), nil); code(err) != "CannotVerifyCopySource" || status(err) != http.StatusConflict {
 		t.Errorf("Copy Blob of a keyed source: %v", err)
 	}
+	req, _ := http.NewRequest(http.MethodPut, e.url+"/keys/copy3", nil)
+	req.Header.Set("x-ms-version", "2025-11-05")
+	req.Header.Set("x-ms-copy-source", secret.URL())
+	for k, v := range map[string]string{"x-ms-source-encryption-key": *k1.EncryptionKey,
+		"x-ms-source-encryption-key-sha256": *k1.EncryptionKeySHA256, "x-ms-source-encryption-algorithm": "AES256"} {
+		req.Header.Set(k, v)
+	}
+	signRequest(t, req)
+	if resp, err := e.client.Do(req); err != nil {
+		t.Fatal(err)
+	} else if resp.Body.Close(); resp.StatusCode != http.StatusBadRequest || resp.Header.Get("x-ms-error-code") != "UnsupportedHeader" {
+		t.Errorf("Copy Blob with a source key (Copy Blob takes none): %d %s", resp.StatusCode, resp.Header.Get("x-ms-error-code"))
+	}
 	src := &blob.SourceCPKInfo{SourceEncryptionKey: k1.EncryptionKey, SourceEncryptionKeySHA256: k1.EncryptionKeySHA256, SourceEncryptionAlgorithm: k1.EncryptionAlgorithm}
 	if _, err := dst.UploadBlobFromURL(ctx, srcURL, &blockblob.UploadBlobFromURLOptions{SourceCustomerProvidedKey: src, CPKInfo: k2}); err != nil {
 		t.Fatalf("Put Blob From URL with both keys: %v", err)
