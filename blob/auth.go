@@ -27,7 +27,8 @@ func (s *Server) authenticators(sg storagehttp.Signer, sas storagehttp.SAS) []st
 // blobSAS checks account SAS with 'b' in ss and blob service SAS (sr=c
 // and sr=b, with stored access policies).
 func (s *Server) blobSAS(sg storagehttp.Signer) storagehttp.SAS {
-	return storagehttp.SAS{Signer: sg, Service: 'b', ServiceStringToSign: blobServiceSAS, StoredPolicy: s.storedPolicy}
+	return storagehttp.SAS{Signer: sg, Service: 'b', ServiceStringToSign: blobServiceSAS, StoredPolicy: s.storedPolicy,
+		UserDelegationStringToSign: blobUserDelegationSAS}
 }
 
 // authorizeSource checks the source of a From-URL operation (Copy Blob

@@ -113,6 +113,7 @@ func (s *Server) routeTable() []route {
 		{name: "FindBlobsByTagsInContainer", scope: scopeContainer, method: "GET", restype: "container", comp: "blobs", perm: "f", rtype: 'c', sasPerm: "f", h: s.findBlobsByTags},
 		{name: "SubmitBatch", scope: scopeService, method: "POST", comp: "batch", perm: "rwdlacuptf", rtype: 's', h: s.submitBatch},
 		{name: "SubmitBatch", scope: scopeContainer, method: "POST", restype: "container", comp: "batch", perm: "rwdlacuptf", rtype: 'c', sasPerm: "racwdlt", h: s.submitBatch},
+		{name: "GetUserDelegationKey", scope: scopeService, method: "POST", restype: "service", comp: "userdelegationkey", h: s.getUserDelegationKey},
 		{name: "GetAccountInfo", scope: scopeService, method: "GET", restype: "account", comp: "properties", perm: "rwdlacup", rtype: 's', sasPerm: "racwdl", h: s.getAccountInfo},
 		{name: "GetAccountInfo", scope: scopeService, method: "HEAD", restype: "account", comp: "properties", perm: "rwdlacup", rtype: 's', sasPerm: "racwdl", h: s.getAccountInfo},
 
@@ -218,6 +219,10 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, err, false)
 			return
 		}
+		if err := s.checkCreateOnly(r, g, rt, p); err != nil {
+			s.fail(w, r, err, false)
+			return
+		}
 	}
 	if err := storagehttp.CheckUnsupported(r.Header, unsupportedHeaders); err != nil {
 		s.fail(w, r, err, false)
@@ -228,6 +233,10 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, err, false)
 			return
 		}
+	}
+	if err := prepareCPK(w, r, rt); err != nil {
+		s.fail(w, r, err, false)
+		return
 	}
 	if err := rt.h(w, &call{r: r, q: q, path: p}); err != nil {
 		s.fail(w, r, err, p.scope == scopeContainer)

@@ -16,7 +16,8 @@
 //   - dispatch.go: path parsing ($root included), the route table and the
 //     SAS check against it.
 //   - auth.go: the authenticator chain (with Config.OAuth, bearer
-//     tokens first: storagehttp.OAuth), the blob service-SAS
+//     tokens first: storagehttp.OAuth, after SASWithBearer, which gives a
+//     request carrying a SAS too to the SAS), the blob service-SAS
 //     string-to-sign, and the authorization of a From-URL operation's
 //     source (its own SAS, or a public container; Copy Blob proper reads
 //     a source of the account with the request's credentials).
@@ -29,6 +30,9 @@
 //   - lifecycle.go: Restore Container, Undelete Blob, Seal Append Blob,
 //     tier and rehydration headers, Delete Blob's tier conditions.
 //   - incremental.go: Incremental Copy Blob and the copy state headers.
+//   - udsas.go: Get User Delegation Key, the user delegation SAS
+//     string-to-sign, and create-only SAS (see "User delegation SAS").
+//   - cpk.go: customer-provided keys (see "Customer-provided keys").
 //   - structured.go: structured bodies (see below).
 //   - unsupported.go: the headers refused (see "Not supported").
 //   - xml.go: the block-list decoder (fuzzed) and the listing, block
@@ -210,6 +214,25 @@
 // TestDirectorySASAllPermissions creates foo and foo/test with one SAS
 // for the directory foo).
 //
+// # User delegation SAS
+//
+// With Config.OAuth, Get User Delegation Key (POST
+// ?restype=service&comp=userdelegationkey) answers a bearer token, and
+// only a bearer token ("Only authorization with Microsoft Entra ID is
+// supported"; SharedKey and SAS are 403 AuthenticationFailed), with a key
+// for the token's oid and tid whose Value is derived from the account key
+// (storagehttp/userdelegation.go says how, and why nothing is stored). A
+// SAS with skoid is checked against that derivation and the string-to-sign
+// of its version (udsas.go); it reaches what a service SAS with the same
+// sr reaches, only while the key is valid (skt to ske: the key's expiry
+// ends the SAS), and with sduoid only together with that user's bearer
+// token (a request carrying a SAS and a token is the SAS's,
+// storagehttp.SASWithBearer). Signed request headers and query parameters
+// (srh, srq) are checked by signing the request's own values. A SAS — of
+// any kind — granting Create but not Write may Put Blob, Put Block and
+// Put Block List only where no blob exists: "Create (c): Write a new
+// blob"; over an existing blob it is 403 UnauthorizedBlobOverwrite.
+//
 // # Names
 //
 // A container operation without a container name (/<account>?
@@ -353,6 +376,39 @@
 // body itself is what is encoded into this format", so blobshare stores
 // what it encodes.
 //
+// # Customer-provided keys
+//
+// "Azure Storage writes an SHA-256 hash of the encryption key alongside
+// the blob's contents. The hash is used to verify that all subsequent
+// operations against the blob use the same encryption key." cpk.go
+// validates x-ms-encryption-key, -key-sha256 and -algorithm on the
+// operations that take them (a 32-byte base64 key whose SHA-256 is the one
+// sent, AES256, HTTPS only: 400 InvalidHeaderValue or
+// MissingRequiredHeader) and hands blobsvc the hash as a condition
+// (blobsvc.Conditions.EncryptionKeySHA256), checked under the blob's lock
+// with the other conditions: Get Blob, Get Blob Properties and Metadata,
+// Set Blob Properties and Metadata, Snapshot Blob, Append Block and Put
+// Page on a blob written with a key need the same key ("If the key isn't
+// provided on a request for a blob that has already been encrypted with a
+// customer-provided key, then the request fails with error code 409":
+// BlobUsesCustomerSpecifiedEncryption; another key is 409
+// BlobCustomerSpecifiedEncryptionMismatch and a key on a blob without one
+// 409 BlobDoesNotUseCustomerSpecifiedEncryption, codes Azure's table does
+// not list). Put Blob, Put Block List, the copies and a new page blob
+// record the request's hash, or none. A snapshot keeps its blob's hash
+// ("Each blob snapshot … can have its own encryption key"). A From-URL
+// source is read with x-ms-source-encryption-*; a keyed source without its
+// key is 409 CannotVerifyCopySource with the source's message. Writes
+// answer x-ms-request-server-encrypted: true and x-ms-encryption-key-sha256,
+// Snapshot Blob with a key false (azblob's TestBlobSnapshotWithCPK
+// recording); List Blobs names the hash (CustomerProvidedKeySha256). The content is stored as sent, not encrypted with the key:
+// the API behaves as Azure's does, but the data directory holds plain
+// content (docs/unsupported.md says so). Encrypting would make every
+// range read, page write, append and copy decrypt and re-encrypt with a
+// key blobshare must not keep, for a guarantee a local emulator's users
+// do not get from its plain SQLite metadata anyway. Encryption scopes
+// stay refused.
+//
 // # Not supported (answered with a documented error, never a wrong success)
 //
 // Put Block List and Set Blob Tags check the Content-MD5 or
@@ -361,9 +417,10 @@
 // Crc64Mismatch, nothing committed (storagehttp.BodySums).
 //
 // Request headers of features blobshare lacks whose meaning would change
-// what is stored or answered (customer-provided keys, encryption scopes,
-// immutability policies and legal holds, the managed-disk diff URL) are
-// refused before any operation
+// what is stored or answered (encryption scopes, customer-provided keys
+// on an operation that takes none, immutability policies and legal holds,
+// the access tier's change-time conditions on any operation but Delete
+// Blob, the managed-disk diff URL) are refused before any operation
 // runs, 400 UnsupportedHeader naming the header (unsupported.go; Azure's
 // code for "One of the HTTP headers specified in the request is not
 // supported."); a value that asks for nothing (false) passes.

@@ -119,6 +119,12 @@ func guards(h http.Header) (leaseID string, cond blobsvc.Conditions, err error) 
 // InvalidHeaderValue.
 func conditions(h http.Header) (blobsvc.Conditions, error) {
 	c := blobsvc.Conditions{IfMatch: h.Get("If-Match"), IfNoneMatch: h.Get("If-None-Match"), IfTags: h.Get("x-ms-if-tags")}
+	// Present only on the operations that take a customer-provided key,
+	// empty when none was sent (prepareCPK).
+	if vs, ok := h[http.CanonicalHeaderKey(hdrKeySHA256)]; ok && len(vs) > 0 {
+		sha := vs[0]
+		c.EncryptionKeySHA256 = &sha
+	}
 	for _, d := range []struct {
 		name string
 		dst  **time.Time

@@ -61,6 +61,8 @@ type Server struct {
 	// sas verifies the SAS on a From-URL operation's source; nil when
 	// authentication is off.
 	sas *storagehttp.SAS
+	// signer derives user delegation keys (Get User Delegation Key).
+	signer storagehttp.Signer
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -75,7 +77,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("blob: %w", err)
 	}
-	s := &Server{svc: cfg.Service, account: sg.Account, log: cfg.Logger}
+	s := &Server{svc: cfg.Service, account: sg.Account, log: cfg.Logger, signer: sg}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -89,7 +91,11 @@ func New(cfg Config) (*Server, error) {
 		s.sas = &sas
 		chain = s.authenticators(sg, sas)
 		if cfg.OAuth {
-			chain = append([]storagehttp.Authenticator{storagehttp.OAuth{Account: s.account, Service: "blob"}}, chain...)
+			// A request carrying both a SAS and a bearer token is the
+			// SAS's (a user delegation SAS with sduoid needs the token as
+			// well, and checks it itself); a token alone is OAuth's.
+			chain = append([]storagehttp.Authenticator{storagehttp.SASWithBearer{SAS: sas},
+				storagehttp.OAuth{Account: s.account, Service: "blob"}}, chain...)
 		}
 	}
 	s.routes = s.routeTable()
@@ -117,6 +123,7 @@ func maxBody(r *http.Request) int64 {
 
 // fail renders err and logs server-side failures.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error, forContainer bool) {
+	w.Header().Del(hdrKeySHA256) // answered on success only (prepareCPK)
 	e := toError(err, forContainer)
 	if e.Status >= 500 {
 		s.log.Error("blob: request failed", "request_id", storagehttp.InfoFrom(r.Context()).ID,

@@ -8,17 +8,10 @@ import "github.com/blobshare/blobshare/storagehttp"
 // carrying one is refused before it runs (400 UnsupportedHeader, Azure's
 // "One of the HTTP headers specified in the request is not supported.",
 // with the header and the reason), never served as if it were absent: a
-// blob "encrypted with a customer-provided key" that any reader can read,
-// a "legal hold" that does not hold, would be wrong successes. A value that
+// "legal hold" that does not hold would be a wrong success. A value that
 // asks for nothing (a legal hold of false) passes. docs/unsupported.md
 // lists them.
 var unsupportedHeaders = []storagehttp.Unsupported{
-	{Name: "x-ms-encryption-key", Reason: cpkReason},
-	{Name: "x-ms-encryption-key-sha256", Reason: cpkReason},
-	{Name: "x-ms-encryption-algorithm", Reason: cpkReason},
-	{Name: "x-ms-source-encryption-key", Reason: cpkReason},
-	{Name: "x-ms-source-encryption-key-sha256", Reason: cpkReason},
-	{Name: "x-ms-source-encryption-algorithm", Reason: cpkReason},
 	{Name: "x-ms-encryption-scope", Reason: scopeReason},
 	{Name: "x-ms-default-encryption-scope", Reason: scopeReason},
 	{Name: "x-ms-deny-encryption-scope-override", Reason: scopeReason, Benign: "false"},
@@ -36,7 +29,6 @@ var deleteOnlyHeaders = []storagehttp.Unsupported{
 	{Name: "x-ms-access-tier-if-unmodified-since", Reason: "conditions on the access tier's change time are taken by Delete Blob only"},
 }
 
-const (
-	cpkReason   = "customer-provided encryption keys are not supported: blobshare would store and serve the data without the key"
-	scopeReason = "encryption scopes are not supported: the account has none"
-)
+// Customer-provided keys are honoured (cpk.go); encryption scopes are
+// not.
+const scopeReason = "encryption scopes are not supported: the account has none"

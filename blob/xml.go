@@ -227,7 +227,9 @@ type blobPropsXML struct {
 	LeaseState           string `xml:"LeaseState,omitempty"`
 	LeaseDuration        string `xml:"LeaseDuration,omitempty"`
 	ServerEncrypted      bool   `xml:"ServerEncrypted"`
-	TagCount             int    `xml:"TagCount,omitempty"`
+	// The SHA-256 of a customer-provided key the blob is written with.
+	CustomerProvidedKeySha256 string `xml:"CustomerProvidedKeySha256,omitempty"`
+	TagCount                  int    `xml:"TagCount,omitempty"`
 	// Sealed: append blobs (Seal Append Blob).
 	Sealed bool `xml:"Sealed,omitempty"`
 	// Soft-deleted blobs (include=deleted).

@@ -23,6 +23,11 @@ type Conditions struct {
 	// tier.go).
 	AccessTierIfModifiedSince   *time.Time
 	AccessTierIfUnmodifiedSince *time.Time
+	// EncryptionKeySHA256 is the SHA-256 (base64) of the request's
+	// customer-provided key (x-ms-encryption-key-sha256), checked against
+	// the blob's (cpk.go): nil for an operation that takes no key, "" for
+	// one that takes a key and was sent none.
+	EncryptionKeySHA256 *string
 }
 
 // checkTags evaluates IfTags against an existing blob's tags: false is

@@ -127,4 +127,9 @@
 // copy's unmet destination condition is ErrConditionNotMet, as any
 // write's; its unmet source condition ErrSourceConditionNotMet
 // (SourceCondition).
+// Conditions.EncryptionKeySHA256 carries a request's customer-provided
+// key hash, checked like a condition against the hash kept with the blob
+// (Blob.EncryptionKeySHA256) by the reads, snapshots and in-place writes;
+// Put Blob, Put Block List, the copies and a new page blob record it
+// instead (cpk.go).
 package blobsvc

@@ -69,7 +69,8 @@ func (s *Service) CreatePageBlob(ctx context.Context, container, name string, le
 	now := s.Now()
 	b := Blob{Container: container, Name: name, Type: PageBlob, ContentKey: key, Committed: true,
 		Size: length, ETag: newETag(), Created: now, LastModified: now, Properties: o.Properties, Metadata: o.Metadata,
-		Lease: Lease{State: LeaseAvailable}, Tags: o.Tags, Page: &PageState{SequenceNumber: sequence, Lineage: newLineage()}}
+		Lease: Lease{State: LeaseAvailable}, Tags: o.Tags, Page: &PageState{SequenceNumber: sequence, Lineage: newLineage()},
+		EncryptionKeySHA256: o.Cond.newKeyHash()}
 	if old.Committed {
 		b.Created = old.Created
 	}

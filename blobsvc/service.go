@@ -650,6 +650,7 @@ func (s *Service) commit(ctx context.Context, container, name string, storeIDs [
 		Container: container, Name: name, Type: o.Type, ContentKey: key,
 		Committed: true, Size: size, ETag: newETag(), Created: now, LastModified: now,
 		Properties: o.Properties, Metadata: o.Metadata, Blocks: blocks, Lease: Lease{State: LeaseAvailable}, Tags: o.Tags,
+		EncryptionKeySHA256: o.Cond.newKeyHash(),
 	}
 	if kind == writePutBlob {
 		b.Blocks, b.Page = o.blocks, o.page
@@ -881,6 +882,11 @@ func (s *Service) checkWrite(b Blob, exists bool, o WriteOptions, kind writeKind
 	}
 	if err := o.Cond.checkTags(exists, b.Tags); err != nil {
 		return fmt.Errorf("blob %s/%s: %w", b.Container, b.Name, err)
+	}
+	if kind == writeUpdate {
+		if err := o.Cond.checkEncryption(exists, b.EncryptionKeySHA256); err != nil {
+			return fmt.Errorf("blob %s/%s: %w", b.Container, b.Name, err)
+		}
 	}
 	if !hasRow(b) {
 		if o.LeaseID != "" {
@@ -1148,6 +1154,9 @@ func (s *Service) GetBlob(ctx context.Context, container, name, snapshot, leaseI
 		return b, fmt.Errorf("blob %s/%s: %w", container, name, err)
 	}
 	if err := cond.checkTags(ok, b.Tags); err != nil {
+		return b, fmt.Errorf("blob %s/%s: %w", container, name, err)
+	}
+	if err := cond.checkEncryption(ok, b.EncryptionKeySHA256); err != nil {
 		return b, fmt.Errorf("blob %s/%s: %w", container, name, err)
 	}
 	if !ok {

@@ -58,6 +58,9 @@ func (s *Service) getSnapshot(ctx context.Context, container, name, snapshot str
 	if err := cond.checkTags(true, b.Tags); err != nil {
 		return b, fmt.Errorf("blob %s/%s snapshot %s: %w", container, name, snapshot, err)
 	}
+	if err := cond.checkEncryption(true, b.EncryptionKeySHA256); err != nil {
+		return b, fmt.Errorf("blob %s/%s snapshot %s: %w", container, name, snapshot, err)
+	}
 	return b, nil
 }
 

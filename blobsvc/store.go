@@ -214,6 +214,9 @@ type Blob struct {
 	// delete): it is not live, only listed with include=deleted and
 	// brought back by Undelete Blob.
 	Deleted *DeletedInfo `json:",omitempty"`
+	// EncryptionKeySHA256 is the SHA-256 (base64) of the customer-provided
+	// key the content was written with, "" for none (cpk.go).
+	EncryptionKeySHA256 string `json:",omitempty"`
 }
 
 // DeletedInfo records a soft deletion: when, until when it can be

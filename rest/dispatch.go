@@ -85,6 +85,7 @@ func (s *Server) routeTable() []route {
 	)
 	return []route{
 		{name: "ListShares", method: "GET", comp: "list", scopes: svc, perm: 'l', rtype: 's', h: s.listShares},
+		{name: "GetUserDelegationKey", method: "POST", restype: "service", comp: "userdelegationkey", scopes: svc, rtype: 's', h: s.getUserDelegationKey},
 		{name: "GetServiceProperties", method: "GET", restype: "service", comp: "properties", scopes: svc, perm: 'r', rtype: 's', h: s.getServiceProperties},
 		{name: "SetServiceProperties", method: "PUT", restype: "service", comp: "properties", scopes: svc, perm: 'w', rtype: 's', h: s.setServiceProperties},
 

@@ -232,6 +232,15 @@
 //     file last write time should be set to the current time, or the last
 //     write time currently associated with the file should be preserved"
 //     (FileLastWrittenMode; TestFileUploadRangeFromURLPreserve).
+//   - Put Range From URL from a blob ("The source can be a file or a blob
+//     in the same or another storage account"): with Config.Blobs (serve
+//     wires its Blob endpoint in), an x-ms-copy-source on the Blob service
+//     (ACCOUNT.blob.… or the Blob endpoint's path-style address) is
+//     authorized and read by the Blob server in process (blobsource.go
+//     says why not over HTTP): the blob URL's own SAS, a bearer token in
+//     x-ms-copy-source-authorization, or a public container; a blob with a
+//     customer-provided key cannot be a source. Copy File from a blob is
+//     not supported (the source must be a file of the account).
 //   - x-ms-file-property-semantics "Restore: does not modify file
 //     attribute flag …  If Restore is specified, the file permission must
 //     also be provided or PropertySemantics will default to New": with no

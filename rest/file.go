@@ -273,12 +273,18 @@ func (s *Server) putRangeFromURL(w http.ResponseWriter, c *call) error {
 		}
 		return storagehttp.InvalidHeader("x-ms-write", v)
 	}
-	src, err := s.sourcePath("x-ms-copy-source", h.Get("x-ms-copy-source"), true)
-	if err != nil {
-		return err
-	}
-	if err := s.authorizeCopySource(c, h.Get("x-ms-copy-source")); err != nil {
-		return err
+	// A source on the Blob service (blobsource.go) is authorized and read
+	// there; otherwise it is a file of this account.
+	fromBlob := s.isBlobSource(h.Get("x-ms-copy-source"))
+	var src resourcePath
+	if !fromBlob {
+		var err error
+		if src, err = s.sourcePath("x-ms-copy-source", h.Get("x-ms-copy-source"), true); err != nil {
+			return err
+		}
+		if err := s.authorizeCopySource(c, h.Get("x-ms-copy-source")); err != nil {
+			return err
+		}
 	}
 	dst, ok, err := requestRange(h, true)
 	if err != nil {
@@ -317,14 +323,21 @@ func (s *Server) putRangeFromURL(w http.ResponseWriter, c *call) error {
 	// The source range is hashed as fs copies it: a wrong
 	// x-ms-source-content-crc64 fails the copy before anything commits.
 	var check *bodyReader
-	a, err := s.fs.PutRangeFrom(c.r.Context(), fs.PutRangeFromRequest{
-		Path: c.fsPath(), Offset: dst.start, Length: dst.length(),
-		SourcePath: fsPathOf(src), SourceOffset: srg.start, LeaseID: lease, PreserveLastWrite: preserve,
-		Verify: func(r io.Reader) io.Reader {
-			check = &bodyReader{r: r, left: dst.length(), h: md5.New(), crc: storagehttp.NewCRC64(), wantCRC: wantCRC}
-			return check
-		},
-	})
+	verify := func(r io.Reader) io.Reader {
+		check = &bodyReader{r: r, left: dst.length(), h: md5.New(), crc: storagehttp.NewCRC64(), wantCRC: wantCRC}
+		return check
+	}
+	var a fs.Attr
+	if fromBlob {
+		a, err = s.putRangeFromBlob(c, fs.PutRangeRequest{Path: c.fsPath(), Offset: dst.start, Length: dst.length(),
+			LeaseID: lease, PreserveLastWrite: preserve}, srg.start, verify)
+	} else {
+		a, err = s.fs.PutRangeFrom(c.r.Context(), fs.PutRangeFromRequest{
+			Path: c.fsPath(), Offset: dst.start, Length: dst.length(),
+			SourcePath: fsPathOf(src), SourceOffset: srg.start, LeaseID: lease, PreserveLastWrite: preserve,
+			Verify: verify,
+		})
+	}
 	if check != nil && check.err != nil {
 		return check.err
 	}

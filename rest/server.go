@@ -34,6 +34,10 @@ type Config struct {
 	// does (storagehttp.OAuth: issuer, audience and lifetime checked, the
 	// signature not), before SharedKey and SAS.
 	OAuth bool
+	// Blobs is the Blob service Put Range From URL reads a blob source
+	// from (blobsource.go); nil: a blob source is refused as a source
+	// outside the account's files.
+	Blobs BlobSource
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 	// Now is the clock (Date headers, SAS windows, error times); nil
@@ -71,6 +75,9 @@ type Server struct {
 	// sas verifies the SAS of a copy source (Put Range From URL); nil
 	// when authentication is off.
 	sas *storagehttp.SAS
+	// signer derives user delegation keys (Get User Delegation Key).
+	signer storagehttp.Signer
+	blobs  BlobSource // Put Range From URL's blob sources; nil: none
 
 	bodies      *budget       // request-body bytes in memory (body.go)
 	bodyTimeout time.Duration // 0: none
@@ -86,7 +93,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.FS == nil {
 		return nil, errors.New("rest: Config.FS is required")
 	}
-	s := &Server{fs: cfg.FS, account: cfg.Account, log: cfg.Logger, now: cfg.Now}
+	s := &Server{fs: cfg.FS, account: cfg.Account, log: cfg.Logger, now: cfg.Now, blobs: cfg.Blobs}
 	if s.account == "" {
 		s.account = DevAccount
 	}
@@ -127,6 +134,7 @@ func New(cfg Config) (*Server, error) {
 	var chain []storagehttp.Authenticator
 	if !cfg.DisableAuth {
 		sg := storagehttp.Signer{Account: s.account, Key: raw}
+		s.signer = sg
 		chain = s.authenticators(sg)
 		if cfg.OAuth {
 			chain = append([]storagehttp.Authenticator{storagehttp.OAuth{Account: s.account, Service: "file", FileIntent: needsIntent}}, chain...)

@@ -20,6 +20,8 @@ const (
 // resource the service checks once it knows the operation.
 type Grant struct {
 	SAS *SASGrant
+	// Token is who a bearer token names (OAuth); nil for other schemes.
+	Token *TokenIdentity
 }
 
 // Authenticator is one link of the chain (Azurite's IAuthenticator). now

@@ -57,6 +57,14 @@
 //     With OAuth a From-URL operation's source may be authorized by a
 //     bearer token in x-ms-copy-source-authorization (SAS.SourceToken,
 //     copysource.go), checked the same way.
+//   - userdelegation.go: user delegation keys (Get User Delegation Key,
+//     ServeUserDelegationKey) and the key part of a user delegation SAS:
+//     the key's Value is an HMAC of its fields under the account key, so
+//     every process with the key verifies a SAS without a table of issued
+//     keys; the sk fields, sduoid (the delegated user's bearer token must
+//     come too: SASWithBearer) and srh/srq (signed request headers and
+//     parameters). The service supplies the string-to-sign
+//     (SAS.UserDelegationStringToSign).
 //   - host.go: production-style URLs. Azure addresses an account by its
 //     host (https://ACCOUNT.SERVICE.core.windows.net/CONTAINER/…), Azurite's
 //     default endpoints by the first path segment

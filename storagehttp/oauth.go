@@ -61,6 +61,7 @@ type tokenClaims struct {
 	Nbf *float64        `json:"nbf"`
 	Exp *float64        `json:"exp"`
 	Tid string          `json:"tid"`
+	Oid string          `json:"oid"`
 }
 
 // Authenticate implements Authenticator.
@@ -103,7 +104,7 @@ func (a OAuth) Authenticate(r *http.Request, now time.Time) (Verdict, Grant, err
 			return Fail, Grant{}, InvalidHeader("x-ms-file-request-intent", v)
 		}
 	}
-	return Pass, Grant{}, nil
+	return Pass, Grant{Token: &TokenIdentity{Oid: claims.Oid, Tid: claims.Tid}}, nil
 }
 
 // tokenError is 401 InvalidAuthenticationInfo with the reason as

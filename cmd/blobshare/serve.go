@@ -126,7 +126,10 @@ func runServe(c *cli.Context) error {
 	// stop again, the last first.
 	var eps []endpoint
 	fail := func(err error) error { return errors.Join(err, stopAll(eps)) }
-	restEP, err := startREST(c, restLn, dd, logger)
+	// Put Range From URL reads blob sources from the Blob endpoint,
+	// which starts after FileREST.
+	blobs := &blobSourceLink{}
+	restEP, err := startREST(c, restLn, dd, blobs, logger)
 	if err != nil {
 		return err
 	}
@@ -136,7 +139,7 @@ func runServe(c *cli.Context) error {
 		return fail(err)
 	}
 	eps = append(eps, queueEP)
-	blobEP, blobSvc, err := startBlob(ctx, c, dd.Path, dd.Store, logger)
+	blobEP, blobSvc, err := startBlob(ctx, c, dd.Path, dd.Store, blobs, logger)
 	if err != nil {
 		return fail(err)
 	}

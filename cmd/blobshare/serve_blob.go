@@ -29,7 +29,7 @@ func blobAddrFlag() cli.Flag {
 // dataPath/blob.db (metadata) and content (the data directory's blob
 // store, --blob-backend), and returns the service too; addr "off" gives an
 // endpoint that serves nothing and no service.
-func startBlob(ctx context.Context, c *cli.Context, dataPath string, content blobstore.Store, logger *slog.Logger) (*httpEndpoint, *blobsvc.Service, error) {
+func startBlob(ctx context.Context, c *cli.Context, dataPath string, content blobstore.Store, link *blobSourceLink, logger *slog.Logger) (*httpEndpoint, *blobsvc.Service, error) {
 	addr := c.String("blob-addr")
 	if addr == "off" {
 		return offEndpoint("blob"), nil, nil
@@ -84,6 +84,7 @@ func startBlob(ctx context.Context, c *cli.Context, dataPath string, content blo
 		store.Close()
 		return nil, nil, err
 	}
+	link.set(handler, ln.Addr()) // FileREST's Put Range From URL reads blob sources here
 	return serveEndpoint("blob", ln, c.String("account"), productStyle(c, handler), store, 0, logger), svc, nil
 }
 

@@ -21,7 +21,7 @@ func listenREST(c *cli.Context) (net.Listener, error) {
 
 // startREST serves FileREST over dd on ln (nil: --addr off, an endpoint
 // that serves nothing). It closes ln if it cannot serve.
-func startREST(c *cli.Context, ln net.Listener, dd *dataDir, logger *slog.Logger) (*httpEndpoint, error) {
+func startREST(c *cli.Context, ln net.Listener, dd *dataDir, blobs rest.BlobSource, logger *slog.Logger) (*httpEndpoint, error) {
 	if ln == nil {
 		return offEndpoint("rest"), nil
 	}
@@ -31,6 +31,7 @@ func startREST(c *cli.Context, ln net.Listener, dd *dataDir, logger *slog.Logger
 		Key:         c.String("key"),
 		DisableAuth: c.Bool("no-auth"),
 		OAuth:       c.String("oauth") == "basic",
+		Blobs:       blobs,
 		Logger:      logger,
 		// Share soft delete: Azure sets it on the account, not over FileREST.
 		ShareDeleteRetention: time.Duration(c.Int("share-retention-days")) * 24 * time.Hour,
