@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
 
 	"github.com/blobshare/blobshare/integration/servetest"
+	"github.com/blobshare/blobshare/internal/procstat"
 	"github.com/blobshare/blobshare/rest"
 )
 
@@ -167,33 +167,22 @@ func BenchmarkServeRSS(b *testing.B) {
 	up, _ := randomFile(b, size)
 	down := filepath.Join(b.TempDir(), "down.bin")
 	p := smbPeer{"blobshare", srv.SMBAddr, "data", rest.DevAccount, rest.DevKey}
-	before := vmHWM(b, srv.Pid())
+	before := peakRSS(b, srv.Pid())
 	b.ResetTimer()
 	for range b.N {
 		smbclientRun(b, p, "put "+up+" big.bin", "get big.bin "+down)
 	}
 	b.StopTimer()
-	peak := vmHWM(b, srv.Pid())
+	peak := peakRSS(b, srv.Pid())
 	b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
 	b.Logf("serve peak RSS %d MiB (%d MiB before the copy) over a %d MiB put and get", peak>>20, before>>20, size>>20)
 }
 
-// vmHWM reads a process's peak resident set size (bytes) from /proc.
-func vmHWM(tb testing.TB, pid int) int64 {
+func peakRSS(tb testing.TB, pid int) int64 {
 	tb.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	v, err := procstat.PeakRSS(pid)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			return kb << 10
-		}
-	}
-	tb.Fatalf("no VmHWM in /proc/%d/status", pid)
-	return 0
+	return v
 }

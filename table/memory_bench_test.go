@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/blobshare/blobshare/integration/servetest"
+	"github.com/blobshare/blobshare/internal/procstat"
 )
 
 // memorySizes are the table sizes BenchmarkTableServeMemory measures:
@@ -66,7 +66,9 @@ func BenchmarkTableServeMemory(b *testing.B) {
 		loaded = to
 	}
 	measure := func() int64 {
-		resetPeak(b, srv.Pid())
+		if err := procstat.ResetPeak(srv.Pid()); err != nil {
+			b.Fatal(err)
+		}
 		t0 := time.Now()
 		if n, err := lc.query(ctx, "mem", "N eq -1"); err != nil || n != 0 {
 			b.Fatalf("full scan: %d entities, %v", n, err)
@@ -80,8 +82,11 @@ func BenchmarkTableServeMemory(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		peak := peakRSS(b, srv.Pid())
-		b.Logf("%d entities: queries in %v, peak RSS %.1f MiB; now %s", loaded, time.Since(t0).Round(time.Millisecond), float64(peak)/(1<<20), rssKinds(srv.Pid()))
+		peak, err := procstat.PeakRSS(srv.Pid())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("%d entities: queries in %v, peak RSS %.1f MiB; now %s", loaded, time.Since(t0).Round(time.Millisecond), float64(peak)/(1<<20), procstat.Kinds(srv.Pid()))
 		return peak
 	}
 	b.ResetTimer()
@@ -149,51 +154,4 @@ feed:
 		}
 	}
 	return err
-}
-
-// resetPeak resets a process's peak resident set size (VmHWM) to its
-// current one.
-func resetPeak(tb testing.TB, pid int) {
-	tb.Helper()
-	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
-		tb.Fatal(err)
-	}
-}
-
-// peakRSS reads a process's peak resident set size (bytes) from /proc.
-func peakRSS(tb testing.TB, pid int) int64 {
-	tb.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for line := range strings.Lines(string(data)) {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			return kb << 10
-		}
-	}
-	tb.Fatalf("no VmHWM in /proc/%d/status", pid)
-	return 0
-}
-
-// rssKinds is the resident memory by kind (anonymous: the Go heap and
-// SQLite's caches; file: mapped files such as the WAL index), for the log.
-func rssKinds(pid int) string {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
-	if err != nil {
-		return err.Error()
-	}
-	var out []string
-	for line := range strings.Lines(string(data)) {
-		for _, k := range []string{"Rss:", "Anonymous:", "Shared_Clean:", "Shared_Dirty:", "Private_Clean:"} {
-			if v, ok := strings.CutPrefix(line, k); ok {
-				out = append(out, k+" "+strings.Join(strings.Fields(v), " "))
-			}
-		}
-	}
-	return strings.Join(out, ", ")
 }

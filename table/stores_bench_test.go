@@ -78,4 +78,3 @@ func BenchmarkTableStores(b *testing.B) {
 		b.Logf("%s: %.0f ops/s, a cycle (insert, point query, merge) p50 %v, p99 %v", sides[i].name, 3*st.perSecond(), st.pct(0.5), st.pct(0.99))
 	}
 }
-

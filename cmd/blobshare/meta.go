@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -86,4 +87,17 @@ func refuseSharedMeta(c *cli.Context, cmd string) error {
 		return fmt.Errorf("%s: %w", cmd, errMetaNotShared("the namespace and the lock table"))
 	}
 	return nil
+}
+
+// openStore opens a service's store (Queue, Table): on the PostgreSQL
+// database of m, or, by default, the service's SQLite file in --data.
+func openStore[S io.Closer](m meta, postgres func(url string) (S, error), sqlite func() (S, error)) (S, error) {
+	if m.postgres == "" {
+		return sqlite()
+	}
+	s, err := postgres(m.postgres)
+	if err != nil {
+		return s, fmt.Errorf("--meta %s: %w", redactURL(m.postgres), err)
+	}
+	return s, nil
 }

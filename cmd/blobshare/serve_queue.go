@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -29,24 +28,18 @@ func queueAddrFlag() cli.Flag {
 func startQueue(ctx context.Context, c *cli.Context, m meta, dataPath string, logger *slog.Logger) (*httpEndpoint, error) {
 	// Queue bodies are at most a few hundred KiB: a minute bounds a request.
 	return startStoreEndpoint(c, "queue", "queue-addr", time.Minute, logger, func() (io.Closer, http.Handler, error) {
-		var store interface {
+		type store interface {
 			msgqueue.Store
 			io.Closer
 		}
-		var err error
-		if m.postgres != "" {
-			store, err = pgstore.Open(ctx, m.postgres, pgstore.Options{})
-			if err != nil {
-				err = fmt.Errorf("--meta %s: %w", redactURL(m.postgres), err)
-			}
-		} else {
-			store, err = sqlstore.Open(ctx, filepath.Join(dataPath, sqlstore.FileName))
-		}
+		st, err := openStore(m,
+			func(url string) (store, error) { return pgstore.Open(ctx, url, pgstore.Options{}) },
+			func() (store, error) { return sqlstore.Open(ctx, filepath.Join(dataPath, sqlstore.FileName)) })
 		if err != nil {
 			return nil, nil, err
 		}
 		handler, err := queue.New(queue.Config{
-			Service:     msgqueue.New(store, nil),
+			Service:     msgqueue.New(st, nil),
 			Account:     c.String("account"),
 			Key:         c.String("key"),
 			DisableAuth: c.Bool("no-auth"),
@@ -54,9 +47,9 @@ func startQueue(ctx context.Context, c *cli.Context, m meta, dataPath string, lo
 			Logger:      logger,
 		})
 		if err != nil {
-			store.Close()
+			st.Close()
 			return nil, nil, err
 		}
-		return store, handler, nil
+		return st, handler, nil
 	})
 }
