@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+
+	"github.com/blobshare/blobshare/internal/dberr"
 )
 
 // Detail is one extra child element of an error body, after <Message>:
@@ -66,6 +68,7 @@ const (
 	CodeRequestBodyTooLarge             = "RequestBodyTooLarge"
 	CodeRequestHeaderTooLarge           = "RequestHeaderFieldsTooLarge"
 	CodeInternalError                   = "InternalError"
+	CodeServerBusy                      = "ServerBusy"
 	CodeInvalidMetadata                 = "InvalidMetadata"
 	CodeInvalidMarker                   = "InvalidMarker"
 )
@@ -171,6 +174,13 @@ func Classify(err error, service func(error) *Error) *Error {
 		if e := service(err); e != nil {
 			return e
 		}
+	}
+	if errors.Is(err, dberr.ErrUnavailable) {
+		// Before the EOF test below: a database connection that broke
+		// also reads as an unexpected EOF, and it is no fault of the
+		// request's.
+		return &Error{Status: http.StatusServiceUnavailable, Code: CodeServerBusy,
+			Message: "The server is currently unable to receive requests. Please retry your request.", Err: err}
 	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {

@@ -6,12 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"math/rand/v2"
+	"net"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/blobshare/blobshare/internal/dberr"
 )
 
 // Sentinels of classified driver errors.
@@ -29,20 +35,51 @@ var (
 // MaxAttempts bounds Retry's runs of one transaction.
 const MaxAttempts = 30
 
-// Classify maps err to the package's sentinels (keeping err in the chain);
-// nil stays nil and unknown errors are returned as they are.
+// Classify maps err to the package's sentinels and dberr's classes
+// (keeping err in the chain); nil stays nil, an error already classified
+// and unknown errors are returned as they are.
 func Classify(err error) error {
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) {
+	if err == nil || errors.Is(err, ErrRetry) || errors.Is(err, ErrUniqueViolation) || errors.Is(err, dberr.ErrUnavailable) {
 		return err
 	}
-	switch pe.Code {
-	case "40001", "40P01":
-		return fmt.Errorf("%w: %w", ErrRetry, err)
-	case "23505":
-		return fmt.Errorf("%w: %w", ErrUniqueViolation, err)
+	// A connection that could not be made, whatever the server said (it
+	// may refuse with an error of its own: not accepting connections,
+	// too many clients, starting up).
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("%w: %w", dberr.ErrUnavailable, err)
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Code == "40001", pe.Code == "40P01":
+			return fmt.Errorf("%w: %w", ErrRetry, err)
+		case pe.Code == "23505":
+			return fmt.Errorf("%w: %w", ErrUniqueViolation, err)
+		case strings.HasPrefix(pe.Code, "08"), // connection exception
+			pe.Code == "57P01", pe.Code == "57P02", pe.Code == "57P03", // admin or crash shutdown, cannot connect now
+			pe.Code == "53300": // too many connections
+			return fmt.Errorf("%w: %w", dberr.ErrUnavailable, err)
+		}
+		return err
+	}
+	if unreachable(err) {
+		return fmt.Errorf("%w: %w", dberr.ErrUnavailable, err)
 	}
 	return err
+}
+
+// unreachable says whether err is the connection's, not the statement's:
+// a connection that could not be made, or one that broke under the
+// statement (the server went away). A caller's cancelled context is not.
+func unreachable(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNREFUSED) ||
+		pgconn.SafeToRetry(err)
 }
 
 // Retry runs fn until it returns something other than an error wrapping
