@@ -80,6 +80,11 @@ func startNodes(t *testing.T, n int) []*servetest.Server {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() {
+			select {
+			case <-s.Done: // the test stopped or killed it
+				return
+			default:
+			}
 			if err := s.Stop(); err != nil {
 				t.Errorf("node %d: %v\n%s", i, err, s.Stderr)
 			}

@@ -315,3 +315,128 @@ func TestDatabaseOutage(t *testing.T) {
 	t.Logf("answers %v; %d increments acknowledged (%d lost to 503), %d batches, %d messages acknowledged",
 		o.byStatus, incOK.Load(), incLost.Load(), len(batches), len(acked))
 }
+
+// TestNodeKilled: a node is SIGKILLed while clients on both nodes submit
+// batches and If-Match increments: every batch either node acknowledged
+// is whole, no batch is half there, the counter holds every acknowledged
+// increment, and the surviving node serves on.
+func TestNodeKilled(t *testing.T) {
+	nodes := startNodes(t, 2)
+	ctx := context.Background()
+	tables := make([]*aztables.Client, len(nodes))
+	for i, n := range nodes {
+		ts, err := aztables.NewServiceClientFromConnectionString(connString("TableEndpoint", n.TableURL), &aztables.ClientOptions{ClientOptions: noRetry})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables[i] = ts.NewClient("killed")
+	}
+	if _, err := tables[0].CreateTable(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tables[0].AddEntity(ctx, []byte(`{"PartitionKey":"c","RowKey":"n","N":0}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	batches := map[int]bool{} // batch → acknowledged
+	var incOK, nextBatch atomic.Int64
+	var survivorOK atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			node := w % len(nodes)
+			c := tables[node]
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if w%2 == 0 {
+					b := int(nextBatch.Add(1))
+					acts := make([]aztables.TransactionAction, 20)
+					for i := range acts {
+						acts[i] = aztables.TransactionAction{ActionType: aztables.TransactionTypeAdd,
+							Entity: []byte(fmt.Sprintf(`{"PartitionKey":"b%06d","RowKey":"%02d"}`, b, i))}
+					}
+					_, err := c.SubmitTransaction(ctx, acts, nil)
+					mu.Lock()
+					batches[b] = err == nil
+					mu.Unlock()
+					if err == nil && node == 1 {
+						survivorOK.Add(1)
+					}
+					continue
+				}
+				got, err := c.GetEntity(ctx, "c", "n", nil)
+				if err != nil {
+					continue // the killed node's clients see refused connections
+				}
+				var e struct{ N int }
+				if json.Unmarshal(got.Value, &e) != nil {
+					continue
+				}
+				_, err = c.UpdateEntity(ctx, []byte(fmt.Sprintf(`{"PartitionKey":"c","RowKey":"n","N":%d}`, e.N+1)),
+					&aztables.UpdateEntityOptions{IfMatch: &got.ETag, UpdateMode: aztables.UpdateModeReplace})
+				if err == nil {
+					incOK.Add(1)
+					if node == 1 {
+						survivorOK.Add(1)
+					}
+				}
+			}
+		}()
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for nextBatch.Load() < 20 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := nodes[0].Cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-nodes[0].Done
+	after := survivorOK.Load()
+	for survivorOK.Load() < after+20 && time.Now().Before(deadline.Add(30*time.Second)) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	if survivorOK.Load() < after+20 {
+		t.Fatalf("the surviving node answered %d requests after the kill, want 20", survivorOK.Load()-after)
+	}
+	whole, absent := 0, 0
+	for b, ok := range batches {
+		pager := tables[1].NewListEntitiesPager(&aztables.ListEntitiesOptions{Filter: to.Ptr(fmt.Sprintf("PartitionKey eq 'b%06d'", b))})
+		n := 0
+		for pager.More() {
+			p, err := pager.NextPage(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += len(p.Entities)
+		}
+		switch {
+		case n == 20:
+			whole++
+		case n == 0 && !ok:
+			absent++
+		default:
+			t.Errorf("batch %d (acknowledged: %v) has %d of its 20 entities", b, ok, n)
+		}
+	}
+	got, err := tables[1].GetEntity(ctx, "c", "n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e struct{ N int64 }
+	if err := json.Unmarshal(got.Value, &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.N < incOK.Load() {
+		t.Errorf("counter %d after %d acknowledged increments", e.N, incOK.Load())
+	}
+	t.Logf("%d batches whole, %d absent (unacknowledged); counter %d after %d acknowledged increments", whole, absent, e.N, incOK.Load())
+}
