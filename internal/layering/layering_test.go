@@ -1,0 +1,65 @@
+package layering
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/blobshare/blobshare/"
+
+// drivers are the database drivers.
+var drivers = []string{"modernc.org/sqlite", "github.com/jackc/pgx/v5"}
+
+// stores may import a driver: they are where SQL lives (and the command
+// that wires them, and the test helpers that start databases).
+var stores = []string{
+	"blobsvc/sqlstore", "msgqueue/sqlstore", "msgqueue/pgstore", "tablesvc/sqlstore", "tablesvc/pgstore",
+	"internal/sqlitedb", "internal/pgdb", "internal/pgtest", "cmd/blobshare",
+	"locks", // the lock table, in SQLite; its SQL moves behind the metadata engine with the namespace's
+}
+
+// reachDriverToday are the packages that reach the SQLite driver through
+// locks because the namespace and the lock table's SQL is not behind the
+// metadata engine yet: fs runs its statements on locks' connection, and
+// the front ends and ntstatus import fs or locks for their types. The
+// list may only shrink: a package that stops reaching a driver must leave
+// it (the test says so).
+var reachDriverToday = []string{"fs", "fs/fusefs", "rest", "smb", "ntstatus"}
+
+// TestNoDriverOutsideStores: no front end (FileREST, Blob, Queue, Table,
+// SMB, the mount) and no semantics package (blobsvc, msgqueue, tablesvc,
+// storagehttp, …) imports a database driver, directly or through another
+// package, except the ones listed above.
+func TestNoDriverOutsideStores(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, module+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		pkg, deps := strings.TrimPrefix(fields[0], module), fields[1:]
+		if strings.HasPrefix(pkg, "integration") || strings.HasPrefix(pkg, "bench") {
+			continue // test programs
+		}
+		var reached []string
+		for _, d := range drivers {
+			if slices.Contains(deps, d) {
+				reached = append(reached, d)
+			}
+		}
+		switch {
+		case slices.Contains(stores, pkg):
+		case slices.Contains(reachDriverToday, pkg):
+			if len(reached) == 0 {
+				t.Errorf("%s no longer reaches a database driver: take it off reachDriverToday", pkg)
+			}
+		case len(reached) > 0:
+			t.Errorf("%s imports %v: only stores may reach a database driver (put the SQL in a store behind a small interface)", pkg, reached)
+		}
+	}
+}
