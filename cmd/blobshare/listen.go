@@ -8,6 +8,8 @@ import (
 	"syscall"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/blobshare/blobshare/storagehttp"
 )
 
 // tlsFlags are serve's --tls-cert/--tls-key (Azurite's --cert/--key:
@@ -85,7 +87,7 @@ func listenHTTP(c *cli.Context, flag string) (net.Listener, error) {
 	if cfg == nil {
 		return ln, nil
 	}
-	return httpsListener{tls.NewListener(ln, cfg)}, nil
+	return httpsListener{storagehttp.TLSListener(ln, cfg)}, nil
 }
 
 // endpointURL is what serve logs for an endpoint: SCHEME://ADDR/ACCOUNT.

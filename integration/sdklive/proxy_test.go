@@ -121,7 +121,7 @@ func (t *tunnel) serve(c net.Conn) {
 		return
 	}
 	if req.Method != http.MethodConnect {
-		io.WriteString(c, "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+		t.forwardPlain(c, req)
 		return
 	}
 	addr, ok := t.backend(req.Host)
@@ -162,4 +162,38 @@ func (t *tunnel) serve(c net.Conn) {
 	c.Close()
 	up.Close()
 	<-done
+}
+
+// forwardPlain passes a plain HTTP request for http://ACCOUNT.SERVICE.core.windows.net/…
+// (HTTP_PROXY's absolute form) to SERVICE's endpoint as it is, in origin
+// form: the endpoint serves TLS, so it answers what Azure answers an
+// account that requires secure transfer (400 AccountRequiresHttps), as
+// the SDKs' TestServiceClientWithHTTP expects. Anything else is 405.
+func (t *tunnel) forwardPlain(c net.Conn, req *http.Request) {
+	defer c.Close()
+	addr, ok := "", req.URL.Scheme == "http"
+	if ok {
+		addr, ok = t.backend(net.JoinHostPort(req.URL.Hostname(), "80"))
+	}
+	if !ok {
+		io.WriteString(c, "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+		return
+	}
+	var d net.Dialer
+	up, err := d.DialContext(context.Background(), "tcp", addr)
+	if err != nil {
+		io.WriteString(c, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+		return
+	}
+	if !t.track(up, true) {
+		up.Close()
+		return
+	}
+	defer t.track(up, false)
+	defer up.Close()
+	req.Close = true
+	if err := req.Write(up); err != nil {
+		return
+	}
+	io.Copy(c, up) // the endpoint closes after its answer
 }

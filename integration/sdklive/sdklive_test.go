@@ -347,6 +347,7 @@ func childEnv(proxyURL, caFile string) []string {
 		"SOFT_DELETE_AZURE_STORAGE_ACCOUNT_KEY="+storagehttp.DevKey,
 		"GOPROXY=off",
 		"HTTPS_PROXY="+proxyURL,
+		"HTTP_PROXY="+proxyURL, // plain http:// URLs reach the endpoints too (forwardPlain)
 		"SSL_CERT_FILE="+caFile,
 	), identityEnv()...)
 }
