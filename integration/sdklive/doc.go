@@ -40,6 +40,7 @@
 // BLOBSHARE_SDKLIVE_SUITES (a subset of the suites),
 // BLOBSHARE_SDKLIVE_PACKAGES (a subset of each suite's packages),
 // BLOBSHARE_SDKLIVE_RUN (a go test -run pattern within them),
+// BLOBSHARE_SDKLIVE_SERVELOG=FILE (serve's log, written at the end),
 // BLOBSHARE_SDKLIVE_NOEXCLUDE=1 (run the excluded tests too, fail nothing)
 // and BLOBSHARE_SDKLIVE_REPORT=FILE (every test's outcome).
 package sdklive

@@ -41,6 +41,9 @@ const (
 	// runEnv: a go test -run pattern for each package's run (one test or
 	// a few while fixing them).
 	runEnv = "BLOBSHARE_SDKLIVE_RUN"
+	// serveLogEnv names a file to write blobshare serve's log to at the
+	// end (its failed requests with their causes).
+	serveLogEnv = "BLOBSHARE_SDKLIVE_SERVELOG"
 	// reportEnv names a file to write every test's outcome to, one
 	// "SUITE PACKAGE TEST ACTION SECONDS" line each; the output of the
 	// failures goes to FILE.SUITE.failures.
@@ -370,6 +373,11 @@ func startBlobshare(t *testing.T, c certs) target {
 	t.Cleanup(func() {
 		if err := s.Stop(); err != nil {
 			t.Errorf("blobshare serve: %v\n%s", err, s.Stderr)
+		}
+		if f := os.Getenv(serveLogEnv); f != "" {
+			if err := os.WriteFile(f, []byte(s.Stderr.String()), 0o644); err != nil {
+				t.Error(err)
+			}
 		}
 	})
 	hostOf := func(u string) string {
