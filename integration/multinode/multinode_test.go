@@ -68,10 +68,11 @@ func metaURL(t *testing.T, kv string) string {
 }
 
 // startNodes starts n serve processes on one schema, each with its own
-// --data and only the Queue and Table endpoints.
-func startNodes(t *testing.T, n int) []*servetest.Server {
+// --data and only the Queue and Table endpoints; params are added to the
+// --meta URL's query ("&application_name=…").
+func startNodes(t *testing.T, n int, params string) []*servetest.Server {
 	t.Helper()
-	meta := metaURL(t, pg.Schema(t))
+	meta := metaURL(t, pg.Schema(t)) + params
 	var nodes []*servetest.Server
 	for i := range n {
 		s, err := servetest.Start(bin, filepath.Join(t.TempDir(), fmt.Sprint("node", i)),
@@ -96,6 +97,34 @@ func startNodes(t *testing.T, n int) []*servetest.Server {
 
 var noRetry = azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}
 
+// tableClients is an aztables client of table name on each node.
+func tableClients(t *testing.T, nodes []*servetest.Server, name string) []*aztables.Client {
+	t.Helper()
+	cs := make([]*aztables.Client, len(nodes))
+	for i, n := range nodes {
+		svc, err := aztables.NewServiceClientFromConnectionString(connString("TableEndpoint", n.TableURL), &aztables.ClientOptions{ClientOptions: noRetry})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs[i] = svc.NewClient(name)
+	}
+	return cs
+}
+
+// queueClients is an azqueue client of queue name on each node.
+func queueClients(t *testing.T, nodes []*servetest.Server, name string) []*azqueue.QueueClient {
+	t.Helper()
+	qs := make([]*azqueue.QueueClient, len(nodes))
+	for i, n := range nodes {
+		svc, err := azqueue.NewServiceClientFromConnectionString(connString("QueueEndpoint", n.QueueURL), &azqueue.ClientOptions{ClientOptions: noRetry})
+		if err != nil {
+			t.Fatal(err)
+		}
+		qs[i] = svc.NewQueueClient(name)
+	}
+	return qs
+}
+
 func connString(key, endpoint string) string {
 	return "DefaultEndpointsProtocol=http;AccountName=" + storagehttp.DevAccount + ";AccountKey=" + storagehttp.DevKey + ";" + key + "=" + endpoint + ";"
 }
@@ -116,16 +145,9 @@ func TestServeRefusesWhatIsNotSharedYet(t *testing.T) {
 // another node than the one that handed it out: every message is received
 // and deleted exactly once, and the queue ends empty on every node.
 func TestQueueAcrossNodes(t *testing.T) {
-	nodes := startNodes(t, 3)
+	nodes := startNodes(t, 3, "")
 	ctx := context.Background()
-	qs := make([]*azqueue.QueueClient, len(nodes))
-	for i, n := range nodes {
-		svc, err := azqueue.NewServiceClientFromConnectionString(connString("QueueEndpoint", n.QueueURL), &azqueue.ClientOptions{ClientOptions: noRetry})
-		if err != nil {
-			t.Fatal(err)
-		}
-		qs[i] = svc.NewQueueClient("shared")
-	}
+	qs := queueClients(t, nodes, "shared")
 	if _, err := qs[0].Create(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -191,16 +213,9 @@ func TestQueueAcrossNodes(t *testing.T) {
 // the final count equals the number of successful updates (no update is
 // lost across nodes), and every node reads that same final count.
 func TestTableCounterAcrossNodes(t *testing.T) {
-	nodes := startNodes(t, 3)
+	nodes := startNodes(t, 3, "")
 	ctx := context.Background()
-	cs := make([]*aztables.Client, len(nodes))
-	for i, n := range nodes {
-		svc, err := aztables.NewServiceClientFromConnectionString(connString("TableEndpoint", n.TableURL), &aztables.ClientOptions{ClientOptions: noRetry})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cs[i] = svc.NewClient("counters")
-	}
+	cs := tableClients(t, nodes, "counters")
 	if _, err := cs[0].CreateTable(ctx, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,8 +17,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 	"github.com/jackc/pgx/v5"
-
-	"github.com/blobshare/blobshare/integration/servetest"
 )
 
 // statusOf is an SDK error's HTTP status (0 for no response).
@@ -71,17 +68,7 @@ func (o *outcomes) add(err error, expected ...int) int {
 // there, and the If-Match counter holds every acknowledged increment
 // (and at most those plus the ones whose answer was lost in the outage).
 func TestDatabaseOutage(t *testing.T) {
-	meta := metaURL(t, pg.Schema(t)) + "&application_name=blobshare-node"
-	var nodes []*servetest.Server
-	for i := range 2 {
-		s, err := servetest.Start(bin, filepath.Join(t.TempDir(), fmt.Sprint("node", i)),
-			"--meta", meta, "--addr", "off", "--smb", "off", "--blob-addr", "off")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Stop() })
-		nodes = append(nodes, s)
-	}
+	nodes := startNodes(t, 2, "&application_name=blobshare-node")
 	ctx := context.Background()
 	// The admin connection is to another database: a database cannot
 	// refuse connections while the session changing that is in it.
@@ -92,20 +79,7 @@ func TestDatabaseOutage(t *testing.T) {
 	defer admin.Close(ctx)
 	t.Cleanup(func() { admin.Exec(context.Background(), `ALTER DATABASE postgres ALLOW_CONNECTIONS true`) })
 
-	tables := make([]*aztables.Client, len(nodes))
-	queues := make([]*azqueue.QueueClient, len(nodes))
-	for i, n := range nodes {
-		ts, err := aztables.NewServiceClientFromConnectionString(connString("TableEndpoint", n.TableURL), &aztables.ClientOptions{ClientOptions: noRetry})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tables[i] = ts.NewClient("outage")
-		qs, err := azqueue.NewServiceClientFromConnectionString(connString("QueueEndpoint", n.QueueURL), &azqueue.ClientOptions{ClientOptions: noRetry})
-		if err != nil {
-			t.Fatal(err)
-		}
-		queues[i] = qs.NewQueueClient("outage")
-	}
+	tables, queues := tableClients(t, nodes, "outage"), queueClients(t, nodes, "outage")
 	if _, err := tables[0].CreateTable(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -321,16 +295,9 @@ func TestDatabaseOutage(t *testing.T) {
 // is whole, no batch is half there, the counter holds every acknowledged
 // increment, and the surviving node serves on.
 func TestNodeKilled(t *testing.T) {
-	nodes := startNodes(t, 2)
+	nodes := startNodes(t, 2, "")
 	ctx := context.Background()
-	tables := make([]*aztables.Client, len(nodes))
-	for i, n := range nodes {
-		ts, err := aztables.NewServiceClientFromConnectionString(connString("TableEndpoint", n.TableURL), &aztables.ClientOptions{ClientOptions: noRetry})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tables[i] = ts.NewClient("killed")
-	}
+	tables := tableClients(t, nodes, "killed")
 	if _, err := tables[0].CreateTable(ctx, nil); err != nil {
 		t.Fatal(err)
 	}

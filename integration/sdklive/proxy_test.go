@@ -132,14 +132,8 @@ func (t *tunnel) serve(c net.Conn) {
 		io.WriteString(c, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 		return
 	}
-	var d net.Dialer
-	up, err := d.DialContext(context.Background(), "tcp", addr)
-	if err != nil {
-		io.WriteString(c, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-		return
-	}
-	if !t.track(up, true) {
-		up.Close()
+	up, ok := t.dial(c, addr)
+	if !ok {
 		return
 	}
 	defer t.track(up, false)
@@ -179,14 +173,8 @@ func (t *tunnel) forwardPlain(c net.Conn, req *http.Request) {
 		io.WriteString(c, "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 		return
 	}
-	var d net.Dialer
-	up, err := d.DialContext(context.Background(), "tcp", addr)
-	if err != nil {
-		io.WriteString(c, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-		return
-	}
-	if !t.track(up, true) {
-		up.Close()
+	up, ok := t.dial(c, addr)
+	if !ok {
 		return
 	}
 	defer t.track(up, false)
@@ -196,4 +184,20 @@ func (t *tunnel) forwardPlain(c net.Conn, req *http.Request) {
 		return
 	}
 	io.Copy(c, up) // the endpoint closes after its answer
+}
+
+// dial connects to a backend and tracks the connection (Close ends it);
+// a backend that cannot be reached is answered 502 on c.
+func (t *tunnel) dial(c net.Conn, addr string) (net.Conn, bool) {
+	var d net.Dialer
+	up, err := d.DialContext(context.Background(), "tcp", addr)
+	if err != nil {
+		io.WriteString(c, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+		return nil, false
+	}
+	if !t.track(up, true) {
+		up.Close()
+		return nil, false
+	}
+	return up, true
 }
