@@ -9,6 +9,7 @@ package locks
 // lock; see "SMB caching" in doc.go.
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -625,4 +626,62 @@ func (t *Table) cacheChanged() {
 		t.cache.ch = nil
 	}
 	t.cache.mu.Unlock()
+}
+
+// DefaultCachePoll is how often a waiter decides again without a signal
+// of this process: for breaks acknowledged in another process.
+const DefaultCachePoll = 100 * time.Millisecond
+
+// DecideCacheUpdate runs DecideCache in a write transaction of its own.
+func (t *Table) DecideCacheUpdate(ctx context.Context, c CacheCall) (CacheResult, error) {
+	var r CacheResult
+	err := t.Update(ctx, func(tx *Tx) error {
+		var err error
+		r, err = tx.DecideCache(c)
+		return err
+	})
+	return r, err
+}
+
+// WaitCache decides c again and again, outside any write transaction
+// between decisions, until it no longer waits (the breaks were
+// acknowledged, their opens closed, or their deadline passed) or ctx
+// ends (ctx's error, with the last decision). It wakes at every caching
+// change of this process, at the earliest deadline, and every poll
+// (DefaultCachePoll when 0).
+func (t *Table) WaitCache(ctx context.Context, c CacheCall, poll time.Duration) (CacheResult, error) {
+	if poll <= 0 {
+		poll = DefaultCachePoll
+	}
+	for {
+		changed := t.CacheChanges()
+		r, err := t.DecideCacheUpdate(ctx, c)
+		if err != nil || !r.Wait {
+			return r, err
+		}
+		d := poll
+		if !r.NextDeadline.IsZero() {
+			d = min(d, max(time.Until(r.NextDeadline), time.Millisecond))
+		}
+		tm := time.NewTimer(d)
+		select {
+		case <-changed:
+		case <-tm.C:
+		case <-ctx.Done():
+			tm.Stop()
+			return r, ctx.Err()
+		}
+		tm.Stop()
+	}
+}
+
+// AnyCachingPeek is AnyCaching in a lone read statement.
+func (t *Table) AnyCachingPeek(ctx context.Context) (bool, error) {
+	var any bool
+	err := t.PeekStatement(ctx, func(tx *Tx) error {
+		var err error
+		any, err = tx.AnyCaching()
+		return err
+	})
+	return any, err
 }

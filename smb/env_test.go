@@ -65,7 +65,7 @@ func newEnv(t testing.TB, opts ...func(*smb.Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := smb.Config{FS: fsys, Account: rest.DevAccount, Key: rest.DevKey, Logger: testLogger()}
+	cfg := smb.Config{FS: fsys, Account: rest.DevAccount, Key: rest.DevKey, Logger: testLogger(), Caching: table}
 	for _, o := range opts {
 		o(&cfg)
 	}
