@@ -61,7 +61,7 @@ func newEnv(t testing.TB, opts ...func(*smb.Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := rest.New(rest.Config{FS: fsys, Logger: testLogger()})
+	h, err := rest.New(rest.Config{FS: fsys, Logger: testLogger(), Caching: table})
 	if err != nil {
 		t.Fatal(err)
 	}
