@@ -268,6 +268,13 @@ func ownCache(h CacheHolder, req CacheRequest) bool {
 	if h.Lease != nil {
 		return req.Lease != nil && h.Lease.LeaseIdentity == *req.Lease
 	}
+	if req.Kind == CacheOpWrite && h.Oplock == OplockLevelII {
+		// A write breaks every level II oplock, its own open's too
+		// (smbtorture smb2.oplock.batch1: "writing should generate a
+		// self break to none"); a lease is never broken by its own
+		// client (smb2.lease.nobreakself).
+		return false
+	}
 	return req.Handle != 0 && len(h.Handles) == 1 && h.Handles[0].ID == req.Handle
 }
 
@@ -287,10 +294,15 @@ func cacheLoss(h CacheHolder, cur CacheState, req CacheRequest) (lose CacheState
 			// handle is waited for.
 			return CacheRWH, cur&(CacheWrite|CacheHandle) != 0
 		}
-		lose = CacheWrite // another open: the writer flushes
 		if holderConflicts(h, req.Access, req.Share) {
-			lose |= CacheHandle // before a sharing violation (MS-SMB2 3.3.1.4)
+			// The open meets a sharing violation: only a cached
+			// handle is given up first, so that the violation is
+			// checked against the handles the client really keeps
+			// (MS-SMB2 3.3.1.4; smbd's delay_for_oplock); Write
+			// caching stays, as the open will not read anything.
+			return CacheHandle, cur&CacheHandle != 0
 		}
+		lose = CacheWrite // another open: the writer flushes
 		return lose, cur&lose != 0
 	case CacheOpRead:
 		return CacheWrite, cur&CacheWrite != 0
@@ -353,7 +365,9 @@ func holderConflicts(h CacheHolder, a Access, s ShareMode) bool {
 // exclusive or batch oplock only when no other open exists, else level II
 // when asked for any oplock and nobody else writes.
 func grantCaching(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) (CacheState, OplockLevel) {
-	if req.Directory || !req.Access.HasData() {
+	if req.Directory || (!req.Access.HasData() && req.Lease == nil) {
+		// A stat open gets no oplock, but a lease request is granted
+		// as for any open (smbtorture smb2.lease.statopen).
 		return CacheNone, OplockNone
 	}
 	after := make([]CacheState, len(holders))
@@ -365,9 +379,15 @@ func grantCaching(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) 
 	}
 	var own CacheState
 	others, otherOpens, otherWrite := false, false, false
+	// otherHandle: another cache keeps handles; otherOplock: another
+	// open holds an oplock. Leases and oplocks share Read caching only:
+	// no Handle caching beside an oplock, no oplock beside Handle
+	// caching (smbtorture smb2.lease.oplock, Windows' results).
+	otherHandle, otherOplock := false, false
 	for i, h := range holders {
 		if ownCache(h, req) {
-			own = after[i]
+			// The requester's lease, and (nothing) for its new open.
+			own |= after[i]
 			continue
 		}
 		for _, x := range h.Handles {
@@ -381,6 +401,12 @@ func grantCaching(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) 
 		if after[i]&CacheWrite != 0 {
 			otherWrite = true
 		}
+		if after[i]&CacheHandle != 0 {
+			otherHandle = true
+		}
+		if h.Lease == nil && after[i] != CacheNone {
+			otherOplock = true
+		}
 	}
 	if req.Lease != nil {
 		ask := req.RequestLease
@@ -390,11 +416,27 @@ func grantCaching(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) 
 		if otherWrite {
 			return own, OplockNone
 		}
-		add := ask &^ own // an open never takes away what its lease holds
-		if others || otherOpens {
-			add &^= CacheWrite
+		if own != CacheNone {
+			// An existing lease changes only to a superset of what it
+			// holds, and only while nobody else is on the file
+			// (MS-SMB2 3.3.5.9.8; smbtorture smb2.lease.upgrade,
+			// upgrade2 and break: RH asked for RW stays RH, and a
+			// lease beside another open keeps its state).
+			if others || otherOpens || ask&own != own {
+				return own, OplockNone
+			}
+			return ask, OplockNone
 		}
-		return own | add, OplockNone
+		if others || otherOpens {
+			ask &^= CacheWrite
+		}
+		if otherOplock {
+			ask &^= CacheHandle
+		}
+		return ask, OplockNone
+	}
+	if otherHandle {
+		return CacheNone, OplockNone
 	}
 	switch req.RequestOplock {
 	case OplockExclusive, OplockBatch:

@@ -173,6 +173,7 @@ func (c *conn) write(ctx context.Context, req *request) (ntstatus.Status, []byte
 	if err != nil {
 		return ntstatus.FromError(err), nil, nil
 	}
+	c.breakOnWrite(ctx, o)
 	out := make([]byte, 16)
 	le.PutUint16(out, 17)
 	le.PutUint32(out[4:], uint32(n))

@@ -434,3 +434,26 @@ func (s *Server) dropCache(ctx context.Context, o *open) {
 		s.log.Debug("smb: dropping an open's caching", "path", o.path, "err", err)
 	}
 }
+
+// breakOnWrite breaks the caches a WRITE or a size change through o
+// breaks (MS-FSA 2.1.4.12: Read caching of every other cache goes at
+// once, without an acknowledgment; o's own lease or oplock is not
+// broken). A holder with Write caching cannot exist beside another open
+// with write access, so nothing here waits.
+func (c *conn) breakOnWrite(ctx context.Context, o *open) {
+	t := c.srv.cfg.Caching
+	if t == nil || o.h == nil {
+		return
+	}
+	if any, err := t.AnyCachingPeek(ctx); err != nil || !any {
+		return
+	}
+	req := locks.CacheRequest{Who: locks.RequesterSMB, Kind: locks.CacheOpWrite, Handle: o.h.ID()}
+	if o.lease != nil {
+		id := o.lease.LeaseIdentity
+		req.Lease = &id
+	}
+	if _, err := t.DecideCacheUpdate(ctx, locks.CacheCall{File: o.h.File(), Req: req, BreakTimeout: c.srv.cfg.BreakTimeout}); err != nil {
+		c.log.Debug("smb: breaking caches on write", "path", o.path, "err", err)
+	}
+}

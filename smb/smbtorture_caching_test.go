@@ -25,7 +25,8 @@ var smbdWithLeases = []string{"smb2 leases = yes", "kernel oplocks = no"}
 // BLOBSHARE_TORTURE_CACHING_SURVEY=1 it runs both suites whole against
 // blobshare and smbd (smbdWithLeases) instead and prints the tests both
 // pass (the list to keep), those only smbd passes and those only
-// blobshare passes.
+// blobshare passes; BLOBSHARE_TORTURE_CACHING_RUN="suite.test ..." runs
+// those tests alone and prints smbtorture's output (to iterate on one).
 func TestSmbtortureCaching(t *testing.T) {
 	if _, err := exec.LookPath("smbtorture"); err != nil {
 		requireTool(t, "smbtorture (Debian samba-testsuite)", err)
@@ -55,6 +56,15 @@ func TestSmbtortureCaching(t *testing.T) {
 		t.Logf("both pass %d:\n%s", len(both), strings.Join(both, "\n"))
 		t.Logf("only smbd passes %d:\n%s", len(smbdOnly), strings.Join(smbdOnly, "\n"))
 		t.Logf("only blobshare passes %d:\n%s", len(oursOnly), strings.Join(oursOnly, "\n"))
+		return
+	}
+	if only := os.Getenv("BLOBSHARE_TORTURE_CACHING_RUN"); only != "" {
+		// Iterate on a few tests: run them and print smbtorture's output.
+		for _, name := range strings.Fields(only) {
+			suite := name[:strings.LastIndex(name, ".")]
+			res, out := runTorture(t, e.smbAddr, "share", rest.DevAccount, rest.DevKey, suite, []string{name})
+			t.Logf("%s: %s\n%s", name, res[name], testOutput(out, name))
+		}
 		return
 	}
 	pass := readTestList(t, "smbtorture-caching-pass.txt")
