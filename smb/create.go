@@ -276,16 +276,21 @@ func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byt
 				if !lockSession(pctx, areq.sess) {
 					return ntstatus.Cancelled, nil
 				}
-				defer areq.sess.mu.Unlock()
+				held := true
+				defer func() {
+					if held {
+						areq.sess.mu.Unlock()
+					}
+				}()
 				if !areq.sess.valid.Load() || areq.sess.trees[areq.hdr.TreeID] != areq.tree {
 					return ntstatus.NetworkNameDeleted, nil
 				}
-				return c.openEntry(pctx, &areq, args, true)
+				return c.openEntry(pctx, &areq, args, &held)
 			})
 			return ntstatus.Pending, nil, nil
 		}
 	}
-	st, out := c.openEntry(ctx, req, args, false)
+	st, out := c.openEntry(ctx, req, args, nil)
 	return st, out, nil
 }
 
@@ -315,10 +320,12 @@ func lockSession(ctx context.Context, s *session) bool {
 	return true
 }
 
-// openEntry opens the file of a CREATE and grants its caching. inAsync:
-// it runs on a pending request's goroutine (with the session's lock
-// held), so a wait for breaks happens here instead of going async.
-func (c *conn) openEntry(ctx context.Context, req *request, args *createArgs, inAsync bool) (ntstatus.Status, []byte) {
+// openEntry opens the file of a CREATE and grants its caching. held is
+// nil on the connection's loop; on a pending request's goroutine it
+// reports that the goroutine holds the session's lock: a wait for breaks
+// then happens here, after releasing the lock (held false), instead of
+// going async.
+func (c *conn) openEntry(ctx context.Context, req *request, args *createArgs, held *bool) (ntstatus.Status, []byte) {
 	granted, oreq := args.granted, args.oreq
 	h, a, action, err := c.srv.cfg.FS.OpenEntry(ctx, oreq)
 	if err != nil && args.desired&locks.MaskMaximumAllowed != 0 && errors.Is(err, locks.ErrReadOnly) {
@@ -376,13 +383,10 @@ func (c *conn) openEntry(ctx context.Context, req *request, args *createArgs, in
 		}
 		return ntstatus.Success, createBody(o, act, a)
 	}
-	if inAsync {
+	if held != nil {
 		req.sess.mu.Unlock()
-		st, out := finish(ctx)
-		if !lockSession(ctx, req.sess) {
-			req.sess.mu.Lock() // the caller unlocks
-		}
-		return st, out
+		*held = false
+		return finish(ctx)
 	}
 	areq := *req
 	req.asyncID = c.goPendingBody(&areq, nil, ntstatus.Cancelled, finish)

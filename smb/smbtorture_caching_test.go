@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/blobshare/blobshare/rest"
+	"github.com/blobshare/blobshare/smb"
 )
 
 // cachingSuites are the smbtorture suites of oplocks and leases (issue 30).
@@ -26,10 +27,30 @@ var smbdWithLeases = []string{"smb2 leases = yes", "kernel oplocks = no"}
 // blobshare and smbd (smbdWithLeases) instead and prints the tests both
 // pass (the list to keep), those only smbd passes and those only
 // blobshare passes; BLOBSHARE_TORTURE_CACHING_RUN="suite.test ..." runs
-// those tests alone and prints smbtorture's output (to iterate on one).
+// those tests alone and prints smbtorture's output (to iterate on one);
+// BLOBSHARE_TORTURE_CACHING_OFF=1 runs both suites against blobshare
+// without caching (the baseline) and prints what passes.
 func TestSmbtortureCaching(t *testing.T) {
 	if _, err := exec.LookPath("smbtorture"); err != nil {
 		requireTool(t, "smbtorture (Debian samba-testsuite)", err)
+	}
+	if os.Getenv("BLOBSHARE_TORTURE_CACHING_OFF") == "1" {
+		// The baseline: blobshare granting no oplock or lease (no
+		// lock table for caching), both suites whole.
+		e := newEnv(t, func(c *smb.Config) { c.Caching = nil })
+		e.mustShare("share")
+		var passed []string
+		for _, suite := range cachingSuites {
+			res, _ := runTorture(t, e.smbAddr, "share", rest.DevAccount, rest.DevKey, suite, nil)
+			for name, r := range res {
+				if r == "success" {
+					passed = append(passed, name)
+				}
+			}
+		}
+		slices.Sort(passed)
+		t.Logf("blobshare without caching passes %d:\n%s", len(passed), strings.Join(passed, "\n"))
+		return
 	}
 	e := newEnv(t)
 	e.mustShare("share")
