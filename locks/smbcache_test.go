@@ -158,3 +158,55 @@ func TestCacheStoredBreaks(t *testing.T) {
 		return nil
 	}))
 }
+
+// TestCacheBreaksAcrossOwners: the outbox and the polls carry a break
+// between two owners (two Tables on one database, as two processes):
+// B's REST Get File against A's RWH lease records a break addressed to A
+// and waits; A finds it by polling its outbox (no signal crosses
+// owners), acknowledges, and B's wait ends at its next poll.
+func TestCacheBreaksAcrossOwners(t *testing.T) {
+	path := t.TempDir() + "/locks.db"
+	a := openTable(t, path, Options{})
+	b := openTable(t, path, Options{})
+	ctx := context.Background()
+	const file = FileID(9)
+	id := LeaseIdentity{Client: [16]byte{1}, Key: LeaseKey{1}}
+	h := mustOpen(t, a, OpenRequest{File: file, Access: AccessRead | AccessWrite, Share: ShareAll})
+	r := decideCache(t, a, CacheCall{File: file, Req: CacheRequest{Who: RequesterSMB, Kind: CacheOpOpen, Access: AccessRead | AccessWrite,
+		Share: ShareAll, Handle: h.ID, Lease: &id, RequestLease: CacheRWH}})
+	if r.Grant != CacheRWH {
+		t.Fatalf("grant: %+v", r)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.WaitCache(ctx, CacheCall{File: file, Req: CacheRequest{Who: RequesterREST, Kind: CacheOpREST, REST: OpGetFile}}, 5*time.Millisecond)
+		done <- err
+	}()
+	var notes []BreakNote
+	for len(notes) == 0 {
+		select {
+		case err := <-done:
+			t.Fatalf("the REST wait ended before the acknowledgment: %v", err)
+		case <-time.After(5 * time.Millisecond):
+		}
+		notes = takeBreaks(t, a)
+	}
+	if len(notes) != 1 || notes[0].Lease == nil || *notes[0].Lease != id || notes[0].To != CacheRH {
+		t.Fatalf("A's outbox: %+v", notes)
+	}
+	if n := takeBreaks(t, b); len(n) != 0 {
+		t.Fatalf("B's outbox holds A's break: %+v", n)
+	}
+	must(t, a.Update(ctx, func(tx *Tx) error {
+		_, err := tx.AckLeaseBreak(id, CacheRH)
+		return err
+	}))
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("REST wait: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the REST wait did not end after the acknowledgment")
+	}
+}
