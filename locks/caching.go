@@ -171,6 +171,10 @@ type CacheRequest struct {
 	Share  ShareMode
 	// Overwrite: the open overwrites or supersedes the file.
 	Overwrite bool
+	// Created: the open created the file. Neither an overwriting nor a
+	// creating open is a stat open, whatever its access (smbtorture
+	// smb2.oplock.exclusive5, batch9).
+	Created bool
 	// Directory: the file is a directory (no caching is granted on one:
 	// blobshare offers no directory leases).
 	Directory bool
@@ -268,11 +272,12 @@ func ownCache(h CacheHolder, req CacheRequest) bool {
 	if h.Lease != nil {
 		return req.Lease != nil && h.Lease.LeaseIdentity == *req.Lease
 	}
-	if req.Kind == CacheOpWrite && h.Oplock == OplockLevelII {
-		// A write breaks every level II oplock, its own open's too
-		// (smbtorture smb2.oplock.batch1: "writing should generate a
-		// self break to none"); a lease is never broken by its own
-		// client (smb2.lease.nobreakself).
+	if (req.Kind == CacheOpWrite || req.Kind == CacheOpLock) && h.Oplock == OplockLevelII {
+		// A write or a byte-range lock breaks every level II oplock,
+		// its own open's too (smbtorture smb2.oplock.batch1: "writing
+		// should generate a self break to none"; brl1: "should break
+		// our own oplock during BRL acquisition"); a lease is never
+		// broken by its own client (smb2.lease.nobreakself).
 		return false
 	}
 	return req.Handle != 0 && len(h.Handles) == 1 && h.Handles[0].ID == req.Handle
@@ -365,9 +370,11 @@ func holderConflicts(h CacheHolder, a Access, s ShareMode) bool {
 // exclusive or batch oplock only when no other open exists, else level II
 // when asked for any oplock and nobody else writes.
 func grantCaching(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) (CacheState, OplockLevel) {
-	if req.Directory || (!req.Access.HasData() && req.Lease == nil) {
+	if req.Directory || (!req.Access.HasData() && !req.Overwrite && !req.Created && req.Lease == nil) {
 		// A stat open gets no oplock, but a lease request is granted
-		// as for any open (smbtorture smb2.lease.statopen).
+		// as for any open (smbtorture smb2.lease.statopen); an
+		// attribute-only open that overwrites is no stat open
+		// (smb2.oplock.exclusive5).
 		return CacheNone, OplockNone
 	}
 	after := make([]CacheState, len(holders))

@@ -128,8 +128,8 @@ func mOwn(h CacheHolder, req CacheRequest) bool {
 	if h.Lease != nil {
 		return req.Lease != nil && req.Lease.Client == h.Lease.Client && req.Lease.Key == h.Lease.Key
 	}
-	if req.Kind == CacheOpWrite && h.Oplock == OplockLevelII {
-		return false // a write breaks even its own level II oplock
+	if (req.Kind == CacheOpWrite || req.Kind == CacheOpLock) && h.Oplock == OplockLevelII {
+		return false // a write or lock breaks even its own level II oplock
 	}
 	return req.Handle != 0 && h.Handles[0].ID == req.Handle
 }
@@ -183,7 +183,7 @@ func mDecide(holders []CacheHolder, req CacheRequest) CacheDecision {
 // first the other caches allow and that holds the lease's own state; for
 // oplocks, batch, exclusive, level II in that order.
 func mGrant(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) (CacheState, OplockLevel) {
-	if req.Directory || (!anyOf(uses(req.Access)) && req.Lease == nil) {
+	if req.Directory || (!anyOf(uses(req.Access)) && !req.Overwrite && !req.Created && req.Lease == nil) {
 		return CacheNone, OplockNone
 	}
 	state := func(i int) CacheState {

@@ -360,7 +360,8 @@ func (c *conn) openEntry(ctx context.Context, req *request, args *createArgs, he
 		act = actionOpened
 	}
 	overwrite := args.overwrite && action != fs.ActionCreated
-	wait, st := c.grantCache(ctx, o, args.ask, overwrite)
+	created := action == fs.ActionCreated
+	wait, st := c.grantCache(ctx, o, args.ask, overwrite, created)
 	if st != ntstatus.Success {
 		delete(req.sess.opens, o.id.Volatile)
 		_ = c.srv.closeOpen(ctx, o)
@@ -372,6 +373,7 @@ func (c *conn) openEntry(ctx context.Context, req *request, args *createArgs, he
 	// An open that raced in before the grant holds caching that must be
 	// broken first: wait for it (outside the session's lock), then grant.
 	cc := c.cacheCall(h.File(), args.ask, h.Access(), o.share, overwrite, o.isDir, h.ID())
+	cc.Req.Created = created
 	finish := func(pctx context.Context) (ntstatus.Status, []byte) {
 		r, err := c.srv.cfg.Caching.WaitCache(pctx, cc, 0)
 		if err != nil {

@@ -150,7 +150,7 @@ func (c *conn) preBreak(ctx context.Context, share, rel string, ask cacheAsk, ac
 // answers it: OplockLevel for the response and its lease context. wait
 // says an open that raced in before this grant holds caching that must
 // be broken first: the CREATE waits, then grants again.
-func (c *conn) grantCache(ctx context.Context, o *open, ask cacheAsk, overwrite bool) (wait bool, st ntstatus.Status) {
+func (c *conn) grantCache(ctx context.Context, o *open, ask cacheAsk, overwrite, created bool) (wait bool, st ntstatus.Status) {
 	t := c.srv.cfg.Caching
 	if t == nil || o.h == nil {
 		return false, ntstatus.Success
@@ -161,6 +161,7 @@ func (c *conn) grantCache(ctx context.Context, o *open, ask cacheAsk, overwrite 
 		}
 	}
 	cc := c.cacheCall(o.h.File(), ask, o.h.Access(), o.share, overwrite, o.isDir, o.h.ID())
+	cc.Req.Created = created
 	r, err := t.DecideCacheUpdate(ctx, cc)
 	if errors.Is(err, locks.ErrLeaseKeyInUse) {
 		return false, ntstatus.InvalidParameter
@@ -435,12 +436,15 @@ func (s *Server) dropCache(ctx context.Context, o *open) {
 	}
 }
 
-// breakOnWrite breaks the caches a WRITE or a size change through o
-// breaks (MS-FSA 2.1.4.12: Read caching of every other cache goes at
-// once, without an acknowledgment; o's own lease or oplock is not
-// broken). A holder with Write caching cannot exist beside another open
-// with write access, so nothing here waits.
-func (c *conn) breakOnWrite(ctx context.Context, o *open) {
+// breakCaches breaks the caches a WRITE, a size change or a byte-range
+// lock (kind) through o breaks (MS-FSA 2.1.4.12: Read caching of every
+// other cache goes at once, without an acknowledgment; o's own lease is
+// not broken, its own level II oplock is by a write). The operation does
+// not wait for acknowledgments: a holder with Write caching cannot exist
+// beside another open with write access, and a lock's break of one is
+// sent and completes (or times out) on its own — waiting there is not
+// done yet.
+func (c *conn) breakCaches(ctx context.Context, o *open, kind locks.CacheOpKind) {
 	t := c.srv.cfg.Caching
 	if t == nil || o.h == nil {
 		return
@@ -448,7 +452,7 @@ func (c *conn) breakOnWrite(ctx context.Context, o *open) {
 	if any, err := t.AnyCachingPeek(ctx); err != nil || !any {
 		return
 	}
-	req := locks.CacheRequest{Who: locks.RequesterSMB, Kind: locks.CacheOpWrite, Handle: o.h.ID()}
+	req := locks.CacheRequest{Who: locks.RequesterSMB, Kind: kind, Handle: o.h.ID()}
 	if o.lease != nil {
 		id := o.lease.LeaseIdentity
 		req.Lease = &id
