@@ -685,3 +685,14 @@ func (t *Table) AnyCachingPeek(ctx context.Context) (bool, error) {
 	})
 	return any, err
 }
+
+// HasBreaks reports, in a lone read statement, whether the outbox holds
+// breaks for this owner: the idle poll of a holder's process costs a read,
+// not a write transaction.
+func (t *Table) HasBreaks(ctx context.Context) (bool, error) {
+	var n int64
+	err := t.PeekStatement(ctx, func(tx *Tx) error {
+		return tx.queryRow(`SELECT EXISTS(SELECT 1 FROM lk_breaks WHERE owner = ?)`, []any{string(tx.sess.owner)}, &n)
+	})
+	return n != 0, err
+}

@@ -145,18 +145,19 @@
 // and sends each to the connection of the open (oplock) or lease it
 // breaks, MessageId all ones, unsigned, encrypted when the session
 // encrypts. OPLOCK_BREAK acknowledgments (oplock and lease) complete the
-// break (MS-SMB2 3.3.5.22). A client never breaks its own lease. A WRITE
-// or an end-of-file or allocation change breaks every other cache's Read
-// caching at once (no acknowledgment to wait for: Write caching cannot
-// exist beside another writer), a level II oplock of the writing open
-// included, as smbd does. The grant rules follow the tables smbtorture
+// break (MS-SMB2 3.3.5.22). A client never breaks its own lease. A WRITE,
+// an end-of-file or allocation change, or a byte-range LOCK breaks every
+// other cache's Read caching at once (no acknowledgment to wait for: Write
+// caching cannot exist beside another writer), a level II oplock of the
+// writing or locking open included, as smbd does; a LOCK's break of
+// another open's exclusive or batch oplock is sent but not waited for. The grant rules follow the tables smbtorture
 // checks (Windows' results): an existing lease grows only to a superset of
 // its state while no other open is on the file, a stat open may take a
 // lease but no oplock, a lease gets no Handle caching beside an oplock and
 // an oplock none beside Handle caching; an open that meets a sharing
 // violation breaks only Handle caching, then sees the violation again.
-// Not yet: breaks by SET_INFO rename and delete disposition, byte-range
-// locks and READ of another open, directory leases, durable handles,
+// Not yet: breaks by SET_INFO rename and delete disposition and by READ
+// of another open, waiting in LOCK, directory leases, durable handles,
 // smbtorture's stat-open rule for an access mask of 0 (smb2.oplock.statopen1).
 //
 // An answered WRITE is in the share at once for every reader, as on Azure

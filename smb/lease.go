@@ -297,11 +297,14 @@ func (s *Server) deliverBreaks(ctx context.Context) {
 	for {
 		changed := t.CacheChanges()
 		var notes []locks.BreakNote
-		err := t.Update(ctx, func(tx *locks.Tx) error {
-			var err error
-			notes, err = tx.TakeBreaks()
-			return err
-		})
+		has, err := t.HasBreaks(ctx)
+		if has {
+			err = t.Update(ctx, func(tx *locks.Tx) error {
+				var err error
+				notes, err = tx.TakeBreaks()
+				return err
+			})
+		}
 		if err != nil && ctx.Err() == nil {
 			s.log.Warn("smb: reading the break outbox", "err", err)
 		}
