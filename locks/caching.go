@@ -171,6 +171,10 @@ type CacheRequest struct {
 	Share  ShareMode
 	// Overwrite: the open overwrites or supersedes the file.
 	Overwrite bool
+	// Created: the open created the file. Neither an overwriting nor a
+	// creating open is a stat open, whatever its access (smbtorture
+	// smb2.oplock.exclusive5, batch9).
+	Created bool
 	// Directory: the file is a directory (no caching is granted on one:
 	// blobshare offers no directory leases).
 	Directory bool
@@ -268,6 +272,14 @@ func ownCache(h CacheHolder, req CacheRequest) bool {
 	if h.Lease != nil {
 		return req.Lease != nil && h.Lease.LeaseIdentity == *req.Lease
 	}
+	if (req.Kind == CacheOpWrite || req.Kind == CacheOpLock) && h.Oplock == OplockLevelII {
+		// A write or a byte-range lock breaks every level II oplock,
+		// its own open's too (smbtorture smb2.oplock.batch1: "writing
+		// should generate a self break to none"; brl1: "should break
+		// our own oplock during BRL acquisition"); a lease is never
+		// broken by its own client (smb2.lease.nobreakself).
+		return false
+	}
 	return req.Handle != 0 && len(h.Handles) == 1 && h.Handles[0].ID == req.Handle
 }
 
@@ -287,10 +299,15 @@ func cacheLoss(h CacheHolder, cur CacheState, req CacheRequest) (lose CacheState
 			// handle is waited for.
 			return CacheRWH, cur&(CacheWrite|CacheHandle) != 0
 		}
-		lose = CacheWrite // another open: the writer flushes
 		if holderConflicts(h, req.Access, req.Share) {
-			lose |= CacheHandle // before a sharing violation (MS-SMB2 3.3.1.4)
+			// The open meets a sharing violation: only a cached
+			// handle is given up first, so that the violation is
+			// checked against the handles the client really keeps
+			// (MS-SMB2 3.3.1.4; smbd's delay_for_oplock); Write
+			// caching stays, as the open will not read anything.
+			return CacheHandle, cur&CacheHandle != 0
 		}
+		lose = CacheWrite // another open: the writer flushes
 		return lose, cur&lose != 0
 	case CacheOpRead:
 		return CacheWrite, cur&CacheWrite != 0
@@ -353,7 +370,11 @@ func holderConflicts(h CacheHolder, a Access, s ShareMode) bool {
 // exclusive or batch oplock only when no other open exists, else level II
 // when asked for any oplock and nobody else writes.
 func grantCaching(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) (CacheState, OplockLevel) {
-	if req.Directory || !req.Access.HasData() {
+	if req.Directory || (!req.Access.HasData() && !req.Overwrite && !req.Created && req.Lease == nil) {
+		// A stat open gets no oplock, but a lease request is granted
+		// as for any open (smbtorture smb2.lease.statopen); an
+		// attribute-only open that overwrites is no stat open
+		// (smb2.oplock.exclusive5).
 		return CacheNone, OplockNone
 	}
 	after := make([]CacheState, len(holders))
@@ -365,9 +386,15 @@ func grantCaching(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) 
 	}
 	var own CacheState
 	others, otherOpens, otherWrite := false, false, false
+	// otherHandle: another cache keeps handles; otherOplock: another
+	// open holds an oplock. Leases and oplocks share Read caching only:
+	// no Handle caching beside an oplock, no oplock beside Handle
+	// caching (smbtorture smb2.lease.oplock, Windows' results).
+	otherHandle, otherOplock := false, false
 	for i, h := range holders {
 		if ownCache(h, req) {
-			own = after[i]
+			// The requester's lease, and (nothing) for its new open.
+			own |= after[i]
 			continue
 		}
 		for _, x := range h.Handles {
@@ -381,6 +408,12 @@ func grantCaching(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) 
 		if after[i]&CacheWrite != 0 {
 			otherWrite = true
 		}
+		if after[i]&CacheHandle != 0 {
+			otherHandle = true
+		}
+		if h.Lease == nil && after[i] != CacheNone {
+			otherOplock = true
+		}
 	}
 	if req.Lease != nil {
 		ask := req.RequestLease
@@ -390,11 +423,27 @@ func grantCaching(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) 
 		if otherWrite {
 			return own, OplockNone
 		}
-		add := ask &^ own // an open never takes away what its lease holds
-		if others || otherOpens {
-			add &^= CacheWrite
+		if own != CacheNone {
+			// An existing lease changes only to a superset of what it
+			// holds, and only while nobody else is on the file
+			// (MS-SMB2 3.3.5.9.8; smbtorture smb2.lease.upgrade,
+			// upgrade2 and break: RH asked for RW stays RH, and a
+			// lease beside another open keeps its state).
+			if others || otherOpens || ask&own != own {
+				return own, OplockNone
+			}
+			return ask, OplockNone
 		}
-		return own | add, OplockNone
+		if others || otherOpens {
+			ask &^= CacheWrite
+		}
+		if otherOplock {
+			ask &^= CacheHandle
+		}
+		return ask, OplockNone
+	}
+	if otherHandle {
+		return CacheNone, OplockNone
 	}
 	switch req.RequestOplock {
 	case OplockExclusive, OplockBatch:

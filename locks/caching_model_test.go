@@ -24,7 +24,7 @@ type mBreak struct {
 // held state means "no break". Classes: see mClass.
 var mLeaseTable = map[string]map[CacheState]mBreak{
 	"open":           {CacheRW: {CacheR, true}, CacheRWH: {CacheRH, true}},
-	"open+conflict":  {CacheRH: {CacheR, true}, CacheRW: {CacheR, true}, CacheRWH: {CacheR, true}},
+	"open+conflict":  {CacheRH: {CacheR, true}, CacheRWH: {CacheRW, true}},
 	"overwrite":      {CacheR: {CacheNone, false}, CacheRH: {CacheNone, true}, CacheRW: {CacheNone, true}, CacheRWH: {CacheNone, true}},
 	"read":           {CacheRW: {CacheR, true}, CacheRWH: {CacheRH, true}},
 	"write":          {CacheR: {CacheNone, false}, CacheRH: {CacheNone, false}, CacheRW: {CacheNone, true}, CacheRWH: {CacheNone, true}},
@@ -46,7 +46,7 @@ var mOplockTable = map[string]map[OplockLevel]struct {
 	wait bool
 }{
 	"open":           {OplockExclusive: {OplockLevelII, true}, OplockBatch: {OplockLevelII, true}},
-	"open+conflict":  {OplockExclusive: {OplockLevelII, true}, OplockBatch: {OplockLevelII, true}},
+	"open+conflict":  {OplockBatch: {OplockLevelII, true}},
 	"overwrite":      {OplockLevelII: {OplockNone, false}, OplockExclusive: {OplockNone, true}, OplockBatch: {OplockNone, true}},
 	"read":           {OplockExclusive: {OplockLevelII, true}, OplockBatch: {OplockLevelII, true}},
 	"write":          {OplockLevelII: {OplockNone, false}, OplockExclusive: {OplockNone, true}, OplockBatch: {OplockNone, true}},
@@ -128,6 +128,9 @@ func mOwn(h CacheHolder, req CacheRequest) bool {
 	if h.Lease != nil {
 		return req.Lease != nil && req.Lease.Client == h.Lease.Client && req.Lease.Key == h.Lease.Key
 	}
+	if (req.Kind == CacheOpWrite || req.Kind == CacheOpLock) && h.Oplock == OplockLevelII {
+		return false // a write or lock breaks even its own level II oplock
+	}
 	return req.Handle != 0 && h.Handles[0].ID == req.Handle
 }
 
@@ -180,7 +183,7 @@ func mDecide(holders []CacheHolder, req CacheRequest) CacheDecision {
 // first the other caches allow and that holds the lease's own state; for
 // oplocks, batch, exclusive, level II in that order.
 func mGrant(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) (CacheState, OplockLevel) {
-	if req.Directory || !anyOf(uses(req.Access)) {
+	if req.Directory || (!anyOf(uses(req.Access)) && !req.Overwrite && !req.Created && req.Lease == nil) {
 		return CacheNone, OplockNone
 	}
 	state := func(i int) CacheState {
@@ -192,10 +195,11 @@ func mGrant(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) (Cache
 		return holders[i].State()
 	}
 	alone, nobodyWrites := true, true
+	someoneHandles, someOplock := false, false
 	var own CacheState
 	for i, h := range holders {
 		if mOwn(h, req) {
-			own = state(i)
+			own |= state(i)
 			continue
 		}
 		if state(i) != CacheNone {
@@ -203,6 +207,12 @@ func mGrant(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) (Cache
 		}
 		if state(i)&CacheWrite != 0 {
 			nobodyWrites = false
+		}
+		if state(i)&CacheHandle != 0 {
+			someoneHandles = true
+		}
+		if h.Lease == nil && state(i) != CacheNone {
+			someOplock = true
 		}
 		for _, x := range h.Handles {
 			if anyOf(uses(x.Access)) {
@@ -220,6 +230,9 @@ func mGrant(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) (Cache
 		default:
 			asked = CacheNone
 		}
+		if own != CacheNone && (!alone || asked&^own == 0 || own&^asked != 0) {
+			return own, OplockNone // a held lease only grows, alone, to what it asks
+		}
 		for _, s := range []CacheState{CacheRWH, CacheRW, CacheRH, CacheR, CacheNone} {
 			if s&^(own|asked) != 0 || own&^s != 0 {
 				continue // more than asked and held, or less than held
@@ -227,9 +240,15 @@ func mGrant(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) (Cache
 			if s&CacheWrite != 0 && own&CacheWrite == 0 && !alone {
 				continue // a new Write needs the file to itself
 			}
+			if s&CacheHandle != 0 && someOplock {
+				continue // no Handle caching beside an oplock
+			}
 			return s, OplockNone
 		}
 		return own, OplockNone
+	}
+	if someoneHandles {
+		return CacheNone, OplockNone // no oplock beside Handle caching
 	}
 	for _, l := range []OplockLevel{OplockBatch, OplockExclusive, OplockLevelII} {
 		if l == OplockLevelII && req.RequestOplock != OplockNone && nobodyWrites {

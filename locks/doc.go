@@ -70,7 +70,7 @@
 // Nothing here knows shares or HTTP; the outcomes follow Azure's lease
 // table for containers and shares (TestDecideTimedLeaseTable).
 //
-// # SMB caching (rule only, not stored yet)
+// # SMB caching
 //
 // caching.go holds the oplock and lease decision as a pure rule:
 // DecideCaching takes a file's caches (one CacheHolder per lease, one per
@@ -84,17 +84,37 @@
 // breaking gets no second break: the requester waits and decides again.
 // The model in caching_model_test.go re-derives it from literal tables.
 //
-// Where it will plug in (smb-leases.md §4.2–§4.4): loadState will also
-// read the file's caches (lk_handles gains oplock, breaking and break-to
-// columns and a lease reference; a new lk_leases keyed by (client guid,
-// lease key) holds state, epoch and parent key); decideOpen, decideREST
-// and the I/O checks call DecideCaching before their sharing check, and a
-// conflict whose blocker holds Handle caching breaks first instead of
-// answering ErrSharingViolation; the breaks go into a new lk_breaks outbox
-// in the same transaction; a decision with Wait commits the breaks and
-// returns a typed "wait for breaks" outcome, so the caller (fs, then smb,
-// rest, the mount) waits outside the write transaction and runs the whole
-// decision again, as Samba's deferred open does.
+// smbcache.go stores it (schema 4), beside the handles and keyed like
+// them: lk_opcache holds each cached SMB open's oplock level (255 and a
+// lease reference for an open of a lease) and its break in progress
+// (breaking, break-to, deadline); lk_smbleases one row per (ClientGuid,
+// lease key) with state, epoch, version, parent key, owner and its break
+// in progress; lk_breaks is the outbox: one row per break to send,
+// addressed to the holder's owner (process). Tx.DecideCache takes the
+// file's key lock, completes breaks whose deadline passed to none
+// (MS-SMB2 3.3.6.4/3.3.6.5; "whoever notices it": any decision on the
+// file), forgets rows of closed opens and of leases without opens, runs
+// DecideCaching, applies each break — at once when it needs no
+// acknowledgment (R or level II to none), else marking the holder
+// breaking with a deadline (Options.Now + CacheCall.BreakTimeout, 35 s
+// by default) — writes the outbox rows, and, for an SMB open already in
+// the table (CacheRequest.Handle), records the grant: all in one
+// transaction. A decision with Wait grants nothing: the caller commits,
+// waits outside any write transaction (CacheChanges: a channel closed at
+// the next caching change this process commits, plus a poll for other
+// processes' changes and the deadline) and decides again. The holder's
+// process takes its outbox rows (Tx.TakeBreaks) and sends the
+// notifications; AckOplockBreak and AckLeaseBreak complete a break
+// (MS-SMB2 3.3.5.22). AnyCaching is the cheap test callers use to skip
+// the decision when nothing anywhere is cached.
+//
+// Sharing and caching are two decisions, not one: fs's open runs the
+// sharing check (decideOpen) and smb runs DecideCache before it (breaking
+// Handle caching of conflicting holders, so a handle the client only
+// caches is closed before the sharing check, MS-SMB2 3.3.1.4) and after it
+// (the grant, which sees opens that raced in between and breaks them
+// again if needed). Folding the cache into loadState and decideOpen, so
+// one transaction decides both, is the next step (smb-leases.md §4.2).
 //
 // # Storage and transactions
 //

@@ -98,7 +98,7 @@ func TestLockAudit(t *testing.T) {
 		decision string // "" is the control: every lock in place
 		tests    string
 	}{
-		{"", "^(TestSharingCheckRows|TestByteRangeConflictTable|TestLeaseStateMachine)$"},
+		{"", "^(TestSharingCheckRows|TestByteRangeConflictTable|TestLeaseStateMachine|TestCacheStoredBreaks)$"},
 		{"OpenHandle", "^(TestSharingCheckRows|TestSharingWorkedExamples)$"},
 		{"CloseHandle", "^TestDispositionTable$"},
 		{"Dispose", "^TestDispositionTable$"},
@@ -117,6 +117,10 @@ func TestLockAudit(t *testing.T) {
 		{"reapOwner", "^TestLifecycle$"},
 		{"ownerCause", "^TestSessionExpiry$"},
 		{"renew", "^TestSessionLostByHeartbeat$"},
+		{"DecideCache", "^TestCacheStoredBreaks$"},
+		{"AckOplockBreak", "^TestCacheStoredBreaks$"},
+		{"AckLeaseBreak", "^TestCacheStoredBreaks$"},
+		{"DropCache", "^TestCacheStoredBreaks$"},
 	}
 	for _, tc := range cases {
 		name := tc.decision

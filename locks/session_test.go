@@ -203,7 +203,9 @@ INSERT INTO lk_handles VALUES(5, 1, 'old-build', 1, 0, 0, 0, 0, '', '', 0);`
 	if version != SchemaVersion {
 		t.Fatalf("version %d after migration, want %d", version, SchemaVersion)
 	}
-	assertSameColumns(t, path, "lk_owners")
+	for _, table := range []string{"lk_owners", "lk_opcache", "lk_smbleases", "lk_breaks"} {
+		assertSameColumns(t, path, table)
+	}
 	must(t, oldLock.release()) // the old build's process dies
 	mustOpen(t, tab, OpenRequest{File: 5, Access: rd, Share: ShareAll})
 }

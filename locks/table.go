@@ -73,6 +73,9 @@ type Table struct {
 	// skips the lock table.
 	locked map[HandleID]bool
 
+	// cache broadcasts committed SMB caching changes (smbcache.go).
+	cache cacheSignal
+
 	// Handle ids come from blocks reserved in lk_meta ("next_handle"), so
 	// ids are never reused without a sequence write per open. Under wmu.
 	nextID, idLimit int64
@@ -157,7 +160,7 @@ CREATE TABLE IF NOT EXISTS lk_locks (
 	posix  INTEGER NOT NULL -- style: 0 SMB (Lock), 1 POSIX (SetPOSIXLock), 2 flock (Flock)
 );
 CREATE INDEX IF NOT EXISTS lk_locks_file ON lk_locks(file, handle);
-`
+` + cacheDDL
 
 // SchemaVersion is the version of the lock tables this build creates and
 // accepts, stored in lk_meta ("schema"). Bump it with every change to
@@ -166,7 +169,9 @@ CREATE INDEX IF NOT EXISTS lk_locks_file ON lk_locks(file, handle);
 // 2: lk_locks.posix is the lock's style (0 SMB, 1 POSIX, 2 flock), no
 // longer a boolean; flock(2) is a lock, no longer a share-mode change.
 // 3: owner sessions: lk_owners.host, program and expires (migration 3).
-const SchemaVersion = 3
+// 4: SMB caching: lk_opcache (per-open oplock), lk_smbleases (per lease
+// key), lk_breaks (the break outbox) (migration 4, smbcache.go).
+const SchemaVersion = 4
 
 // migrations move lock tables of an older version to SchemaVersion, one
 // version each (EnsureSchema). A row of an owner registered before sessions
@@ -176,7 +181,52 @@ var migrations = []Migration{
 	{To: 3, DDL: `ALTER TABLE lk_owners ADD COLUMN host TEXT NOT NULL DEFAULT '';
 ALTER TABLE lk_owners ADD COLUMN program TEXT NOT NULL DEFAULT '';
 ALTER TABLE lk_owners ADD COLUMN expires INTEGER NOT NULL DEFAULT 0;`},
+	{To: 4, DDL: cacheDDL},
 }
+
+// cacheDDL is schema 4's addition, in the fresh schema and migration 4
+// alike: a database of schema 3 holds no caching (none was granted).
+const cacheDDL = `CREATE TABLE IF NOT EXISTS lk_opcache (
+	file     INTEGER NOT NULL,
+	handle   INTEGER NOT NULL,
+	owner    TEXT NOT NULL,
+	oplock   INTEGER NOT NULL,           -- granted oplock level (MS-SMB2 2.2.14), 255 for an open of a lease
+	client   BLOB,                       -- the lease's ClientGuid and key, NULL for an oplock
+	lkey     BLOB,
+	breaking INTEGER NOT NULL DEFAULT 0, -- an oplock break to break_to is out, unacknowledged
+	break_to INTEGER NOT NULL DEFAULT 0,
+	deadline INTEGER NOT NULL DEFAULT 0, -- ns: the break completes to none at it
+	PRIMARY KEY (file, handle)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS lk_smbleases (
+	client   BLOB NOT NULL,
+	lkey     BLOB NOT NULL,
+	file     INTEGER NOT NULL,
+	owner    TEXT NOT NULL,
+	state    INTEGER NOT NULL,           -- R 1, H 2, W 4
+	breaking INTEGER NOT NULL DEFAULT 0,
+	break_to INTEGER NOT NULL DEFAULT 0,
+	deadline INTEGER NOT NULL DEFAULT 0,
+	epoch    INTEGER NOT NULL DEFAULT 0,
+	version  INTEGER NOT NULL DEFAULT 1,
+	parent   BLOB,
+	PRIMARY KEY (client, lkey)
+);
+CREATE INDEX IF NOT EXISTS lk_smbleases_file ON lk_smbleases(file);
+CREATE TABLE IF NOT EXISTS lk_breaks (
+	id       INTEGER PRIMARY KEY,
+	owner    TEXT NOT NULL,              -- the holder's process: it delivers the break
+	file     INTEGER NOT NULL,
+	handle   INTEGER NOT NULL,           -- the oplock's open; 0 for a lease
+	client   BLOB,
+	lkey     BLOB,
+	from_state INTEGER NOT NULL,
+	to_state INTEGER NOT NULL,
+	epoch    INTEGER NOT NULL,
+	ack      INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS lk_breaks_owner ON lk_breaks(owner);
+`
 
 // Migration moves one part of the schema from version To-1 to To: DDL runs
 // in the transaction that checks the version, and the version row follows.

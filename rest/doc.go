@@ -271,6 +271,42 @@
 // the body budget (mutex plus a FIFO of waiters,
 // each woken by closing its channel). All concurrency control of files is fs's and locks'.
 //
+// # SMB clients' oplocks and leases (cache.go)
+//
+// With Config.Caching (the lock table FS uses) Get File, Get File
+// Properties, Put Range, Set File Properties, Set File Metadata, Create
+// File over an existing file and Delete File first break the oplocks and
+// leases of SMB clients as Azure's table in "Manage file locks" says
+// ("Interaction between FileREST and SMB opportunistic locks";
+// ../shared/spec/smb-leases.md §1.2, with §1.3's derived rows): "A Read
+// (R) oplock needs to be broken whenever a write operation is issued,
+// such as Put Range", "A Write (W) oplock needs to be broken whenever a
+// read operation is issued, such as Get File", "A Handle (H) oplock needs
+// to be broken whenever a client issues a delete operation". A blocking
+// break is waited for — never inside a write transaction — at most the
+// request's timeout= (seconds, at most 30: "within the specified request
+// timeout, or within 30 seconds, whichever completes first"), and the
+// operation then runs from the start, so Get File returns what the client
+// flushed before it acknowledged, and Delete File answers 409
+// SharingViolation only for a handle the client really keeps open.
+//
+// A break not acknowledged in time answers ClientCacheFlushDelay with
+// status 500. Azure's two pages disagree: "Manage file locks" says
+// "status code 408 (Request Timeout), and error code
+// ClientCacheFlushDelay", the error code table "ClientCacheFlushDelay |
+// Internal Server Error (500) | The specified resource state could not be
+// flushed from an SMB client in the specified time." We follow the table,
+// which the azfile SDK's comment on ServiceCodeClientCacheFlushDelay
+// repeats, and use its message.
+//
+// Only breaks within this process are delivered at once (the lock table's
+// CacheChanges); an SMB server in another process on the same data
+// directory finds the break in the outbox at its next poll (250 ms), and
+// the REST call waits for an acknowledgment made there by polling the lock
+// table (every 100 ms) — the metadata engine's post-commit wake-ups would
+// make both immediate. Not yet: List Ranges, Copy File (source and
+// destination), Put Range From URL, Rename and Lease File do not break.
+//
 // # Tests
 //
 // Unit tests cover the parsers, the SharedKey verifier (with the Go SDK's

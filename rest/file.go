@@ -90,6 +90,9 @@ func (s *Server) createFile(w http.ResponseWriter, c *call) error {
 		defer f.Close()
 		c.r.Body = io.NopCloser(io.NewSectionReader(f, 0, bodyLen))
 	}
+	if err := s.breakCaches(c, locks.OpCreateOverwrite); err != nil {
+		return err
+	}
 	a, err := s.fs.CreateFile(c.r.Context(), fs.CreateFileRequest{
 		Path: c.fsPath(), Size: size, Props: props, Content: content, Metadata: md, LeaseID: lease,
 	})
@@ -172,6 +175,9 @@ func (s *Server) putRange(w http.ResponseWriter, c *call) error {
 	}
 	var a fs.Attr
 	var sum, crc []byte
+	if err := s.breakCaches(c, locks.OpPutRange); err != nil {
+		return err
+	}
 	if clear {
 		a, err = s.fs.PutRange(c.r.Context(), req)
 	} else {
@@ -374,6 +380,9 @@ func (s *Server) getFileProperties(w http.ResponseWriter, c *call) error {
 	if snap := c.q.Get("sharesnapshot"); snap != "" {
 		a, err = s.fs.SnapshotStat(c.r.Context(), snap, c.fsPath())
 	} else {
+		if err := s.breakCaches(c, locks.OpGetProperties); err != nil {
+			return err
+		}
 		a, l, err = s.fs.Stat(c.r.Context(), c.fsPath(), lease)
 	}
 	if err != nil {
@@ -434,6 +443,9 @@ func (s *Server) getFile(w http.ResponseWriter, c *call) error {
 	if snap := c.q.Get("sharesnapshot"); snap != "" {
 		fr, err = s.fs.SnapshotGetFile(c.r.Context(), snap, req)
 	} else {
+		if err := s.breakCaches(c, locks.OpGetFile); err != nil {
+			return err
+		}
 		fr, err = s.fs.GetFile(c.r.Context(), req)
 	}
 	if errors.Is(err, fs.ErrIsDir) {
@@ -508,6 +520,9 @@ func (s *Server) setFileProperties(w http.ResponseWriter, c *call) error {
 	if any || !resize {
 		req.Content = &content
 	}
+	if err := s.breakCaches(c, locks.OpSetProperties); err != nil {
+		return err
+	}
 	a, err := s.fs.SetProperties(c.r.Context(), req)
 	if err != nil {
 		return err
@@ -527,6 +542,9 @@ func (s *Server) setFileMetadata(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
+	if err := s.breakCaches(c, locks.OpSetMetadata); err != nil {
+		return err
+	}
 	a, err := s.fs.SetMetadata(c.r.Context(), c.fsPath(), md, lease)
 	if err != nil {
 		return err
@@ -540,6 +558,9 @@ func (s *Server) setFileMetadata(w http.ResponseWriter, c *call) error {
 func (s *Server) deleteFile(w http.ResponseWriter, c *call) error {
 	lease, err := leaseHeader(c.r.Header, "x-ms-lease-id")
 	if err != nil {
+		return err
+	}
+	if err := s.breakCaches(c, locks.OpDelete); err != nil {
 		return err
 	}
 	if err := s.fs.DeleteFile(c.r.Context(), c.fsPath(), lease); err != nil {

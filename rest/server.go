@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/blobshare/blobshare/fs"
+	"github.com/blobshare/blobshare/locks"
 
 	"github.com/blobshare/blobshare/storagehttp"
 )
@@ -25,6 +26,12 @@ const (
 type Config struct {
 	// FS is the file service every operation goes through (required).
 	FS *fs.FileSystem
+	// Caching is FS's lock table: with it, operations break SMB clients'
+	// oplocks and leases as Azure Files does (cache.go); nil breaks none.
+	Caching *locks.Table
+	// CacheWait, when positive, bounds a wait for a blocking break below
+	// the request's timeout (tests; 0 means the timeout alone, ≤ 30 s).
+	CacheWait time.Duration
 	// Account and Key: the storage account served and its base64 key.
 	// Empty means DevAccount / DevKey.
 	Account, Key string
@@ -84,6 +91,9 @@ type Server struct {
 	spillDir    string        // "" means os.TempDir()
 	retain      time.Duration // share soft delete; 0: off
 	deleted     deletedShares // shares being deleted (sharedelete.go)
+
+	caching      *locks.Table  // nil: no SMB caching is broken (cache.go)
+	cacheWaitMax time.Duration // Config.CacheWait
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -93,7 +103,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.FS == nil {
 		return nil, errors.New("rest: Config.FS is required")
 	}
-	s := &Server{fs: cfg.FS, account: cfg.Account, log: cfg.Logger, now: cfg.Now, blobs: cfg.Blobs}
+	s := &Server{fs: cfg.FS, account: cfg.Account, log: cfg.Logger, now: cfg.Now, blobs: cfg.Blobs, caching: cfg.Caching, cacheWaitMax: cfg.CacheWait}
 	if s.account == "" {
 		s.account = DevAccount
 	}

@@ -44,6 +44,13 @@ const lockWaitBackoff = 20 * time.Millisecond
 // (called by the connection loop once the interim response is sent) runs
 // wait on a goroutine and sends its final response.
 func (c *conn) goPending(req *request, o *open, closed ntstatus.Status, wait func(ctx context.Context) ntstatus.Status) uint64 {
+	return c.goPendingBody(req, o, closed, func(ctx context.Context) (ntstatus.Status, []byte) { return wait(ctx), nil })
+}
+
+// goPendingBody is goPending for a request whose final response carries a
+// body of its own (an async CREATE's): wait returns the final status and
+// body (nil: the empty success body, or the error body).
+func (c *conn) goPendingBody(req *request, o *open, closed ntstatus.Status, wait func(ctx context.Context) (ntstatus.Status, []byte)) uint64 {
 	c.pmu.Lock()
 	c.nextAsync++
 	p := &pendingOp{asyncID: c.nextAsync, messageID: req.hdr.MessageID, sessionID: req.hdr.SessionID,
@@ -61,7 +68,7 @@ func (c *conn) goPending(req *request, o *open, closed ntstatus.Status, wait fun
 	c.afterSend = append(c.afterSend, func() { close(p.interimSent) })
 	go func() {
 		defer c.pwg.Done()
-		st := wait(ctx)
+		st, body := wait(ctx)
 		if st != ntstatus.Success && ctx.Err() != nil {
 			st = ntstatus.Cancelled
 			var sc statusCause
@@ -77,9 +84,12 @@ func (c *conn) goPending(req *request, o *open, closed ntstatus.Status, wait fun
 		<-p.interimSent
 		resp := &response{hdr: hdr}
 		resp.hdr.Status = uint32(st)
-		if st == ntstatus.Success {
+		switch {
+		case st == ntstatus.Success && body != nil:
+			resp.body = body
+		case st == ntstatus.Success:
 			resp.body = []byte{4, 0, 0, 0}
-		} else {
+		default:
 			resp.body = []byte{9, 0, 0, 0, 0, 0, 0, 0, 0}
 		}
 		if sign && sess != nil {

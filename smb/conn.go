@@ -611,9 +611,12 @@ func (c *conn) dispatch(ctx context.Context, req *request, resp *response) (ntst
 	case cmdChangeNotify:
 		return c.changeNotify(ctx, req)
 	case cmdOplockBreak:
-		// No oplock or lease is ever granted, so there is nothing to
-		// acknowledge (MS-SMB2 3.3.5.22).
-		return ntstatus.InvalidDeviceState, nil, nil
+		if c.srv.cfg.Caching == nil {
+			// No oplock or lease is ever granted, so there is
+			// nothing to acknowledge (MS-SMB2 3.3.5.22).
+			return ntstatus.InvalidDeviceState, nil, nil
+		}
+		return c.oplockBreak(ctx, req)
 	}
 	return ntstatus.NotSupported, nil, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/locks"
@@ -36,6 +37,15 @@ type open struct {
 	// eaNext is the enumeration position of FileFullEaInformation
 	// queries (MS-FSA Open.NextEaEntry).
 	eaNext int
+	// share is the open's share access; sess its session.
+	share locks.ShareMode
+	sess  *session
+	// oplock is the oplock level the open holds (locks.OplockLease for an
+	// open of a lease, whose state lease holds); leaseBreaking that its
+	// lease was breaking when it was granted (lease.go).
+	oplock        locks.OplockLevel
+	lease         *locks.LeaseInfoSMB
+	leaseBreaking bool
 	// lastRead is the turn of the open's latest READ served on a
 	// goroutine (fileio.go); only the connection's loop uses it.
 	lastRead *readTurn
@@ -223,42 +233,120 @@ func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byt
 	if rel != "" {
 		full += "/" + rel
 	}
-	oreq := fs.OpenEntryRequest{
-		OpenPathRequest: fs.OpenPathRequest{
-			Path:        full,
-			Disposition: dispositions[disposition],
-			Attributes:  attrs & (fs.AttrReadOnly | fs.AttrHidden | fs.AttrSystem | fs.AttrArchive | fs.AttrTemporary | fs.AttrNotContentIndexed | fs.AttrOffline),
-			Open: fs.OpenOptions{
-				Access: granted.Access(), Share: share, DeleteOnClose: options&optDeleteOnClose != 0,
-				// No SMB client may cache writes without a write-caching
-				// lease: an answered WRITE is seen by every reader.
-				VisibleWrites: true,
-				SessionID:     req.sess.id, ClientName: locks.ClientName(locks.ProtocolSMB, req.sess.workstation), ClientIP: c.remote,
+	args := &createArgs{rel: rel, desired: desired, granted: granted, disposition: disposition,
+		oreq: fs.OpenEntryRequest{
+			OpenPathRequest: fs.OpenPathRequest{
+				Path:        full,
+				Disposition: dispositions[disposition],
+				Attributes:  attrs & (fs.AttrReadOnly | fs.AttrHidden | fs.AttrSystem | fs.AttrArchive | fs.AttrTemporary | fs.AttrNotContentIndexed | fs.AttrOffline),
+				Open: fs.OpenOptions{
+					Access: granted.Access(), Share: share, DeleteOnClose: options&optDeleteOnClose != 0,
+					// No SMB client may cache writes without a
+					// write-caching lease: an answered WRITE is seen by
+					// every reader.
+					VisibleWrites: true,
+					SessionID:     req.sess.id, ClientName: locks.ClientName(locks.ProtocolSMB, req.sess.workstation), ClientIP: c.remote,
+				},
 			},
-		},
-		Kind: kind,
-		EAs:  eas,
+			Kind: kind,
+			EAs:  eas,
+		}}
+	switch b[3] {
+	case byte(locks.OplockLevelII), byte(locks.OplockExclusive), byte(locks.OplockBatch):
+		if c.srv.cfg.Caching != nil {
+			args.ask.oplock = locks.OplockLevel(b[3])
+		}
 	}
+	if args.ask.lease, st = c.parseLease(ctxs, b[3]); st != ntstatus.Success {
+		return st, nil, nil
+	}
+	args.overwrite = disposition == 0 || disposition == 4 || disposition == 5
+	if disposition != 2 { // FILE_CREATE meets no existing file to break
+		cc, wait := c.preBreak(ctx, req.tree.share, rel, args.ask, granted.Access(), share, args.overwrite)
+		if wait {
+			// A break that needs an acknowledgment is out: the CREATE
+			// goes async and opens once it is acknowledged, the opens
+			// closed, or the break timed out (MS-SMB2 3.3.4.6, 3.3.5.9).
+			areq := *req
+			areq.rel = &related{}
+			req.asyncID = c.goPendingBody(req, nil, ntstatus.Cancelled, func(pctx context.Context) (ntstatus.Status, []byte) {
+				if _, err := c.srv.cfg.Caching.WaitCache(pctx, cc, 0); err != nil {
+					return ntstatus.Cancelled, nil
+				}
+				if !lockSession(pctx, areq.sess) {
+					return ntstatus.Cancelled, nil
+				}
+				held := true
+				defer func() {
+					if held {
+						areq.sess.mu.Unlock()
+					}
+				}()
+				if !areq.sess.valid.Load() || areq.sess.trees[areq.hdr.TreeID] != areq.tree {
+					return ntstatus.NetworkNameDeleted, nil
+				}
+				return c.openEntry(pctx, &areq, args, &held)
+			})
+			return ntstatus.Pending, nil, nil
+		}
+	}
+	st, out := c.openEntry(ctx, req, args, nil)
+	return st, out, nil
+}
+
+// createArgs is a parsed CREATE: what openEntry needs, copied out of the
+// request's buffer (an async CREATE opens after the buffer is reused).
+type createArgs struct {
+	rel         string
+	desired     locks.Mask
+	granted     locks.Mask
+	disposition uint32
+	oreq        fs.OpenEntryRequest
+	ask         cacheAsk
+	overwrite   bool
+}
+
+// lockSession takes s.mu for a pending request's goroutine, giving up
+// when ctx ends: the connection's loop may hold s.mu while it ends the
+// pending requests and waits for them.
+func lockSession(ctx context.Context, s *session) bool {
+	for !s.mu.TryLock() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return true
+}
+
+// openEntry opens the file of a CREATE and grants its caching. held is
+// nil on the connection's loop; on a pending request's goroutine it
+// reports that the goroutine holds the session's lock: a wait for breaks
+// then happens here, after releasing the lock (held false), instead of
+// going async.
+func (c *conn) openEntry(ctx context.Context, req *request, args *createArgs, held *bool) (ntstatus.Status, []byte) {
+	granted, oreq := args.granted, args.oreq
 	h, a, action, err := c.srv.cfg.FS.OpenEntry(ctx, oreq)
-	if err != nil && desired&locks.MaskMaximumAllowed != 0 && errors.Is(err, locks.ErrReadOnly) {
+	if err != nil && args.desired&locks.MaskMaximumAllowed != 0 && errors.Is(err, locks.ErrReadOnly) {
 		// MAXIMUM_ALLOWED on a ReadOnly file grants everything but
 		// writing data (MS-FSA 2.1.5.1.2.1).
-		granted = desired.MapGeneric(true)
+		granted = args.desired.MapGeneric(true)
 		oreq.Open.Access = granted.Access()
 		h, a, action, err = c.srv.cfg.FS.OpenEntry(ctx, oreq)
 	}
 	if err != nil {
-		if disposition == 2 && (errors.Is(err, fs.ErrNotDir) || errors.Is(err, fs.ErrIsDir)) && !errors.Is(err, locks.ErrSharingViolation) {
+		if args.disposition == 2 && (errors.Is(err, fs.ErrNotDir) || errors.Is(err, fs.ErrIsDir)) && !errors.Is(err, locks.ErrSharingViolation) {
 			// FILE_CREATE of a name that exists as the other kind: the
 			// name collides before its kind matters (mkdir over a file).
-			return ntstatus.ObjectNameCollision, nil, nil
+			return ntstatus.ObjectNameCollision, nil
 		}
-		return createStatus(err, rel), nil, nil
+		return createStatus(err, args.rel), nil
 	}
-	o := &open{tree: req.tree, h: h, path: rel, isDir: a.Kind.IsDir(), access: granted}
+	o := &open{tree: req.tree, h: h, path: args.rel, isDir: a.Kind.IsDir(), access: granted, share: oreq.Open.Share, sess: req.sess}
 	if !c.addOpen(req, o) {
 		_ = h.Close(ctx)
-		return ntstatus.TooManyOpenedFiles, nil, nil
+		return ntstatus.TooManyOpenedFiles, nil
 	}
 	var act uint32
 	switch action {
@@ -271,7 +359,40 @@ func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byt
 	default:
 		act = actionOpened
 	}
-	return ntstatus.Success, createBody(o, act, a), nil
+	overwrite := args.overwrite && action != fs.ActionCreated
+	created := action == fs.ActionCreated
+	wait, st := c.grantCache(ctx, o, args.ask, overwrite, created)
+	if st != ntstatus.Success {
+		delete(req.sess.opens, o.id.Volatile)
+		_ = c.srv.closeOpen(ctx, o)
+		return st, nil
+	}
+	if !wait {
+		return ntstatus.Success, createBody(o, act, a)
+	}
+	// An open that raced in before the grant holds caching that must be
+	// broken first: wait for it (outside the session's lock), then grant.
+	cc := c.cacheCall(h.File(), args.ask, h.Access(), o.share, overwrite, o.isDir, h.ID())
+	cc.Req.Created = created
+	finish := func(pctx context.Context) (ntstatus.Status, []byte) {
+		r, err := c.srv.cfg.Caching.WaitCache(pctx, cc, 0)
+		if err != nil {
+			return ntstatus.Cancelled, nil
+		}
+		o.setCache(r, args.ask)
+		if o.oplock != locks.OplockNone || o.lease != nil {
+			c.srv.caches.add(o, c, o.sess)
+		}
+		return ntstatus.Success, createBody(o, act, a)
+	}
+	if held != nil {
+		req.sess.mu.Unlock()
+		*held = false
+		return finish(ctx)
+	}
+	areq := *req
+	req.asyncID = c.goPendingBody(&areq, nil, ntstatus.Cancelled, finish)
+	return ntstatus.Pending, nil
 }
 
 // durableContexts checks a CREATE's durable-handle contexts (MS-SMB2
@@ -351,6 +472,14 @@ func createBody(o *open, act uint32, a fs.Attr) []byte {
 	le.PutUint64(out[48:], uint64(a.Size))
 	le.PutUint32(out[56:], wireAttrs(a))
 	o.id.put(out[64:])
+	out[2] = byte(o.oplock)
+	if o.lease != nil {
+		out[2] = oplockLease
+		ctx := leaseContext(o)
+		le.PutUint32(out[80:], headerSize+88) // CreateContextsOffset
+		le.PutUint32(out[84:], uint32(len(ctx)))
+		return append(out, ctx...)
+	}
 	return append(out, 0, 0, 0, 0, 0, 0, 0, 0)
 }
 

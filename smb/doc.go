@@ -41,11 +41,12 @@
 // TestSmbtorture runs Samba's smbtorture against the server: every smb2
 // test of the in-scope suites that Samba's smbd passes on the machine
 // (testdata/smbtorture-smbd-pass.txt, rebuilt by TestSmbtortureSmbdOracle),
-// except those of testdata/smbtorture-needs-oplocks.txt: tests smbd passes
-// only by granting an oplock, which this server never grants.
-// TestSmbtortureNeedsOplocks runs those against smbd granting oplocks
-// (success), smbd granting none (failure) and blobshare (failure at the
-// same check).
+// except those of testdata/smbtorture-needs-oplocks.txt (tests smbd passes
+// only by granting an oplock: none since oplocks are granted) and
+// testdata/smbtorture-needs-durable.txt (tests that need a durable handle,
+// not granted yet). TestSmbtortureCaching runs the tests of smb2.oplock and
+// smb2.lease that smbd (with leases) and blobshare both pass
+// (testdata/smbtorture-caching-pass.txt; its survey mode lists them again).
 //
 // TestLinuxCIFSClient (package integration) runs the Linux kernel's SMB
 // client, Debian's cifs.ko in a QEMU guest, against `blobshare serve`:
@@ -121,9 +122,47 @@
 // deleted. Opens belong to a session and a tree; a file
 // id of another session or tree is STATUS_FILE_CLOSED.
 //
+// # Oplocks and leases
+//
+// With Config.Caching (the lock table) the server grants oplocks (level
+// II, exclusive, batch) and leases (v1 on 2.1, v2 with epochs and parent
+// keys on 3.x; R, RH, RW, RWH) and announces SMB2_GLOBAL_CAP_LEASING from
+// 2.1 on, as smbd does; without it every CREATE answers oplock level none.
+// The state and every decision are package locks' (Tx.DecideCache, the
+// rule DecideCaching): lease.go only maps the protocol. A CREATE of an
+// existing file first asks the lock table what its open breaks (MS-FSA
+// 2.1.4.12 runs before the sharing check, so a handle the client only
+// caches under Handle caching is given up before a sharing violation
+// would be answered); when a break needs an acknowledgment the CREATE
+// goes async (interim STATUS_PENDING) and opens once the holder
+// acknowledged, closed its opens or the break timed out
+// (Config.BreakTimeout, 35 s by default: the break then completes to
+// none). The open is then granted what the holders left (a second
+// decision, which also breaks any open that raced in between). Break
+// notifications come from the lock table's outbox: a goroutine of the
+// Server takes the rows addressed to this process whenever a caching
+// change commits here (and every 250 ms for changes of other processes)
+// and sends each to the connection of the open (oplock) or lease it
+// breaks, MessageId all ones, unsigned, encrypted when the session
+// encrypts. OPLOCK_BREAK acknowledgments (oplock and lease) complete the
+// break (MS-SMB2 3.3.5.22). A client never breaks its own lease. A WRITE,
+// an end-of-file or allocation change, or a byte-range LOCK breaks every
+// other cache's Read caching at once (no acknowledgment to wait for: Write
+// caching cannot exist beside another writer), a level II oplock of the
+// writing or locking open included, as smbd does; a LOCK's break of
+// another open's exclusive or batch oplock is sent but not waited for. The grant rules follow the tables smbtorture
+// checks (Windows' results): an existing lease grows only to a superset of
+// its state while no other open is on the file, a stat open may take a
+// lease but no oplock, a lease gets no Handle caching beside an oplock and
+// an oplock none beside Handle caching; an open that meets a sharing
+// violation breaks only Handle caching, then sees the violation again.
+// Not yet: breaks by SET_INFO rename and delete disposition and by READ
+// of another open, waiting in LOCK, directory leases, durable handles,
+// smbtorture's stat-open rule for an access mask of 0 (smb2.oplock.statopen1).
+//
 // An answered WRITE is in the share at once for every reader, as on Azure
-// Files and smbd (an SMB client without a write-caching lease has no right
-// to cache, and blobshare grants none): opens are made with
+// Files and smbd (what a client with a write-caching lease keeps in its own
+// cache is not answered yet, and a break makes it flush): opens are made with
 // fs.OpenOptions.VisibleWrites, so fs keeps the writes staged (committing
 // at every WRITE cost 2000 appends of 100 bytes 25 s instead of 0.2 s) and
 // commits them before anything in this process reads the file — another

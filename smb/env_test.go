@@ -61,11 +61,11 @@ func newEnv(t testing.TB, opts ...func(*smb.Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := rest.New(rest.Config{FS: fsys, Logger: testLogger()})
+	h, err := rest.New(rest.Config{FS: fsys, Logger: testLogger(), Caching: table})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := smb.Config{FS: fsys, Account: rest.DevAccount, Key: rest.DevKey, Logger: testLogger()}
+	cfg := smb.Config{FS: fsys, Account: rest.DevAccount, Key: rest.DevKey, Logger: testLogger(), Caching: table}
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -173,6 +173,7 @@ func (c *conn) write(ctx context.Context, req *request) (ntstatus.Status, []byte
 	if err != nil {
 		return ntstatus.FromError(err), nil, nil
 	}
+	c.breakCaches(ctx, o, locks.CacheOpWrite)
 	out := make([]byte, 16)
 	le.PutUint16(out, 17)
 	le.PutUint32(out[4:], uint32(n))
@@ -288,6 +289,9 @@ func (c *conn) lock(ctx context.Context, req *request) (ntstatus.Status, []byte,
 		}
 		return locks.LockShared
 	}
+	// A byte-range lock breaks the other caches as a write does
+	// (MS-FSA 2.1.4.12; smbtorture smb2.oplock.brl1, smb2.lease.lock1).
+	c.breakCaches(ctx, o, locks.CacheOpLock)
 	for i, e := range els {
 		err := o.h.Lock(ctx, e.r, kindOf(e.flags))
 		if err == nil {

@@ -434,6 +434,7 @@ func (c *conn) setInfo(ctx context.Context, req *request) (ntstatus.Status, []by
 		if size > 1<<62 {
 			return ntstatus.InvalidParameter, nil, nil
 		}
+		c.breakCaches(ctx, o, locks.CacheOpWrite)
 		if class == fileAllocationInformation {
 			// Allocation only shrinks data: a smaller allocation truncates.
 			cur, err := o.h.Size(ctx)

@@ -26,6 +26,13 @@ const (
 // newTestFS is an fs over a temp dir with one share, "data".
 func newTestFS(t testing.TB) *fs.FileSystem {
 	t.Helper()
+	fsys, _ := newTestFSTable(t)
+	return fsys
+}
+
+// newTestFSTable is newTestFS, returning its lock table too.
+func newTestFSTable(t testing.TB) (*fs.FileSystem, *locks.Table) {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -48,7 +55,7 @@ func newTestFS(t testing.TB) *fs.FileSystem {
 	if _, err := fsys.CreateShare(ctx, fs.ShareRequest{Name: "data"}); err != nil {
 		t.Fatal(err)
 	}
-	return fsys
+	return fsys, table
 }
 
 // newTestServer serves fsys on 127.0.0.1:0 and returns the address; opts

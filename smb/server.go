@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/blobshare/blobshare/fs"
+	"github.com/blobshare/blobshare/locks"
 )
 
 // FileSystem is what the server needs of package fs.
@@ -45,6 +46,15 @@ type Config struct {
 	// STATUS_ACCESS_DENIED. Without it, a client that encrypts its
 	// requests gets encrypted responses.
 	EncryptData bool
+	// Caching is the lock table oplocks and leases are granted, broken
+	// and acknowledged in (lease.go): with it the server announces
+	// SMB2_GLOBAL_CAP_LEASING (2.1 and later) and grants what MS-SMB2 and
+	// MS-FSA allow; nil grants none (every CREATE answers oplock level
+	// none). Pass the FileSystem's lock table.
+	Caching *locks.Table
+	// BreakTimeout is how long a break that needs an acknowledgment waits
+	// before it completes to none; 0 means locks.DefaultBreakTimeout (35 s).
+	BreakTimeout time.Duration
 }
 
 // Server serves SMB2/3 on listeners. Every file share of the FileSystem is
@@ -70,6 +80,10 @@ type Server struct {
 	// readBufs pools the buffers READs are read into and answered from
 	// (*[]byte of readBufSize; fileio.go).
 	readBufs sync.Pool
+
+	// caches maps this process's cached opens and leases to their
+	// connections, for break notifications (lease.go).
+	caches cacheHolders
 }
 
 // ErrServerClosed is returned by Serve after Close.
@@ -93,6 +107,13 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if cfg.Caching != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.deliverBreaks(s.ctx)
+		}()
+	}
 	return s, nil
 }
 
@@ -176,7 +197,9 @@ func (s *Server) closeOpen(ctx context.Context, o *open) error {
 	if o.quota {
 		return nil
 	}
-	if err := o.h.Close(ctx); err != nil {
+	err := o.h.Close(ctx)
+	s.dropCache(ctx, o)
+	if err != nil {
 		return fmt.Errorf("smb: closing %s: %w", o.path, err)
 	}
 	return nil

@@ -109,15 +109,20 @@ func suiteOf(t *testing.T, name string) string {
 
 // TestSmbtorture runs every smbtorture test Samba's smbd passes on this
 // machine (testdata/smbtorture-smbd-pass.txt) against blobshare and fails
-// on any failure, except the tests of testdata/smbtorture-needs-oplocks.txt,
-// which are skipped with their reason (TestSmbtortureNeedsOplocks runs
-// them).
+// on any failure, except the tests of testdata/smbtorture-needs-oplocks.txt
+// (TestSmbtortureNeedsOplocks runs them) and
+// testdata/smbtorture-needs-durable.txt, which are skipped with their
+// reason.
 func TestSmbtorture(t *testing.T) {
 	if _, err := exec.LookPath("smbtorture"); err != nil {
 		requireTool(t, "smbtorture (Debian samba-testsuite)", err)
 	}
 	pass := readTestList(t, "smbtorture-smbd-pass.txt")
 	needsOplocks := readTestList(t, "smbtorture-needs-oplocks.txt")
+	needsDurable := readTestList(t, "smbtorture-needs-durable.txt")
+	for name, reason := range needsDurable {
+		needsOplocks[name] = "needs durable handles: " + reason
+	}
 	for name := range needsOplocks {
 		if _, ok := pass[name]; !ok {
 			t.Errorf("%q needs oplocks but is not on the smbd pass list", name)
@@ -145,7 +150,7 @@ func TestSmbtorture(t *testing.T) {
 		for _, name := range group {
 			t.Run(name, func(t *testing.T) {
 				if reason, ok := needsOplocks[name]; ok {
-					t.Skipf("needs oplocks, which blobshare grants none (TestSmbtortureNeedsOplocks): %s", reason)
+					t.Skipf("needs what blobshare does not grant (TestSmbtortureNeedsOplocks, smbtorture-needs-durable.txt): %s", reason)
 				}
 				if got := results[name]; got != "success" {
 					t.Errorf("smbtorture %s: %q, smbd passes it\n%s", name, got, testOutput(out, name))
@@ -169,6 +174,9 @@ func TestSmbtortureNeedsOplocks(t *testing.T) {
 		requireTool(t, "smbtorture (Debian samba-testsuite)", err)
 	}
 	needsOplocks := readTestList(t, "smbtorture-needs-oplocks.txt")
+	if len(needsOplocks) == 0 {
+		t.Skip("testdata/smbtorture-needs-oplocks.txt is empty: blobshare grants oplocks and leases")
+	}
 	tests := slices.Sorted(maps.Keys(needsOplocks))
 	bySuite := map[string][]string{}
 	for _, name := range tests {
