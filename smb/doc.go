@@ -41,10 +41,8 @@
 // TestSmbtorture runs Samba's smbtorture against the server: every smb2
 // test of the in-scope suites that Samba's smbd passes on the machine
 // (testdata/smbtorture-smbd-pass.txt, rebuilt by TestSmbtortureSmbdOracle),
-// except those of testdata/smbtorture-needs-oplocks.txt (tests smbd passes
-// only by granting an oplock: none since oplocks are granted) and
-// testdata/smbtorture-needs-durable.txt (tests that need a durable handle,
-// not granted yet). TestSmbtortureCaching runs the tests of smb2.oplock and
+// except those of testdata/smbtorture-needs-durable.txt (tests that need a
+// durable handle, not granted yet). TestSmbtortureCaching runs the tests of smb2.oplock and
 // smb2.lease that smbd (with leases) and blobshare both pass
 // (testdata/smbtorture-caching-pass.txt; its survey mode lists them again).
 //

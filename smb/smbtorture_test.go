@@ -109,23 +109,17 @@ func suiteOf(t *testing.T, name string) string {
 
 // TestSmbtorture runs every smbtorture test Samba's smbd passes on this
 // machine (testdata/smbtorture-smbd-pass.txt) against blobshare and fails
-// on any failure, except the tests of testdata/smbtorture-needs-oplocks.txt
-// (TestSmbtortureNeedsOplocks runs them) and
-// testdata/smbtorture-needs-durable.txt, which are skipped with their
-// reason.
+// on any failure, except the tests of testdata/smbtorture-needs-durable.txt,
+// which are skipped with their reason.
 func TestSmbtorture(t *testing.T) {
 	if _, err := exec.LookPath("smbtorture"); err != nil {
 		requireTool(t, "smbtorture (Debian samba-testsuite)", err)
 	}
 	pass := readTestList(t, "smbtorture-smbd-pass.txt")
-	needsOplocks := readTestList(t, "smbtorture-needs-oplocks.txt")
 	needsDurable := readTestList(t, "smbtorture-needs-durable.txt")
-	for name, reason := range needsDurable {
-		needsOplocks[name] = "needs durable handles: " + reason
-	}
-	for name := range needsOplocks {
+	for name := range needsDurable {
 		if _, ok := pass[name]; !ok {
-			t.Errorf("%q needs oplocks but is not on the smbd pass list", name)
+			t.Errorf("%q needs durable handles but is not on the smbd pass list", name)
 		}
 	}
 	tests := slices.Sorted(maps.Keys(pass))
@@ -138,7 +132,7 @@ func TestSmbtorture(t *testing.T) {
 				continue
 			}
 			group = append(group, name)
-			if _, ok := needsOplocks[name]; !ok {
+			if _, ok := needsDurable[name]; !ok {
 				run = append(run, name)
 			}
 		}
@@ -149,8 +143,8 @@ func TestSmbtorture(t *testing.T) {
 		}
 		for _, name := range group {
 			t.Run(name, func(t *testing.T) {
-				if reason, ok := needsOplocks[name]; ok {
-					t.Skipf("needs what blobshare does not grant (TestSmbtortureNeedsOplocks, smbtorture-needs-durable.txt): %s", reason)
+				if reason, ok := needsDurable[name]; ok {
+					t.Skipf("needs durable handles (smbtorture-needs-durable.txt): %s", reason)
 				}
 				if got := results[name]; got != "success" {
 					t.Errorf("smbtorture %s: %q, smbd passes it\n%s", name, got, testOutput(out, name))
@@ -161,61 +155,9 @@ func TestSmbtorture(t *testing.T) {
 }
 
 // smbdWithoutOplocks are the smb.conf lines that make smbd grant every
-// oplock and lease request none, as blobshare does (issue 15).
+// oplock and lease request none, as blobshare did before issue 30.
 var smbdWithoutOplocks = []string{"oplocks = no", "level2 oplocks = no", "smb2 leases = no", "kernel oplocks = no"}
 
-// TestSmbtortureNeedsOplocks checks that each test of
-// testdata/smbtorture-needs-oplocks.txt is one smbd passes only by
-// granting oplocks: smbd passes it as configured for the pass list, fails
-// it when it grants no oplocks (smbdWithoutOplocks), and blobshare, which
-// grants none, fails it at the same check.
-func TestSmbtortureNeedsOplocks(t *testing.T) {
-	if _, err := exec.LookPath("smbtorture"); err != nil {
-		requireTool(t, "smbtorture (Debian samba-testsuite)", err)
-	}
-	needsOplocks := readTestList(t, "smbtorture-needs-oplocks.txt")
-	if len(needsOplocks) == 0 {
-		t.Skip("testdata/smbtorture-needs-oplocks.txt is empty: blobshare grants oplocks and leases")
-	}
-	tests := slices.Sorted(maps.Keys(needsOplocks))
-	bySuite := map[string][]string{}
-	for _, name := range tests {
-		s := suiteOf(t, name)
-		bySuite[s] = append(bySuite[s], name)
-	}
-	e := newEnv(t)
-	e.mustShare("share")
-	withOplocks := startSmbd(t, t.TempDir())
-	withoutOplocks := startSmbd(t, t.TempDir(), smbdWithoutOplocks...)
-	for suite, names := range bySuite {
-		okSmbd, outSmbd := withOplocks.torture(t, suite, names)
-		noSmbd, outNo := withoutOplocks.torture(t, suite, names)
-		gotOurs, outOurs := runTorture(t, e.smbAddr, "share", rest.DevAccount, rest.DevKey, suite, names)
-		for _, name := range names {
-			t.Run(name, func(t *testing.T) {
-				if got := okSmbd[name]; got != "success" {
-					t.Errorf("smbd granting oplocks: %q, want success\n%s", got, testOutput(outSmbd, name))
-				}
-				no, okNo := testSection(outNo, name)
-				ours, okOurs := testSection(outOurs, name)
-				if !okNo || !okOurs {
-					t.Fatalf("smbtorture printed no part for %s (smbd without oplocks: %v, blobshare: %v)\nsmbd:\n%s\nblobshare:\n%s", name, okNo, okOurs, outNo, outOurs)
-				}
-				if got := noSmbd[name]; got != "failure" {
-					t.Errorf("smbd granting no oplocks: %q, want failure\n%s", got, no)
-				}
-				if got := gotOurs[name]; got != "failure" {
-					t.Errorf("blobshare: %q, want failure as smbd without oplocks\n%s", got, ours)
-				}
-				if a, b := failedCheck(no), failedCheck(ours); a == "" || a != b {
-					t.Errorf("blobshare fails at %q, smbd without oplocks at %q\nblobshare:\n%s\nsmbd:\n%s", b, a, ours, no)
-				} else {
-					t.Logf("smbd without oplocks and blobshare both fail at %s", a)
-				}
-			})
-		}
-	}
-}
 
 // failedCheck is the source location of the first failed check in one
 // test's smbtorture output: of a line "../../source4/torture/smb2/lock.c:3205:
@@ -259,11 +201,10 @@ func testSection(out, name string) (string, bool) {
 
 // TestSmbtortureSmbdOracle runs the in-scope suites against Samba's smbd
 // (started by startSmbd) and checks that the tests it passes are exactly
-// testdata/smbtorture-smbd-pass.txt, printing the list it found; then
-// against smbd granting no oplocks (as blobshare), which must pass all of
-// them but those of testdata/smbtorture-needs-oplocks.txt. It needs root
-// and smbd; it runs only with BLOBSHARE_SMBD_ORACLE=1, since the list is
-// what it produced on this machine.
+// testdata/smbtorture-smbd-pass.txt, printing the list it found; then,
+// for the record, which of them smbd passes when it grants no oplocks. It
+// needs root and smbd; it runs only with BLOBSHARE_SMBD_ORACLE=1, since the
+// list is what it produced on this machine.
 func TestSmbtortureSmbdOracle(t *testing.T) {
 	if os.Getenv("BLOBSHARE_SMBD_ORACLE") != "1" {
 		t.Skip("set BLOBSHARE_SMBD_ORACLE=1 to rebuild the smbd pass list")
@@ -297,13 +238,8 @@ func TestSmbtortureSmbdOracle(t *testing.T) {
 	t.Logf("smbd passes %d tests:\n%s", len(passed), strings.Join(passed, "\n"))
 	compare("smbd", passed, readTestList(t, "smbtorture-smbd-pass.txt"))
 
-	want := readTestList(t, "smbtorture-smbd-pass.txt")
-	for name := range readTestList(t, "smbtorture-needs-oplocks.txt") {
-		delete(want, name)
-	}
 	passed = passes(smbdWithoutOplocks...)
 	t.Logf("smbd granting no oplocks passes %d tests:\n%s", len(passed), strings.Join(passed, "\n"))
-	compare("smbd granting no oplocks", passed, want)
 }
 
 // torture is runTorture against d.

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/blobshare/blobshare/fs"
+	"github.com/blobshare/blobshare/locks"
 	"github.com/blobshare/blobshare/smb"
 )
 
@@ -39,11 +40,13 @@ type smbEndpoint struct {
 
 // startSMB listens on addr ("off": no endpoint) and serves fsys over SMB
 // on a goroutine until stop; encrypt requires encryption (--smb-encrypt).
-func startSMB(addr string, encrypt bool, fsys *fs.FileSystem, account, key string, logger *slog.Logger) (*smbEndpoint, error) {
+// Oplocks and leases are granted and broken through table, fsys's lock
+// table, so that every protocol breaks them.
+func startSMB(addr string, encrypt bool, fsys *fs.FileSystem, table *locks.Table, account, key string, logger *slog.Logger) (*smbEndpoint, error) {
 	if addr == "off" {
 		return nil, nil
 	}
-	srv, err := smb.New(smb.Config{FS: fsys, Account: account, Key: key, Logger: logger, EncryptData: encrypt})
+	srv, err := smb.New(smb.Config{FS: fsys, Caching: table, Account: account, Key: key, Logger: logger, EncryptData: encrypt})
 	if err != nil {
 		return nil, fmt.Errorf("--smb: %w", err)
 	}
