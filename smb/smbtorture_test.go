@@ -158,7 +158,6 @@ func TestSmbtorture(t *testing.T) {
 // oplock and lease request none, as blobshare did before issue 30.
 var smbdWithoutOplocks = []string{"oplocks = no", "level2 oplocks = no", "smb2 leases = no", "kernel oplocks = no"}
 
-
 // failedCheck is the source location of the first failed check in one
 // test's smbtorture output: of a line "../../source4/torture/smb2/lock.c:3205:
 // (...): wrong value for ...", "source4/torture/smb2/lock.c:3205"; "" if
