@@ -26,10 +26,7 @@ func startREST(c *cli.Context, ln net.Listener, dd *dataDir, blobs rest.BlobSour
 		return offEndpoint("rest"), nil
 	}
 	handler, err := rest.New(rest.Config{
-		FS: dd.FS,
-		// SMB clients' oplocks and leases are broken by FileREST
-		// operations as Azure Files documents (rest/doc.go).
-		Caching:     dd.Table,
+		FS:          dd.FS,
 		Account:     c.String("account"),
 		Key:         c.String("key"),
 		DisableAuth: c.Bool("no-auth"),
