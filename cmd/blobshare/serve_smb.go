@@ -44,7 +44,10 @@ type smbEndpoint struct {
 // with them granted, the Linux kernel's cifs client (TestLinuxCIFSClient)
 // reports "RFC 1002 unknown response type 0xfe" and then
 // STATUS_FILE_CLOSED, so serve grants none, as before, until that is
-// understood and fixed.
+// fixed. The cause, as the code reads: a CREATE that goes async inside a
+// compound (the kernel's unlink: CREATE, SET_INFO, CLOSE) leaves its
+// related requests to run at once, without its file id; the rest of a
+// chain must wait for the async request and answer after it.
 func startSMB(addr string, encrypt bool, fsys *fs.FileSystem, account, key string, logger *slog.Logger) (*smbEndpoint, error) {
 	if addr == "off" {
 		return nil, nil
