@@ -65,15 +65,13 @@ func (s *Server) listQueues(w http.ResponseWriter, c *call) error {
 }
 
 func (s *Server) getServiceProperties(w http.ResponseWriter, c *call) error {
-	props := defaultServiceProps()
 	doc, err := s.svc.ServiceProperties(c.r.Context())
 	if err != nil {
 		return err
 	}
-	if doc != nil {
-		if err := xml.Unmarshal(doc, &props); err != nil {
-			return err
-		}
+	props, err := storagehttp.StoredServiceProperties(doc)
+	if err != nil {
+		return err
 	}
 	return storagehttp.WriteXML(w, http.StatusOK, props)
 }
@@ -81,28 +79,19 @@ func (s *Server) getServiceProperties(w http.ResponseWriter, c *call) error {
 // setServiceProperties stores the document; parts left out keep their
 // values, as the service does.
 func (s *Server) setServiceProperties(w http.ResponseWriter, c *call) error {
-	var in servicePropsXML
+	var in storagehttp.ServicePropertiesXML
 	if err := storagehttp.DecodeXMLBody(c.r, &in, maxSmallBody); err != nil {
 		return err
 	}
-	props := defaultServiceProps()
 	doc, err := s.svc.ServiceProperties(c.r.Context())
 	if err != nil {
 		return err
 	}
-	if doc != nil {
-		if err := xml.Unmarshal(doc, &props); err != nil {
-			return err
-		}
+	props, err := storagehttp.StoredServiceProperties(doc)
+	if err != nil {
+		return err
 	}
-	for _, p := range []struct{ dst, src **rawXML }{
-		{&props.Logging, &in.Logging}, {&props.HourMetrics, &in.HourMetrics},
-		{&props.MinuteMetrics, &in.MinuteMetrics}, {&props.Cors, &in.Cors},
-	} {
-		if *p.src != nil {
-			*p.dst = *p.src
-		}
-	}
+	props.Merge(in)
 	out, err := xml.Marshal(props)
 	if err != nil {
 		return err

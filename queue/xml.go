@@ -68,28 +68,3 @@ type queueXML struct {
 	Name     string                   `xml:"Name"`
 	Metadata *storagehttp.MetadataXML `xml:"Metadata,omitempty"`
 }
-
-// servicePropsXML keeps each part of the properties document as sent.
-type servicePropsXML struct {
-	XMLName       xml.Name `xml:"StorageServiceProperties"`
-	Logging       *rawXML  `xml:"Logging"`
-	HourMetrics   *rawXML  `xml:"HourMetrics"`
-	MinuteMetrics *rawXML  `xml:"MinuteMetrics"`
-	Cors          *rawXML  `xml:"Cors"`
-}
-
-type rawXML struct {
-	Inner string `xml:",innerxml"`
-}
-
-// defaultServiceProps is what a fresh service answers: logging and
-// metrics off, no CORS rules.
-func defaultServiceProps() servicePropsXML {
-	off := `<Version>1.0</Version><Enabled>false</Enabled><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy>`
-	return servicePropsXML{
-		Logging:       &rawXML{`<Version>1.0</Version><Delete>false</Delete><Read>false</Read><Write>false</Write><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy>`},
-		HourMetrics:   &rawXML{off},
-		MinuteMetrics: &rawXML{off},
-		Cors:          &rawXML{},
-	}
-}

@@ -251,34 +251,13 @@ func validPolicy(id tablesvc.SignedIdentifier) error {
 	return nil
 }
 
-// servicePropsXML keeps each part of the properties document as sent.
-type servicePropsXML struct {
-	XMLName       xml.Name `xml:"StorageServiceProperties"`
-	Logging       *rawXML  `xml:"Logging"`
-	HourMetrics   *rawXML  `xml:"HourMetrics"`
-	MinuteMetrics *rawXML  `xml:"MinuteMetrics"`
-	Cors          *rawXML  `xml:"Cors"`
-}
-
-type rawXML struct {
-	Inner string `xml:",innerxml"`
-}
-
-// serviceProps is the stored document over the defaults (logging and
-// metrics off, no CORS rules).
-func (s *Server) serviceProps(c *call) (servicePropsXML, error) {
-	off := `<Version>1.0</Version><Enabled>false</Enabled><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy>`
-	props := servicePropsXML{
-		Logging:       &rawXML{`<Version>1.0</Version><Delete>false</Delete><Read>false</Read><Write>false</Write><RetentionPolicy><Enabled>false</Enabled></RetentionPolicy>`},
-		HourMetrics:   &rawXML{off},
-		MinuteMetrics: &rawXML{off},
-		Cors:          &rawXML{},
-	}
+// serviceProps is the stored document over the defaults.
+func (s *Server) serviceProps(c *call) (storagehttp.ServicePropertiesXML, error) {
 	doc, err := s.svc.ServiceProperties(c.r.Context())
-	if err != nil || doc == nil {
-		return props, err
+	if err != nil {
+		return storagehttp.ServicePropertiesXML{}, err
 	}
-	return props, xml.Unmarshal(doc, &props)
+	return storagehttp.StoredServiceProperties(doc)
 }
 
 func (s *Server) getServiceProperties(w http.ResponseWriter, c *call) error {
@@ -292,7 +271,7 @@ func (s *Server) getServiceProperties(w http.ResponseWriter, c *call) error {
 // setServiceProperties stores the document; parts left out keep their
 // values (Azurite; Azure documents the same for its elements). 202.
 func (s *Server) setServiceProperties(w http.ResponseWriter, c *call) error {
-	var in servicePropsXML
+	var in storagehttp.ServicePropertiesXML
 	if err := storagehttp.DecodeXMLBody(c.r, &in, maxSmallBody); err != nil {
 		return err
 	}
@@ -303,14 +282,7 @@ func (s *Server) setServiceProperties(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range []struct{ dst, src **rawXML }{
-		{&props.Logging, &in.Logging}, {&props.HourMetrics, &in.HourMetrics},
-		{&props.MinuteMetrics, &in.MinuteMetrics}, {&props.Cors, &in.Cors},
-	} {
-		if *p.src != nil {
-			*p.dst = *p.src
-		}
-	}
+	props.Merge(in)
 	out, err := xml.Marshal(props)
 	if err != nil {
 		return err
@@ -333,7 +305,7 @@ const maxCorsRules = 5
 // retention policy of Logging, HourMetrics or MinuteMetrics whose Days
 // is outside "the minimum value you can specify is 1; the largest value
 // is 365 (one year)" (aztables' TestSetTooManyCors, TestRetentionTooLong).
-func checkServiceProps(in servicePropsXML) error {
+func checkServiceProps(in storagehttp.ServicePropertiesXML) error {
 	if in.Cors != nil {
 		var cors struct {
 			Rules []struct{} `xml:"CorsRule"`
@@ -347,7 +319,7 @@ func checkServiceProps(in servicePropsXML) error {
 	}
 	for _, sec := range []struct {
 		name string
-		x    *rawXML
+		x    *storagehttp.RawXML
 	}{{"Logging", in.Logging}, {"HourMetrics", in.HourMetrics}, {"MinuteMetrics", in.MinuteMetrics}} {
 		if sec.x == nil {
 			continue
