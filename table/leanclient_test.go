@@ -64,20 +64,13 @@ func (c *leanClient) do(ctx context.Context, method, path string, body []byte, h
 	if err != nil {
 		return "", nil, err
 	}
-	date := time.Now().UTC().Format(http.TimeFormat)
-	req.Header.Set("x-ms-date", date)
-	req.Header.Set("x-ms-version", "2019-02-02")
-	req.Header.Set("Accept", "application/json;odata=nometadata")
-	req.Header.Set("DataServiceVersion", "3.0")
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
-	mac := hmac.New(sha256.New, c.key)
-	io.WriteString(mac, date+"\n/"+c.account+path)
-	req.Header.Set("Authorization", "SharedKeyLite "+c.account+":"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+	c.sign(req, path)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return "", nil, err
@@ -91,6 +84,20 @@ func (c *leanClient) do(ctx context.Context, method, path string, body []byte, h
 		return "", nil, fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, b)
 	}
 	return resp.Header.Get("ETag"), b, nil
+}
+
+// sign sets the headers every request carries and signs req, whose
+// escaped path is path, with SharedKey Lite (x-ms-date, then the
+// canonicalized resource).
+func (c *leanClient) sign(req *http.Request, path string) {
+	date := time.Now().UTC().Format(http.TimeFormat)
+	req.Header.Set("x-ms-date", date)
+	req.Header.Set("x-ms-version", "2019-02-02")
+	req.Header.Set("Accept", "application/json;odata=nometadata")
+	req.Header.Set("DataServiceVersion", "3.0")
+	mac := hmac.New(sha256.New, c.key)
+	io.WriteString(mac, date+"\n/"+c.account+path)
+	req.Header.Set("Authorization", "SharedKeyLite "+c.account+":"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
 }
 
 // cycle inserts (pk, rk), reads it back and merges N=2 into it with the
@@ -133,14 +140,7 @@ func (c *leanClient) query(ctx context.Context, tbl, filter string) (int, error)
 		if err != nil {
 			return n, err
 		}
-		date := time.Now().UTC().Format(http.TimeFormat)
-		req.Header.Set("x-ms-date", date)
-		req.Header.Set("x-ms-version", "2019-02-02")
-		req.Header.Set("Accept", "application/json;odata=nometadata")
-		req.Header.Set("DataServiceVersion", "3.0")
-		mac := hmac.New(sha256.New, c.key)
-		io.WriteString(mac, date+"\n/"+c.account+path)
-		req.Header.Set("Authorization", "SharedKeyLite "+c.account+":"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+		c.sign(req, path)
 		resp, err := c.hc.Do(req)
 		if err != nil {
 			return n, err
