@@ -28,14 +28,9 @@ import (
 // transaction), and the write lock is held from the group's BEGIN
 // IMMEDIATE to its COMMIT, across processes too.
 
-// DefaultMaxGroup bounds the writes one transaction takes, so that a burst
-// does not hold the write lock (and the leader's own answer) without end.
-const DefaultMaxGroup = 64
-
-// SetMaxGroup sets how many writes one transaction may take (1: a
-// transaction per write, as before group commit; benchmarks compare the
-// two in one run). Call it before the first Write.
-func (s *Store) SetMaxGroup(n int) { s.maxGroup = max(n, 1) }
+// maxGroup bounds the writes one transaction takes, so that a burst does
+// not hold the write lock (and the leader's own answer) without end.
+const maxGroup = 64
 
 // The savepoint every write of a group runs in.
 const (
@@ -93,7 +88,7 @@ func (s *Store) Write(ctx context.Context, table string, fn func(tablesvc.Tx) er
 	// queued after that wait for the next leader.
 	for !w.answered() {
 		s.queueMu.Lock()
-		n := min(len(s.queue), s.maxGroup)
+		n := min(len(s.queue), maxGroup)
 		group := s.queue[:n:n]
 		s.queue = s.queue[n:]
 		s.queueMu.Unlock()

@@ -59,10 +59,9 @@ type Store struct {
 	// Group commit (groupcommit.go): writes queue here, and whoever holds
 	// lead (a one-slot semaphore a waiter can give up on) commits every
 	// queued write in one transaction.
-	queueMu  sync.Mutex
-	queue    []*groupWrite
-	lead     chan struct{}
-	maxGroup int
+	queueMu sync.Mutex
+	queue   []*groupWrite
+	lead    chan struct{}
 	// queuedHook, if set (tests), is called with the queue's length after
 	// each write joins it, under queueMu.
 	queuedHook func(n int)
@@ -94,7 +93,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: %w", err)
 	}
-	st := &Store{path: path, writer: db.Writer, reader: db.Reader, readStmts: map[string]*sql.Stmt{}, lead: make(chan struct{}, 1), maxGroup: DefaultMaxGroup}
+	st := &Store{path: path, writer: db.Writer, reader: db.Reader, readStmts: map[string]*sql.Stmt{}, lead: make(chan struct{}, 1)}
 	for _, p := range []struct {
 		dst **sql.Stmt
 		sql string
