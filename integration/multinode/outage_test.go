@@ -250,15 +250,7 @@ func TestDatabaseOutage(t *testing.T) {
 	}
 	// The batches: whole or absent, acknowledged ones whole.
 	for b, outcome := range batches {
-		pager := tables[0].NewListEntitiesPager(&aztables.ListEntitiesOptions{Filter: to.Ptr(fmt.Sprintf("PartitionKey eq 'b%06d'", b))})
-		n := 0
-		for pager.More() {
-			p, err := pager.NextPage(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			n += len(p.Entities)
-		}
+		n := batchEntities(t, tables[0], b)
 		if n != 0 && n != 10 || outcome == "ok" && n != 10 {
 			t.Errorf("batch %d (%s) has %d of its 10 entities", b, outcome, n)
 		}
@@ -376,15 +368,7 @@ func TestNodeKilled(t *testing.T) {
 	}
 	whole, absent := 0, 0
 	for b, ok := range batches {
-		pager := tables[1].NewListEntitiesPager(&aztables.ListEntitiesOptions{Filter: to.Ptr(fmt.Sprintf("PartitionKey eq 'b%06d'", b))})
-		n := 0
-		for pager.More() {
-			p, err := pager.NextPage(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			n += len(p.Entities)
-		}
+		n := batchEntities(t, tables[1], b)
 		switch {
 		case n == 20:
 			whole++
@@ -406,4 +390,19 @@ func TestNodeKilled(t *testing.T) {
 		t.Errorf("counter %d after %d acknowledged increments", e.N, incOK.Load())
 	}
 	t.Logf("%d batches whole, %d absent (unacknowledged); counter %d after %d acknowledged increments", whole, absent, e.N, incOK.Load())
+}
+
+// batchEntities is how many entities batch b's partition holds.
+func batchEntities(t *testing.T, c *aztables.Client, b int) int {
+	t.Helper()
+	pager := c.NewListEntitiesPager(&aztables.ListEntitiesOptions{Filter: to.Ptr(fmt.Sprintf("PartitionKey eq 'b%06d'", b))})
+	n := 0
+	for pager.More() {
+		p, err := pager.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(p.Entities)
+	}
+	return n
 }
