@@ -33,6 +33,14 @@
 // server down (SIGQUIT: an immediate shutdown, the data is discarded) and
 // removes the directory, so no server outlives its tests.
 //
+// A test that stops the server (a database restart under load) takes a
+// cluster of its own, pgtest.Private(t), stopped when t ends: Halt runs
+// `pg_ctl stop -m fast|immediate` and waits for the server to exit,
+// Resume starts it again on the same data directory (its watchdog starts
+// postgres once more for each line on the lifeline). A private cluster
+// runs with synchronous_commit on, so an immediate stop loses no
+// acknowledged commit (fsync stays off: the machine does not crash).
+//
 // Without PostgreSQL a test is skipped, or fails when
 // BLOBSHARE_REQUIRE_ALL=1 (`make debs` installs Debian's postgresql).
 package pgtest

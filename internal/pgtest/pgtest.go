@@ -1,7 +1,6 @@
 package pgtest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -51,6 +50,12 @@ type Cluster struct {
 	// lookIn, when set, replaces BinDir's search (tests of a missing
 	// server).
 	lookIn []string
+
+	// restartable: the server runs under restartWatchdog (Private), so
+	// Halt and Resume can stop and start it on the same data directory.
+	restartable bool
+	cred        *syscall.Credential
+	logBuf      syncBuffer
 
 	// StartTime is how long making the data directory and starting the
 	// server took (zero before); Template says the data directory was
@@ -129,6 +134,9 @@ func (c *Cluster) ConnString() string {
 func (c *Cluster) exec(ctx context.Context, sql string) error {
 	c.adminMu.Lock()
 	defer c.adminMu.Unlock()
+	if c.admin == nil {
+		return errors.New("the server is halted")
+	}
 	_, err := c.admin.Exec(ctx, sql)
 	return err
 }
@@ -196,6 +204,7 @@ func (c *Cluster) start() error {
 	if err != nil {
 		return err
 	}
+	c.cred = cred
 	// A short path: the socket's path must stay under 108 bytes.
 	base := os.TempDir()
 	if len(base) > 60 {
@@ -214,17 +223,24 @@ func (c *Cluster) start() error {
 		c.removeDir()
 		return err
 	}
-	var logBuf bytes.Buffer
+	logBuf := &c.logBuf
 	// The server runs under a watchdog shell that holds the read end of a
 	// pipe from this process: when the test binary exits in any way (a
 	// panic, a -timeout, SIGKILL) the pipe closes, and the watchdog shuts
 	// the server down and removes the directory. Stop closes the pipe too.
-	c.cmd = exec.Command("/bin/sh", "-c", watchdog, "pgtest-watchdog", c.dir,
+	script, syncCommit := watchdog, "off"
+	if c.restartable {
+		// A commit is acknowledged once its WAL is written (to the page
+		// cache: fsync stays off), so an immediate stop loses no
+		// acknowledged commit, as on a real server.
+		script, syncCommit = restartWatchdog, "on"
+	}
+	c.cmd = exec.Command("/bin/sh", "-c", script, "pgtest-watchdog", c.dir,
 		filepath.Join(bindir, "postgres"), "-D", data, "-k", c.dir, "-p", strconv.Itoa(port),
-		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off",
+		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit="+syncCommit,
 		"-c", "full_page_writes=off", "-c", "max_connections=200", "-c", "shared_buffers=32MB")
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
-	c.cmd.Stdout, c.cmd.Stderr = &logBuf, &logBuf
+	c.cmd.Stdout, c.cmd.Stderr = logBuf, logBuf
 	c.cmd.Dir = c.dir
 	if c.lifeline, err = c.cmd.StdinPipe(); err != nil {
 		c.removeDir()
@@ -236,28 +252,37 @@ func (c *Cluster) start() error {
 	}
 	c.exited = make(chan struct{})
 	go func() { _ = c.cmd.Wait(); close(c.exited) }()
-	// Wait for it to accept connections (postgres creates the socket when
-	// ready for them, but may still answer "starting up" briefly).
+	if err := c.connectAdmin(); err != nil {
+		return err
+	}
+	c.StartTime = time.Since(began)
+	return nil
+}
+
+// connectAdmin waits for the server to accept connections (postgres
+// creates the socket when ready for them, but may still answer "starting
+// up" briefly) and opens the admin connection.
+func (c *Cluster) connectAdmin() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for {
 		conn, err := pgx.Connect(ctx, c.ConnString())
 		if err == nil {
+			c.adminMu.Lock()
 			c.admin = conn
-			break
+			c.adminMu.Unlock()
+			return nil
 		}
 		select {
 		case <-c.exited:
 			c.removeDir()
-			return fmt.Errorf("postgres exited at start: %s", logBuf.String())
+			return fmt.Errorf("postgres exited at start: %s", c.logBuf.String())
 		case <-ctx.Done():
 			_ = c.Stop()
 			return fmt.Errorf("postgres did not accept connections within 60 s: %w", err)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	c.StartTime = time.Since(began)
-	return nil
 }
 
 // Stop shuts the cluster down, if it was started, and removes its
