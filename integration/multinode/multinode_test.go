@@ -67,12 +67,14 @@ func metaURL(t *testing.T, kv string) string {
 	return "postgres://" + params["user"] + "@/" + params["dbname"] + "?" + q.Encode()
 }
 
-// startNodes starts n serve processes on one schema, each with its own
-// --data and only the Queue and Table endpoints; params are added to the
-// --meta URL's query ("&application_name=…").
-func startNodes(t *testing.T, n int, params string) []*servetest.Server {
+// startNodes starts n serve processes on a new schema of cluster c, each
+// with its own --data and only the Queue and Table endpoints; params are
+// added to the --meta URL's query ("&application_name=…"). It returns
+// them with the schema's connection string.
+func startNodes(t *testing.T, c *pgtest.Cluster, n int, params string) ([]*servetest.Server, string) {
 	t.Helper()
-	meta := metaURL(t, pg.Schema(t)) + params
+	conn := c.Schema(t)
+	meta := metaURL(t, conn) + params
 	var nodes []*servetest.Server
 	for i := range n {
 		s, err := servetest.Start(bin, filepath.Join(t.TempDir(), fmt.Sprint("node", i)),
@@ -92,7 +94,7 @@ func startNodes(t *testing.T, n int, params string) []*servetest.Server {
 		})
 		nodes = append(nodes, s)
 	}
-	return nodes
+	return nodes, conn
 }
 
 var noRetry = azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}
@@ -145,7 +147,7 @@ func TestServeRefusesWhatIsNotSharedYet(t *testing.T) {
 // another node than the one that handed it out: every message is received
 // and deleted exactly once, and the queue ends empty on every node.
 func TestQueueAcrossNodes(t *testing.T) {
-	nodes := startNodes(t, 3, "")
+	nodes, _ := startNodes(t, pg, 3, "")
 	ctx := context.Background()
 	qs := queueClients(t, nodes, "shared")
 	if _, err := qs[0].Create(ctx, nil); err != nil {
@@ -213,7 +215,7 @@ func TestQueueAcrossNodes(t *testing.T) {
 // the final count equals the number of successful updates (no update is
 // lost across nodes), and every node reads that same final count.
 func TestTableCounterAcrossNodes(t *testing.T) {
-	nodes := startNodes(t, 3, "")
+	nodes, _ := startNodes(t, pg, 3, "")
 	ctx := context.Background()
 	cs := tableClients(t, nodes, "counters")
 	if _, err := cs[0].CreateTable(ctx, nil); err != nil {
