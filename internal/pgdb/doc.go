@@ -43,6 +43,19 @@
 // PostgreSQL 15 on a Unix socket): a notifying commit to Wait returning,
 // p50 0.47 ms, p90 0.54 ms, including the commit's round trip.
 //
+// Node registry (part "nodes"): RegisterNode adds a row to meta_nodes for
+// a process (host, pid, program, endpoints) and renews it every Heartbeat
+// (2 s) with an expiry Expiry (10 s) ahead; every time in it is the
+// database's now(), never the node's clock, so nodes with skewed clocks
+// agree on who is alive, and Nodes (what `blobshare status --meta` shows)
+// judges expiry on that clock too. A heartbeat that finds its row expired
+// (the node was paused or cut off past its expiry) does not renew it: the
+// node registers again under a new id, and the old row stays, expired, so
+// what others concluded from the death stays true (the fencing rule of
+// meta-engine.md; JuiceFS's session refresh resurrects instead). Close
+// removes the row; rows expired for an hour are removed by the next
+// registration.
+//
 // Keys: Key hashes strings (length-prefixed, so ("ab","c") ≠ ("a","bc"))
 // into the signed 64-bit key space of pg_advisory_xact_lock. A collision
 // only makes two keys share one lock.

@@ -1,0 +1,104 @@
+package pgdb
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+)
+
+// nodeWithin waits until cond holds of the registry (read on the
+// database's clock), failing after 20 s.
+func nodesWithin(t *testing.T, n *Node, what string, cond func([]NodeStatus) bool) []NodeStatus {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		nodes, err := Nodes(context.Background(), n.pool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cond(nodes) {
+			return nodes
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 20 s; registry %+v", what, nodes)
+		}
+		time.Sleep(20 * time.Millisecond) // the heartbeats are periodic: nothing to wait on
+	}
+}
+
+func byID(nodes []NodeStatus, id string) (NodeStatus, bool) {
+	i := slices.IndexFunc(nodes, func(s NodeStatus) bool { return s.ID == id })
+	if i < 0 {
+		return NodeStatus{}, false
+	}
+	return nodes[i], true
+}
+
+// TestNodeRegistry: two nodes (two pools on one schema) register and both
+// show alive with their details; heartbeats move their expiry on the
+// database's clock; a node whose heartbeats stop shows expired after its
+// expiry; one whose row expired while it was paused does not bring that
+// row back but registers again under a new id; Close removes the row.
+func TestNodeRegistry(t *testing.T) {
+	ctx := context.Background()
+	conn := pg.Schema(t)
+	if pool, _, err := Open(ctx, conn, Options{}); err != nil {
+		t.Fatal(err)
+	} else if nodes, err := Nodes(ctx, pool); err != nil || len(nodes) != 0 {
+		t.Fatalf("a schema where no node registered: %v, %v", nodes, err)
+	} else {
+		pool.Close()
+	}
+	o := NodeOptions{Heartbeat: 50 * time.Millisecond, Expiry: 400 * time.Millisecond}
+	register := func(pid int) *Node {
+		pool, schema, err := Open(ctx, conn, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		n, err := RegisterNode(ctx, pool, schema, NodeInfo{Host: "h", PID: pid, Program: "blobshare serve", Endpoints: "queue=q"}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	a, b := register(1), register(2)
+	first := nodesWithin(t, a, "both alive", func(ns []NodeStatus) bool { return len(ns) == 2 && ns[0].Alive && ns[1].Alive })
+	if s, _ := byID(first, b.ID()); s.PID != 2 || s.Host != "h" || s.Program != "blobshare serve" || s.Endpoints != "queue=q" ||
+		s.Expires.Sub(s.Heartbeat) != o.Expiry || s.Now.Before(s.Heartbeat) {
+		t.Errorf("node b reads %+v", s)
+	}
+	aFirst, _ := byID(first, a.ID())
+	nodesWithin(t, a, "a's heartbeat renewed", func(ns []NodeStatus) bool {
+		s, ok := byID(ns, a.ID())
+		return ok && s.Expires.After(aFirst.Expires)
+	})
+
+	// b stops beating without unregistering (as if frozen or killed).
+	close(b.stop)
+	<-b.done
+	nodesWithin(t, a, "b expired", func(ns []NodeStatus) bool {
+		sa, _ := byID(ns, a.ID())
+		sb, ok := byID(ns, b.ID())
+		return ok && !sb.Alive && sa.Alive && !sb.Now.Before(sb.Expires)
+	})
+
+	// a's row expires while a is "paused": it comes back under a new id.
+	old := a.ID()
+	if _, err := a.pool.Exec(ctx, `UPDATE meta_nodes SET expires = now() - interval '1 second' WHERE id = $1`, old); err != nil {
+		t.Fatal(err)
+	}
+	nodesWithin(t, a, "a registered again", func(ns []NodeStatus) bool {
+		sOld, _ := byID(ns, old)
+		sNew, ok := byID(ns, a.ID())
+		return a.ID() != old && ok && sNew.Alive && !sOld.Alive
+	})
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := Nodes(ctx, a.pool)
+	if _, ok := byID(nodes, a.ID()); ok || err != nil || len(nodes) != 2 {
+		t.Errorf("after Close: %+v, %v; want the two expired rows only", nodes, err)
+	}
+}
