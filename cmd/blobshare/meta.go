@@ -1,11 +1,19 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"log/slog"
+	"maps"
+	"os"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/blobshare/blobshare/internal/pgdb"
 )
 
 // metaFlag is --meta (cli-contract.md): where metadata lives. Empty is
@@ -100,4 +108,37 @@ func openStore[S io.Closer](m meta, postgres func(url string) (S, error), sqlite
 		return s, fmt.Errorf("--meta %s: %w", redactURL(m.postgres), err)
 	}
 	return s, nil
+}
+
+// registerNode adds this serve process to the node registry of m's
+// database (internal/pgdb: heartbeats on the database's clock), which
+// `status --meta` lists; the returned function stops the heartbeats and
+// removes the row. urls are the endpoints it serves ("off" ones left out).
+func registerNode(ctx context.Context, m meta, logger *slog.Logger, urls map[string]string) (func(), error) {
+	pool, schema, err := pgdb.Open(ctx, m.postgres, pgdb.Options{MaxConns: 2})
+	if err != nil {
+		return nil, fmt.Errorf("--meta %s: %w", redactURL(m.postgres), err)
+	}
+	host, _ := os.Hostname()
+	var eps []string
+	for _, name := range slices.Sorted(maps.Keys(urls)) {
+		if urls[name] != "off" {
+			eps = append(eps, name+"="+urls[name])
+		}
+	}
+	node, err := pgdb.RegisterNode(ctx, pool, schema, pgdb.NodeInfo{Host: host, PID: os.Getpid(), Program: "blobshare serve",
+		Endpoints: strings.Join(eps, " ")}, pgdb.NodeOptions{Logger: logger})
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("--meta %s: %w", redactURL(m.postgres), err)
+	}
+	logger.Info("node registered", "node", node.ID())
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := node.Close(ctx); err != nil {
+			logger.Warn("leaving the node registry (the row expires by itself)", "err", err)
+		}
+		pool.Close()
+	}, nil
 }

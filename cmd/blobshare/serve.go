@@ -149,6 +149,13 @@ func runServe(c *cli.Context) error {
 		return fail(err)
 	}
 	eps = append(eps, tableEP)
+	if m.postgres != "" {
+		unregister, err := registerNode(ctx, m, logger, map[string]string{"queue": queueEP.url, "table": tableEP.url})
+		if err != nil {
+			return fail(err)
+		}
+		defer unregister() // after the endpoints have stopped
+	}
 
 	// Recovery of blob data a crash left behind, then periodic
 	// collection; stopped after the endpoints (deferred after them).

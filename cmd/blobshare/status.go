@@ -37,11 +37,15 @@ func statusCommand() *cli.Command {
 }
 
 func runStatus(c *cli.Context) error {
-	if err := refuseSharedMeta(c, "status"); err != nil {
-		return err
+	m, err := parseMeta(c)
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
 	}
 	if c.Args().Present() {
 		return fmt.Errorf("status: unexpected arguments %q (flags come first)", c.Args().Slice())
+	}
+	if m.postgres != "" {
+		return runStatusPostgres(c, m)
 	}
 	dir, err := dataDirPath(c.String("data"), false)
 	if err != nil {
@@ -63,6 +67,9 @@ func runStatus(c *cli.Context) error {
 
 // statusReport is what status prints; its JSON form is the --json output.
 type statusReport struct {
+	// Nodes are the serve processes registered on a shared --meta
+	// (status_pg.go); absent for the SQLite files of --data.
+	Nodes   []nodeReport   `json:"nodes,omitempty"`
 	Handles []handleReport `json:"handles"`
 	Leases  []leaseReport  `json:"leases"`
 }

@@ -15,10 +15,12 @@ import (
 // clients' timeout — never another 5xx — and each node serves again by
 // itself once it is back, without being restarted; nothing acknowledged
 // is lost, nothing is half applied, and no message is handed out twice
-// within its visibility timeout (load.check).
+// within its visibility timeout (load.check); both nodes are still
+// registered, alive, under their ids (status --meta).
 func TestDatabaseRestart(t *testing.T) {
 	c := pgtest.Private(t)
 	nodes, conn := startNodes(t, c, 2, "")
+	registered := statusNodes(t, metaURL(t, conn))
 	l := startLoad(t, nodes, "restart")
 	l.waitFor("20 increments before the first stop", 30*time.Second, func() bool { return l.incOK.Load() >= 20 })
 	for _, mode := range []string{"fast", "immediate"} {
@@ -41,4 +43,10 @@ func TestDatabaseRestart(t *testing.T) {
 	}
 	l.finish()
 	l.check(conn)
+	// The node registry: both nodes still alive under the ids they had
+	// (a restart shorter than the expiry renews their heartbeats).
+	if after := statusNodes(t, metaURL(t, conn)); len(after) != 2 || len(registered) != 2 ||
+		after[0].ID != registered[0].ID || after[1].ID != registered[1].ID || !after[0].Alive || !after[1].Alive {
+		t.Errorf("registered nodes %+v before the restarts, %+v after", registered, after)
+	}
 }

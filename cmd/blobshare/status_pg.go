@@ -1,0 +1,85 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/blobshare/blobshare/internal/pgdb"
+)
+
+// nodeReport is a serve node registered on a shared --meta, as status
+// shows it: alive while its heartbeat's expiry is ahead on the database's
+// clock.
+type nodeReport struct {
+	ID        string    `json:"id"`
+	Host      string    `json:"host"`
+	PID       int       `json:"pid"`
+	Program   string    `json:"program"`
+	Endpoints string    `json:"endpoints"`
+	Started   time.Time `json:"started"`
+	Heartbeat time.Time `json:"heartbeat"`
+	Expires   time.Time `json:"expires"`
+	Alive     bool      `json:"alive"`
+	// HeartbeatAge is how long ago the last heartbeat was, on the
+	// database's clock.
+	HeartbeatAge string `json:"heartbeat_age"`
+}
+
+// notSharedYet is status's line on a shared --meta about what it cannot
+// list there yet.
+const notSharedYet = "Handles and leases: the namespace and the lock table are not on PostgreSQL yet (only the Queue and Table services are)."
+
+// runStatusPostgres is status on a shared --meta: the nodes registered on
+// it. Handles and leases live in each node's --data for now, so there are
+// none to list here.
+func runStatusPostgres(c *cli.Context, m meta) error {
+	pool, _, err := pgdb.Open(c.Context, m.postgres, pgdb.Options{MaxConns: 1})
+	if err != nil {
+		return fmt.Errorf("status: --meta %s: %w", redactURL(m.postgres), err)
+	}
+	defer pool.Close()
+	nodes, err := pgdb.Nodes(c.Context, pool)
+	if err != nil {
+		return fmt.Errorf("status: --meta %s: %w", redactURL(m.postgres), err)
+	}
+	report := statusReport{Nodes: []nodeReport{}, Handles: []handleReport{}, Leases: []leaseReport{}}
+	for _, n := range nodes {
+		report.Nodes = append(report.Nodes, nodeReport{ID: n.ID, Host: n.Host, PID: n.PID, Program: n.Program,
+			Endpoints: n.Endpoints, Started: n.Started.UTC(), Heartbeat: n.Heartbeat.UTC(), Expires: n.Expires.UTC(),
+			Alive: n.Alive, HeartbeatAge: n.Now.Sub(n.Heartbeat).Round(time.Millisecond).String()})
+	}
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		return enc.Encode(report)
+	}
+	return writeNodes(c.App.Writer, report.Nodes)
+}
+
+// writeNodes prints the node table: one line per node, its state
+// "alive" or "EXPIRED" (no heartbeat within its expiry: killed, frozen or
+// cut off from the database).
+func writeNodes(w io.Writer, nodes []nodeReport) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if len(nodes) == 0 {
+		fmt.Fprintln(tw, "No nodes registered.")
+	} else {
+		fmt.Fprintln(tw, "NODE\tHOST\tPID\tPROGRAM\tENDPOINTS\tSTARTED\tLAST HEARTBEAT\tSTATE")
+		for _, n := range nodes {
+			state := "alive"
+			if !n.Alive {
+				state = "EXPIRED"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s ago\t%s\n", n.ID, n.Host, n.PID, n.Program, n.Endpoints,
+				n.Started.Format(time.RFC3339), n.HeartbeatAge, state)
+		}
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, notSharedYet)
+	return tw.Flush()
+}

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestWriteNodes: status's node table, alive and expired, and the empty
+// registry.
+func TestWriteNodes(t *testing.T) {
+	started := time.Date(2026, 11, 28, 14, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		nodes []nodeReport
+		want  string
+	}{
+		{nil, "No nodes registered.\n\n" + notSharedYet + "\n"},
+		{[]nodeReport{
+			{ID: "a1", Host: "h1", PID: 10, Program: "blobshare serve", Endpoints: "queue=http://q table=http://t", Started: started, Alive: true, HeartbeatAge: "1.2s"},
+			{ID: "b2", Host: "h2", PID: 20, Program: "blobshare serve", Endpoints: "table=http://t2", Started: started, Alive: false, HeartbeatAge: "14s"},
+		}, "NODE  HOST  PID  PROGRAM          ENDPOINTS                      STARTED               LAST HEARTBEAT  STATE\n" +
+			"a1    h1    10   blobshare serve  queue=http://q table=http://t  2026-11-28T14:00:00Z  1.2s ago        alive\n" +
+			"b2    h2    20   blobshare serve  table=http://t2                2026-11-28T14:00:00Z  14s ago         EXPIRED\n" +
+			"\n" + notSharedYet + "\n"},
+	} {
+		var b strings.Builder
+		if err := writeNodes(&b, tc.nodes); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != tc.want {
+			t.Errorf("got:\n%s\nwant:\n%s", b.String(), tc.want)
+		}
+	}
+}
