@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 
 // metaURL turns pgtest's key=value connection string into the postgres://
 // URL --meta takes (the Unix socket directory as the host parameter).
-func metaURL(t *testing.T, kv string) string {
+func metaURL(t testing.TB, kv string) string {
 	t.Helper()
 	params := map[string]string{}
 	for _, f := range strings.Fields(kv) {
@@ -71,7 +71,7 @@ func metaURL(t *testing.T, kv string) string {
 // with its own --data and only the Queue and Table endpoints; params are
 // added to the --meta URL's query ("&application_name=…"). It returns
 // them with the schema's connection string.
-func startNodes(t *testing.T, c *pgtest.Cluster, n int, params string) ([]*servetest.Server, string) {
+func startNodes(t testing.TB, c *pgtest.Cluster, n int, params string) ([]*servetest.Server, string) {
 	t.Helper()
 	conn := c.Schema(t)
 	meta := metaURL(t, conn) + params
@@ -100,7 +100,7 @@ func startNodes(t *testing.T, c *pgtest.Cluster, n int, params string) ([]*serve
 var noRetry = azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}
 
 // tableClients is an aztables client of table name on each node.
-func tableClients(t *testing.T, nodes []*servetest.Server, name string) []*aztables.Client {
+func tableClients(t testing.TB, nodes []*servetest.Server, name string) []*aztables.Client {
 	t.Helper()
 	cs := make([]*aztables.Client, len(nodes))
 	for i, n := range nodes {
@@ -114,7 +114,7 @@ func tableClients(t *testing.T, nodes []*servetest.Server, name string) []*aztab
 }
 
 // queueClients is an azqueue client of queue name on each node.
-func queueClients(t *testing.T, nodes []*servetest.Server, name string) []*azqueue.QueueClient {
+func queueClients(t testing.TB, nodes []*servetest.Server, name string) []*azqueue.QueueClient {
 	t.Helper()
 	qs := make([]*azqueue.QueueClient, len(nodes))
 	for i, n := range nodes {
