@@ -92,6 +92,7 @@ type load struct {
 	wg   sync.WaitGroup
 	o    outcomes
 
+	slowest        atomic.Int64 // the longest request loop turn, in ns
 	incOK, incLost atomic.Int64 // acknowledged increments; 503s on the update itself
 	unavailable    atomic.Int64
 	successes      []atomic.Int64 // per node
@@ -141,8 +142,11 @@ func (l *load) run(f func(ctx context.Context, w int)) {
 				default:
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+				began := time.Now()
 				f(ctx, w)
 				cancel()
+				for d, s := int64(time.Since(began)), l.slowest.Load(); d > s && !l.slowest.CompareAndSwap(s, d); s = l.slowest.Load() {
+				}
 			}
 		})
 	}
@@ -363,6 +367,7 @@ func (l *load) check(conn string) {
 	if lost > 0 || undeleted > 0 {
 		t.Errorf("%d of %d acknowledged puts lost; %d of %d acknowledged deletes left their message", lost, len(l.put), undeleted, len(l.deleted))
 	}
-	t.Logf("answers %v; %d increments acknowledged (%d lost to 503), %d batches, %d puts, %d gets, %d deletes acknowledged",
-		l.o.byStatus, l.incOK.Load(), l.incLost.Load(), len(l.batches), len(l.put), len(l.delivered), len(l.deleted))
+	t.Logf("answers %v; %d increments acknowledged (%d lost to 503), %d batches, %d puts, %d gets, %d deletes acknowledged; slowest turn %v",
+		l.o.byStatus, l.incOK.Load(), l.incLost.Load(), len(l.batches), len(l.put), len(l.delivered), len(l.deleted),
+		time.Duration(l.slowest.Load()).Round(time.Millisecond))
 }
