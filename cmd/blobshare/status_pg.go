@@ -13,8 +13,8 @@ import (
 )
 
 // nodeReport is a serve node registered on a shared --meta, as status
-// shows it: alive while its heartbeat's expiry is ahead on the database's
-// clock.
+// shows it: alive while its database session holds the node's lock and
+// its heartbeat's expiry is ahead on the database's clock.
 type nodeReport struct {
 	ID        string    `json:"id"`
 	Host      string    `json:"host"`
@@ -25,6 +25,10 @@ type nodeReport struct {
 	Heartbeat time.Time `json:"heartbeat"`
 	Expires   time.Time `json:"expires"`
 	Alive     bool      `json:"alive"`
+	// Dead says why it is not alive: "session lock free" (its database
+	// session is gone: killed, or cut off from the database) or
+	// "heartbeat expired" (frozen or cut off, for longer than the expiry).
+	Dead string `json:"dead,omitempty"`
 	// HeartbeatAge is how long ago the last heartbeat was, on the
 	// database's clock.
 	HeartbeatAge string `json:"heartbeat_age"`
@@ -49,9 +53,16 @@ func runStatusPostgres(c *cli.Context, m meta) error {
 	}
 	report := statusReport{Nodes: []nodeReport{}, Handles: []handleReport{}, Leases: []leaseReport{}}
 	for _, n := range nodes {
-		report.Nodes = append(report.Nodes, nodeReport{ID: n.ID, Host: n.Host, PID: n.PID, Program: n.Program,
+		r := nodeReport{ID: n.ID, Host: n.Host, PID: n.PID, Program: n.Program,
 			Endpoints: n.Endpoints, Started: n.Started.UTC(), Heartbeat: n.Heartbeat.UTC(), Expires: n.Expires.UTC(),
-			Alive: n.Alive, HeartbeatAge: n.Now.Sub(n.Heartbeat).Round(time.Millisecond).String()})
+			Alive: n.Alive, HeartbeatAge: n.Now.Sub(n.Heartbeat).Round(time.Millisecond).String()}
+		switch {
+		case n.Expired:
+			r.Dead = deadExpired
+		case !n.LockHeld:
+			r.Dead = deadLockFree
+		}
+		report.Nodes = append(report.Nodes, r)
 	}
 	if c.Bool("json") {
 		enc := json.NewEncoder(c.App.Writer)
@@ -61,9 +72,17 @@ func runStatusPostgres(c *cli.Context, m meta) error {
 	return writeNodes(c.App.Writer, report.Nodes)
 }
 
-// writeNodes prints the node table: one line per node, its state
-// "alive" or "EXPIRED" (no heartbeat within its expiry: killed, frozen or
-// cut off from the database).
+// Why a node is not alive (nodeReport.Dead).
+const (
+	deadExpired  = "heartbeat expired"
+	deadLockFree = "session lock free"
+)
+
+// writeNodes prints the node table: one line per node, its state "alive",
+// "KILLED" (its database session is gone: the process died, or lost the
+// database, whose restart it survives by taking the lock back at its next
+// heartbeat) or "EXPIRED" (no heartbeat within its expiry: frozen, cut
+// off, or killed a while ago).
 func writeNodes(w io.Writer, nodes []nodeReport) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if len(nodes) == 0 {
@@ -72,8 +91,11 @@ func writeNodes(w io.Writer, nodes []nodeReport) error {
 		fmt.Fprintln(tw, "NODE\tHOST\tPID\tPROGRAM\tENDPOINTS\tSTARTED\tLAST HEARTBEAT\tSTATE")
 		for _, n := range nodes {
 			state := "alive"
-			if !n.Alive {
+			switch n.Dead {
+			case deadExpired:
 				state = "EXPIRED"
+			case deadLockFree:
+				state = "KILLED"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s ago\t%s\n", n.ID, n.Host, n.PID, n.Program, n.Endpoints,
 				n.Started.Format(time.RFC3339), n.HeartbeatAge, state)

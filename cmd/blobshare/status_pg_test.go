@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// TestWriteNodes: status's node table, alive and expired, and the empty
+// TestWriteNodes: status's node table, alive, expired and killed, and the empty
 // registry.
 func TestWriteNodes(t *testing.T) {
 	started := time.Date(2026, 11, 28, 14, 0, 0, 0, time.UTC)
@@ -17,10 +17,12 @@ func TestWriteNodes(t *testing.T) {
 		{nil, "No nodes registered.\n\n" + notSharedYet + "\n"},
 		{[]nodeReport{
 			{ID: "a1", Host: "h1", PID: 10, Program: "blobshare serve", Endpoints: "queue=http://q table=http://t", Started: started, Alive: true, HeartbeatAge: "1.2s"},
-			{ID: "b2", Host: "h2", PID: 20, Program: "blobshare serve", Endpoints: "table=http://t2", Started: started, Alive: false, HeartbeatAge: "14s"},
+			{ID: "b2", Host: "h2", PID: 20, Program: "blobshare serve", Endpoints: "table=http://t2", Started: started, Dead: deadExpired, HeartbeatAge: "14s"},
+			{ID: "c3", Host: "h2", PID: 30, Program: "blobshare serve", Endpoints: "table=http://t2", Started: started, Dead: deadLockFree, HeartbeatAge: "0.5s"},
 		}, "NODE  HOST  PID  PROGRAM          ENDPOINTS                      STARTED               LAST HEARTBEAT  STATE\n" +
 			"a1    h1    10   blobshare serve  queue=http://q table=http://t  2026-11-28T14:00:00Z  1.2s ago        alive\n" +
 			"b2    h2    20   blobshare serve  table=http://t2                2026-11-28T14:00:00Z  14s ago         EXPIRED\n" +
+			"c3    h2    30   blobshare serve  table=http://t2                2026-11-28T14:00:00Z  0.5s ago        KILLED\n" +
 			"\n" + notSharedYet + "\n"},
 	} {
 		var b strings.Builder

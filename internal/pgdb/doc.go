@@ -54,7 +54,16 @@
 // what others concluded from the death stays true (the fencing rule of
 // meta-engine.md; JuiceFS's session refresh resurrects instead). Close
 // removes the row; rows expired for an hour are removed by the next
-// registration.
+// registration. The heartbeats run on a connection of the node's own
+// (taken out of the pool for good) that holds a session advisory lock on
+// (schema, "node", id): the database ends a killed process's session at
+// once, so Nodes sees the lock free within milliseconds (38 ms in
+// TestStatusShowsNodes, status and all), long before the expiry. A node
+// that lost its session (a database restart) connects again and takes
+// the lock back at its next heartbeat, at once if the heartbeat finds the
+// connection dead, then every Heartbeat/8 while it fails; if another
+// session holds its lock it registers under a new id rather than share
+// one. Alive is: not expired, and the lock held.
 //
 // Keys: Key hashes strings (length-prefixed, so ("ab","c") ≠ ("a","bc"))
 // into the signed 64-bit key space of pg_advisory_xact_lock. A collision

@@ -13,6 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/blobshare/blobshare/internal/dberr"
 )
 
 // NodesPart is the node registry's name in meta_schema.
@@ -27,7 +29,8 @@ var nodeMigrations = []string{
 		endpoints text NOT NULL,
 		started   timestamptz NOT NULL,
 		heartbeat timestamptz NOT NULL,
-		expires   timestamptz NOT NULL
+		expires   timestamptz NOT NULL,
+		lock_key  bigint NOT NULL
 	)`,
 }
 
@@ -66,6 +69,13 @@ type Node struct {
 	mu sync.Mutex
 	id string
 
+	// lock is the connection holding the node's session advisory lock,
+	// and running its heartbeats; nil after it failed, until the next
+	// heartbeat connects again. Only register and beat use it (one at a
+	// time: register runs before beat starts, then only inside it).
+	lock   *pgx.Conn
+	schema string
+
 	stop chan struct{}
 	done chan struct{}
 }
@@ -82,11 +92,12 @@ func RegisterNode(ctx context.Context, pool *pgxpool.Pool, schema string, info N
 	if err := Migrate(ctx, pool, schema, NodesPart, nodeMigrations); err != nil {
 		return nil, err
 	}
-	n := &Node{pool: pool, info: info, o: o, log: o.Logger, stop: make(chan struct{}), done: make(chan struct{})}
+	n := &Node{pool: pool, info: info, o: o, log: o.Logger, schema: schema, stop: make(chan struct{}), done: make(chan struct{})}
 	if n.log == nil {
 		n.log = slog.New(slog.DiscardHandler)
 	}
 	if err := n.register(ctx); err != nil {
+		n.dropLock()
 		return nil, err
 	}
 	go n.beat()
@@ -101,20 +112,31 @@ func (n *Node) ID() string {
 	return n.id
 }
 
-// register inserts a row under a new id, the expiry on the database's
-// clock, and forgets nodes expired for longer than nodeForget.
+// nodeLockKey is the session advisory lock of node id in schema.
+func nodeLockKey(schema, id string) int64 { return Key(schema, "node", id) }
+
+// register takes the session lock of a new id on the lock connection
+// (connecting it if needed, and letting go of the previous id's lock),
+// then inserts the row, the expiry on the database's clock, and forgets
+// nodes expired for longer than nodeForget.
 func (n *Node) register(ctx context.Context) error {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
-	err := Retry(ctx, func() error {
-		_, err := n.pool.Exec(ctx, `WITH gone AS (DELETE FROM meta_nodes WHERE expires < now() - $7 * interval '1 millisecond')
-			INSERT INTO meta_nodes(id, host, pid, program, endpoints, started, heartbeat, expires)
-			VALUES ($1, $2, $3, $4, $5, now(), now(), now() + $6 * interval '1 millisecond')`,
-			id, n.info.Host, n.info.PID, n.info.Program, n.info.Endpoints, n.o.Expiry.Milliseconds(), nodeForget.Milliseconds())
-		return err
-	})
+	key := nodeLockKey(n.schema, id)
+	if err := n.connectLock(ctx); err != nil {
+		return fmt.Errorf("register node: %w", err)
+	}
+	if _, err := n.lock.Exec(ctx, `SELECT pg_advisory_unlock_all(), pg_advisory_lock($1)`, key); err != nil {
+		n.dropLock()
+		return fmt.Errorf("register node: %w", Classify(err))
+	}
+	_, err := n.lock.Exec(ctx, `WITH gone AS (DELETE FROM meta_nodes WHERE expires < now() - $7 * interval '1 millisecond')
+		INSERT INTO meta_nodes(id, host, pid, program, endpoints, started, heartbeat, expires, lock_key)
+		VALUES ($1, $2, $3, $4, $5, now(), now(), now() + $6 * interval '1 millisecond', $8)`,
+		id, n.info.Host, n.info.PID, n.info.Program, n.info.Endpoints, n.o.Expiry.Milliseconds(), nodeForget.Milliseconds(), key)
 	if err != nil {
+		n.dropLock()
 		return fmt.Errorf("register node: %w", Classify(err))
 	}
 	n.mu.Lock()
@@ -123,13 +145,88 @@ func (n *Node) register(ctx context.Context) error {
 	return nil
 }
 
-// beat renews the row every Heartbeat until Close. A heartbeat that finds
-// the row expired (the node was cut off or paused past its expiry) does
-// not bring it back: the node registers again under a new id, so that
-// what the others concluded from its death stays true.
+// connectLock gives the node its lock connection if it has none: one
+// taken out of the pool for good (it holds a session lock, which must not
+// go back to other users).
+func (n *Node) connectLock(ctx context.Context) error {
+	if n.lock != nil && !n.lock.IsClosed() {
+		return nil
+	}
+	c, err := n.pool.Acquire(ctx)
+	if err != nil {
+		return Classify(err)
+	}
+	n.lock = c.Hijack()
+	return nil
+}
+
+func (n *Node) dropLock() {
+	if n.lock == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	n.lock.Close(ctx)
+	n.lock = nil
+}
+
+// heartbeat renews the row on the lock connection, first connecting it
+// again and retaking the lock if the connection was lost (a database
+// restart). A row found expired (the node was cut off or paused past its
+// expiry) is not renewed: the node registers again under a new id, so
+// that what the others concluded from its death stays true.
+func (n *Node) heartbeat(ctx context.Context) error {
+	had := n.lock != nil && !n.lock.IsClosed()
+	err := n.heartbeatOnce(ctx)
+	if had && errors.Is(err, dberr.ErrUnavailable) {
+		// The connection died since the last heartbeat (the server
+		// restarted): connect again now rather than a beat later.
+		err = n.heartbeatOnce(ctx)
+	}
+	return err
+}
+
+func (n *Node) heartbeatOnce(ctx context.Context) error {
+	if n.lock == nil || n.lock.IsClosed() {
+		if err := n.connectLock(ctx); err != nil {
+			return err
+		}
+		var got bool
+		if err := n.lock.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, nodeLockKey(n.schema, n.ID())).Scan(&got); err != nil {
+			n.dropLock()
+			return Classify(err)
+		}
+		if !got { // another session holds this node's lock: never share an id
+			return n.reregister(ctx)
+		}
+	}
+	tag, err := n.lock.Exec(ctx, `UPDATE meta_nodes SET heartbeat = now(), expires = now() + $2 * interval '1 millisecond'
+		WHERE id = $1 AND expires > now()`, n.ID(), n.o.Expiry.Milliseconds())
+	if err != nil {
+		n.dropLock()
+		return Classify(err)
+	}
+	if tag.RowsAffected() == 0 {
+		return n.reregister(ctx)
+	}
+	return nil
+}
+
+func (n *Node) reregister(ctx context.Context) error {
+	old := n.ID()
+	if err := n.register(ctx); err != nil {
+		return err
+	}
+	n.log.Warn("node heartbeat had expired; registered again under a new id", "old", old, "node", n.ID())
+	return nil
+}
+
+// beat runs a heartbeat every Heartbeat until Close; after a failed one
+// it tries again every Heartbeat/8, so that once the database is back the
+// node holds its lock again soon (until then status shows it KILLED).
 func (n *Node) beat() {
 	defer close(n.done)
-	t := time.NewTicker(n.o.Heartbeat)
+	t := time.NewTimer(n.o.Heartbeat)
 	defer t.Stop()
 	failing := false
 	for {
@@ -139,31 +236,30 @@ func (n *Node) beat() {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), n.o.Heartbeat)
-		tag, err := n.pool.Exec(ctx, `UPDATE meta_nodes SET heartbeat = now(), expires = now() + $2 * interval '1 millisecond'
-			WHERE id = $1 AND expires > now()`, n.ID(), n.o.Expiry.Milliseconds())
-		if err == nil && tag.RowsAffected() == 0 {
-			old := n.ID()
-			if err = n.register(ctx); err == nil {
-				n.log.Warn("node heartbeat had expired; registered again under a new id", "old", old, "node", n.ID())
-			}
-		}
+		err := n.heartbeat(ctx)
 		cancel()
 		switch {
 		case err != nil && !failing:
-			n.log.Warn("node heartbeat failed", "node", n.ID(), "err", Classify(err))
+			n.log.Warn("node heartbeat failed", "node", n.ID(), "err", err)
 			failing = true
 		case err == nil && failing:
 			n.log.Info("node heartbeat renewed", "node", n.ID())
 			failing = false
 		}
+		next := n.o.Heartbeat
+		if failing {
+			next /= 8
+		}
+		t.Reset(next)
 	}
 }
 
-// Close stops the heartbeats and removes the node's row (best effort: a
-// row left behind expires).
+// Close stops the heartbeats, removes the node's row (best effort: a row
+// left behind expires) and closes the lock connection.
 func (n *Node) Close(ctx context.Context) error {
 	close(n.stop)
 	<-n.done
+	defer n.dropLock()
 	if _, err := n.pool.Exec(ctx, `DELETE FROM meta_nodes WHERE id = $1`, n.ID()); err != nil {
 		return fmt.Errorf("unregister node %s: %w", n.ID(), Classify(err))
 	}
@@ -180,7 +276,13 @@ type NodeStatus struct {
 	Started   time.Time `json:"started"`
 	Heartbeat time.Time `json:"heartbeat"`
 	Expires   time.Time `json:"expires"`
-	// Alive: the expiry is still ahead on the database's clock.
+	// Expired: the expiry has passed on the database's clock.
+	Expired bool `json:"expired"`
+	// LockHeld: the node's database session (its lock connection) is
+	// there. A killed node's session ends at once, so its lock is free
+	// within milliseconds, long before its heartbeat expires.
+	LockHeld bool `json:"lock_held"`
+	// Alive: not expired and the lock held.
 	Alive bool `json:"alive"`
 	// Now is the database's clock when read (ages are against it, not
 	// the reader's clock).
@@ -190,8 +292,15 @@ type NodeStatus struct {
 // Nodes lists the registry of the pool's schema, oldest first (none when
 // no node ever registered).
 func Nodes(ctx context.Context, pool *pgxpool.Pool) ([]NodeStatus, error) {
-	rows, err := pool.Query(ctx, `SELECT id, host, pid, program, endpoints, started, heartbeat, expires, expires > now(), now()
-		FROM meta_nodes ORDER BY started, id`)
+	// pg_locks shows a bigint advisory key's high half in classid, its
+	// low half in objid, and objsubid 1.
+	rows, err := pool.Query(ctx, `SELECT n.id, n.host, n.pid, n.program, n.endpoints, n.started, n.heartbeat, n.expires,
+			n.expires <= now(), EXISTS (SELECT 1 FROM pg_locks l
+				WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+				AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+				AND l.classid = ((n.lock_key >> 32) & 4294967295)::oid AND l.objid = (n.lock_key & 4294967295)::oid),
+			now()
+		FROM meta_nodes n ORDER BY n.started, n.id`)
 	if err != nil {
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "42P01" { // undefined_table: no node ever registered
@@ -201,7 +310,8 @@ func Nodes(ctx context.Context, pool *pgxpool.Pool) ([]NodeStatus, error) {
 	}
 	nodes, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (NodeStatus, error) {
 		var s NodeStatus
-		err := r.Scan(&s.ID, &s.Host, &s.PID, &s.Program, &s.Endpoints, &s.Started, &s.Heartbeat, &s.Expires, &s.Alive, &s.Now)
+		err := r.Scan(&s.ID, &s.Host, &s.PID, &s.Program, &s.Endpoints, &s.Started, &s.Heartbeat, &s.Expires, &s.Expired, &s.LockHeld, &s.Now)
+		s.Alive = !s.Expired && s.LockHeld
 		return s, err
 	})
 	if err != nil {

@@ -27,6 +27,19 @@ func nodesWithin(t *testing.T, n *Node, what string, cond func([]NodeStatus) boo
 	}
 }
 
+// lockPID is the backend holding n's session lock (0: none).
+func lockPID(t *testing.T, n *Node) (pid int) {
+	t.Helper()
+	k := nodeLockKey(n.schema, n.ID())
+	err := n.pool.QueryRow(context.Background(), `SELECT coalesce(max(pid), 0) FROM pg_locks
+		WHERE locktype = 'advisory' AND granted AND objsubid = 1
+		AND classid = (($1::bigint >> 32) & 4294967295)::oid AND objid = ($1::bigint & 4294967295)::oid`, k).Scan(&pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
 func byID(nodes []NodeStatus, id string) (NodeStatus, bool) {
 	i := slices.IndexFunc(nodes, func(s NodeStatus) bool { return s.ID == id })
 	if i < 0 {
@@ -75,13 +88,37 @@ func TestNodeRegistry(t *testing.T) {
 		return ok && s.Expires.After(aFirst.Expires)
 	})
 
-	// b stops beating without unregistering (as if frozen or killed).
+	// a's database session is cut (as a restart of the database cuts
+	// it): its next heartbeat connects again and takes its lock back,
+	// under the same id.
+	aID, pid := a.ID(), lockPID(t, a)
+	var cut bool
+	if err := a.pool.QueryRow(ctx, `SELECT pg_terminate_backend($1)`, pid).Scan(&cut); err != nil || !cut {
+		t.Fatalf("terminating a's session %d: %v %v", pid, cut, err)
+	}
+	nodesWithin(t, a, "a's lock held again on a new session", func(ns []NodeStatus) bool {
+		s, ok := byID(ns, aID)
+		return ok && s.Alive && lockPID(t, a) != pid
+	})
+	if a.ID() != aID {
+		t.Errorf("a changed its id from %s to %s after losing its session", aID, a.ID())
+	}
+
+	// b stops beating without unregistering, its session still there
+	// (as if frozen).
 	close(b.stop)
 	<-b.done
 	nodesWithin(t, a, "b expired", func(ns []NodeStatus) bool {
 		sa, _ := byID(ns, a.ID())
 		sb, ok := byID(ns, b.ID())
-		return ok && !sb.Alive && sa.Alive && !sb.Now.Before(sb.Expires)
+		return ok && !sb.Alive && sb.Expired && sb.LockHeld && sa.Alive && !sb.Now.Before(sb.Expires)
+	})
+	// Its session ends (as when a killed process's connection closes):
+	// its lock is free, so it shows dead even before it expires.
+	b.dropLock()
+	nodesWithin(t, a, "b's lock free once its session closed", func(ns []NodeStatus) bool {
+		sb, ok := byID(ns, b.ID())
+		return ok && !sb.LockHeld
 	})
 
 	// a's row expires while a is "paused": it comes back under a new id.
