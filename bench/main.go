@@ -126,6 +126,9 @@ var suites = []suite{
 	{"./table", "^BenchmarkTableServeMemory$", "1x", func(z sizes) string {
 		return "serve's peak RSS answering a full scan, a range query and 1,000 point reads over 10,000 and then " + z.pick("100,000", "1,000,000") + " entities (aim flat)"
 	}},
+	{"./integration/multinode", "^Benchmark(Queue|Table)Nodes$", "1500x", func(sizes) string {
+		return "Queue put+get+delete and Table upsert+get ops/s from 8 clients on 1, 2 and 3 serve nodes on one PostgreSQL, requests alternating between the nodes, and the ratio to one node (x1node; the nodes share this machine's cores: no aim)"
+	}},
 	{"./blob", "^BenchmarkBlobTransfer$", "3x", func(z sizes) string {
 		return "Blob service upload/download of " + z.transfer + " with azblob vs Azurite, 4 MiB blocks, 4 in flight, 3 rounds, the sides (4-writer fsynced disk, a server that stores nothing, blobshare, Azurite) taking turns after a page-cache warm-up (aim up ≥ 0.8 of the 4-writer durable disk and ≥ 0.5 of the no-op server, down ≥ 5× Azurite)"
 	}},
