@@ -145,10 +145,18 @@ func (l *load) run(f func(ctx context.Context, w int)) {
 				began := time.Now()
 				f(ctx, w)
 				cancel()
-				for d, s := int64(time.Since(began)), l.slowest.Load(); d > s && !l.slowest.CompareAndSwap(s, d); s = l.slowest.Load() {
-				}
+				storeMax(&l.slowest, int64(time.Since(began)))
 			}
 		})
+	}
+}
+
+// storeMax raises a to v if v is larger.
+func storeMax(a *atomic.Int64, v int64) {
+	for old := a.Load(); v > old; old = a.Load() {
+		if a.CompareAndSwap(old, v) {
+			return
+		}
 	}
 }
 
