@@ -235,7 +235,10 @@ func (n *Node) beat() {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), n.o.Heartbeat)
+		// A heartbeat cut short loses the lock connection (pgx closes a
+		// connection whose statement it interrupts), so it may take up to
+		// half the expiry, however short the interval.
+		ctx, cancel := context.WithTimeout(context.Background(), n.o.Expiry/2)
 		err := n.heartbeat(ctx)
 		cancel()
 		switch {

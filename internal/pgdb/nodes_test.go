@@ -63,7 +63,7 @@ func TestNodeRegistry(t *testing.T) {
 	} else {
 		pool.Close()
 	}
-	o := NodeOptions{Heartbeat: 50 * time.Millisecond, Expiry: 400 * time.Millisecond}
+	o := NodeOptions{Heartbeat: 100 * time.Millisecond, Expiry: time.Second}
 	register := func(pid int) *Node {
 		pool, schema, err := Open(ctx, conn, Options{})
 		if err != nil {
