@@ -45,10 +45,29 @@ func listening(t *testing.T, conn string, o ListenerOptions, keys ...string) (*L
 	}
 	if !o.NoListen {
 		for _, s := range subs {
-			expectWake(t, s, Resumed)
+			waitUntil(t, s, Resumed) // a short Poll may come first
 		}
 	}
 	return l, subs
+}
+
+// waitUntil waits for a wake-up of s for the reason want, past polls.
+func waitUntil(t *testing.T, s *Subscription, want Wake) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for {
+		w, err := s.Wait(ctx)
+		if err != nil {
+			t.Fatalf("no %v wake-up on %q: %v", want, s.k.key, err)
+		}
+		if w == want {
+			return
+		}
+		if w != Polled {
+			t.Fatalf("wait on %q: %v while waiting for %v", s.k.key, w, want)
+		}
+	}
 }
 
 // expectWake waits for s's next wake-up and checks its reason.
@@ -188,27 +207,9 @@ func TestListenerSurvivesRestart(t *testing.T) {
 	if err := c.Resume(); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	for {
-		w, err := subs[0].Wait(ctx)
-		if err != nil {
-			t.Fatalf("no Resumed after the restart: %v", err)
-		}
-		if w == Resumed {
-			break
-		}
-	}
+	waitUntil(t, subs[0], Resumed)
 	newNotifier(t, conn).notify(t, "", true, "k")
-	for {
-		w, err := subs[0].Wait(ctx)
-		if err != nil {
-			t.Fatalf("no Notified after the restart: %v", err)
-		}
-		if w == Notified {
-			break
-		}
-	}
+	waitUntil(t, subs[0], Notified)
 }
 
 // TestPollingFallback: a change committed without a notify (a missed
