@@ -60,7 +60,7 @@
 // operations never change the ETag or Last-Modified. A write (one that
 // changes the blob, Put Block, Set Blob Tags) makes a broken or expired
 // lease available and forgets its id
-// (Lease.afterWrite: "Write, no lease specified" on Broken (A) and Expired
+// (Lease.AfterWrite: "Write, no lease specified" on Broken (A) and Expired
 // (A) is "Available, write succeeds", and "the lease ID is maintained by
 // the Blob service until the blob is modified or leased again"); a break
 // of an expired lease breaks it ("Broken (A)"). A lease id on a write that

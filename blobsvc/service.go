@@ -21,6 +21,7 @@ import (
 
 	"github.com/blobshare/blobshare/blobstore"
 	"github.com/blobshare/blobshare/internal/azname"
+	"github.com/blobshare/blobshare/lease"
 )
 
 func uuidString() string { return uuid.NewString() }
@@ -236,7 +237,7 @@ func (s *Service) SetContainerACL(ctx context.Context, name string, access Publi
 func (s *Service) LeaseContainer(ctx context.Context, name string, req LeaseRequest, cond Conditions) (Container, LeaseResult, error) {
 	var res LeaseResult
 	c, err := s.updateContainer(ctx, name, cond, func(c *Container, now time.Time) error {
-		l, r, err := req.apply(c.Lease, now, false)
+		l, r, err := lease.Decide(c.Lease, req, now, lease.Options{NewID: uuid.NewString})
 		if err != nil {
 			return err
 		}
@@ -666,8 +667,8 @@ func (s *Service) commit(ctx context.Context, container, name string, storeIDs [
 	}
 	if hasRow(old) {
 		// A write keeps an active lease (it passed the check) and makes
-		// an expired or broken one available (Lease.afterWrite).
-		b.Lease = old.Lease.afterWrite(now)
+		// an expired or broken one available (Lease.AfterWrite).
+		b.Lease = old.Lease.AfterWrite(now)
 	}
 	over, err := s.keepOverwritten(ctx, old)
 	if err != nil {
@@ -981,7 +982,7 @@ func (s *Service) recordStaged(ctx context.Context, container, name, leaseID str
 		// ID must be included in the request for any of the following
 		// operations"): it too makes a broken or expired lease
 		// available, as Azurite does.
-		if l := cur.Lease.afterWrite(now); l != cur.Lease {
+		if l := cur.Lease.AfterWrite(now); l != cur.Lease {
 			cur.Lease = l
 			if err := s.meta.PutBlob(ctx, cur, false); err != nil {
 				return err
@@ -1260,7 +1261,7 @@ func (s *Service) updateBlob(ctx context.Context, container, name string, o Writ
 	}
 	// The new ETag first: f may record the final row as a commit intent.
 	b.ETag, b.LastModified = newETag(), s.Now()
-	b.Lease = b.Lease.afterWrite(b.LastModified)
+	b.Lease = b.Lease.AfterWrite(b.LastModified)
 	if err := f(&b); err != nil {
 		return Blob{}, err
 	}
@@ -1388,7 +1389,7 @@ func (s *Service) LeaseBlob(ctx context.Context, container, name string, req Lea
 	// it ended.
 	cur := b.Lease.Effective(now)
 	modified := cur.State == LeaseExpired && b.LastModified.After(cur.Expires)
-	l, res, err := req.apply(b.Lease, now, modified)
+	l, res, err := lease.Decide(b.Lease, req, now, lease.Options{NewID: uuid.NewString, ModifiedSinceExpiry: modified})
 	if err != nil {
 		return Blob{}, LeaseResult{}, fmt.Errorf("blob %s/%s: %w", container, name, err)
 	}
