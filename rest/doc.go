@@ -151,7 +151,7 @@
 // # Share features (sharelease.go, shareacl.go, permission.go)
 //
 //   - Lease Share: header syntax here (durations 15..60 or -1, break
-//     period 0..60); the rules are locks.DecideTimedLease, run by fs at
+//     period 0..60); the rules are lease.Decide's, run by fs at
 //     fs's clock, so expiry and break periods follow the injected clock
 //     (tests share one fake clock between rest.Config.Now and
 //     fs.Config.Now). The lease lives in fs's ns_share_state, off the
