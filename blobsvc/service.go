@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/blobshare/blobshare/acl"
 	"github.com/blobshare/blobshare/blobstore"
 	"github.com/blobshare/blobshare/internal/azname"
 	"github.com/blobshare/blobshare/lease"
@@ -209,25 +210,22 @@ func (s *Service) SetContainerMetadata(ctx context.Context, name string, md map[
 
 // ErrInvalidACL: more than MaxSignedIdentifiers policies, an id longer
 // than 64 characters, or a permission letter a container policy cannot
-// grant.
+// grant (acl.Validate with acl.ContainerRules; the *acl.Error is wrapped
+// too).
 var ErrInvalidACL = errors.New("invalid container ACL")
 
 // SetContainerACL replaces the public access level and the stored access
 // policies (new ETag). A lease id, if sent, must be the active lease's.
-func (s *Service) SetContainerACL(ctx context.Context, name string, access PublicAccess, acl []SignedIdentifier, leaseID string, cond Conditions) (Container, error) {
-	if len(acl) > MaxSignedIdentifiers {
-		return Container{}, fmt.Errorf("container %s: %d policies: %w", name, len(acl), ErrInvalidACL)
-	}
-	for _, id := range acl {
-		if id.ID == "" || len(id.ID) > 64 || strings.Trim(id.Permission, "racwdxltmeopi") != "" {
-			return Container{}, fmt.Errorf("container %s: policy %q: %w", name, id.ID, ErrInvalidACL)
-		}
+func (s *Service) SetContainerACL(ctx context.Context, name string, access PublicAccess, ids []SignedIdentifier, leaseID string, cond Conditions) (Container, error) {
+	ids, err := acl.Validate(ids, acl.ContainerRules)
+	if err != nil {
+		return Container{}, fmt.Errorf("container %s: %w: %w", name, ErrInvalidACL, err)
 	}
 	return s.updateContainer(ctx, name, cond, func(c *Container, now time.Time) error {
 		if err := checkReadLease(c.Lease, leaseID, now); err != nil {
 			return err
 		}
-		c.PublicAccess, c.ACL, c.ETag, c.LastModified = access, acl, newETag(), now
+		c.PublicAccess, c.ACL, c.ETag, c.LastModified = access, ids, newETag(), now
 		return nil
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/blobshare/blobshare/acl"
 	"github.com/blobshare/blobshare/lease"
 	"github.com/blobshare/blobshare/locks"
 )
@@ -23,7 +24,7 @@ import (
 // out of every share lookup.
 const (
 	stateLease = "lease" // name "" (the share) or a snapshot's name: storedLease
-	stateACL   = "acl"   // name "": []SignedIdentifier
+	stateACL   = "acl"   // name "": []storedIdentifier
 	statePerm  = "perm"  // name: the permission key; value: the SDDL text
 )
 
@@ -201,10 +202,11 @@ func (q *q) shareAttr(sh entry) (Attr, error) {
 	return a, err
 }
 
-// SignedIdentifier is one stored access policy of a share (Set Share ACL).
+// storedIdentifier is one stored access policy of a share as
+// ns_share_state holds it (JSON, times parsed): the form rows always had.
 // Zero times and an empty permission are fields the policy leaves to the
 // SAS that names it.
-type SignedIdentifier struct {
+type storedIdentifier struct {
 	ID         string    `json:"id"`
 	Start      time.Time `json:"st,omitzero"`
 	Expiry     time.Time `json:"se,omitzero"`
@@ -212,13 +214,13 @@ type SignedIdentifier struct {
 }
 
 // MaxSignedIdentifiers is how many stored access policies a share holds.
-const MaxSignedIdentifiers = 5
+const MaxSignedIdentifiers = acl.MaxIdentifiers
 
-// ShareACL returns a share's stored access policies. leaseID, when not
-// empty, must name the share's active lease. Errors: ErrShareNotFound,
-// *lease.Error.
-func (fsys *FileSystem) ShareACL(ctx context.Context, name, leaseID string) ([]SignedIdentifier, Attr, error) {
-	var ids []SignedIdentifier
+// ShareACL returns a share's stored access policies, times as Get Share
+// ACL answers them (acl.FormatTime). leaseID, when not empty, must name
+// the share's active lease. Errors: ErrShareNotFound, *lease.Error.
+func (fsys *FileSystem) ShareACL(ctx context.Context, name, leaseID string) ([]acl.SignedIdentifier, Attr, error) {
+	var ids []acl.SignedIdentifier
 	var a Attr
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
 		sh, err := q.share(name)
@@ -228,9 +230,14 @@ func (fsys *FileSystem) ShareACL(ctx context.Context, name, leaseID string) ([]S
 		if err := q.checkShareLease(sh, leaseID, false); err != nil {
 			return err
 		}
-		ids = nil
-		if _, err := q.loadState(sh.id, stateACL, "", &ids); err != nil {
+		var stored []storedIdentifier
+		if _, err := q.loadState(sh.id, stateACL, "", &stored); err != nil {
 			return err
+		}
+		ids = make([]acl.SignedIdentifier, 0, len(stored))
+		for _, s := range stored {
+			ids = append(ids, acl.SignedIdentifier{ID: s.ID, Start: acl.FormatTime(s.Start),
+				Expiry: acl.FormatTime(s.Expiry), Permission: s.Permission})
 		}
 		a = sh.attr(sh.name)
 		return nil
@@ -238,27 +245,30 @@ func (fsys *FileSystem) ShareACL(ctx context.Context, name, leaseID string) ([]S
 	return ids, a, pathErr("get share acl", name, err)
 }
 
-// SetShareACL replaces a share's stored access policies (at most
-// MaxSignedIdentifiers, ids unique, 1 to 64 characters). Errors:
-// ErrShareNotFound, ErrInvalidArg, *lease.Error.
-func (fsys *FileSystem) SetShareACL(ctx context.Context, name, leaseID string, ids []SignedIdentifier) (Attr, error) {
-	if len(ids) > MaxSignedIdentifiers {
-		return Attr{}, pathErr("set share acl", name, fmt.Errorf("%d signed identifiers: %w", len(ids), ErrInvalidArg))
+// SetShareACL replaces a share's stored access policies, checked by
+// acl.ShareRules (at most MaxSignedIdentifiers, ids unique, 1 to 64
+// characters, times ISO 8601, permissions from "rcwdl", stored in that
+// order). Errors: ErrShareNotFound, *acl.Error, *lease.Error.
+func (fsys *FileSystem) SetShareACL(ctx context.Context, name, leaseID string, ids []acl.SignedIdentifier) (Attr, error) {
+	ids, err := acl.Validate(ids, acl.ShareRules)
+	if err != nil {
+		return Attr{}, pathErr("set share acl", name, err)
 	}
-	seen := map[string]bool{}
+	stored := make([]storedIdentifier, 0, len(ids))
 	for _, id := range ids {
-		if id.ID == "" || len(id.ID) > 64 || seen[id.ID] {
-			return Attr{}, pathErr("set share acl", name, fmt.Errorf("signed identifier %q: %w", id.ID, ErrInvalidArg))
+		p, err := id.Policy()
+		if err != nil { // Validate parsed them
+			return Attr{}, pathErr("set share acl", name, err)
 		}
-		seen[id.ID] = true
+		stored = append(stored, storedIdentifier{ID: id.ID, Start: p.Start, Expiry: p.Expiry, Permission: p.Permission})
 	}
 	return fsys.changeShare(ctx, "set share acl", name, func(q *q, e *entry) error {
 		if err := q.checkShareLease(*e, leaseID, false); err != nil {
 			return err
 		}
 		var v any
-		if len(ids) > 0 {
-			v = ids
+		if len(stored) > 0 {
+			v = stored
 		}
 		return q.storeState(e.id, stateACL, "", v)
 	})
@@ -266,20 +276,20 @@ func (fsys *FileSystem) SetShareACL(ctx context.Context, name, leaseID string, i
 
 // SharePolicy returns the stored access policy id of a share, for a
 // service SAS that names it (si). Errors: ErrShareNotFound, ErrNotFound.
-func (fsys *FileSystem) SharePolicy(ctx context.Context, name, id string) (SignedIdentifier, error) {
-	var out SignedIdentifier
+func (fsys *FileSystem) SharePolicy(ctx context.Context, name, id string) (acl.Policy, error) {
+	var out acl.Policy
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
 		sh, err := q.share(name)
 		if err != nil {
 			return err
 		}
-		var ids []SignedIdentifier
+		var ids []storedIdentifier
 		if _, err := q.loadState(sh.id, stateACL, "", &ids); err != nil {
 			return err
 		}
 		for _, p := range ids {
 			if p.ID == id {
-				out = p
+				out = acl.Policy{Start: p.Start, Expiry: p.Expiry, Permission: p.Permission}
 				return nil
 			}
 		}
