@@ -53,8 +53,10 @@
 //
 // # Leases
 //
-// Lease implements Azure's Lease Blob table (acquire, renew, change,
-// release, break; available, leased, expired, breaking, broken). Expired
+// Lease is package lease's one timed-lease machine (shared with
+// containers and shares): Azure's Lease Blob table (acquire, renew,
+// change, release, break; available, leased, expired, breaking, broken),
+// with the error codes lease/doc.go settles. Expired
 // and broken are derived from stored times at each request with the
 // injected clock, so no timer runs and tests move time explicitly. Lease
 // operations never change the ETag or Last-Modified. A write (one that
