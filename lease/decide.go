@@ -161,8 +161,9 @@ func Decide(l Lease, r Request, now time.Time, o Options) (Lease, Result, error)
 	// never later than the lease would have ended on its own ("This break
 	// period is only used if it is shorter than the time remaining on the
 	// lease"), nor than a break already under way. With no period a
-	// finite lease breaks when it would have expired and an infinite one
-	// at once ("an infinite lease breaks immediately").
+	// finite lease breaks when it would have expired, an infinite one at
+	// once ("an infinite lease breaks immediately"), and a breaking one
+	// when its break ends (doc.go, "Settled").
 	end := now
 	switch {
 	case r.BreakPeriod != nil:
@@ -170,10 +171,10 @@ func Decide(l Lease, r Request, now time.Time, o Options) (Lease, Result, error)
 		if cur.Duration != Infinite && state == Leased && cur.Expires.Before(end) {
 			end = cur.Expires
 		}
-	case cur.Duration != Infinite && state == Leased:
-		end = cur.Expires
-	case cur.Duration != Infinite: // breaking, no period: the break under way stands
+	case state == Breaking:
 		end = cur.BreakAt
+	case cur.Duration != Infinite:
+		end = cur.Expires
 	}
 	if state == Breaking && cur.BreakAt.Before(end) {
 		end = cur.BreakAt

@@ -92,13 +92,18 @@
 //     GUID string format" (Lease Blob, Lease Container, Lease Share), so
 //     letter case, braces and hyphens do not make another id.
 //   - Break without a period on a breaking lease that was infinite:
-//     blobs kept the break under way, shares broke it at once. Now at
-//     once, the doc's words read as written: "If this header does not
-//     appear with a break operation, a fixed-duration lease breaks after
-//     the remaining lease period elapses, and an infinite lease breaks
-//     immediately" (x-ms-lease-break-period). No recording shows this case
-//     (LeaseTests.cs "Break breaking lease (default break time)" asserts
-//     only success); a break never ends later than one under way.
+//     blobs kept the break under way, shares broke it at once. Now the
+//     break under way stands. The rule "If this header does not appear
+//     with a break operation, a fixed-duration lease breaks after the
+//     remaining lease period elapses, and an infinite lease breaks
+//     immediately" (x-ms-lease-break-period) names the lease's duration,
+//     which a breaking lease no longer has: LeaseTests.cs reads
+//     x-ms-lease-duration "while lease is breaking" as unspecified
+//     (BlobLeaseStatusTest, ContainerLeaseStatusTest), so the remaining
+//     lease period is the remaining break period. No recording shows the
+//     case ("Break breaking lease (default break time)" asserts only
+//     success); Azurite answers the same (LeaseBreakingState.break with no
+//     period returns the state unchanged).
 //
 // The two machines agreed on every other state × action (TestDecideTable
 // runs all of them for both flavours). The Azure SDK for Go's lease tests

@@ -94,7 +94,7 @@ func TestDecideTable(t *testing.T) {
 		{"release (A)", Request{Action: Release, ID: idA}, all(to(Available, ""), map[string]outcome{"available": mism})},
 		{"release (B)", Request{Action: Release, ID: idB}, all(mism, nil)},
 		{"break, no period", Request{Action: Break}, all(brk(Broken, 0), map[string]outcome{
-			"available": notHere, "leased": brk(Breaking, 30), "breaking": brk(Breaking, 10)})},
+			"available": notHere, "leased": brk(Breaking, 30), "breaking": brk(Breaking, 10), "breaking inf": brk(Breaking, 10)})},
 		{"break, period 0", Request{Action: Break, BreakPeriod: &p0}, all(brk(Broken, 0), map[string]outcome{"available": notHere})},
 		{"break, period 5", Request{Action: Break, BreakPeriod: &p5}, all(brk(Broken, 0), map[string]outcome{
 			"available": notHere, "leased": brk(Breaking, 5), "infinite": brk(Breaking, 5),
