@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/blobshare/blobshare/acl"
 	"github.com/blobshare/blobshare/blobsvc"
 	"github.com/blobshare/blobshare/storagehttp"
 )
@@ -66,21 +67,12 @@ func (s *Server) storedPolicy(r *http.Request, id string) (storagehttp.AccessPol
 	if err != nil {
 		return storagehttp.AccessPolicy{}, false, nil
 	}
-	for _, pol := range ct.ACL {
-		if pol.ID != id {
-			continue
-		}
-		start, err := storagehttp.ParsePolicyTime(pol.Start)
-		if err != nil {
-			return storagehttp.AccessPolicy{}, false, storagehttp.AuthFailed("The stored access policy " + id + " has an unreadable start time.")
-		}
-		expiry, err := storagehttp.ParsePolicyTime(pol.Expiry)
-		if err != nil {
-			return storagehttp.AccessPolicy{}, false, storagehttp.AuthFailed("The stored access policy " + id + " has an unreadable expiry time.")
-		}
-		return storagehttp.AccessPolicy{Start: start, Expiry: expiry, Permission: pol.Permission}, true, nil
+	pol, ok := acl.Find(ct.ACL, id)
+	if !ok {
+		return storagehttp.AccessPolicy{}, false, nil
 	}
-	return storagehttp.AccessPolicy{}, false, nil
+	ap, err := storagehttp.StoredAccessPolicy(pol, "unreadable")
+	return ap, err == nil, err
 }
 
 // anonymousResource marks the grant of an unsigned request: it may only

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/blobshare/blobshare/blobsvc"
+	"github.com/blobshare/blobshare/lease"
 	"github.com/blobshare/blobshare/storagehttp"
 )
 
@@ -56,48 +57,22 @@ var blobErrors = []storagehttp.Mapping{
 	{Target: blobsvc.ErrAccessTierConditionNotMet, Status: http.StatusPreconditionFailed, Code: "AccessTierChangeTimeConditionNotMet", Message: "The access tier change time condition specified was not met."},
 	{Target: blobsvc.ErrInvalidRange, Status: http.StatusRequestedRangeNotSatisfiable, Code: "InvalidRange", Message: "The range specified is invalid for the current size of the resource."},
 	{Target: blobsvc.ErrMD5Mismatch, Status: http.StatusBadRequest, Code: "Md5Mismatch", Message: "The MD5 value specified in the request did not match with the MD5 value calculated by the server."},
-	{Target: blobsvc.ErrLeaseIDMissing, Status: http.StatusPreconditionFailed, Code: "LeaseIdMissing", Message: "There is currently a lease on the blob and no lease ID was specified in the request."},
-	{Target: blobsvc.ErrLeaseIDMismatch, Status: http.StatusPreconditionFailed, Code: "LeaseIdMismatchWithBlobOperation", Message: "The lease ID specified did not match the lease ID for the blob."},
-	{Target: blobsvc.ErrLeaseNotPresent, Status: http.StatusPreconditionFailed, Code: "LeaseNotPresentWithBlobOperation", Message: "There is currently no lease on the blob."},
-	{Target: blobsvc.ErrLeaseLost, Status: http.StatusPreconditionFailed, Code: "LeaseLost", Message: "A lease ID was specified, but the lease for the blob has expired."},
-	{Target: blobsvc.ErrLeaseAlreadyPresent, Status: http.StatusConflict, Code: "LeaseAlreadyPresent", Message: "There is already a lease present."},
-	{Target: blobsvc.ErrLeaseNotPresentWithLeaseOp, Status: http.StatusConflict, Code: "LeaseNotPresentWithLeaseOperation", Message: "There is currently no lease on the blob."},
-	{Target: blobsvc.ErrLeaseIDMismatchWithLeaseOp, Status: http.StatusConflict, Code: "LeaseIdMismatchWithLeaseOperation", Message: "The lease ID specified did not match the lease ID for the blob."},
-	{Target: blobsvc.ErrLeaseBreakingNoAcquire, Status: http.StatusConflict, Code: "LeaseIsBreakingAndCannotBeAcquired", Message: "The lease ID matched, but the lease is currently in breaking state and cannot be acquired until it is broken."},
-	{Target: blobsvc.ErrLeaseBreakingNoChange, Status: http.StatusConflict, Code: "LeaseIsBreakingAndCannotBeChanged", Message: "The lease ID matched, but the lease is currently in breaking state and cannot be changed."},
-	{Target: blobsvc.ErrLeaseBrokenNoRenew, Status: http.StatusConflict, Code: "LeaseIsBrokenAndCannotBeRenewed", Message: "The lease ID matched, but the lease has been broken explicitly and cannot be renewed."},
 	{Target: blobsvc.ErrServerBusy, Status: http.StatusServiceUnavailable, Code: "ServerBusy", Message: "The server is currently unable to receive requests. Please retry your request."},
 }
 
-// containerLeaseErrors replaces the blob wording for operations on a
-// container (Azure's …WithContainerOperation codes).
-var containerLeaseErrors = []storagehttp.Mapping{
-	{Target: blobsvc.ErrLeaseIDMissing, Status: http.StatusPreconditionFailed, Code: "LeaseIdMissing", Message: "There is currently a lease on the container and no lease ID was specified in the request."},
-	{Target: blobsvc.ErrLeaseIDMismatch, Status: http.StatusPreconditionFailed, Code: "LeaseIdMismatchWithContainerOperation", Message: "The lease ID specified did not match the lease ID for the container."},
-	{Target: blobsvc.ErrLeaseNotPresent, Status: http.StatusPreconditionFailed, Code: "LeaseNotPresentWithContainerOperation", Message: "There is currently no lease on the container."},
-	{Target: blobsvc.ErrLeaseLost, Status: http.StatusPreconditionFailed, Code: "LeaseLost", Message: "A lease ID was specified, but the lease for the container has expired."},
-	{Target: blobsvc.ErrLeaseNotPresentWithLeaseOp, Status: http.StatusConflict, Code: "LeaseNotPresentWithLeaseOperation", Message: "There is currently no lease on the container."},
-	{Target: blobsvc.ErrLeaseIDMismatchWithLeaseOp, Status: http.StatusConflict, Code: "LeaseIdMismatchWithLeaseOperation", Message: "The lease ID specified did not match the lease ID for the container."},
-}
-
 // toError maps any error to its reply; forContainer picks the container
-// wording of the lease errors.
+// wording of the lease errors (storagehttp.LeaseError).
 func toError(err error, forContainer bool) *storagehttp.Error {
 	return storagehttp.Classify(err, func(err error) *storagehttp.Error {
-		switch {
-		case errors.Is(err, blobsvc.ErrInvalidLeaseDuration):
-			return storagehttp.InvalidHeader("x-ms-lease-duration", "")
-		case errors.Is(err, blobsvc.ErrInvalidBreakPeriod):
-			return storagehttp.InvalidHeader("x-ms-lease-break-period", "")
-		case errors.Is(err, blobsvc.ErrInvalidTagsCondition):
+		if errors.Is(err, blobsvc.ErrInvalidTagsCondition) {
 			return storagehttp.InvalidHeader("x-ms-if-tags", "")
-		case errors.Is(err, blobsvc.ErrInvalidLeaseAction):
-			return storagehttp.InvalidHeader("x-ms-lease-action", "")
 		}
+		res := lease.Blob
 		if forContainer {
-			if e := storagehttp.MatchTable(err, containerLeaseErrors); e != nil {
-				return e
-			}
+			res = lease.Container
+		}
+		if e := storagehttp.LeaseError(err, res); e != nil {
+			return e
 		}
 		return storagehttp.MatchTable(err, blobErrors)
 	})

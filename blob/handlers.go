@@ -1273,12 +1273,7 @@ func (s *Server) getContainerACL(w http.ResponseWriter, c *call) error {
 	}
 	w.Header().Set("ETag", ct.ETag)
 	w.Header().Set("Last-Modified", httpTime(ct.LastModified))
-	out := storagehttp.SignedIdentifiersXML{Identifiers: make([]storagehttp.SignedIdentifierXML, 0, len(ct.ACL))}
-	for _, id := range ct.ACL {
-		out.Identifiers = append(out.Identifiers, storagehttp.SignedIdentifierXML{ID: id.ID,
-			AccessPolicy: &storagehttp.AccessPolicyXML{Start: id.Start, Expiry: id.Expiry, Permission: id.Permission}})
-	}
-	return storagehttp.WriteXML(w, http.StatusOK, out)
+	return storagehttp.WriteXML(w, http.StatusOK, storagehttp.SignedIdentifiersDoc(ct.ACL))
 }
 
 func (s *Server) setContainerACL(w http.ResponseWriter, c *call) error {
@@ -1290,21 +1285,11 @@ func (s *Server) setContainerACL(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	var in storagehttp.SignedIdentifiersXML
-	if c.r.ContentLength != 0 {
-		if err := storagehttp.DecodeXMLBody(c.r, &in, maxSmallBody); err != nil {
-			return err
-		}
+	ids, err := storagehttp.DecodeSignedIdentifiers(c.r, maxSmallBody)
+	if err != nil {
+		return err
 	}
-	acl := make([]blobsvc.SignedIdentifier, 0, len(in.Identifiers))
-	for _, x := range in.Identifiers {
-		id := blobsvc.SignedIdentifier{ID: x.ID}
-		if x.AccessPolicy != nil {
-			id.Start, id.Expiry, id.Permission = x.AccessPolicy.Start, x.AccessPolicy.Expiry, x.AccessPolicy.Permission
-		}
-		acl = append(acl, id)
-	}
-	ct, err := s.svc.SetContainerACL(c.r.Context(), c.path.container, access, acl, leaseID, cond)
+	ct, err := s.svc.SetContainerACL(c.r.Context(), c.path.container, access, ids, leaseID, cond)
 	if err != nil {
 		return err
 	}

@@ -109,7 +109,7 @@ func (s *Service) AppendBlock(ctx context.Context, container, name string, r io.
 	b.Blocks = append(b.Blocks, Block{StoreID: storeID, Size: n})
 	b.Size += n
 	b.ETag, b.LastModified = newETag(), s.Now()
-	b.Lease = b.Lease.afterWrite(b.LastModified)
+	b.Lease = b.Lease.AfterWrite(b.LastModified)
 	if err := s.commitContent(ctx, &b, ids, false); err != nil {
 		return Blob{}, 0, err
 	}

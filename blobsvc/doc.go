@@ -53,14 +53,16 @@
 //
 // # Leases
 //
-// Lease implements Azure's Lease Blob table (acquire, renew, change,
-// release, break; available, leased, expired, breaking, broken). Expired
+// Lease is package lease's one timed-lease machine (shared with
+// containers and shares): Azure's Lease Blob table (acquire, renew,
+// change, release, break; available, leased, expired, breaking, broken),
+// with the error codes lease/doc.go settles. Expired
 // and broken are derived from stored times at each request with the
 // injected clock, so no timer runs and tests move time explicitly. Lease
 // operations never change the ETag or Last-Modified. A write (one that
 // changes the blob, Put Block, Set Blob Tags) makes a broken or expired
 // lease available and forgets its id
-// (Lease.afterWrite: "Write, no lease specified" on Broken (A) and Expired
+// (Lease.AfterWrite: "Write, no lease specified" on Broken (A) and Expired
 // (A) is "Available, write succeeds", and "the lease ID is maintained by
 // the Blob service until the blob is modified or leased again"); a break
 // of an expired lease breaks it ("Broken (A)"). A lease id on a write that

@@ -1,6 +1,10 @@
 package blobsvc
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/blobshare/blobshare/lease"
+)
 
 // Sentinels of the Blob service's outcomes. Stores return ErrContainerNotFound,
 // ErrContainerExists and ErrBlobNotFound (wrapped with the resource); the
@@ -50,24 +54,26 @@ var (
 	ErrSourceConditionNotMet = errors.New("copy source condition not met")
 )
 
-// Lease errors, one per Azure error code.
+// Lease errors: lease.Error values (errors.Is matches by code), kept
+// under blobsvc's names for its callers and tests; the front end maps
+// *lease.Error once (storagehttp.LeaseError).
 var (
 	// Blob or container operations against a lease (412).
-	ErrLeaseIDMissing  = errors.New("lease id missing")  // LeaseIdMissing
-	ErrLeaseIDMismatch = errors.New("lease id mismatch") // LeaseIdMismatchWithBlobOperation / ContainerOperation
-	ErrLeaseNotPresent = errors.New("lease not present") // LeaseNotPresentWithBlobOperation / ContainerOperation
-	ErrLeaseLost       = errors.New("lease lost")        // LeaseLost
+	ErrLeaseIDMissing  error = &lease.Error{Code: lease.LeaseIDMissing}
+	ErrLeaseIDMismatch error = &lease.Error{Code: lease.LeaseIDMismatchWithResourceOperation}
+	ErrLeaseNotPresent error = &lease.Error{Code: lease.LeaseNotPresentWithResourceOperation}
+	ErrLeaseLost       error = &lease.Error{Code: lease.LeaseLost}
 	// Lease operations (409).
-	ErrLeaseAlreadyPresent        = errors.New("lease already present")            // LeaseAlreadyPresent
-	ErrLeaseNotPresentWithLeaseOp = errors.New("no lease for the lease operation") // LeaseNotPresentWithLeaseOperation
-	ErrLeaseIDMismatchWithLeaseOp = errors.New("lease id mismatch for the lease operation")
-	ErrLeaseBreakingNoAcquire     = errors.New("lease is breaking and cannot be acquired")
-	ErrLeaseBreakingNoChange      = errors.New("lease is breaking and cannot be changed")
-	ErrLeaseBrokenNoRenew         = errors.New("lease is broken and cannot be renewed")
-	// ErrInvalidLeaseDuration / ErrInvalidBreakPeriod: out of 15-60 (or
-	// -1) / 0-60 seconds.
-	ErrInvalidLeaseDuration = errors.New("invalid lease duration")
-	ErrInvalidBreakPeriod   = errors.New("invalid lease break period")
+	ErrLeaseAlreadyPresent        error = &lease.Error{Code: lease.LeaseAlreadyPresent}
+	ErrLeaseNotPresentWithLeaseOp error = &lease.Error{Code: lease.LeaseNotPresentWithLeaseOperation}
+	ErrLeaseIDMismatchWithLeaseOp error = &lease.Error{Code: lease.LeaseIDMismatchWithLeaseOperation}
+	ErrLeaseBreakingNoAcquire     error = &lease.Error{Code: lease.LeaseIsBreakingAndCannotBeAcquired}
+	ErrLeaseBreakingNoChange      error = &lease.Error{Code: lease.LeaseIsBreakingAndCannotBeChanged}
+	ErrLeaseBrokenNoRenew         error = &lease.Error{Code: lease.LeaseIsBrokenAndCannotBeRenewed}
+	// Malformed lease requests (400).
+	ErrInvalidLeaseDuration = lease.ErrInvalidDuration
+	ErrInvalidBreakPeriod   = lease.ErrInvalidBreakPeriod
+	ErrInvalidLeaseAction   = lease.ErrInvalidAction
 )
 
 // ErrServerBusy: the metadata store could not take the write in time

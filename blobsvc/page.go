@@ -78,7 +78,7 @@ func (s *Service) CreatePageBlob(ctx context.Context, container, name string, le
 		b.Tier, b.TierChanged = o.Tier, now
 	}
 	if hasRow(old) {
-		b.Lease = old.Lease.afterWrite(now)
+		b.Lease = old.Lease.AfterWrite(now)
 	}
 	over, err := s.keepOverwritten(ctx, old)
 	if err != nil {
@@ -180,7 +180,7 @@ func (s *Service) PutPages(ctx context.Context, container, name string, start, e
 	nps.touch(PageRange{start, end})
 	b.Page = &nps
 	b.ETag, b.LastModified = newETag(), s.Now()
-	b.Lease = b.Lease.afterWrite(b.LastModified)
+	b.Lease = b.Lease.AfterWrite(b.LastModified)
 	if err := s.commitContent(ctx, &b, ids, false); err != nil {
 		return Blob{}, err
 	}

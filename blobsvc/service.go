@@ -19,8 +19,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/blobshare/blobshare/acl"
 	"github.com/blobshare/blobshare/blobstore"
 	"github.com/blobshare/blobshare/internal/azname"
+	"github.com/blobshare/blobshare/lease"
 )
 
 func uuidString() string { return uuid.NewString() }
@@ -208,25 +210,22 @@ func (s *Service) SetContainerMetadata(ctx context.Context, name string, md map[
 
 // ErrInvalidACL: more than MaxSignedIdentifiers policies, an id longer
 // than 64 characters, or a permission letter a container policy cannot
-// grant.
+// grant (acl.Validate with acl.ContainerRules; the *acl.Error is wrapped
+// too).
 var ErrInvalidACL = errors.New("invalid container ACL")
 
 // SetContainerACL replaces the public access level and the stored access
 // policies (new ETag). A lease id, if sent, must be the active lease's.
-func (s *Service) SetContainerACL(ctx context.Context, name string, access PublicAccess, acl []SignedIdentifier, leaseID string, cond Conditions) (Container, error) {
-	if len(acl) > MaxSignedIdentifiers {
-		return Container{}, fmt.Errorf("container %s: %d policies: %w", name, len(acl), ErrInvalidACL)
-	}
-	for _, id := range acl {
-		if id.ID == "" || len(id.ID) > 64 || strings.Trim(id.Permission, "racwdxltmeopi") != "" {
-			return Container{}, fmt.Errorf("container %s: policy %q: %w", name, id.ID, ErrInvalidACL)
-		}
+func (s *Service) SetContainerACL(ctx context.Context, name string, access PublicAccess, ids []SignedIdentifier, leaseID string, cond Conditions) (Container, error) {
+	ids, err := acl.Validate(ids, acl.ContainerRules)
+	if err != nil {
+		return Container{}, fmt.Errorf("container %s: %w: %w", name, ErrInvalidACL, err)
 	}
 	return s.updateContainer(ctx, name, cond, func(c *Container, now time.Time) error {
 		if err := checkReadLease(c.Lease, leaseID, now); err != nil {
 			return err
 		}
-		c.PublicAccess, c.ACL, c.ETag, c.LastModified = access, acl, newETag(), now
+		c.PublicAccess, c.ACL, c.ETag, c.LastModified = access, ids, newETag(), now
 		return nil
 	})
 }
@@ -236,7 +235,7 @@ func (s *Service) SetContainerACL(ctx context.Context, name string, access Publi
 func (s *Service) LeaseContainer(ctx context.Context, name string, req LeaseRequest, cond Conditions) (Container, LeaseResult, error) {
 	var res LeaseResult
 	c, err := s.updateContainer(ctx, name, cond, func(c *Container, now time.Time) error {
-		l, r, err := req.apply(c.Lease, now, false)
+		l, r, err := lease.Decide(c.Lease, req, now, lease.Options{NewID: uuid.NewString})
 		if err != nil {
 			return err
 		}
@@ -666,8 +665,8 @@ func (s *Service) commit(ctx context.Context, container, name string, storeIDs [
 	}
 	if hasRow(old) {
 		// A write keeps an active lease (it passed the check) and makes
-		// an expired or broken one available (Lease.afterWrite).
-		b.Lease = old.Lease.afterWrite(now)
+		// an expired or broken one available (Lease.AfterWrite).
+		b.Lease = old.Lease.AfterWrite(now)
 	}
 	over, err := s.keepOverwritten(ctx, old)
 	if err != nil {
@@ -981,7 +980,7 @@ func (s *Service) recordStaged(ctx context.Context, container, name, leaseID str
 		// ID must be included in the request for any of the following
 		// operations"): it too makes a broken or expired lease
 		// available, as Azurite does.
-		if l := cur.Lease.afterWrite(now); l != cur.Lease {
+		if l := cur.Lease.AfterWrite(now); l != cur.Lease {
 			cur.Lease = l
 			if err := s.meta.PutBlob(ctx, cur, false); err != nil {
 				return err
@@ -1260,7 +1259,7 @@ func (s *Service) updateBlob(ctx context.Context, container, name string, o Writ
 	}
 	// The new ETag first: f may record the final row as a commit intent.
 	b.ETag, b.LastModified = newETag(), s.Now()
-	b.Lease = b.Lease.afterWrite(b.LastModified)
+	b.Lease = b.Lease.AfterWrite(b.LastModified)
 	if err := f(&b); err != nil {
 		return Blob{}, err
 	}
@@ -1388,7 +1387,7 @@ func (s *Service) LeaseBlob(ctx context.Context, container, name string, req Lea
 	// it ended.
 	cur := b.Lease.Effective(now)
 	modified := cur.State == LeaseExpired && b.LastModified.After(cur.Expires)
-	l, res, err := req.apply(b.Lease, now, modified)
+	l, res, err := lease.Decide(b.Lease, req, now, lease.Options{NewID: uuid.NewString, ModifiedSinceExpiry: modified})
 	if err != nil {
 		return Blob{}, LeaseResult{}, fmt.Errorf("blob %s/%s: %w", container, name, err)
 	}

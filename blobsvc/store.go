@@ -3,6 +3,8 @@ package blobsvc
 import (
 	"context"
 	"time"
+
+	"github.com/blobshare/blobshare/acl"
 )
 
 // Store keeps the Blob service's metadata: containers, blobs (their
@@ -135,16 +137,12 @@ type Container struct {
 }
 
 // SignedIdentifier is one stored access policy, kept as sent (times in
-// the ISO 8601 form the client used).
-type SignedIdentifier struct {
-	ID         string
-	Start      string
-	Expiry     string
-	Permission string
-}
+// the ISO 8601 form the client used): acl's one type, whose fields (ID,
+// Start, Expiry, Permission) are the ones the JSON documents hold.
+type SignedIdentifier = acl.SignedIdentifier
 
 // MaxSignedIdentifiers bounds a container's stored access policies.
-const MaxSignedIdentifiers = 5
+const MaxSignedIdentifiers = acl.MaxIdentifiers
 
 // Properties are a blob's settable HTTP properties.
 type Properties struct {

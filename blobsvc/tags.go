@@ -91,8 +91,8 @@ func (s *Service) SetBlobTags(ctx context.Context, container, name string, tags 
 	}
 	b.Tags = tags
 	// A write for the lease too: a broken or expired lease becomes
-	// available (Lease.afterWrite), as Azurite does.
-	b.Lease = b.Lease.afterWrite(s.Now())
+	// available (Lease.AfterWrite), as Azurite does.
+	b.Lease = b.Lease.AfterWrite(s.Now())
 	return s.meta.PutBlob(ctx, b, false)
 }
 

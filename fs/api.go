@@ -574,7 +574,7 @@ func (fsys *FileSystem) GetShare(ctx context.Context, name string) (Attr, error)
 }
 
 // GetShareLeased is GetShare for a request that carries a lease id: it
-// must name the share's active lease (*locks.LeaseError otherwise).
+// must name the share's active lease (*lease.Error otherwise).
 func (fsys *FileSystem) GetShareLeased(ctx context.Context, name, leaseID string) (Attr, error) {
 	return fsys.getShare(ctx, name, leaseID)
 }
@@ -601,7 +601,7 @@ func (fsys *FileSystem) SetShareProperties(ctx context.Context, name string, p S
 }
 
 // SetShareMetadata replaces a share's metadata. leaseID, when not
-// empty, must name the share's active lease (*locks.LeaseError).
+// empty, must name the share's active lease (*lease.Error).
 func (fsys *FileSystem) SetShareMetadata(ctx context.Context, name, leaseID string, md map[string]string) (Attr, error) {
 	return fsys.setShareMetadata(ctx, name, leaseID, md)
 }
@@ -616,7 +616,7 @@ func (fsys *FileSystem) DeleteShare(ctx context.Context, name string) error {
 type DeleteShareRequest struct {
 	Name string
 	// LeaseID is required while the share's lease is active, and must
-	// name it (*locks.LeaseError: LeaseIdMissing, mismatch).
+	// name it (*lease.Error: LeaseIdMissing, mismatch).
 	LeaseID string
 	// IncludeSnapshots deletes the share's snapshots too; without it a
 	// share with snapshots is ErrShareHasSnapshots.

@@ -8,7 +8,8 @@ import (
 )
 
 // The namespace's own outcomes. Errors returned by this package wrap one of
-// these (or one of locks' sentinels, or a *locks.LeaseError) in an *Error
+// these (or one of locks' sentinels, a *locks.LeaseError (file leases) or a
+// *lease.Error (share leases)) in an *Error
 // that names the operation and the path or file concerned; match them with
 // errors.Is / errors.As.
 var (

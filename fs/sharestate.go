@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/blobshare/blobshare/acl"
+	"github.com/blobshare/blobshare/lease"
 	"github.com/blobshare/blobshare/locks"
 )
 
@@ -21,8 +23,8 @@ import (
 // changes no ETag for a lease) and keeps permissions (up to 8 KiB each)
 // out of every share lookup.
 const (
-	stateLease = "lease" // name "" (the share) or a snapshot's name: locks.TimedLease
-	stateACL   = "acl"   // name "": []SignedIdentifier
+	stateLease = "lease" // name "" (the share) or a snapshot's name: storedLease
+	stateACL   = "acl"   // name "": []storedIdentifier
 	statePerm  = "perm"  // name: the permission key; value: the SDDL text
 )
 
@@ -77,29 +79,58 @@ func (q *q) dropState(share FileID) error {
 
 // ShareLeaseInfo is a share's lease as Get Share Properties reports it.
 type ShareLeaseInfo struct {
-	State    locks.TimedLeaseState
+	State    lease.State
 	Infinite bool // x-ms-lease-duration: infinite (else fixed); while leased
 }
 
-func (q *q) shareLease(share FileID) (locks.TimedLease, error) { return q.leaseOf(share, "") }
+// storedLease is a share's lease as ns_share_state holds it (JSON): the
+// fields of the locks.TimedLease that rows were written with before the
+// timed-lease machine moved to package lease, so existing rows read as
+// they were written and new rows are written the same way.
+type storedLease struct {
+	ID       string    // "" when available (no row is kept then)
+	Seconds  int       // duration as acquired: 15..60, or lease.Infinite
+	Expires  time.Time // end of a finite lease
+	Breaking bool      // a break was asked: the lease ends at BreakEnd
+	BreakEnd time.Time // end of the break period
+}
+
+func (s storedLease) lease() lease.Lease {
+	switch {
+	case s.ID == "":
+		return lease.Lease{}
+	case s.Breaking:
+		return lease.Lease{State: lease.Breaking, ID: s.ID, Duration: s.Seconds, BreakAt: s.BreakEnd}
+	}
+	return lease.Lease{State: lease.Leased, ID: s.ID, Duration: s.Seconds, Expires: s.Expires}
+}
+
+func storeForm(l lease.Lease) storedLease {
+	s := storedLease{ID: l.ID, Seconds: l.Duration, Expires: l.Expires}
+	if l.State == lease.Breaking || l.State == lease.Broken {
+		s.Breaking, s.BreakEnd, s.Expires = true, l.BreakAt, time.Time{}
+	}
+	return s
+}
 
 // leaseOf is the lease of a share (snapshot "") or of one of its
 // snapshots.
-func (q *q) leaseOf(share FileID, snapshot string) (locks.TimedLease, error) {
-	var l locks.TimedLease
-	_, err := q.loadState(share, stateLease, snapshot, &l)
-	return l, err
+func (q *q) leaseOf(share FileID, snapshot string) (lease.Lease, error) {
+	var s storedLease
+	_, err := q.loadState(share, stateLease, snapshot, &s)
+	return s.lease(), err
 }
 
 func (q *q) shareLeaseInfo(share FileID) (ShareLeaseInfo, error) { return q.leaseInfoOf(share, "") }
 
 func (q *q) leaseInfoOf(share FileID, snapshot string) (ShareLeaseInfo, error) {
 	l, err := q.leaseOf(share, snapshot)
-	return ShareLeaseInfo{State: l.State(q.now), Infinite: l.Seconds == locks.InfiniteLease}, err
+	return ShareLeaseInfo{State: l.StateAt(q.now), Infinite: l.Duration == lease.Infinite}, err
 }
 
 // checkShareLease applies the share's lease to an operation on the share
-// (locks.CheckTimedLease).
+// (lease.CheckWrite when the operation needs the id while the lease is
+// active, as Delete Share does; lease.CheckRead otherwise).
 func (q *q) checkShareLease(sh entry, leaseID string, needID bool) error {
 	return q.checkLeaseOf(sh.id, "", leaseID, needID)
 }
@@ -109,15 +140,22 @@ func (q *q) checkLeaseOf(share FileID, snapshot, leaseID string, needID bool) er
 	if err != nil {
 		return err
 	}
-	return locks.CheckTimedLease(l, share, leaseID, needID, q.now)
+	check := lease.CheckRead
+	if needID {
+		check = lease.CheckWrite
+	}
+	if err := check(l, leaseID, q.now); err != nil {
+		return fmt.Errorf("share %d lease: %w", share, err)
+	}
+	return nil
 }
 
 // LeaseShare runs one Lease Share action at the FileSystem's clock, on
 // the share or (snapshot not "") on one of its snapshots, and returns its
 // outcome and the share (or snapshot). Errors: ErrShareNotFound,
-// ErrSnapshotNotFound, *locks.LeaseError, locks.ErrInvalidParameter.
-func (fsys *FileSystem) LeaseShare(ctx context.Context, name, snapshot string, req locks.TimedLeaseRequest) (locks.TimedLeaseResult, Attr, error) {
-	var res locks.TimedLeaseResult
+// ErrSnapshotNotFound, *lease.Error, lease's malformed-request errors.
+func (fsys *FileSystem) LeaseShare(ctx context.Context, name, snapshot string, req lease.Request) (lease.Result, Attr, error) {
+	var res lease.Result
 	var a Attr
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 		sh, err := q.shareLocked("lease share", name)
@@ -136,15 +174,16 @@ func (fsys *FileSystem) LeaseShare(ctx context.Context, name, snapshot string, r
 		if err != nil {
 			return nil, err
 		}
-		req.Resource = sh.id
-		if res, err = locks.DecideTimedLease(l, req, q.now, fsys.table.NewLeaseID); err != nil {
+		next, r, err := lease.Decide(l, req, q.now, lease.Options{NewID: fsys.table.NewLeaseID})
+		if err != nil {
 			return nil, err
 		}
-		var next any
-		if res.Next != (locks.TimedLease{}) {
-			next = res.Next
+		res = r
+		var v any
+		if !next.IsZero() {
+			v = storeForm(next)
 		}
-		if err := q.storeState(sh.id, stateLease, snapshot, next); err != nil {
+		if err := q.storeState(sh.id, stateLease, snapshot, v); err != nil {
 			return nil, err
 		}
 		a = sh.attr(sh.name)
@@ -163,10 +202,11 @@ func (q *q) shareAttr(sh entry) (Attr, error) {
 	return a, err
 }
 
-// SignedIdentifier is one stored access policy of a share (Set Share ACL).
+// storedIdentifier is one stored access policy of a share as
+// ns_share_state holds it (JSON, times parsed): the form rows always had.
 // Zero times and an empty permission are fields the policy leaves to the
 // SAS that names it.
-type SignedIdentifier struct {
+type storedIdentifier struct {
 	ID         string    `json:"id"`
 	Start      time.Time `json:"st,omitzero"`
 	Expiry     time.Time `json:"se,omitzero"`
@@ -174,13 +214,13 @@ type SignedIdentifier struct {
 }
 
 // MaxSignedIdentifiers is how many stored access policies a share holds.
-const MaxSignedIdentifiers = 5
+const MaxSignedIdentifiers = acl.MaxIdentifiers
 
-// ShareACL returns a share's stored access policies. leaseID, when not
-// empty, must name the share's active lease. Errors: ErrShareNotFound,
-// *locks.LeaseError.
-func (fsys *FileSystem) ShareACL(ctx context.Context, name, leaseID string) ([]SignedIdentifier, Attr, error) {
-	var ids []SignedIdentifier
+// ShareACL returns a share's stored access policies, times as Get Share
+// ACL answers them (acl.FormatTime). leaseID, when not empty, must name
+// the share's active lease. Errors: ErrShareNotFound, *lease.Error.
+func (fsys *FileSystem) ShareACL(ctx context.Context, name, leaseID string) ([]acl.SignedIdentifier, Attr, error) {
+	var ids []acl.SignedIdentifier
 	var a Attr
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
 		sh, err := q.share(name)
@@ -190,9 +230,14 @@ func (fsys *FileSystem) ShareACL(ctx context.Context, name, leaseID string) ([]S
 		if err := q.checkShareLease(sh, leaseID, false); err != nil {
 			return err
 		}
-		ids = nil
-		if _, err := q.loadState(sh.id, stateACL, "", &ids); err != nil {
+		var stored []storedIdentifier
+		if _, err := q.loadState(sh.id, stateACL, "", &stored); err != nil {
 			return err
+		}
+		ids = make([]acl.SignedIdentifier, 0, len(stored))
+		for _, s := range stored {
+			ids = append(ids, acl.SignedIdentifier{ID: s.ID, Start: acl.FormatTime(s.Start),
+				Expiry: acl.FormatTime(s.Expiry), Permission: s.Permission})
 		}
 		a = sh.attr(sh.name)
 		return nil
@@ -200,27 +245,30 @@ func (fsys *FileSystem) ShareACL(ctx context.Context, name, leaseID string) ([]S
 	return ids, a, pathErr("get share acl", name, err)
 }
 
-// SetShareACL replaces a share's stored access policies (at most
-// MaxSignedIdentifiers, ids unique, 1 to 64 characters). Errors:
-// ErrShareNotFound, ErrInvalidArg, *locks.LeaseError.
-func (fsys *FileSystem) SetShareACL(ctx context.Context, name, leaseID string, ids []SignedIdentifier) (Attr, error) {
-	if len(ids) > MaxSignedIdentifiers {
-		return Attr{}, pathErr("set share acl", name, fmt.Errorf("%d signed identifiers: %w", len(ids), ErrInvalidArg))
+// SetShareACL replaces a share's stored access policies, checked by
+// acl.ShareRules (at most MaxSignedIdentifiers, ids unique, 1 to 64
+// characters, times ISO 8601, permissions from "rcwdl", stored in that
+// order). Errors: ErrShareNotFound, *acl.Error, *lease.Error.
+func (fsys *FileSystem) SetShareACL(ctx context.Context, name, leaseID string, ids []acl.SignedIdentifier) (Attr, error) {
+	ids, err := acl.Validate(ids, acl.ShareRules)
+	if err != nil {
+		return Attr{}, pathErr("set share acl", name, err)
 	}
-	seen := map[string]bool{}
+	stored := make([]storedIdentifier, 0, len(ids))
 	for _, id := range ids {
-		if id.ID == "" || len(id.ID) > 64 || seen[id.ID] {
-			return Attr{}, pathErr("set share acl", name, fmt.Errorf("signed identifier %q: %w", id.ID, ErrInvalidArg))
+		p, err := id.Policy()
+		if err != nil { // Validate parsed them
+			return Attr{}, pathErr("set share acl", name, err)
 		}
-		seen[id.ID] = true
+		stored = append(stored, storedIdentifier{ID: id.ID, Start: p.Start, Expiry: p.Expiry, Permission: p.Permission})
 	}
 	return fsys.changeShare(ctx, "set share acl", name, func(q *q, e *entry) error {
 		if err := q.checkShareLease(*e, leaseID, false); err != nil {
 			return err
 		}
 		var v any
-		if len(ids) > 0 {
-			v = ids
+		if len(stored) > 0 {
+			v = stored
 		}
 		return q.storeState(e.id, stateACL, "", v)
 	})
@@ -228,20 +276,20 @@ func (fsys *FileSystem) SetShareACL(ctx context.Context, name, leaseID string, i
 
 // SharePolicy returns the stored access policy id of a share, for a
 // service SAS that names it (si). Errors: ErrShareNotFound, ErrNotFound.
-func (fsys *FileSystem) SharePolicy(ctx context.Context, name, id string) (SignedIdentifier, error) {
-	var out SignedIdentifier
+func (fsys *FileSystem) SharePolicy(ctx context.Context, name, id string) (acl.Policy, error) {
+	var out acl.Policy
 	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
 		sh, err := q.share(name)
 		if err != nil {
 			return err
 		}
-		var ids []SignedIdentifier
+		var ids []storedIdentifier
 		if _, err := q.loadState(sh.id, stateACL, "", &ids); err != nil {
 			return err
 		}
 		for _, p := range ids {
 			if p.ID == id {
-				out = p
+				out = acl.Policy{Start: p.Start, Expiry: p.Expiry, Permission: p.Permission}
 				return nil
 			}
 		}

@@ -541,7 +541,7 @@ func (fsys *FileSystem) ShareSnapshots(ctx context.Context, share string) ([]Att
 
 // DeleteShareSnapshot deletes one snapshot; its blobs go to the
 // collector. leaseID is needed while the snapshot's lease is active.
-// Errors: ErrShareNotFound, ErrSnapshotNotFound, *locks.LeaseError.
+// Errors: ErrShareNotFound, ErrSnapshotNotFound, *lease.Error.
 func (fsys *FileSystem) DeleteShareSnapshot(ctx context.Context, share, snapshot, leaseID string) error {
 	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 		v, _, err := q.snapshot(share, snapshot)

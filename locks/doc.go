@@ -63,12 +63,11 @@
 // reference model in model_test.go re-derives every rule independently and
 // a randomized test compares the two.
 //
-// Timed leases (timedlease.go) — a share's lease, which lasts 15 to 60
-// seconds or forever, expires and breaks over a period — are rules only:
-// DecideTimedLease and CheckTimedLease take the stored TimedLease and the
-// caller's time, and the caller (fs) stores the result with the share.
-// Nothing here knows shares or HTTP; the outcomes follow Azure's lease
-// table for containers and shares (TestDecideTimedLeaseTable).
+// Timed leases — a share's lease, which lasts 15 to 60 seconds or
+// forever, expires and breaks over a period — are not here: package lease
+// holds the one timed-lease machine for shares, containers and blobs; fs
+// stores a share's lease with the share and asks Table.NewLeaseID for the
+// id of an acquire without a proposed one.
 //
 // # SMB caching
 //

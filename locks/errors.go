@@ -67,8 +67,7 @@ func (e *LeaseError) Error() string { return "lease: " + string(e.Code) }
 // Status is the HTTP status Azure Files answers for the code.
 func (e *LeaseError) Status() int {
 	switch e.Code {
-	case LeaseAlreadyPresent, LeaseNotPresentWithLeaseOperation, LeaseIDMismatchWithLeaseOperation,
-		LeaseIsBreakingAndCannotBeAcquired, LeaseIsBreakingAndCannotBeChanged, LeaseIsBrokenAndCannotBeRenewed:
+	case LeaseAlreadyPresent, LeaseNotPresentWithLeaseOperation, LeaseIDMismatchWithLeaseOperation:
 		return 409
 	}
 	return 412

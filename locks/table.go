@@ -431,6 +431,10 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 // checks, and each use takes one of the Table's connections meanwhile.
 func (t *Table) DB() *sql.DB { return t.db }
 
+// NewLeaseID is a lease id for an acquire without a proposed id
+// (Options.NewLeaseID), for timed leases whose state the caller stores.
+func (t *Table) NewLeaseID() string { return t.opts.NewLeaseID() }
+
 // Owner returns this process instance's owner id.
 // After a lost session (ErrSessionLost) it is the new owner's.
 func (t *Table) Owner() OwnerID { return t.sess.Load().owner }

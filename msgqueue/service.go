@@ -9,10 +9,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
+	"github.com/blobshare/blobshare/acl"
 	"github.com/blobshare/blobshare/internal/azname"
 )
 
@@ -23,10 +23,10 @@ const (
 	MaxVisibilityTimeout = 7 * 24 * time.Hour
 	DefaultMessageTTL    = 7 * 24 * time.Hour
 	DefaultGetVisibility = 30 * time.Second
-	MaxSignedIdentifiers = 5
+	MaxSignedIdentifiers = acl.MaxIdentifiers
 	// MaxSignedIdentifierLen: "The signed identifier ... can be up to 64
 	// characters in length" (Set Queue ACL).
-	MaxSignedIdentifierLen = 64
+	MaxSignedIdentifierLen = acl.MaxIDLength
 	DefaultListMaxResults  = 5000
 	minNameLen, maxNameLen = 3, 63
 	// sweepEvery is how often Put removes expired messages for good
@@ -148,16 +148,9 @@ func (s *Service) SetACL(ctx context.Context, name string, ids []SignedIdentifie
 	if err := ValidName(name); err != nil {
 		return err
 	}
-	if len(ids) > MaxSignedIdentifiers {
-		return fmt.Errorf("queue %s: %d identifiers: %w", name, len(ids), ErrInvalidACL)
-	}
-	for _, id := range ids {
-		if strings.Trim(id.Permission, "raup") != "" {
-			return fmt.Errorf("queue %s: permission %q: %w", name, id.Permission, ErrInvalidACL)
-		}
-		if utf8.RuneCountInString(id.ID) > MaxSignedIdentifierLen {
-			return fmt.Errorf("queue %s: identifier of %d characters: %w", name, utf8.RuneCountInString(id.ID), ErrInvalidACL)
-		}
+	ids, err := acl.Validate(ids, acl.QueueRules)
+	if err != nil {
+		return fmt.Errorf("queue %s: %w: %w", name, ErrInvalidACL, err)
 	}
 	return s.store.SetACL(ctx, name, ids)
 }

@@ -3,6 +3,8 @@ package msgqueue
 import (
 	"context"
 	"time"
+
+	"github.com/blobshare/blobshare/acl"
 )
 
 // Store keeps queues and messages. Every method that changes a message is
@@ -96,10 +98,6 @@ type Message struct {
 }
 
 // SignedIdentifier is one stored access policy of a queue's ACL, kept as
-// sent (times in the ISO 8601 form the client used).
-type SignedIdentifier struct {
-	ID         string
-	Start      string
-	Expiry     string
-	Permission string
-}
+// sent (times in the ISO 8601 form the client used): acl's one type, with
+// the fields (ID, Start, Expiry, Permission) the stores always held.
+type SignedIdentifier = acl.SignedIdentifier

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/blobshare/blobshare/acl"
 	"github.com/blobshare/blobshare/storagehttp"
 )
 
@@ -31,21 +32,12 @@ func (s *Server) queuePolicy(r *http.Request, id string) (storagehttp.AccessPoli
 	if err != nil {
 		return storagehttp.AccessPolicy{}, false, nil
 	}
-	for _, pol := range ids {
-		if pol.ID != id {
-			continue
-		}
-		start, err := storagehttp.ParsePolicyTime(pol.Start)
-		if err != nil {
-			return storagehttp.AccessPolicy{}, false, storagehttp.AuthFailed("The stored access policy " + id + " has an unreadable start time.")
-		}
-		expiry, err := storagehttp.ParsePolicyTime(pol.Expiry)
-		if err != nil {
-			return storagehttp.AccessPolicy{}, false, storagehttp.AuthFailed("The stored access policy " + id + " has an unreadable expiry time.")
-		}
-		return storagehttp.AccessPolicy{Start: start, Expiry: expiry, Permission: pol.Permission}, true, nil
+	pol, ok := acl.Find(ids, id)
+	if !ok {
+		return storagehttp.AccessPolicy{}, false, nil
 	}
-	return storagehttp.AccessPolicy{}, false, nil
+	ap, err := storagehttp.StoredAccessPolicy(pol, "unreadable")
+	return ap, err == nil, err
 }
 
 // queueServiceSAS is the queue service-SAS string-to-sign (version

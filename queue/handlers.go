@@ -149,11 +149,7 @@ func (s *Server) getACL(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	out := storagehttp.SignedIdentifiersXML{Identifiers: make([]storagehttp.SignedIdentifierXML, 0, len(ids))}
-	for _, id := range ids {
-		out.Identifiers = append(out.Identifiers, storagehttp.SignedIdentifierXML{ID: id.ID,
-			AccessPolicy: &storagehttp.AccessPolicyXML{Start: id.Start, Expiry: id.Expiry, Permission: id.Permission}})
-	}
+	out := storagehttp.SignedIdentifiersDoc(ids)
 	if c.r.Method == http.MethodHead {
 		w.WriteHeader(http.StatusOK)
 		return nil
@@ -162,19 +158,9 @@ func (s *Server) getACL(w http.ResponseWriter, c *call) error {
 }
 
 func (s *Server) setACL(w http.ResponseWriter, c *call) error {
-	var in storagehttp.SignedIdentifiersXML
-	if c.r.ContentLength != 0 {
-		if err := storagehttp.DecodeXMLBody(c.r, &in, maxSmallBody); err != nil {
-			return err
-		}
-	}
-	ids := make([]msgqueue.SignedIdentifier, 0, len(in.Identifiers))
-	for _, x := range in.Identifiers {
-		id := msgqueue.SignedIdentifier{ID: x.ID}
-		if x.AccessPolicy != nil {
-			id.Start, id.Expiry, id.Permission = x.AccessPolicy.Start, x.AccessPolicy.Expiry, x.AccessPolicy.Permission
-		}
-		ids = append(ids, id)
+	ids, err := storagehttp.DecodeSignedIdentifiers(c.r, maxSmallBody)
+	if err != nil {
+		return err
 	}
 	return noContent(w, s.svc.SetACL(c.r.Context(), c.path.queue, ids))
 }

@@ -34,14 +34,14 @@ func (s *Server) sharePolicy(r *http.Request, si string) (storagehttp.AccessPoli
 	if err != nil || p.Share == "" {
 		return storagehttp.AccessPolicy{}, false, nil
 	}
-	id, err := s.fs.SharePolicy(r.Context(), p.Share, si)
+	pol, err := s.fs.SharePolicy(r.Context(), p.Share, si)
 	switch {
 	case errors.Is(err, fs.ErrNotFound), errors.Is(err, fs.ErrShareNotFound), errors.Is(err, fs.ErrInvalidName):
 		return storagehttp.AccessPolicy{}, false, nil
 	case err != nil:
 		return storagehttp.AccessPolicy{}, false, err
 	}
-	return storagehttp.AccessPolicy{Start: id.Start, Expiry: id.Expiry, Permission: id.Permission}, true, nil
+	return storagehttp.AccessPolicy{Start: pol.Start, Expiry: pol.Expiry, Permission: pol.Permission}, true, nil
 }
 
 // fileServiceSAS is the File service-SAS string-to-sign: the signed

@@ -76,7 +76,9 @@
 //
 // Handlers return errors; they never write error replies. toError is
 // storagehttp.Classify with FileREST's table (fileErrors): *Error as is;
-// *locks.LeaseError by its Status(); storage full; the locks sentinels
+// *locks.LeaseError (a file lease) by its Status(); a share's
+// *lease.Error through storagehttp.LeaseError; storage full; the locks
+// sentinels
 // (SharingViolation, SMBDeletePending, FileLockConflict,
 // ReadOnlyAttribute, …, locking.md §6.2) and the fs sentinels
 // (ResourceNotFound, ParentNotFound, ShareNotFound, ResourceAlreadyExists,
@@ -151,7 +153,7 @@
 // # Share features (sharelease.go, shareacl.go, permission.go)
 //
 //   - Lease Share: header syntax here (durations 15..60 or -1, break
-//     period 0..60); the rules are locks.DecideTimedLease, run by fs at
+//     period 0..60); the rules are lease.Decide's, run by fs at
 //     fs's clock, so expiry and break periods follow the injected clock
 //     (tests share one fake clock between rest.Config.Now and
 //     fs.Config.Now). The lease lives in fs's ns_share_state, off the
@@ -160,7 +162,8 @@
 //     characters (more is 400 InvalidXmlDocument, as Azure answers the
 //     azfile live test TestShareSetPermissionsNegative; an empty or repeated
 //     id is InvalidXmlNodeValue); permission letters are
-//     canonicalised to "rcwdl" order. A service SAS naming a policy (si)
+//     canonicalised to "rcwdl" order (acl.ShareRules, checked by fs;
+//     shareACLError words the refusal). A service SAS naming a policy (si)
 //     is resolved by storagehttp.SAS.StoredPolicy → fs.SharePolicy after
 //     the signature checks out; a field given by both the policy and the
 //     SAS is refused (403 AuthenticationFailed), as is an unknown policy.

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"syscall"
 
+	"github.com/blobshare/blobshare/lease"
 	"github.com/blobshare/blobshare/locks"
 
 	"github.com/blobshare/blobshare/storagehttp"
@@ -108,20 +109,15 @@ var leaseMessages = map[locks.LeaseCode]string{
 	locks.LeaseAlreadyPresent:               "There is already a lease present.",
 	locks.LeaseNotPresentWithLeaseOperation: "There is currently no lease on the file.",
 	locks.LeaseIDMismatchWithLeaseOperation: "The lease ID specified did not match the lease ID for the file.",
-
-	locks.LeaseIsBreakingAndCannotBeAcquired:    "There is already a breaking lease present.",
-	locks.LeaseIsBreakingAndCannotBeChanged:     "The lease is breaking and cannot be changed.",
-	locks.LeaseIsBrokenAndCannotBeRenewed:       "The lease ID matched, but the lease has been broken explicitly and cannot be renewed.",
-	locks.LeaseIDMismatchWithContainerOperation: "The lease ID specified did not match the lease ID for the share.",
-	locks.LeaseNotPresentWithContainerOperation: "There is currently no lease on the share.",
 }
 
 // toError maps any error to the *Error to render (storagehttp.Classify
 // with fileErrors).
 func toError(err error) *Error { return storagehttp.Classify(err, fileErrors) }
 
-// fileErrors is FileREST's error table: a *locks.LeaseError by its
-// Status, storage full (spaceErrors) to 403 ShareSizeLimitReached, then
+// fileErrors is FileREST's error table: a *locks.LeaseError (a file
+// lease) by its Status, a share's *lease.Error (storagehttp.LeaseError),
+// storage full (spaceErrors) to 403 ShareSizeLimitReached, then
 // the locks and fs sentinels in order; nil for anything else.
 func fileErrors(err error) *Error {
 	var le *locks.LeaseError
@@ -131,6 +127,9 @@ func fileErrors(err error) *Error {
 			msg = "The lease operation failed."
 		}
 		return &Error{Status: le.Status(), Code: string(le.Code), Message: msg, Err: err}
+	}
+	if e := storagehttp.LeaseError(err, lease.Share); e != nil {
+		return e
 	}
 	if isSpaceError(err) {
 		return &Error{Status: http.StatusForbidden, Code: CodeShareSizeLimitReached, Message: msgShareFull, Err: err}

@@ -6,63 +6,59 @@ import (
 	"strings"
 
 	"github.com/blobshare/blobshare/fs"
-	"github.com/blobshare/blobshare/locks"
+	"github.com/blobshare/blobshare/lease"
 	"github.com/blobshare/blobshare/storagehttp"
 )
 
 // leaseShare answers Lease Share (PUT ?restype=share&comp=lease): acquire
 // (x-ms-lease-duration 15..60 or -1), renew, change, release and break
-// (x-ms-lease-break-period 0..60). The rules are locks.DecideTimedLease's,
-// at fs's clock.
+// (x-ms-lease-break-period 0..60). The rules are lease.Decide's, at fs's
+// clock.
 func (s *Server) leaseShare(w http.ResponseWriter, c *call) error {
 	h := c.r.Header
-	req := locks.TimedLeaseRequest{BreakSeconds: -1}
+	var req lease.Request
 	var err error
-	if req.LeaseID, err = leaseHeader(h, "x-ms-lease-id"); err != nil {
+	if req.ID, err = leaseHeader(h, "x-ms-lease-id"); err != nil {
 		return err
 	}
 	if req.ProposedID, err = leaseHeader(h, "x-ms-proposed-lease-id"); err != nil {
 		return err
 	}
 	status := http.StatusOK
-	action := strings.ToLower(h.Get("x-ms-lease-action"))
-	switch action {
-	case "acquire":
-		req.Action, status = locks.TimedAcquire, http.StatusCreated
+	req.Action = lease.Action(strings.ToLower(h.Get("x-ms-lease-action")))
+	switch req.Action {
+	case lease.Acquire:
+		status = http.StatusCreated
 		d := h.Get("x-ms-lease-duration")
 		if d == "" {
 			return storagehttp.MissingHeader("x-ms-lease-duration")
 		}
 		n, err := strconv.Atoi(d)
-		if err != nil || n != locks.InfiniteLease && (n < locks.MinLeaseSeconds || n > locks.MaxLeaseSeconds) {
+		if err != nil || n != lease.Infinite && (n < lease.MinSeconds || n > lease.MaxSeconds) {
 			return storagehttp.InvalidHeader("x-ms-lease-duration", d)
 		}
-		req.Seconds = n
-	case "renew":
-		req.Action = locks.TimedRenew
-	case "change":
-		req.Action = locks.TimedChange
+		req.Duration = n
+	case lease.Renew, lease.Release:
+	case lease.Change:
 		if req.ProposedID == "" {
 			return storagehttp.MissingHeader("x-ms-proposed-lease-id")
 		}
-	case "release":
-		req.Action = locks.TimedRelease
-	case "break":
-		req.Action, status = locks.TimedBreak, http.StatusAccepted
+	case lease.Break:
+		status = http.StatusAccepted
 		if v := h.Get("x-ms-lease-break-period"); v != "" {
 			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 || n > locks.MaxBreakPeriodSecs {
+			if err != nil || n < 0 || n > lease.MaxBreakPeriod {
 				return storagehttp.InvalidHeader("x-ms-lease-break-period", v)
 			}
-			req.BreakSeconds = n
+			req.BreakPeriod = &n
 		}
 	}
-	if req.Action != locks.TimedAcquire {
+	if req.Action != lease.Acquire {
 		if d := h.Get("x-ms-lease-duration"); d != "" {
 			return storagehttp.InvalidHeader("x-ms-lease-duration", d)
 		}
 	}
-	if req.LeaseID == "" && (req.Action == locks.TimedRenew || req.Action == locks.TimedChange || req.Action == locks.TimedRelease) {
+	if req.ID == "" && (req.Action == lease.Renew || req.Action == lease.Change || req.Action == lease.Release) {
 		return storagehttp.MissingHeader("x-ms-lease-id")
 	}
 	res, a, err := s.fs.LeaseShare(c.r.Context(), c.path.Share, c.q.Get("sharesnapshot"), req)
@@ -72,9 +68,9 @@ func (s *Server) leaseShare(w http.ResponseWriter, c *call) error {
 	out := w.Header()
 	setCommon(out, a)
 	switch req.Action {
-	case locks.TimedBreak:
-		out.Set("x-ms-lease-time", strconv.Itoa(int((res.Left+999_999_999)/1_000_000_000)))
-	case locks.TimedRelease:
+	case lease.Break:
+		out.Set("x-ms-lease-time", strconv.Itoa(res.Time))
+	case lease.Release:
 	default:
 		out.Set("x-ms-lease-id", res.ID)
 	}
@@ -85,13 +81,13 @@ func (s *Server) leaseShare(w http.ResponseWriter, c *call) error {
 // setShareLease writes a share's lease status headers.
 func setShareLease(h http.Header, a fs.ShareLeaseInfo) {
 	st := a.State
-	h.Set("x-ms-lease-state", st.String())
-	if st == locks.TimedLeased || st == locks.TimedBreaking {
+	h.Set("x-ms-lease-state", string(st))
+	if st == lease.Leased || st == lease.Breaking {
 		h.Set("x-ms-lease-status", "locked")
 	} else {
 		h.Set("x-ms-lease-status", "unlocked")
 	}
-	if st == locks.TimedLeased {
+	if st == lease.Leased {
 		if a.Infinite {
 			h.Set("x-ms-lease-duration", "infinite")
 		} else {

@@ -101,6 +101,12 @@ func TestShareLeaseLifecycle(t *testing.T) {
 	if st, status, _ := leaseState(t, s); st != "expired" || status != "unlocked" {
 		t.Fatalf("after 15 s: %s %s", st, status)
 	}
+	// An id sent while the lease is expired: "LeaseLost | Precondition
+	// Failed (412) | A lease ID was specified, but the lease for the
+	// blob/container has expired" (lease/doc.go, "Settled").
+	_, err = s.SetMetadata(ctxBG, &share.SetMetadataOptions{Metadata: map[string]*string{"a": to.Ptr("b")},
+		LeaseAccessConditions: &share.LeaseAccessConditions{LeaseID: lc.LeaseID()}})
+	wantCode(t, "set metadata with the id of an expired lease", err, "LeaseLost")
 	if _, err := lc.Renew(ctxBG, nil); err != nil {
 		t.Fatalf("renew an expired lease: %v", err)
 	}
@@ -129,8 +135,12 @@ func TestShareLeaseLifecycle(t *testing.T) {
 	if st, status, _ := leaseState(t, s); st != "breaking" || status != "locked" {
 		t.Fatalf("during the break period: %s %s", st, status)
 	}
+	// Only the holder's id gets "The lease ID matched, but the lease is
+	// currently in breaking state" (lease/doc.go, "Settled").
 	_, err = other.Acquire(ctxBG, -1, nil)
-	wantCode(t, "acquire while breaking", err, "LeaseIsBreakingAndCannotBeAcquired")
+	wantCode(t, "acquire while breaking with another id", err, "LeaseAlreadyPresent")
+	_, err = lc.Acquire(ctxBG, -1, nil)
+	wantCode(t, "acquire while breaking with the holder's id", err, "LeaseIsBreakingAndCannotBeAcquired")
 	_, err = lc.Change(ctxBG, "00000000-0000-0000-0000-00000000000d", nil)
 	wantCode(t, "change while breaking", err, "LeaseIsBreakingAndCannotBeChanged")
 	clock.Advance(10 * time.Second)
@@ -158,8 +168,10 @@ func TestShareLeaseLifecycle(t *testing.T) {
 	if _, err := other.Release(ctxBG, nil); err != nil {
 		t.Fatalf("release a broken lease: %v", err)
 	}
+	// Release on an available lease is a mismatch, as for containers
+	// (lease/doc.go, "Settled").
 	_, err = other.Release(ctxBG, nil)
-	wantCode(t, "release without a lease", err, "LeaseNotPresentWithLeaseOperation")
+	wantCode(t, "release without a lease", err, "LeaseIdMismatchWithLeaseOperation")
 	_, err = s.Delete(ctxBG, &share.DeleteOptions{LeaseAccessConditions: &share.LeaseAccessConditions{LeaseID: other.LeaseID()}})
 	wantCode(t, "delete with an id when there is no lease", err, "LeaseNotPresentWithContainerOperation")
 
@@ -237,5 +249,41 @@ func TestShareLeaseConcurrentAcquire(t *testing.T) {
 	}
 	if won != 1 {
 		t.Fatalf("%d acquires won, want 1", won)
+	}
+}
+
+// TestShareLeaseBreakExpired: a break of an expired lease leaves it
+// broken, not available (Lease Share follows Lease Container's table:
+// "Break" on "Expired (A)" is "Broken (A)"; lease/doc.go, "Settled"): the
+// old id can release it, and cannot renew it.
+func TestShareLeaseBreakExpired(t *testing.T) {
+	clock := newFakeClock()
+	e := newEnv(t, withClock(clock))
+	s := e.mustShare("brokenexpired")
+	lc, err := lease.NewShareClient(s, &lease.ShareClientOptions{LeaseID: to.Ptr("00000000-0000-0000-0000-00000000000e")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lc.Acquire(ctxBG, 15, nil); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(20 * time.Second)
+	if st, _, _ := leaseState(t, s); st != "expired" {
+		t.Fatalf("after 20 s of a 15 s lease: %s", st)
+	}
+	br, err := lc.Break(ctxBG, &lease.ShareBreakOptions{BreakPeriod: to.Ptr(int32(10))})
+	if err != nil || deref(br.LeaseTime) != 0 {
+		t.Fatalf("break an expired lease: time %v %v", deref(br.LeaseTime), err)
+	}
+	if st, status, _ := leaseState(t, s); st != "broken" || status != "unlocked" {
+		t.Fatalf("after breaking an expired lease: %s %s", st, status)
+	}
+	_, err = lc.Renew(ctxBG, nil)
+	wantCode(t, "renew the broken lease", err, "LeaseIsBrokenAndCannotBeRenewed")
+	if _, err := lc.Release(ctxBG, nil); err != nil {
+		t.Fatalf("release the broken lease with its id: %v", err)
+	}
+	if st, _, _ := leaseState(t, s); st != "available" {
+		t.Fatalf("after release: %s", st)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/blobshare/blobshare/acl"
 )
 
 // SAS checks account SAS tokens (ss, srt) and, when the service supplies
@@ -151,9 +153,10 @@ func checkSASWindow(q url.Values, now time.Time) error {
 	return nil
 }
 
-// parseSASTime accepts the ISO 8601 forms SAS tokens carry.
+// parseSASTime accepts the ISO 8601 forms SAS tokens carry (the forms of
+// a stored access policy's times, acl.TimeLayouts).
 func parseSASTime(v string) (time.Time, error) {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04Z07:00", "2006-01-02"} {
+	for _, layout := range acl.TimeLayouts {
 		if t, err := time.Parse(layout, v); err == nil {
 			return t, nil
 		}
@@ -212,16 +215,6 @@ func (a SAS) applyPolicy(r *http.Request, q url.Values, si string) (url.Values, 
 		merged.Set(f.name, f.value)
 	}
 	return merged, nil
-}
-
-// ParsePolicyTime reads a stored access policy's start or expiry as a
-// service keeps it (the ISO 8601 forms SAS tokens carry); "" is the zero
-// time: the SAS must give that field itself.
-func ParsePolicyTime(v string) (time.Time, error) {
-	if v == "" {
-		return time.Time{}, nil
-	}
-	return parseSASTime(v)
 }
 
 func formatPolicyTime(t time.Time) string {

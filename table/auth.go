@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/blobshare/blobshare/acl"
 	"github.com/blobshare/blobshare/storagehttp"
 	"github.com/blobshare/blobshare/tablesvc"
 )
@@ -33,21 +34,12 @@ func (s *Server) storedPolicy(r *http.Request, si string) (storagehttp.AccessPol
 	if err != nil {
 		return storagehttp.AccessPolicy{}, false, err
 	}
-	for _, id := range ids {
-		if id.ID != si {
-			continue
-		}
-		start, err := storagehttp.ParsePolicyTime(id.Start)
-		if err != nil {
-			return storagehttp.AccessPolicy{}, false, storagehttp.AuthFailed("The stored access policy " + si + " has an invalid start time.")
-		}
-		expiry, err := storagehttp.ParsePolicyTime(id.Expiry)
-		if err != nil {
-			return storagehttp.AccessPolicy{}, false, storagehttp.AuthFailed("The stored access policy " + si + " has an invalid expiry time.")
-		}
-		return storagehttp.AccessPolicy{Start: start, Expiry: expiry, Permission: id.Permission}, true, nil
+	id, ok := acl.Find(ids, si)
+	if !ok {
+		return storagehttp.AccessPolicy{}, false, nil
 	}
-	return storagehttp.AccessPolicy{}, false, nil
+	p, err := storagehttp.StoredAccessPolicy(id, "invalid")
+	return p, err == nil, err
 }
 
 // sasScope is what a SAS grant allows a request: nil grant means SharedKey

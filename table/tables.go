@@ -195,59 +195,20 @@ func (s *Server) getACL(w http.ResponseWriter, c *call) error {
 	if err != nil {
 		return err
 	}
-	out := storagehttp.SignedIdentifiersXML{Identifiers: make([]storagehttp.SignedIdentifierXML, 0, len(ids))}
-	for _, id := range ids {
-		out.Identifiers = append(out.Identifiers, storagehttp.SignedIdentifierXML{ID: id.ID,
-			AccessPolicy: &storagehttp.AccessPolicyXML{Start: id.Start, Expiry: id.Expiry, Permission: id.Permission}})
-	}
-	return storagehttp.WriteXML(w, http.StatusOK, out)
+	return storagehttp.WriteXML(w, http.StatusOK, storagehttp.SignedIdentifiersDoc(ids))
 }
 
+// setACL answers Set Table ACL; tablesvc.SetACL checks the policies
+// (acl.TableRules).
 func (s *Server) setACL(w http.ResponseWriter, c *call) error {
-	var in storagehttp.SignedIdentifiersXML
-	if c.r.ContentLength != 0 {
-		if err := storagehttp.DecodeXMLBody(c.r, &in, maxSmallBody); err != nil {
-			return err
-		}
-	}
-	ids := make([]tablesvc.SignedIdentifier, 0, len(in.Identifiers))
-	for _, x := range in.Identifiers {
-		id := tablesvc.SignedIdentifier{ID: x.ID}
-		if x.AccessPolicy != nil {
-			id.Start, id.Expiry, id.Permission = x.AccessPolicy.Start, x.AccessPolicy.Expiry, x.AccessPolicy.Permission
-		}
-		if err := validPolicy(id); err != nil {
-			return err
-		}
-		ids = append(ids, id)
+	ids, err := storagehttp.DecodeSignedIdentifiers(c.r, maxSmallBody)
+	if err != nil {
+		return err
 	}
 	if err := s.svc.SetACL(c.r.Context(), c.path.table, ids); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
-// validPolicy checks one stored access policy (set-table-acl): an Id of
-// 1 to 64 characters, permissions from "raud", times the SAS forms parse.
-func validPolicy(id tablesvc.SignedIdentifier) error {
-	bad := func(why string) error {
-		return storagehttp.NewError(http.StatusBadRequest, storagehttp.CodeInvalidXMLDocument, "XML specified is not syntactically valid.",
-			storagehttp.Detail{Name: "Reason", Value: why})
-	}
-	if id.ID == "" || len(id.ID) > 64 {
-		return bad("a SignedIdentifier Id must have 1 to 64 characters")
-	}
-	for _, p := range id.Permission {
-		if p != 'r' && p != 'a' && p != 'u' && p != 'd' {
-			return bad("permissions must be from raud")
-		}
-	}
-	for _, t := range []string{id.Start, id.Expiry} {
-		if _, err := storagehttp.ParsePolicyTime(t); err != nil {
-			return bad("Start and Expiry must be ISO 8601 times")
-		}
-	}
 	return nil
 }
 

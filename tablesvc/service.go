@@ -2,16 +2,19 @@ package tablesvc
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
+
+	"github.com/blobshare/blobshare/acl"
 )
 
 // Table is a table as created (Name keeps the case it was created with).
 type Table struct{ Name string }
 
 // SignedIdentifier is one stored access policy of a table's ACL, kept as
-// sent.
-type SignedIdentifier struct{ ID, Start, Expiry, Permission string }
+// sent: acl's one type (fields ID, Start, Expiry, Permission, as stored).
+type SignedIdentifier = acl.SignedIdentifier
 
 // OpKind is an entity write.
 type OpKind uint8
@@ -186,24 +189,28 @@ func (s *Service) ACL(ctx context.Context, table string) ([]SignedIdentifier, er
 	return s.store.ACL(ctx, table)
 }
 
-// SetACL replaces a table's stored access policies: at most 5, ids of at
-// most 64 characters, permissions from "raud" (else InvalidXmlDocument).
+// SetACL replaces a table's stored access policies: at most 5, ids of 1
+// to 64 characters, permissions from "raud", Start and Expiry ISO 8601
+// (acl.Validate with acl.TableRules; else InvalidXmlDocument).
 func (s *Service) SetACL(ctx context.Context, table string, ids []SignedIdentifier) error {
 	if err := ValidTableName(table); err != nil {
 		return err
 	}
-	if len(ids) > MaxSignedIDs {
-		return inputErr("InvalidXmlDocument", "XML specified is not syntactically valid: more than %d signed identifiers.", MaxSignedIDs)
+	ids, err := acl.Validate(ids, acl.TableRules)
+	var ae *acl.Error
+	if errors.As(err, &ae) {
+		why := map[acl.Problem]string{
+			acl.TooMany:       "more than 5 signed identifiers",
+			acl.IDTooLong:     "a signed identifier's Id must have 1 to 64 characters",
+			acl.BadID:         "a signed identifier's Id must have 1 to 64 characters",
+			acl.BadPermission: "permissions must be from r, a, u, d",
+			acl.BadStart:      "Start and Expiry must be ISO 8601 times",
+			acl.BadExpiry:     "Start and Expiry must be ISO 8601 times",
+		}[ae.Problem]
+		return inputErr("InvalidXmlDocument", "XML specified is not syntactically valid: %s.", why)
 	}
-	for _, id := range ids {
-		if id.ID == "" || len(id.ID) > 64 {
-			return inputErr("InvalidXmlDocument", "XML specified is not syntactically valid: a signed identifier's Id must have 1 to 64 characters.")
-		}
-		for _, c := range id.Permission {
-			if c != 'r' && c != 'a' && c != 'u' && c != 'd' {
-				return inputErr("InvalidXmlDocument", "XML specified is not syntactically valid: permission %q is not one of r, a, u, d.", c)
-			}
-		}
+	if err != nil {
+		return err
 	}
 	return s.store.SetACL(ctx, table, ids)
 }

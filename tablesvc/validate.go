@@ -6,6 +6,8 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/blobshare/blobshare/acl"
 )
 
 // The data model's limits (DM, table.md §2).
@@ -19,7 +21,7 @@ const (
 	MaxEntityBytes    = 1 << 20 // by DM's estimation formula (EntitySize)
 	MaxBatchOps       = 100
 	MaxPageSize       = 1000
-	MaxSignedIDs      = 5
+	MaxSignedIDs      = acl.MaxIdentifiers
 )
 
 // Error messages that the front end and tests share; Azure's wording

@@ -63,3 +63,36 @@ func TestNoDriverOutsideStores(t *testing.T) {
 		}
 	}
 }
+
+// noHTTP are the semantics packages (architecture.md: "net/http is
+// imported by none of meta, locks, lease, vfs, files, blobsvc, msgqueue,
+// tablesvc"), as they are named today.
+var noHTTP = []string{"lease", "acl", "locks", "fs", "blobsvc", "msgqueue", "tablesvc"}
+
+// TestNoHTTPInSemantics: the rules packages reach no net/http, directly
+// or through another package; HTTP statuses and documents belong to the
+// front ends and storagehttp.
+func TestNoHTTPInSemantics(t *testing.T) {
+	args := []string{"list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`}
+	for _, p := range noHTTP {
+		args = append(args, module+p)
+	}
+	out, err := exec.Command("go", args...).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	seen := 0
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		seen++
+		if slices.Contains(fields[1:], "net/http") {
+			t.Errorf("%s reaches net/http", strings.TrimPrefix(fields[0], module))
+		}
+	}
+	if seen != len(noHTTP) {
+		t.Fatalf("go list answered %d packages of %d", seen, len(noHTTP))
+	}
+}
