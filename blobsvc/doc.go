@@ -49,7 +49,40 @@
 // taken. A reader holds the stripe shared only while it reads the row and
 // opens the content version it names, then streams without it: a Get
 // Blob streaming while a Put Blob replaces the blob returns the old
-// version whole. One process owns a metadata database.
+// version whole. One process owns a metadata database: the writer claim
+// below makes sure of it.
+//
+// # One writer per metadata database
+//
+// The in-process lock serialises only one process's writers, and a
+// commit's intent (see Recover) says nothing of who is still committing
+// it, so two processes on one blob.db (two `blobshare serve` on one
+// --data, which the command line allows) would both win If-Match races,
+// and the second one's recovery would resolve the first one's commits in
+// flight. The metadata store (blobsvc/sqlstore) therefore has a writer
+// claim owned by an owner session of package locks — the one liveness the
+// lock table already keeps (registered, heartbeating, a flock the kernel
+// drops at SIGKILL) — and serve takes it before it recovers or serves:
+//
+//   - a claim whose owner is dead (killed, closed, or its heartbeat
+//     expired) is free at once: the next serve takes it, no clean-up, no
+//     stale file;
+//   - commit intents name their owner; Intents, hence Recover, runs only
+//     under the claim and lists only dead owners' intents, so a live
+//     owner's commit in progress is never rolled back or forward;
+//   - a store whose claim was taken over (its session expired, SIGSTOP
+//     past the expiry) records no intent and no blob row any more
+//     (sqlstore.ErrClaimLost) instead of writing beside the new holder.
+//
+// A second serve whose Blob service cannot take the claim fails at start
+// with one line naming the holder's pid (and --blob-addr off to serve the
+// rest beside it). Not waiting: serve would then sit silent on a port
+// that answers nothing, with no end in sight (the holder may serve for
+// weeks), and whoever started it would never learn why. Not serving
+// read-only: every Blob read path would have to learn a third answer, and
+// a client writing to it would get errors for the whole life of the
+// process instead of one line at start; a refusal at start loses nothing,
+// and serve serves what its flags say or nothing (cli-contract.md).
 //
 // # Leases
 //

@@ -56,7 +56,8 @@ const (
 // does not disturb a download under way (the content store keeps the
 // version it opened).
 //
-// One Service must own a metadata database: the lock is in-process.
+// One Service must own a metadata database: the lock is in-process; the
+// store's writer claim (doc.go) keeps other processes out.
 type Service struct {
 	meta    Store
 	content blobstore.Store

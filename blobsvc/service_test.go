@@ -13,6 +13,7 @@ import (
 	"github.com/blobshare/blobshare/blobstore/local"
 	"github.com/blobshare/blobshare/blobsvc"
 	"github.com/blobshare/blobshare/blobsvc/sqlstore"
+	"github.com/blobshare/blobshare/locks"
 )
 
 // newBox is a Service over a SQLite store and a local content store in a
@@ -20,7 +21,12 @@ import (
 // container "box"; it returns the two stores too.
 func newBox(t *testing.T, now func() time.Time) (*blobsvc.Service, *sqlstore.Store, *local.Store) {
 	t.Helper()
-	dir := t.TempDir()
+	return newBoxIn(t, t.TempDir(), now)
+}
+
+// newBoxIn is newBox in the directory dir.
+func newBoxIn(t *testing.T, dir string, now func() time.Time) (*blobsvc.Service, *sqlstore.Store, *local.Store) {
+	t.Helper()
 	meta, err := sqlstore.Open(context.Background(), filepath.Join(dir, sqlstore.FileName))
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +73,12 @@ func TestContentMismatchIsRefused(t *testing.T) {
 // the content commit happened, and drops it when it did not.
 func TestRecoverFinishesCommits(t *testing.T) {
 	ctx := context.Background()
-	svc, meta, content := newBox(t, nil)
+	dir := t.TempDir()
+	svc, meta, content := newBoxIn(t, dir, nil)
+	// The recovering process: a second store on the database, holding the
+	// writer claim (recovery runs only under it). meta never claimed:
+	// its intents have no owner, as a dead one's.
+	rec := claimedStore(t, dir)
 	old, err := svc.PutBlob(ctx, "box", "f", strings.NewReader("short"), blobsvc.WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +97,7 @@ func TestRecoverFinishesCommits(t *testing.T) {
 	if _, _, _, _, err := svc.OpenBlob(ctx, "box", "f", "", nil, "", blobsvc.Conditions{}); !errors.Is(err, blobsvc.ErrContentMismatch) {
 		t.Fatalf("before recovery: %v", err)
 	}
-	n, err := blobsvc.New(meta, content, nil).Recover(ctx)
+	n, err := blobsvc.New(rec, content, nil).Recover(ctx)
 	if err != nil || n != 1 {
 		t.Fatalf("recover: %d %v", n, err)
 	}
@@ -106,13 +117,37 @@ func TestRecoverFinishesCommits(t *testing.T) {
 	if err := meta.PutIntent(ctx, stale, false); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := svc.Recover(ctx); err != nil || n != 0 {
+	if n, err := blobsvc.New(rec, content, nil).Recover(ctx); err != nil || n != 0 {
 		t.Fatalf("recover of a stale intent: %d %v", n, err)
 	}
 	if cur, _ := svc.GetBlob(ctx, "box", "f", "", "", blobsvc.Conditions{}); cur.ETag != `"0xNEXT"` {
 		t.Fatalf("a stale intent changed the row: %s", cur.ETag)
 	}
-	if left, _ := meta.Intents(ctx); len(left) != 0 {
-		t.Fatalf("%d intents left", len(left))
+	if left, err := rec.Intents(ctx); err != nil || len(left) != 0 {
+		t.Fatalf("%d intents left (%v)", len(left), err)
 	}
+	if _, err := svc.Recover(ctx); !errors.Is(err, sqlstore.ErrNotClaimed) {
+		t.Fatalf("recover without the writer claim: %v, want ErrNotClaimed", err)
+	}
+}
+
+// claimedStore opens the metadata database in dir once more and takes its
+// writer claim for a lock table's owner session in dir.
+func claimedStore(t *testing.T, dir string) *sqlstore.Store {
+	t.Helper()
+	ctx := context.Background()
+	table, err := locks.Open(ctx, filepath.Join(dir, "locks.db"), locks.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { table.Close(context.Background()) })
+	s, err := sqlstore.Open(ctx, filepath.Join(dir, sqlstore.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Claim(ctx, sqlstore.TableOwners(table)); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -52,9 +52,11 @@ type Store interface {
 	DeleteSnapshot(ctx context.Context, container, name, snapshot string) error
 
 	// PutIntent records the row a content commit is about to make
-	// current (with whether it drops the staged blocks); PutBlob and
-	// DeleteBlob of the blob remove it, DeleteIntent drops it, Intents
-	// lists those a crash left.
+	// current (with whether it drops the staged blocks), owned by this
+	// process; PutBlob and DeleteBlob of the blob remove it, DeleteIntent
+	// drops it, Intents lists those a crash left: of dead owners only (a
+	// live owner's is a commit in progress), and only to the process
+	// holding the database's writer claim (doc.go).
 	PutIntent(ctx context.Context, b Blob, dropUncommitted bool) error
 	DeleteIntent(ctx context.Context, container, name string) error
 	Intents(ctx context.Context) ([]Intent, error)

@@ -66,6 +66,7 @@ CREATE TABLE IF NOT EXISTS bs_intents (
 	name      TEXT NOT NULL,
 	drop_uncommitted INTEGER NOT NULL,
 	doc       TEXT NOT NULL,
+	owner     TEXT NOT NULL DEFAULT '', -- the writer's owner session (claim.go); '': none, never alive
 	PRIMARY KEY (container, name)
 );
 CREATE TABLE IF NOT EXISTS bs_deleted (
@@ -95,6 +96,8 @@ type Store struct {
 	writer *sql.DB // one connection
 	reader *sql.DB // read-only pool
 	wal    *walsync.Syncer
+	path   string
+	claim  claimState // the writer claim, once taken (claim.go)
 }
 
 var (
@@ -104,12 +107,12 @@ var (
 
 // Open opens (creating if needed) the database at path.
 func Open(ctx context.Context, path string) (*Store, error) {
-	db, err := sqlitedb.Open(ctx, path, schema, sqlitedb.Options{BusyTimeout: busyTimeoutMS * time.Millisecond, MaxReaders: maxReaders})
+	db, err := sqlitedb.Open(ctx, path, schema+claimSchema, sqlitedb.Options{BusyTimeout: busyTimeoutMS * time.Millisecond, MaxReaders: maxReaders})
 	if err != nil {
 		return nil, fmt.Errorf("blob sqlstore: %w", classify(err))
 	}
-	s := &Store{writer: db.Writer, reader: db.Reader, wal: walsync.New(path)}
-	if err := s.addStagedAt(ctx); err != nil {
+	s := &Store{writer: db.Writer, reader: db.Reader, wal: walsync.New(path), path: path}
+	if err := errors.Join(s.addStagedAt(ctx), s.addIntentOwner(ctx)); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("blob sqlstore: %s: %w", path, err)
 	}
@@ -133,8 +136,11 @@ func (s *Store) addStagedAt(ctx context.Context) error {
 // arrived before it started (internal/walsync).
 func (s *Store) Sync(ctx context.Context) error { return s.wal.Sync(ctx) }
 
-// Close closes the database.
-func (s *Store) Close() error { return errors.Join(s.reader.Close(), s.writer.Close()) }
+// Close gives up the writer claim, if this store holds it, and closes the
+// database.
+func (s *Store) Close() error {
+	return errors.Join(s.release(context.Background()), s.reader.Close(), s.writer.Close())
+}
 
 // classify adds blobsvc.ErrServerBusy to the driver's busy and locked
 // errors (by result code), keeping the driver's error in the chain.
@@ -307,6 +313,9 @@ func (s *Store) PutBlob(ctx context.Context, b blobsvc.Blob, dropUncommitted boo
 		return wrap("put blob", what, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
+	if err := s.fenceTx(ctx, tx); err != nil {
+		return fmt.Errorf("put blob %s: %w", what, err)
+	}
 	var one int
 	err = tx.QueryRowContext(ctx, `SELECT 1 FROM bs_containers WHERE name = ?`, b.Container).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -581,16 +590,30 @@ func (s *Store) DeleteSnapshot(ctx context.Context, container, name, snapshot st
 	return nil
 }
 
-// PutIntent implements blobsvc.Store.
+// PutIntent implements blobsvc.Store: the intent names this store's
+// owner session (claim.go), and a store whose claim was taken over
+// records none (ErrClaimLost).
 func (s *Store) PutIntent(ctx context.Context, b blobsvc.Blob, dropUncommitted bool) error {
+	what := b.Container + "/" + b.Name
 	doc, err := encode(b)
 	if err != nil {
 		return err
 	}
-	if _, err := s.writer.ExecContext(ctx, `INSERT INTO bs_intents(container, name, drop_uncommitted, doc) VALUES(?, ?, ?, ?)
-		ON CONFLICT(container, name) DO UPDATE SET drop_uncommitted = excluded.drop_uncommitted, doc = excluded.doc`,
-		b.Container, b.Name, dropUncommitted, doc); err != nil {
-		return wrap("record the commit intent of", b.Container+"/"+b.Name, err)
+	me, _ := s.claim.get()
+	// The claim check is the statement's own condition: no row while
+	// another owner holds the claim. (An upsert from a SELECT needs the
+	// SELECT's WHERE anyway: SQLite's parsing rule.)
+	res, err := s.writer.ExecContext(ctx, `INSERT INTO bs_intents(container, name, drop_uncommitted, doc, owner)
+		SELECT ?, ?, ?, ?, ? WHERE ? = '' OR EXISTS (SELECT 1 FROM bs_claim WHERE id = 1 AND owner = ?)
+		ON CONFLICT(container, name) DO UPDATE SET drop_uncommitted = excluded.drop_uncommitted, doc = excluded.doc, owner = excluded.owner`,
+		b.Container, b.Name, dropUncommitted, doc, me, me, me)
+	if err != nil {
+		return wrap("record the commit intent of", what, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return wrap("record the commit intent of", what, err)
+	} else if n == 0 {
+		return fmt.Errorf("record the commit intent of %s: %s: %w", what, s.path, ErrClaimLost)
 	}
 	return nil
 }
@@ -603,27 +626,71 @@ func (s *Store) DeleteIntent(ctx context.Context, container, name string) error 
 	return nil
 }
 
-// Intents implements blobsvc.Store.
+// Intents implements blobsvc.Store: the intents of dead owners — a crash
+// left them — for the claim holder only (ErrNotClaimed, ErrClaimLost). A
+// live owner's intent is a commit in progress and is never listed; an
+// intent without an owner (a store that never claimed, or a database from
+// before owners) is a dead one's.
 func (s *Store) Intents(ctx context.Context) ([]blobsvc.Intent, error) {
-	rows, err := s.writer.QueryContext(ctx, `SELECT drop_uncommitted, doc FROM bs_intents ORDER BY container, name`)
+	me, owners := s.claim.get()
+	if me == "" {
+		return nil, fmt.Errorf("list commit intents of %s: %w", s.path, ErrNotClaimed)
+	}
+	type row struct {
+		in    blobsvc.Intent
+		owner string
+	}
+	var rows []row
+	err := func() error {
+		tx, err := s.writer.BeginTx(ctx, nil)
+		if err != nil {
+			return wrap("list", "commit intents", err)
+		}
+		defer tx.Rollback() //nolint:errcheck // read only
+		if err := s.fenceTx(ctx, tx); err != nil {
+			return fmt.Errorf("list commit intents: %w", err)
+		}
+		rs, err := tx.QueryContext(ctx, `SELECT drop_uncommitted, doc, owner FROM bs_intents ORDER BY container, name`)
+		if err != nil {
+			return wrap("list", "commit intents", err)
+		}
+		defer rs.Close()
+		for rs.Next() {
+			var r row
+			var doc string
+			if err := rs.Scan(&r.in.DropUncommitted, &doc, &r.owner); err != nil {
+				return wrap("list", "commit intents", err)
+			}
+			if err := json.Unmarshal([]byte(doc), &r.in.Blob); err != nil {
+				return wrap("decode", "commit intent", err)
+			}
+			rows = append(rows, r)
+		}
+		if err := rs.Err(); err != nil {
+			return wrap("list", "commit intents", err)
+		}
+		return nil
+	}()
 	if err != nil {
-		return nil, wrap("list", "commit intents", err)
+		return nil, err
 	}
-	defer rows.Close()
+	// Judged after the transaction: a dead owner never comes back, and
+	// the judgement reads the lock table's database.
 	var out []blobsvc.Intent
-	for rows.Next() {
-		var in blobsvc.Intent
-		var doc string
-		if err := rows.Scan(&in.DropUncommitted, &doc); err != nil {
-			return nil, wrap("list", "commit intents", err)
+	for _, r := range rows {
+		if r.owner == me {
+			continue
 		}
-		if err := json.Unmarshal([]byte(doc), &in.Blob); err != nil {
-			return nil, wrap("decode", "commit intent", err)
+		if r.owner != "" {
+			alive, err := owners.Alive(ctx, r.owner)
+			if err != nil {
+				return nil, fmt.Errorf("blob sqlstore: intent of %s/%s: is owner %s alive: %w", r.in.Blob.Container, r.in.Blob.Name, r.owner, err)
+			}
+			if alive {
+				continue
+			}
 		}
-		out = append(out, in)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, wrap("list", "commit intents", err)
+		out = append(out, r.in)
 	}
 	return out, nil
 }
