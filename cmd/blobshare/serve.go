@@ -139,7 +139,7 @@ func runServe(c *cli.Context) error {
 		return fail(err)
 	}
 	eps = append(eps, queueEP)
-	blobEP, blobSvc, err := startBlob(ctx, c, dd.Path, dd.Store, blobs, logger)
+	blobEP, blobSvc, err := startBlob(ctx, c, dd.Path, dd.Table, dd.Store, blobs, logger)
 	if err != nil {
 		return fail(err)
 	}

@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/blobshare/blobshare/blobstore"
 	"github.com/blobshare/blobshare/blobsvc"
 	"github.com/blobshare/blobshare/blobsvc/sqlstore"
+	"github.com/blobshare/blobshare/locks"
 )
 
 // blobAddrFlag is serve's --blob-addr (cli-contract.md).
@@ -28,37 +27,37 @@ func blobAddrFlag() cli.Flag {
 // startBlob listens on --blob-addr and serves the Blob service over
 // dataPath/blob.db (metadata) and content (the data directory's blob
 // store, --blob-backend), and returns the service too; addr "off" gives an
-// endpoint that serves nothing and no service.
-func startBlob(ctx context.Context, c *cli.Context, dataPath string, content blobstore.Store, link *blobSourceLink, logger *slog.Logger) (*httpEndpoint, *blobsvc.Service, error) {
+// endpoint that serves nothing and no service. The metadata store's
+// writer claim is taken for owner, this process's lock-table session
+// (claimBlob), before recovery and before the port opens.
+func startBlob(ctx context.Context, c *cli.Context, dataPath string, owner *locks.Table, content blobstore.Store, link *blobSourceLink, logger *slog.Logger) (*httpEndpoint, *blobsvc.Service, error) {
 	addr := c.String("blob-addr")
 	if addr == "off" {
 		return offEndpoint("blob"), nil, nil
 	}
-	claim, err := claimBlob(dataPath)
+	store, err := sqlstore.Open(ctx, filepath.Join(dataPath, sqlstore.FileName))
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := claimBlob(ctx, store, dataPath, owner); err != nil {
+		store.Close()
 		return nil, nil, err
 	}
 	ln, err := listenHTTP(c, "blob-addr")
 	if err != nil {
-		claim.Close()
+		store.Close()
 		return nil, nil, err
 	}
-	dbStore, err := sqlstore.Open(ctx, filepath.Join(dataPath, sqlstore.FileName))
-	if err != nil {
-		ln.Close()
-		claim.Close()
-		return nil, nil, err
-	}
-	// The endpoint closes the store, then releases the claim, once the
+	// The endpoint closes the store, which gives the claim up, once the
 	// last request is done.
-	store := claimedStore{Store: dbStore, claim: claim}
-	svc := blobsvc.New(dbStore, content, nil)
+	svc := blobsvc.New(store, content, nil)
 	// Container soft delete: Azure sets it on the account, not over the
 	// Blob API (blob soft delete is Set Blob Service Properties').
 	svc.SetContainerRetention(c.Int("container-retention-days"))
 	svc.SetRehydrateTime(c.Duration("rehydrate-time"))
 	// Commits a crash interrupted between content and metadata are
-	// finished (or dropped) before the first request.
+	// finished (or dropped) before the first request: those of dead
+	// owners only, under the claim (blobsvc/doc.go).
 	if n, err := svc.Recover(ctx); err != nil {
 		ln.Close()
 		store.Close()
@@ -88,10 +87,6 @@ func startBlob(ctx context.Context, c *cli.Context, dataPath string, content blo
 	return serveEndpoint("blob", ln, c.String("account"), productStyle(c, handler), store, 0, logger), svc, nil
 }
 
-// blobClaimName is the file beside blob.db whose flock the Blob endpoint
-// holds for its lifetime.
-const blobClaimName = "blob.lock"
-
 // BlobClaimedError is claimBlob's error when another process serves Blob
 // on the data directory.
 type BlobClaimedError struct {
@@ -108,18 +103,19 @@ func (e *BlobClaimedError) Error() string {
 		holder, e.Dir)
 }
 
-// claimBlob takes the data directory's Blob claim: an exclusive flock on
-// blob.lock, held until Close and dropped by the kernel when the process
-// dies (SIGKILL included), so a crash never leaves a stale claim.
+// claimBlob takes blob.db's writer claim (blobsvc/doc.go, "One writer per
+// metadata database") for owner's session: an owner session of the lock
+// table, so the claim is free the moment its holder dies (SIGKILL
+// included: the kernel drops the session's flock) and no stale claim is
+// ever left behind.
 //
 // Why the claim: the Blob service keeps per-blob state in process memory
 // between its reads and its writes to blob.db (a conditional write checks
 // the ETag it read, then commits), so two processes serving Blob on one
 // blob.db each check against a state the other is about to change: two
 // If-Match writers on one ETag, one through each process, both won in 98
-// of 100 rounds, and one update was silently lost. Until the metadata
-// engine arbitrates that in the database, one process serves Blob per
-// data directory.
+// of 100 rounds, and one update was silently lost; and the second's
+// recovery would resolve the first's commits in flight.
 //
 // Why a refusal rather than serving the rest with a warning: a warning is
 // one line among many in a log nobody reads, and a client pointed at the
@@ -128,39 +124,16 @@ func (e *BlobClaimedError) Error() string {
 // whoever starts it, names the fix (--blob-addr off serves the rest), and
 // loses nothing; silently dropping an endpoint the command line asked for
 // would break the contract that serve serves what its flags say.
-func claimBlob(dataPath string) (*os.File, error) {
-	path := filepath.Join(dataPath, blobClaimName)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+func claimBlob(ctx context.Context, store *sqlstore.Store, dataPath string, owner *locks.Table) error {
+	err := store.Claim(ctx, sqlstore.TableOwners(owner))
+	var claimed *sqlstore.ClaimedError
+	if errors.As(err, &claimed) {
+		return &BlobClaimedError{Dir: dataPath, Holder: claimed.Pid}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("--blob-addr: claim %s: %w", path, err)
+		return fmt.Errorf("--blob-addr: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		defer f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			e := &BlobClaimedError{Dir: dataPath}
-			if b, rerr := os.ReadFile(path); rerr == nil {
-				e.Holder, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-			}
-			return nil, e
-		}
-		return nil, fmt.Errorf("--blob-addr: claim %s: %w", path, err)
-	}
-	// The holder's pid, for the refusal's line; only informative (the
-	// flock is the claim), so a failure to write it is not fatal.
-	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	}
-	return f, nil
-}
-
-// claimedStore closes the Blob metadata store, then releases the claim.
-type claimedStore struct {
-	*sqlstore.Store
-	claim *os.File
-}
-
-func (s claimedStore) Close() error {
-	return errors.Join(s.Store.Close(), s.claim.Close())
+	return nil
 }
 
 // blobStagedBlocks is what the blob store's garbage collection keeps for
