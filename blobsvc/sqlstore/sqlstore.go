@@ -13,6 +13,11 @@
 // the process); Sync (blobsvc.DurableStore) makes everything committed
 // before it durable against a power cut too, with one fsync of the log
 // for all concurrent callers (internal/walsync).
+//
+// One process writes a database at a time: Claim takes its writer claim
+// for an owner session of package locks, commit intents name their owner,
+// and Intents (recovery) lists only dead owners' intents, to the claim
+// holder only (claim.go; blobsvc/doc.go says why).
 package sqlstore
 
 import (
