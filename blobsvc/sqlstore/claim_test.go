@@ -174,3 +174,36 @@ func TestWriterClaim(t *testing.T) {
 		t.Fatalf("claim after the holder closed: %v", err)
 	}
 }
+
+// TestIntentsBeforeOwners: a blob.db made before intents had owners gets
+// the owner column on Open, and its intents (left by a process that is
+// gone: nothing older wrote owners) are the claim holder's to recover.
+func TestIntentsBeforeOwners(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, sqlstore.FileName)
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for _, q := range []string{
+		`CREATE TABLE bs_intents (container TEXT NOT NULL, name TEXT NOT NULL, drop_uncommitted INTEGER NOT NULL, doc TEXT NOT NULL, PRIMARY KEY (container, name))`,
+		`INSERT INTO bs_intents VALUES('box', 'old', 1, '{"Container":"box","Name":"old"}')`,
+	} {
+		if _, err := raw.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := openAt(t, path)
+	if err := s.Claim(ctx, sqlstore.TableOwners(openTable(t, dir))); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Intents(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Blob.Name != "old" || !got[0].DropUncommitted {
+		t.Fatalf("intents of the old database: %+v, want box/old dropping its staged blocks", got)
+	}
+}
