@@ -157,9 +157,46 @@ func (s *Store) release(ctx context.Context) error {
 	return nil
 }
 
+// begin starts a write transaction, fenced (fenceTx).
+func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.fenceTx(ctx, tx); err != nil {
+		tx.Rollback() //nolint:errcheck // nothing written
+		return nil, err
+	}
+	return tx, nil
+}
+
+// exec runs one write statement: as is in a store that never claimed, in
+// a fenced transaction (begin) in one that did.
+func (s *Store) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if me, _ := s.claim.get(); me == "" {
+		return s.writer.ExecContext(ctx, q, args...)
+	}
+	tx, err := s.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
+	res, err := tx.ExecContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
 // fenceTx fails a write transaction of a claiming store whose claim is no
-// longer its own (ErrClaimLost); a store that never claimed (tests, one
-// process) writes as before claims existed.
+// longer its own (ErrClaimLost): every write of the store runs one (begin,
+// exec), so a process whose claim was taken over — its session expired
+// while it was stopped — writes nothing beside the new holder. A store
+// that never claimed (tests, one process) writes as before claims
+// existed.
 func (s *Store) fenceTx(ctx context.Context, tx *sql.Tx) error {
 	me, _ := s.claim.get()
 	if me == "" {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/blobshare/blobshare/blobstore/local"
 	"github.com/blobshare/blobshare/blobsvc"
@@ -151,18 +152,40 @@ func TestWriterClaim(t *testing.T) {
 		t.Fatalf("intents after recovery %v, want [live]: a live owner's commit is never touched", left)
 	}
 
-	// The old holder, its claim taken over, is fenced.
-	if err := a.PutIntent(ctx, blobsvc.Blob{Container: "box", Name: "late"}, false); !errors.Is(err, sqlstore.ErrClaimLost) {
-		t.Errorf("PutIntent of the store whose claim was taken: %v, want ErrClaimLost", err)
+	// The old holder, its claim taken over, is fenced: every write fails
+	// and changes nothing.
+	if err := b.PutBlob(ctx, blobsvc.Blob{Container: "box", Name: "kept"}, false); err != nil {
+		t.Fatal(err)
 	}
-	if err := a.PutBlob(ctx, blobsvc.Blob{Container: "box", Name: "late"}, false); !errors.Is(err, sqlstore.ErrClaimLost) {
-		t.Errorf("PutBlob of the store whose claim was taken: %v, want ErrClaimLost", err)
-	}
-	if _, err := a.Intents(ctx); !errors.Is(err, sqlstore.ErrClaimLost) {
-		t.Errorf("Intents of the store whose claim was taken: %v, want ErrClaimLost", err)
+	late := blobsvc.Blob{Container: "box", Name: "late"}
+	for _, w := range []struct {
+		name string
+		do   func() error
+	}{
+		{"PutIntent", func() error { return a.PutIntent(ctx, late, false) }},
+		{"PutBlob", func() error { return a.PutBlob(ctx, late, false) }},
+		{"DeleteBlob", func() error { return a.DeleteBlob(ctx, "box", "kept") }},
+		{"StageBlock", func() error {
+			return a.StageBlock(ctx, "box", "late", blobsvc.Block{ID: "QQ==", StoreID: "s"}, time.Now())
+		}},
+		{"CreateContainer", func() error { return a.CreateContainer(ctx, blobsvc.Container{Name: "late"}) }},
+		{"UpdateContainer", func() error { return a.UpdateContainer(ctx, blobsvc.Container{Name: "box"}) }},
+		{"DeleteContainer", func() error { _, err := a.DeleteContainer(ctx, "box"); return err }},
+		{"DeleteIntent", func() error { return a.DeleteIntent(ctx, "box", "live") }},
+		{"Intents", func() error { _, err := a.Intents(ctx); return err }},
+	} {
+		if err := w.do(); !errors.Is(err, sqlstore.ErrClaimLost) {
+			t.Errorf("%s of the store whose claim was taken: %v, want ErrClaimLost", w.name, err)
+		}
 	}
 	if _, err := b.Blob(ctx, "box", "late"); !errors.Is(err, blobsvc.ErrBlobNotFound) {
 		t.Errorf("a fenced write left a row: %v", err)
+	}
+	if _, err := b.Blob(ctx, "box", "kept"); err != nil {
+		t.Errorf("a fenced delete removed a blob: %v", err)
+	}
+	if _, err := b.Container(ctx, "late"); !errors.Is(err, blobsvc.ErrContainerNotFound) {
+		t.Errorf("a fenced create made a container: %v", err)
 	}
 
 	// Close gives the claim up: C, alive all along, takes it at once.

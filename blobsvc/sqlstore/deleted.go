@@ -18,7 +18,7 @@ import (
 
 // SoftDelete implements blobsvc.Store.
 func (s *Store) SoftDelete(ctx context.Context, live []blobsvc.Blob, deleted []blobsvc.Blob) error {
-	tx, err := s.writer.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return wrap("soft delete", "", err)
 	}
@@ -92,7 +92,7 @@ func (s *Store) ExpiredDeleted(ctx context.Context, now time.Time, limit int) ([
 
 // RemoveDeleted implements blobsvc.Store.
 func (s *Store) RemoveDeleted(ctx context.Context, seq int64) error {
-	res, err := s.writer.ExecContext(ctx, `DELETE FROM bs_deleted WHERE seq = ?`, seq)
+	res, err := s.exec(ctx, `DELETE FROM bs_deleted WHERE seq = ?`, seq)
 	if err != nil {
 		return wrap("remove deleted", fmt.Sprint(seq), err)
 	}

@@ -24,7 +24,7 @@ func (s *Store) SoftDeleteContainer(ctx context.Context, d blobsvc.DeletedContai
 	if err != nil {
 		return err
 	}
-	tx, err := s.writer.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return wrap("soft delete container", name, err)
 	}
@@ -105,7 +105,7 @@ func (s *Store) RestoreContainer(ctx context.Context, name, version string, c bl
 	if err != nil {
 		return err
 	}
-	tx, err := s.writer.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return wrap("restore container", name, err)
 	}
@@ -139,7 +139,7 @@ func (s *Store) RestoreContainer(ctx context.Context, name, version string, c bl
 // PurgeDeletedContainer implements blobsvc.Store.
 func (s *Store) PurgeDeletedContainer(ctx context.Context, name, version string) ([]string, error) {
 	hidden := blobsvc.HiddenContainer(name, version)
-	tx, err := s.writer.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return nil, wrap("purge container", name, err)
 	}

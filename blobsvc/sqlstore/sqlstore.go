@@ -175,7 +175,7 @@ func (s *Store) CreateContainer(ctx context.Context, c blobsvc.Container) error 
 	if err != nil {
 		return err
 	}
-	res, err := s.writer.ExecContext(ctx, `INSERT INTO bs_containers(name, doc) VALUES(?, ?) ON CONFLICT(name) DO NOTHING`, c.Name, doc)
+	res, err := s.exec(ctx, `INSERT INTO bs_containers(name, doc) VALUES(?, ?) ON CONFLICT(name) DO NOTHING`, c.Name, doc)
 	if err != nil {
 		return wrap("create container", c.Name, err)
 	}
@@ -208,7 +208,7 @@ func (s *Store) UpdateContainer(ctx context.Context, c blobsvc.Container) error 
 	if err != nil {
 		return err
 	}
-	res, err := s.writer.ExecContext(ctx, `UPDATE bs_containers SET doc = ? WHERE name = ?`, doc, c.Name)
+	res, err := s.exec(ctx, `UPDATE bs_containers SET doc = ? WHERE name = ?`, doc, c.Name)
 	if err != nil {
 		return wrap("update container", c.Name, err)
 	}
@@ -220,7 +220,7 @@ func (s *Store) UpdateContainer(ctx context.Context, c blobsvc.Container) error 
 
 // DeleteContainer implements blobsvc.Store.
 func (s *Store) DeleteContainer(ctx context.Context, name string) ([]string, error) {
-	tx, err := s.writer.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return nil, wrap("delete container", name, err)
 	}
@@ -313,14 +313,11 @@ func (s *Store) PutBlob(ctx context.Context, b blobsvc.Blob, dropUncommitted boo
 	if err != nil {
 		return err
 	}
-	tx, err := s.writer.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return wrap("put blob", what, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
-	if err := s.fenceTx(ctx, tx); err != nil {
-		return fmt.Errorf("put blob %s: %w", what, err)
-	}
 	var one int
 	err = tx.QueryRowContext(ctx, `SELECT 1 FROM bs_containers WHERE name = ?`, b.Container).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -352,7 +349,7 @@ func (s *Store) PutBlob(ctx context.Context, b blobsvc.Blob, dropUncommitted boo
 // DeleteBlob implements blobsvc.Store.
 func (s *Store) DeleteBlob(ctx context.Context, container, name string) error {
 	what := container + "/" + name
-	tx, err := s.writer.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return wrap("delete blob", what, err)
 	}
@@ -407,7 +404,7 @@ func (s *Store) ListBlobs(ctx context.Context, container, prefix, from string, l
 // in the uncommitted list and takes the new data.
 func (s *Store) StageBlock(ctx context.Context, container, name string, b blobsvc.Block, at time.Time) error {
 	what := container + "/" + name
-	tx, err := s.writer.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return wrap("stage block of", what, err)
 	}
@@ -481,7 +478,7 @@ func (s *Store) StagedStoreIDs(ctx context.Context, fn func(storeID string) erro
 
 // ExpireStaged implements blobsvc.Store.
 func (s *Store) ExpireStaged(ctx context.Context, before, now time.Time) ([]blobsvc.BlobName, error) {
-	tx, err := s.writer.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return nil, wrap("expire staged blocks of", "every blob", err)
 	}
@@ -530,7 +527,7 @@ func (s *Store) ServiceProperties(ctx context.Context) ([]byte, error) {
 
 // SetServiceProperties implements blobsvc.Store.
 func (s *Store) SetServiceProperties(ctx context.Context, doc []byte) error {
-	if _, err := s.writer.ExecContext(ctx, `INSERT INTO bs_service(k, v) VALUES('properties', ?)
+	if _, err := s.exec(ctx, `INSERT INTO bs_service(k, v) VALUES('properties', ?)
 		ON CONFLICT(k) DO UPDATE SET v = excluded.v`, doc); err != nil {
 		return wrap("write", "service properties", err)
 	}
@@ -584,7 +581,7 @@ func (s *Store) Snapshots(ctx context.Context, container, name string) ([]blobsv
 
 // DeleteSnapshot implements blobsvc.Store.
 func (s *Store) DeleteSnapshot(ctx context.Context, container, name, snapshot string) error {
-	res, err := s.writer.ExecContext(ctx, `DELETE FROM bs_blobs WHERE container = ? AND name = ? AND snapshot = ? AND snapshot != ''`,
+	res, err := s.exec(ctx, `DELETE FROM bs_blobs WHERE container = ? AND name = ? AND snapshot = ? AND snapshot != ''`,
 		container, name, snapshot)
 	if err != nil {
 		return wrap("delete snapshot of", container+"/"+name, err)
@@ -596,36 +593,25 @@ func (s *Store) DeleteSnapshot(ctx context.Context, container, name, snapshot st
 }
 
 // PutIntent implements blobsvc.Store: the intent names this store's
-// owner session (claim.go), and a store whose claim was taken over
-// records none (ErrClaimLost).
+// owner session (claim.go); a store whose claim was taken over records
+// none (ErrClaimLost), as it writes nothing else.
 func (s *Store) PutIntent(ctx context.Context, b blobsvc.Blob, dropUncommitted bool) error {
-	what := b.Container + "/" + b.Name
 	doc, err := encode(b)
 	if err != nil {
 		return err
 	}
 	me, _ := s.claim.get()
-	// The claim check is the statement's own condition: no row while
-	// another owner holds the claim. (An upsert from a SELECT needs the
-	// SELECT's WHERE anyway: SQLite's parsing rule.)
-	res, err := s.writer.ExecContext(ctx, `INSERT INTO bs_intents(container, name, drop_uncommitted, doc, owner)
-		SELECT ?, ?, ?, ?, ? WHERE ? = '' OR EXISTS (SELECT 1 FROM bs_claim WHERE id = 1 AND owner = ?)
+	if _, err := s.exec(ctx, `INSERT INTO bs_intents(container, name, drop_uncommitted, doc, owner) VALUES(?, ?, ?, ?, ?)
 		ON CONFLICT(container, name) DO UPDATE SET drop_uncommitted = excluded.drop_uncommitted, doc = excluded.doc, owner = excluded.owner`,
-		b.Container, b.Name, dropUncommitted, doc, me, me, me)
-	if err != nil {
-		return wrap("record the commit intent of", what, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return wrap("record the commit intent of", what, err)
-	} else if n == 0 {
-		return fmt.Errorf("record the commit intent of %s: %s: %w", what, s.path, ErrClaimLost)
+		b.Container, b.Name, dropUncommitted, doc, me); err != nil {
+		return wrap("record the commit intent of", b.Container+"/"+b.Name, err)
 	}
 	return nil
 }
 
 // DeleteIntent implements blobsvc.Store.
 func (s *Store) DeleteIntent(ctx context.Context, container, name string) error {
-	if _, err := s.writer.ExecContext(ctx, `DELETE FROM bs_intents WHERE container = ? AND name = ?`, container, name); err != nil {
+	if _, err := s.exec(ctx, `DELETE FROM bs_intents WHERE container = ? AND name = ?`, container, name); err != nil {
 		return wrap("drop the commit intent of", container+"/"+name, err)
 	}
 	return nil
@@ -647,14 +633,11 @@ func (s *Store) Intents(ctx context.Context) ([]blobsvc.Intent, error) {
 	}
 	var rows []row
 	err := func() error {
-		tx, err := s.writer.BeginTx(ctx, nil)
+		tx, err := s.begin(ctx)
 		if err != nil {
 			return wrap("list", "commit intents", err)
 		}
 		defer tx.Rollback() //nolint:errcheck // read only
-		if err := s.fenceTx(ctx, tx); err != nil {
-			return fmt.Errorf("list commit intents: %w", err)
-		}
 		rs, err := tx.QueryContext(ctx, `SELECT drop_uncommitted, doc, owner FROM bs_intents ORDER BY container, name`)
 		if err != nil {
 			return wrap("list", "commit intents", err)
