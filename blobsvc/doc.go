@@ -70,9 +70,13 @@
 //   - commit intents name their owner; Intents, hence Recover, runs only
 //     under the claim and lists only dead owners' intents, so a live
 //     owner's commit in progress is never rolled back or forward;
-//   - a store whose claim was taken over (its session expired, SIGSTOP
-//     past the expiry) records no intent and no blob row any more
-//     (sqlstore.ErrClaimLost) instead of writing beside the new holder.
+//   - every write of a claiming store checks the claim in its own
+//     transaction: a store whose claim was taken over (its session
+//     expired, SIGSTOP past the expiry) writes nothing any more
+//     (sqlstore.ErrClaimLost, an internal error to the client) instead of
+//     writing beside the new holder. It does not claim again by itself,
+//     even when nobody took over: its commits in flight belong to its
+//     old, dead session, which only a restart's recovery resolves.
 //
 // A second serve whose Blob service cannot take the claim fails at start
 // with one line naming the holder's pid (and --blob-addr off to serve the
