@@ -15,7 +15,6 @@ package locks
 // opens" in doc.go.
 
 import (
-	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -274,50 +273,4 @@ func (tx *Tx) closeUnreachable(file FileID, holders []CacheHolder, d CacheDecisi
 		tx.OnCommit(tx.t.cacheChanged)
 	}
 	return closed, nil
-}
-
-// DurableHandles lists the durable opens of this owner (the scavenger's
-// and a reconnect's view after a restart of the SMB front end).
-func (tx *Tx) DurableHandles() ([]DurableOpen, error) {
-	rows, err := tx.query(`SELECT d.file, d.handle FROM lk_durable d JOIN lk_handles h ON h.file = d.file AND h.id = d.handle WHERE h.owner = ?`, string(tx.sess.owner))
-	if err != nil {
-		return nil, fmt.Errorf("locks: durable handles: %w", err)
-	}
-	type fh struct{ f, h int64 }
-	var keys []fh
-	for rows.Next() {
-		var k fh
-		if err := rows.Scan(&k.f, &k.h); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("locks: durable handles: %w", err)
-		}
-		keys = append(keys, k)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	var out []DurableOpen
-	for _, k := range keys {
-		d, ok, err := tx.durableRow(FileID(k.f), HandleID(k.h))
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			out = append(out, d)
-		}
-	}
-	return out, nil
-}
-
-// DurableOpenPeek is DurableOf in a read transaction of its own.
-func (t *Table) DurableOpenPeek(ctx context.Context, file FileID, handle HandleID) (DurableOpen, bool, error) {
-	var d DurableOpen
-	var ok bool
-	err := t.Peek(ctx, func(tx *Tx) error {
-		var err error
-		d, ok, err = tx.DurableOf(file, handle)
-		return err
-	})
-	return d, ok, err
 }
