@@ -49,8 +49,10 @@ type open struct {
 	// lastRead is the turn of the open's latest READ served on a
 	// goroutine (fileio.go); only the connection's loop uses it.
 	lastRead *readTurn
-	// dur is the open's durability and replay record (durable.go).
-	dur *durableState
+	// dur is the open's durability and replay record; chanSeq its
+	// Open.ChannelSequence (durable.go).
+	dur     *durableState
+	chanSeq uint16
 }
 
 // quotaFakeFile is the name Windows clients open to query and set quotas
@@ -573,6 +575,9 @@ func (c *conn) lookupOpen(req *request, b []byte) (*open, ntstatus.Status) {
 	if o.quota && req.hdr.Command != cmdClose && req.hdr.Command != cmdQueryInfo {
 		// The fake quota file has no data, no entries and no fs entry.
 		return nil, ntstatus.InvalidDeviceRequest
+	}
+	if st := c.openUsed(req, o); st != ntstatus.Success {
+		return nil, st
 	}
 	return o, ntstatus.Success
 }

@@ -125,11 +125,20 @@ type durableOpens struct {
 	byID   map[uint64]*open
 	replay map[replayKey]*open
 	wake   chan struct{} // the scavenger's doorbell
+	// disc is closed (and replaced) whenever an open is disconnected.
+	disc chan struct{}
 }
 
 func (d *durableOpens) init() {
 	d.byID, d.replay, d.wake = map[uint64]*open{}, map[replayKey]*open{}, make(chan struct{}, 1)
+	d.disc = make(chan struct{})
 }
+
+// reconnectWait bounds how long a reconnect waits for the connection of
+// the open it names to be seen dropping: a client reconnects as soon as
+// its own connection failed, and this server may read the old
+// connection's end a moment after the new one's CREATE.
+const reconnectWait = 2 * time.Second
 
 func (d *durableOpens) ring() {
 	select {
@@ -196,10 +205,12 @@ func (c *conn) checkReplay(req *request, a durableAsk, lease *leaseRequest, oplo
 		// A replay with a lease must name the open's lease (smbd).
 		return ntstatus.AccessDenied, nil, true
 	}
-	attr, err := o.h.Attr(context.Background())
+	ctx := context.Background()
+	attr, err := o.h.Attr(ctx)
 	if err != nil {
 		return ntstatus.FromError(err), nil, true
 	}
+	c.refreshCache(ctx, o)
 	req.rel.file = o.id
 	// The replayed response: the open's action, the level asked (smbd
 	// answers the request's, not the open's), the durable context when
@@ -313,6 +324,24 @@ func (c *conn) reconnectDurable(ctx context.Context, req *request, a durableAsk,
 	d := &c.srv.durables
 	d.mu.Lock()
 	o := d.byID[a.persistent]
+	if o != nil && !o.dur.disconnected && o.sess != req.sess {
+		// Still on another connection: wait (bounded) for it to drop.
+		deadline := time.NewTimer(reconnectWait)
+		defer deadline.Stop()
+		for waiting := true; waiting && o == d.byID[a.persistent] && !o.dur.disconnected; {
+			disc := d.disc
+			d.mu.Unlock()
+			select {
+			case <-disc:
+			case <-deadline.C:
+				waiting = false
+			case <-ctx.Done():
+				waiting = false
+			}
+			d.mu.Lock()
+		}
+		o = d.byID[a.persistent]
+	}
 	ok := o != nil && o.dur.disconnected && strings.EqualFold(o.dur.user, req.sess.user) &&
 		o.dur.share == req.tree.share && (!a.reconnectV2 || o.dur.CreateGuid == a.createGuid)
 	if ok && o.lease != nil {
@@ -345,25 +374,13 @@ func (c *conn) reconnectDurable(ctx context.Context, req *request, a durableAsk,
 		_ = c.srv.closeOpen(ctx, o)
 		return ntstatus.ObjectNameNotFound, nil
 	}
-	var lvl locks.OplockLevel
-	var li *locks.LeaseInfoSMB
-	_ = t.View(ctx, func(tx *locks.Tx) error {
-		var err error
-		lvl, li, err = tx.CacheOf(o.h.File(), o.h.ID())
-		return err
-	})
+	c.refreshCache(ctx, o)
 	s := req.sess
 	s.nextFile++
 	o.id.Volatile = s.nextFile ^ uint64(s.id)<<20
 	o.sess, o.tree = s, req.tree
 	s.opens[o.id.Volatile] = o
 	req.rel.file = o.id
-	o.oplock, o.leaseBreaking = lvl, false
-	if li != nil && o.lease != nil {
-		l := *li
-		l.Parent, l.HasParent = o.lease.Parent, o.lease.HasParent
-		o.lease = &l
-	}
 	if o.oplock != locks.OplockNone || o.lease != nil {
 		c.srv.caches.add(o, c, s)
 	}
@@ -409,6 +426,8 @@ func (srv *Server) disconnectDurable(ctx context.Context, o *open) bool {
 	d.mu.Lock()
 	o.sess = nil
 	o.dur.disconnected, o.dur.expires = true, expires
+	close(d.disc)
+	d.disc = make(chan struct{})
 	d.mu.Unlock()
 	d.ring()
 	return true
@@ -512,4 +531,74 @@ func (c *conn) closePrevious(ctx context.Context, prev uint64, s *session) {
 	old.disconnectAll(ctx, c.srv)
 	old.valid.Store(false)
 	c.srv.forgetSession(old)
+}
+
+// refreshCache reads what o caches now from the lock table (breaks may
+// have changed it since its CREATE answered), for a response that
+// reports it again: a reconnect's or a replay's.
+func (c *conn) refreshCache(ctx context.Context, o *open) {
+	var lvl locks.OplockLevel
+	var li *locks.LeaseInfoSMB
+	if err := c.srv.cfg.Caching.View(ctx, func(tx *locks.Tx) error {
+		var err error
+		lvl, li, err = tx.CacheOf(o.h.File(), o.h.ID())
+		return err
+	}); err != nil {
+		c.log.Debug("smb: reading an open's caching", "path", o.path, "err", err)
+		return
+	}
+	o.oplock, o.leaseBreaking = lvl, false
+	if li != nil && o.lease != nil {
+		l := *li
+		l.Parent, l.HasParent = o.lease.Parent, o.lease.HasParent
+		o.lease = &l
+	}
+}
+
+// openUsed runs for every request naming open o (lookupOpen). Any such
+// request ends o's replay eligibility (MS-SMB2 3.3.5.x: "If
+// Open.IsPersistent is FALSE and Open.IsReplayEligible is TRUE, the
+// server MUST set Open.IsReplayEligible to FALSE"): a later replay of its
+// CREATE opens anew. On 3.x it verifies the request's channel sequence
+// number against o's (3.3.5.2.10): a newer one becomes o's; an older one
+// fails WRITE, SET_INFO and IOCTL with STATUS_FILE_NOT_AVAILABLE (a
+// request from before a channel failure must not modify what the replay
+// after it did) and is let through for the others. As smbd, a difference
+// past 0x7FFF counts as the sequence number wrapping. Requests of a
+// session are served one at a time here, so the outstanding request
+// counts of the section are zero whenever a request arrives; with them
+// the replay flag changes nothing.
+func (c *conn) openUsed(req *request, o *open) ntstatus.Status {
+	if o.dur != nil && o.dur.Version == 2 && req.hdr.Command != cmdCreate {
+		c.srv.durables.endReplay(o)
+	}
+	if c.dialect < dialect300 {
+		return ntstatus.Success
+	}
+	seq := uint16(req.hdr.Status)
+	cmp := int(seq) - int(o.chanSeq)
+	if cmp > 0x7FFF || cmp < -0x7FFF {
+		cmp = -cmp
+	}
+	switch {
+	case cmp > 0:
+		o.chanSeq = seq
+	case cmp < 0:
+		switch req.hdr.Command {
+		case cmdWrite, cmdSetInfo, cmdIoctl:
+			return ntstatus.FileNotAvailable
+		}
+	}
+	return ntstatus.Success
+}
+
+// endReplay removes o from the replay cache: its CREATE can no longer be
+// replayed.
+func (d *durableOpens) endReplay(o *open) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	k := replayKey{o.dur.ClientGuid, o.dur.CreateGuid}
+	if d.replay[k] == o {
+		delete(d.replay, k)
+	}
 }
