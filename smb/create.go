@@ -139,7 +139,7 @@ func sharePath(name string) (string, ntstatus.Status) {
 
 // create serves CREATE (MS-SMB2 3.3.5.9): a locks open with the mapped
 // access mask and share access, through fs.OpenEntry.
-func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byte, error) {
+func (c *conn) create(ctx context.Context, req *request) (st ntstatus.Status, out []byte, err error) {
 	b, err := body(req.msg, 57)
 	if err != nil {
 		return ntstatus.InvalidParameter, nil, nil
@@ -279,10 +279,13 @@ func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byt
 	if args.ask.lease, st = c.parseLease(ctxs, b[3]); st != ntstatus.Success {
 		return st, nil, nil
 	}
-	if st, out, done := c.checkReplay(req, dask, args.ask.lease, b[3]); done {
+	if st, out, done := c.checkReplay(req, &dask, args.ask.lease, b[3]); done {
 		return st, out, nil
 	}
 	args.durable = dask
+	if dask.reserved {
+		defer func() { c.srv.durables.settle(dask, st) }()
+	}
 	args.overwrite = disposition == 0 || disposition == 4 || disposition == 5
 	if disposition != 2 { // FILE_CREATE meets no existing file to break
 		cc, wait := c.preBreak(ctx, req.tree.share, rel, args.ask, granted.Access(), share, args.overwrite)
@@ -292,7 +295,7 @@ func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byt
 			// closed, or the break timed out (MS-SMB2 3.3.4.6, 3.3.5.9).
 			areq := *req
 			areq.rel = &related{}
-			req.asyncID = c.goPendingBody(req, nil, ntstatus.Cancelled, func(pctx context.Context) (ntstatus.Status, []byte) {
+			req.asyncID = c.goPendingBody(req, nil, ntstatus.Cancelled, c.settleReplay(args, func(pctx context.Context) (ntstatus.Status, []byte) {
 				if _, err := c.srv.cfg.Caching.WaitCache(pctx, cc, 0); err != nil {
 					return ntstatus.Cancelled, nil
 				}
@@ -309,11 +312,11 @@ func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byt
 					return ntstatus.NetworkNameDeleted, nil
 				}
 				return c.openEntry(pctx, &areq, args, &held)
-			})
+			}))
 			return ntstatus.Pending, nil, nil
 		}
 	}
-	st, out := c.openEntry(ctx, req, args, nil)
+	st, out = c.openEntry(ctx, req, args, nil)
 	return st, out, nil
 }
 
@@ -417,7 +420,7 @@ func (c *conn) openEntry(ctx context.Context, req *request, args *createArgs, he
 		return finish(ctx)
 	}
 	areq := *req
-	req.asyncID = c.goPendingBody(&areq, nil, ntstatus.Cancelled, finish)
+	req.asyncID = c.goPendingBody(&areq, nil, ntstatus.Cancelled, c.settleReplay(args, finish))
 	return ntstatus.Pending, nil
 }
 

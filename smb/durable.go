@@ -49,6 +49,8 @@ type durableAsk struct {
 	v1, v2      bool // DHnQ, DH2Q
 	timeout     uint32
 	createGuid  [16]byte
+	client      [16]byte // the ClientGuid of the CREATE's connection (replay)
+	reserved    bool // the CreateGuid is reserved in the replay cache (pending)
 	reconnect   bool // DHnC or DH2C
 	reconnectV2 bool
 	persistent  uint64 // the reconnect's FileId.Persistent
@@ -124,6 +126,8 @@ type durableOpens struct {
 	mu     sync.Mutex
 	byID   map[uint64]*open
 	replay map[replayKey]*open
+	// pending holds the CreateGuids of CREATEs still in progress.
+	pending map[replayKey]bool
 	wake   chan struct{} // the scavenger's doorbell
 	// disc is closed (and replaced) whenever an open is disconnected.
 	disc chan struct{}
@@ -132,6 +136,7 @@ type durableOpens struct {
 func (d *durableOpens) init() {
 	d.byID, d.replay, d.wake = map[uint64]*open{}, map[replayKey]*open{}, make(chan struct{}, 1)
 	d.disc = make(chan struct{})
+	d.pending = map[replayKey]bool{}
 }
 
 // reconnectWait bounds how long a reconnect waits for the connection of
@@ -148,11 +153,49 @@ func (d *durableOpens) ring() {
 }
 
 // replayed is the open a CREATE with CreateGuid made for this client, if
-// any (MS-SMB2 3.3.5.9.10).
-func (d *durableOpens) replayed(client, create [16]byte) *open {
+// any (MS-SMB2 3.3.5.9.10), or whether one is still in progress; when
+// neither, it reserves the CreateGuid for this CREATE (settle ends the
+// reservation).
+func (d *durableOpens) replayed(client, create [16]byte) (o *open, pending bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.replay[replayKey{client, create}]
+	k := replayKey{client, create}
+	if o := d.replay[k]; o != nil {
+		return o, false
+	}
+	if d.pending[k] {
+		return nil, true
+	}
+	d.pending[k] = true
+	return nil, false
+}
+
+// settle ends a CREATE's reservation of its CreateGuid; one that failed
+// leaves nothing to replay (a successful one is in the replay cache,
+// grantDurable).
+func (d *durableOpens) settle(a durableAsk, st ntstatus.Status) {
+	if st == ntstatus.Pending {
+		return // the pending request settles (settleReplay)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.pending, replayKey{a.client, a.createGuid})
+}
+
+// settleReplay wraps the wait of a pending CREATE so that its end settles
+// its reservation.
+func (c *conn) settleReplay(args *createArgs, wait func(context.Context) (ntstatus.Status, []byte)) func(context.Context) (ntstatus.Status, []byte) {
+	if !args.durable.reserved {
+		return wait
+	}
+	return func(ctx context.Context) (ntstatus.Status, []byte) {
+		st, body := wait(ctx)
+		if st == ntstatus.Pending {
+			st = ntstatus.Success // cannot happen: a goroutine's wait ends the request
+		}
+		c.srv.durables.settle(args.durable, st)
+		return st, body
+	}
 }
 
 // forget removes o from the tables.
@@ -187,12 +230,19 @@ func durableTimeout(a durableAsk) time.Duration {
 // when the request is a replay (SMB2_FLAGS_REPLAY_OPERATION), and
 // STATUS_DUPLICATE_OBJECTID when it is not; a replay naming nothing
 // opens anew. done says the CREATE is answered.
-func (c *conn) checkReplay(req *request, a durableAsk, lease *leaseRequest, oplock byte) (st ntstatus.Status, out []byte, done bool) {
-	if !a.v2 {
+func (c *conn) checkReplay(req *request, a *durableAsk, lease *leaseRequest, oplock byte) (st ntstatus.Status, out []byte, done bool) {
+	if !a.v2 || c.srv.cfg.Caching == nil {
 		return 0, nil, false
 	}
-	o := c.srv.durables.replayed(c.clientGUID, a.createGuid)
+	a.client = c.clientGUID
+	o, pending := c.srv.durables.replayed(a.client, a.createGuid)
+	if pending {
+		// The CREATE with this CreateGuid has not answered yet: neither
+		// a replay nor a new open may run beside it (smbd: "-sane").
+		return ntstatus.FileNotAvailable, nil, true
+	}
 	if o == nil {
+		a.reserved = true
 		return 0, nil, false
 	}
 	if req.hdr.Flags&flagReplayOperation == 0 {
