@@ -50,8 +50,8 @@ type durableAsk struct {
 	timeout     uint32
 	createGuid  [16]byte
 	client      [16]byte // the ClientGuid of the CREATE's connection (replay)
-	reserved    bool // the CreateGuid is reserved in the replay cache (pending)
-	reconnect   bool // DHnC or DH2C
+	reserved    bool     // the CreateGuid is reserved in the replay cache (pending)
+	reconnect   bool     // DHnC or DH2C
 	reconnectV2 bool
 	persistent  uint64 // the reconnect's FileId.Persistent
 	appInstance *[16]byte
@@ -128,7 +128,7 @@ type durableOpens struct {
 	replay map[replayKey]*open
 	// pending holds the CreateGuids of CREATEs still in progress.
 	pending map[replayKey]bool
-	wake   chan struct{} // the scavenger's doorbell
+	wake    chan struct{} // the scavenger's doorbell
 	// disc is closed (and replaced) whenever an open is disconnected.
 	disc chan struct{}
 }
