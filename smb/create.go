@@ -257,7 +257,7 @@ func (c *conn) create(ctx context.Context, req *request) (st ntstatus.Status, ou
 			OpenPathRequest: fs.OpenPathRequest{
 				Path:        full,
 				Disposition: dispositions[disposition],
-				Attributes:  attrs & (fs.AttrReadOnly | fs.AttrHidden | fs.AttrSystem | fs.AttrArchive | fs.AttrTemporary | fs.AttrNotContentIndexed | fs.AttrOffline),
+				Attributes:  createAttrs(attrs),
 				Open: fs.OpenOptions{
 					Access: granted.Access(), Share: share, DeleteOnClose: options&optDeleteOnClose != 0,
 					// No SMB client may cache writes without a
@@ -286,6 +286,7 @@ func (c *conn) create(ctx context.Context, req *request) (st ntstatus.Status, ou
 	if dask.reserved {
 		defer func() { c.srv.durables.settle(dask, st) }()
 	}
+	c.closeAppInstance(ctx, req, dask, rel)
 	args.overwrite = disposition == 0 || disposition == 4 || disposition == 5
 	if disposition != 2 { // FILE_CREATE meets no existing file to break
 		cc, wait := c.preBreak(ctx, req.tree.share, rel, args.ask, granted.Access(), share, args.overwrite)
@@ -318,6 +319,18 @@ func (c *conn) create(ctx context.Context, req *request) (st ntstatus.Status, ou
 	}
 	st, out = c.openEntry(ctx, req, args, nil)
 	return st, out, nil
+}
+
+// createAttrs are the attributes a CREATE gives the file it creates: the
+// settable ones it asks, and Archive whenever it asks any (MS-FSA
+// 2.1.5.1.1: a new file's attributes are the requested ones with
+// FILE_ATTRIBUTE_ARCHIVE; none asked gives Archive alone already).
+func createAttrs(attrs fs.Attributes) fs.Attributes {
+	attrs &= fs.AttrReadOnly | fs.AttrHidden | fs.AttrSystem | fs.AttrArchive | fs.AttrTemporary | fs.AttrNotContentIndexed | fs.AttrOffline
+	if attrs != 0 {
+		attrs |= fs.AttrArchive
+	}
+	return attrs
 }
 
 // createArgs is a parsed CREATE: what openEntry needs, copied out of the

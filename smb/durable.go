@@ -652,3 +652,79 @@ func (d *durableOpens) endReplay(o *open) {
 		delete(d.replay, k)
 	}
 }
+
+// closeAppInstance closes the opens of another client that a CREATE with
+// an SMB2_CREATE_APP_INSTANCE_ID names (MS-SMB2 3.3.5.9.13): the same
+// application instance, share and path, opened through a connection of
+// another ClientGuid — the application failed over to this client, and
+// its old open must not keep the file from it. Only durable opens carry
+// an application instance here (the context counts with DH2Q only).
+func (c *conn) closeAppInstance(ctx context.Context, req *request, a durableAsk, rel string) {
+	if a.appInstance == nil {
+		return
+	}
+	type victim struct {
+		o    *open
+		sess *session
+	}
+	d := &c.srv.durables
+	var vs []victim
+	d.mu.Lock()
+	for _, o := range d.byID {
+		if o.dur.AppInstance != nil && *o.dur.AppInstance == *a.appInstance && o.dur.share == req.tree.share &&
+			strings.EqualFold(o.path, rel) && o.dur.ClientGuid != c.clientGUID {
+			vs = append(vs, victim{o, o.sess})
+		}
+	}
+	d.mu.Unlock()
+	for _, v := range vs {
+		o := v.o
+		if v.sess == nil {
+			d.mu.Lock()
+			mine := d.byID[o.id.Persistent] == o && o.dur.disconnected
+			if mine {
+				o.dur.disconnected = false // the scavenger and reconnects leave it
+			}
+			d.mu.Unlock()
+			if !mine {
+				continue
+			}
+		} else {
+			if v.sess != req.sess {
+				if !lockSession(ctx, v.sess) {
+					continue
+				}
+			}
+			_, live := v.sess.opens[o.id.Volatile]
+			if live {
+				delete(v.sess.opens, o.id.Volatile)
+				v.sess.endPending(func(p *pendingOp) bool { return p.open == o })
+			}
+			if v.sess != req.sess {
+				v.sess.mu.Unlock()
+			}
+			if !live {
+				continue
+			}
+		}
+		d.forget(o)
+		if err := c.srv.closeOpen(ctx, o); err != nil {
+			c.log.Debug("smb: closing an open of another application instance", "path", o.path, "err", err)
+		}
+	}
+}
+
+// outlives reports whether pending request p goes on when its connection
+// closes: a CREATE of a session that has other channels opens for the
+// session, not the connection (its response is lost with the
+// connection), so that a replay of it on another channel finds it in
+// progress (STATUS_FILE_NOT_AVAILABLE) and then gets its open, as the
+// client's CreateGuid asks (MS-SMB2 3.3.5.9.10; smbtorture
+// replay.dhv2-pending2*).
+func (c *conn) outlives(p *pendingOp) bool {
+	if p.command != cmdCreate {
+		return false
+	}
+	s := c.sessions[p.sessionID]
+	return s != nil && s.valid.Load() && s.channelCount() > 1
+}
