@@ -448,6 +448,9 @@ func (c *conn) addOpen(req *request, o *open) bool {
 	// Persistent ids are the server's (a durable open keeps its own
 	// across sessions, durable.go); volatile ids the session's.
 	o.id = fileID{Persistent: c.srv.nextPersistent.Add(1), Volatile: s.nextFile ^ uint64(s.id)<<20}
+	if c.dialect >= dialect300 {
+		o.chanSeq = uint16(req.hdr.Status) // Open.ChannelSequence (MS-SMB2 3.3.5.9)
+	}
 	s.opens[o.id.Volatile] = o
 	req.rel.file = o.id
 	return true

@@ -80,8 +80,16 @@ func parseDurable(ctxs map[string][]byte) (durableAsk, ntstatus.Status) {
 		return a, ntstatus.InvalidParameter
 	case dhnc:
 		a.reconnect, a.persistent = true, le.Uint64(dhncData)
+		if extraContexts(ctxs, "DHnC", "DHnQ", "RqLs") {
+			// 3.3.5.9.7: other contexts with a reconnect fail it
+			// (smbd: a DHnQ and a lease are let through).
+			return a, ntstatus.ObjectNameNotFound
+		}
 		return a, ntstatus.Success
 	case dh2c:
+		if extraContexts(ctxs, "DH2C", "RqLs") {
+			return a, ntstatus.ObjectNameNotFound // 3.3.5.9.12, as smbd
+		}
 		a.reconnect, a.reconnectV2, a.persistent = true, true, le.Uint64(dh2cData)
 		copy(a.createGuid[:], dh2cData[16:32])
 		return a, ntstatus.Success
@@ -103,6 +111,17 @@ func parseDurable(ctxs map[string][]byte) (durableAsk, ntstatus.Status) {
 		a.appInstance = &id
 	}
 	return a, ntstatus.Success
+}
+
+// extraContexts reports whether ctxs holds a context not named in allowed.
+func extraContexts(ctxs map[string][]byte, allowed ...string) bool {
+	n := 0
+	for _, name := range allowed {
+		if _, ok := ctxs[name]; ok {
+			n++
+		}
+	}
+	return len(ctxs) > n
 }
 
 // durableState is an open's durability and replay record.

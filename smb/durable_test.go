@@ -182,7 +182,8 @@ func fileOf(t *testing.T, fsys *fs.FileSystem, name string) fs.FileID {
 	return a.ID
 }
 
-// TestDurableHandleAcrossDisconnect: a durable v2 handle survives its
+// TestDurableHandleAcrossDisconnect: a reconnect naming nothing is
+// STATUS_OBJECT_NAME_NOT_FOUND and opens nothing. A durable v2 handle survives its
 // dropped TCP connection. While disconnected it keeps its share mode and
 // byte-range lock: REST Put Range gets 409 SharingViolation, another SMB
 // client's write open STATUS_SHARING_VIOLATION and its lock of the range
@@ -201,6 +202,17 @@ func TestDurableHandleAcrossDisconnect(t *testing.T) {
 	}
 
 	a := leaseClient(t, addr, 1, dialect300)
+	// A reconnect naming no durable open answers
+	// STATUS_OBJECT_NAME_NOT_FOUND and opens nothing, not even with a
+	// disposition that would create its name.
+	for _, reconnect := range [][]byte{dh2c(fileID{Persistent: 77, Volatile: 78}, 9), createContext("DHnC", make([]byte, 16))} {
+		if st, _ := a.final(a.send(cmdCreate, createReq("new.txt", byte(locks.OplockBatch), accRW, shareAll, dispOpenIf, reconnect))); st != ntstatus.ObjectNameNotFound {
+			t.Fatalf("reconnect naming nothing: %v, want STATUS_OBJECT_NAME_NOT_FOUND", st)
+		}
+	}
+	if _, err := fileClient("new.txt").GetProperties(ctx, nil); err == nil {
+		t.Fatal("a reconnect naming nothing created its name")
+	}
 	id := durableLevelII(t, a, addr, "d.txt", 1, 60000)
 	file := fileOf(t, fsys, "d.txt")
 	dropAndWait(t, a, table, file, id)
