@@ -119,6 +119,9 @@ func (tx *Tx) DisconnectDurable(file FileID, handle HandleID, now time.Time) (ti
 		now.UnixNano(), expires.UnixNano(), int64(file), int64(handle)); err != nil {
 		return time.Time{}, fmt.Errorf("locks: disconnect durable handle %d: %w", handle, err)
 	}
+	// A waiter for a break this open was sent decides again at once: the
+	// open can no longer acknowledge (DecideCache closes it).
+	tx.OnCommit(tx.t.cacheChanged)
 	return expires, nil
 }
 
