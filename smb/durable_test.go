@@ -319,3 +319,64 @@ func TestDurableHandleAcrossDisconnect(t *testing.T) {
 		t.Fatalf("reconnect after the break closed it: %v, want STATUS_OBJECT_NAME_NOT_FOUND", st)
 	}
 }
+
+// TestCreateReplay: a DH2Q CREATE's CreateGuid names its open for the
+// client (MS-SMB2 3.3.5.9.10). The same CREATE again without the replay
+// flag is STATUS_DUPLICATE_OBJECTID; with it, it answers the same open
+// (file id and create action), durable or not; once the open has served
+// another request, a replay opens anew. A stale channel sequence number
+// fails a WRITE with STATUS_FILE_NOT_AVAILABLE and lets a READ through
+// (3.3.5.2.10).
+func TestCreateReplay(t *testing.T) {
+	addr, _, _, _ := durableEnv(t)
+	a := leaseClient(t, addr, 1, dialect300)
+	create := func(name string, oplock byte, guid byte) (ntstatus.Status, []byte) {
+		t.Helper()
+		return a.final(a.send(cmdCreate, createReq(name, oplock, accRW, shareAll, dispOpenIf, dh2q(guid, 0))))
+	}
+	replay := func(name string, oplock byte, guid byte) (ntstatus.Status, []byte) {
+		t.Helper()
+		a.flags |= flagReplayOperation
+		defer func() { a.flags &^= flagReplayOperation }()
+		return create(name, oplock, guid)
+	}
+
+	st, body := create("r.txt", byte(locks.OplockBatch), 5)
+	r := parseCreateResp(t, st, body)
+	if r.st != ntstatus.Success || r.oplock != byte(locks.OplockBatch) || le.Uint32(body[4:]) != actionCreated || durableTimeoutOf(t, body) != 60000 {
+		t.Fatalf("durable create: %+v action %d timeout %d", r, le.Uint32(body[4:]), durableTimeoutOf(t, body))
+	}
+	if st, _ := create("r.txt", byte(locks.OplockBatch), 5); st != statusDuplicateObjectID {
+		t.Fatalf("the same CreateGuid without the replay flag: %v, want STATUS_DUPLICATE_OBJECTID", st)
+	}
+	st, body = replay("r.txt", byte(locks.OplockBatch), 5)
+	if rr := parseCreateResp(t, st, body); rr.st != ntstatus.Success || rr.id != r.id || le.Uint32(body[4:]) != actionCreated {
+		t.Fatalf("replay: %+v action %d, want the same open %v, created", rr, le.Uint32(body[4:]), r.id)
+	}
+
+	// Not durable (no batch oplock), still replayable until used.
+	st, body = create("n.txt", 0, 6)
+	n := parseCreateResp(t, st, body)
+	if n.st != ntstatus.Success || durableTimeoutOf(t, body) != -1 {
+		t.Fatalf("plain create with DH2Q: %+v (durable timeout %d, want none)", n, durableTimeoutOf(t, body))
+	}
+	if st, body := replay("n.txt", 0, 6); parseCreateResp(t, st, body).id != n.id {
+		t.Fatalf("replay of a non-durable open: %v, want %v", parseCreateResp(t, st, body), n.id)
+	}
+	a.chanSeq = 1
+	if st := a.write(n.id, 0, []byte("x")); st != ntstatus.Success {
+		t.Fatalf("write with a newer channel sequence: %v", st)
+	}
+	a.chanSeq = 0
+	if st := a.write(n.id, 0, []byte("y")); st != ntstatus.FileNotAvailable {
+		t.Fatalf("write with a stale channel sequence: %v, want STATUS_FILE_NOT_AVAILABLE", st)
+	}
+	if st := a.read(n.id, 0, 1); st != ntstatus.Success {
+		t.Fatalf("read with a stale channel sequence: %v", st)
+	}
+	a.chanSeq = 1
+	st, body = replay("n.txt", 0, 6)
+	if again := parseCreateResp(t, st, body); again.st != ntstatus.Success || again.id == n.id || le.Uint32(body[4:]) != actionOpened {
+		t.Fatalf("replay after the open was used: %+v action %d, want a new open", again, le.Uint32(body[4:]))
+	}
+}
