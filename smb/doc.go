@@ -49,7 +49,8 @@
 // selftest runs them: durable handles, no kernel share modes, oplocks or
 // POSIX locks) and blobshare both pass (testdata/smbtorture-durable-pass.txt:
 // 64 of smbd's 65; not durable-open.alloc-size, as no allocation size is
-// kept apart from the file's size), and app-instance, which smbd fails.
+// kept apart from the file's size), and two smbd fails (Samba's selftest
+// knownfails durable-v2-open.app-instance and durable-open.delete_on_close2).
 //
 // TestLinuxCIFSClient (package integration) runs the Linux kernel's SMB
 // client, Debian's cifs.ko in a QEMU guest, against `blobshare serve`:
