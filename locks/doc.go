@@ -218,7 +218,9 @@
 // Created file: a new id nobody else can know), CloseHandle and CloseQuiet
 // (their one-statement fast path too), ForceClose, Dispose, UnlinkOpen,
 // Lock, Unlock, SetPOSIXLock, ReleasePOSIXLocks, Flock, Lease, Forget,
-// CheckREST/CheckRESTLease and CheckIO inside an Update, and reapOwner
+// CheckREST/CheckRESTLease and CheckIO inside an Update, DecideCache and
+// the durable-open calls (MakeDurable, DisconnectDurable,
+// ReconnectDurable, ForgetDurable), and reapOwner
 // (every file of the dead owner in one call; Table.Close reaps its own).
 // Keys are FileIDs, the entry ids of package fs (files and directories in
 // one space), so the namespace's locks (fs/doc.go) and these are the same
