@@ -15,6 +15,7 @@ package locks
 // opens" in doc.go.
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -172,20 +173,17 @@ func (tx *Tx) DurableOf(file FileID, handle HandleID) (DurableOpen, bool, error)
 	return tx.durableRow(file, handle)
 }
 
-func (tx *Tx) durableRow(file FileID, handle HandleID) (DurableOpen, bool, error) {
+const durableCols = `d.file, d.handle, d.version, d.create_guid, d.client_guid, d.app_instance, d.timeout_ms, d.disconnected, d.expires`
+
+// scanDurable reads one row of durableCols.
+func scanDurable(scan func(dest ...any) error) (DurableOpen, error) {
 	var d DurableOpen
-	var version, ms, disc, exp int64
+	var file, handle, version, ms, disc, exp int64
 	var create, client, app []byte
-	err := tx.queryRow(`SELECT d.version, d.create_guid, d.client_guid, d.app_instance, d.timeout_ms, d.disconnected, d.expires
-		FROM lk_durable d JOIN lk_handles h ON h.file = d.file AND h.id = d.handle WHERE d.file = ? AND d.handle = ?`,
-		[]any{int64(file), int64(handle)}, &version, &create, &client, &app, &ms, &disc, &exp)
-	if errors.Is(err, sql.ErrNoRows) {
-		return DurableOpen{}, false, nil
+	if err := scan(&file, &handle, &version, &create, &client, &app, &ms, &disc, &exp); err != nil {
+		return DurableOpen{}, err
 	}
-	if err != nil {
-		return DurableOpen{}, false, fmt.Errorf("locks: durable handle %d: %w", handle, err)
-	}
-	d.File, d.Handle, d.Version, d.Timeout = file, handle, uint8(version), time.Duration(ms)*time.Millisecond
+	d.File, d.Handle, d.Version, d.Timeout = FileID(file), HandleID(handle), uint8(version), time.Duration(ms)*time.Millisecond
 	copy(d.CreateGuid[:], create)
 	copy(d.ClientGuid[:], client)
 	if len(app) == 16 {
@@ -196,7 +194,38 @@ func (tx *Tx) durableRow(file FileID, handle HandleID) (DurableOpen, bool, error
 	if disc != 0 {
 		d.Disconnected, d.Expires = unixNano(disc), unixNano(exp)
 	}
+	return d, nil
+}
+
+func (tx *Tx) durableRow(file FileID, handle HandleID) (DurableOpen, bool, error) {
+	d, err := scanDurable(tx.conn.QueryRowContext(tx.sctx, `SELECT `+durableCols+`
+		FROM lk_durable d JOIN lk_handles h ON h.file = d.file AND h.id = d.handle WHERE d.file = ? AND d.handle = ?`,
+		int64(file), int64(handle)).Scan)
+	if errors.Is(err, sql.ErrNoRows) {
+		return DurableOpen{}, false, nil
+	}
+	if err != nil {
+		return DurableOpen{}, false, fmt.Errorf("locks: durable handle %d: %w", handle, err)
+	}
 	return d, true, nil
+}
+
+// readDurables reads every durable open's record (ReadSnapshot).
+func readDurables(ctx context.Context, c *Conn) (map[HandleID]DurableOpen, error) {
+	rows, err := c.QueryContext(ctx, `SELECT `+durableCols+` FROM lk_durable d`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[HandleID]DurableOpen{}
+	for rows.Next() {
+		d, err := scanDurable(rows.Scan)
+		if err != nil {
+			return nil, err
+		}
+		out[d.Handle] = d
+	}
+	return out, rows.Err()
 }
 
 // disconnectedDurable returns the handles of file that are disconnected

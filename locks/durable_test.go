@@ -54,6 +54,16 @@ func TestDurableOpens(t *testing.T) {
 	if got, _ := durableOf(1, h); !got.Disconnected.Equal(now) || !got.Expires.Equal(now.Add(time.Minute)) {
 		t.Fatalf("disconnected record %+v", got)
 	}
+	// Another process sees it disconnected (`blobshare status` reads this).
+	must(t, Inspect(ctx, path, func(ctx context.Context, c *Conn) error {
+		snap, err := ReadSnapshot(ctx, c, path)
+		if err == nil {
+			if got, ok := snap.Durable[h.ID]; !ok || got.File != 1 || !got.Disconnected.Equal(now) || got.Version != 2 {
+				t.Errorf("snapshot's durable record %+v %v", got, ok)
+			}
+		}
+		return err
+	}))
 	// Disconnected, it blocks: a write open of another process.
 	if _, err := open(t, other, OpenRequest{File: 1, Access: rw, Share: ShareAll}); !errors.Is(err, ErrSharingViolation) {
 		t.Fatalf("open against a disconnected durable open: %v", err)
