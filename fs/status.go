@@ -25,6 +25,9 @@ type OpenHandle struct {
 	DeletePending bool
 	Lease         locks.LeaseInfo
 	OwnerState    locks.OwnerState
+	// Durable is set for a durable SMB open: whether its client is away
+	// (Disconnected) and until when it is kept.
+	Durable *locks.DurableOpen
 }
 
 // LeasedFile is a file with a lease (REST Lease File): leases are not
@@ -77,6 +80,9 @@ func ReadStatus(ctx context.Context, dbPath string) (Status, error) {
 			oh := OpenHandle{Handle: h, Locks: snap.Locks[h.ID], OwnerState: snap.Owners[h.Owner]}
 			fst := snap.Files[h.File]
 			oh.DeletePending, oh.Lease = fst.DeletePending, fst.Lease
+			if d, ok := snap.Durable[h.ID]; ok && d.File == h.File {
+				oh.Durable = &d
+			}
 			if oh.ShareName, oh.Path, oh.Unlinked, err = where(h.File); err != nil {
 				return fmt.Errorf("handle %d: %w", h.ID, err)
 			}

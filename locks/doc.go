@@ -107,6 +107,30 @@
 // (MS-SMB2 3.3.5.22). AnyCaching is the cheap test callers use to skip
 // the decision when nothing anywhere is cached.
 //
+// # Durable opens
+//
+// durable.go (schema 5): an SMB durable open (MS-SMB2 3.3.5.9.6,
+// 3.3.5.9.10) is a handle like any other — the serving process's owner
+// holds it, with its share mode, byte-range locks and caching — plus a
+// row of lk_durable: version, CreateGuid, ClientGuid, app instance id,
+// timeout, and, while its client is away, when it was disconnected and
+// when it expires (MakeDurable, DisconnectDurable, ReconnectDurable,
+// ForgetDurable, DurableOf). So a disconnected open keeps blocking every
+// protocol of every process exactly as when connected, any process can
+// see that it is durable and disconnected, and it dies with its owner
+// session like any handle (reaping closes it: durable, not persistent).
+// ReconnectDurable accepts only the owner's own disconnected open (else
+// ErrHandleClosed: the reconnect names nothing), once. DecideCache treats
+// a disconnected open as MS-SMB2 3.3.4.6/3.3.4.7 and Windows do: a break
+// that needs an acknowledgment cannot reach it, so when the decision
+// would send it one, or would wait on one it was sent before its
+// connection dropped, the open is closed in the deciding transaction
+// (closeRow: its locks go, delete-on-close runs) and the decision is
+// taken again without it; a break that needs none (level II or R to none)
+// is applied as to any holder and the open stays. The expiry is the
+// serving process's (its scavenger closes the handle at the deadline);
+// closeRow (Force Close, reaping) drops the row with the handle.
+//
 // Sharing and caching are two decisions, not one: fs's open runs the
 // sharing check (decideOpen) and smb runs DecideCache before it (breaking
 // Handle caching of conflicting holders, so a handle the client only
@@ -181,7 +205,8 @@
 // found to this build's: they run in order in the transaction that checks
 // the version. Bump SchemaVersion with every change to the schema, with a
 // migration from the previous version. Migration 3 added the session
-// columns of lk_owners (host, program, expires).
+// columns of lk_owners (host, program, expires), 4 the caching tables, 5
+// lk_durable.
 //
 // # Key locks
 //
@@ -192,7 +217,9 @@
 // Created file: a new id nobody else can know), CloseHandle and CloseQuiet
 // (their one-statement fast path too), ForceClose, Dispose, UnlinkOpen,
 // Lock, Unlock, SetPOSIXLock, ReleasePOSIXLocks, Flock, Lease, Forget,
-// CheckREST/CheckRESTLease and CheckIO inside an Update, and reapOwner
+// CheckREST/CheckRESTLease and CheckIO inside an Update, DecideCache and
+// the durable-open calls (MakeDurable, DisconnectDurable,
+// ReconnectDurable, ForgetDurable), and reapOwner
 // (every file of the dead owner in one call; Table.Close reaps its own).
 // Keys are FileIDs, the entry ids of package fs (files and directories in
 // one space), so the namespace's locks (fs/doc.go) and these are the same

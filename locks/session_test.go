@@ -203,7 +203,7 @@ INSERT INTO lk_handles VALUES(5, 1, 'old-build', 1, 0, 0, 0, 0, '', '', 0);`
 	if version != SchemaVersion {
 		t.Fatalf("version %d after migration, want %d", version, SchemaVersion)
 	}
-	for _, table := range []string{"lk_owners", "lk_opcache", "lk_smbleases", "lk_breaks"} {
+	for _, table := range []string{"lk_owners", "lk_opcache", "lk_smbleases", "lk_breaks", "lk_durable"} {
 		assertSameColumns(t, path, table)
 	}
 	must(t, oldLock.release()) // the old build's process dies

@@ -252,16 +252,40 @@ func (tx *Tx) DecideCache(c CacheCall) (CacheResult, error) {
 			return CacheResult{}, fmt.Errorf("locks: lease key %x: %w", req.Lease.Key, err)
 		}
 	}
-	hs, err := tx.loadHandles(c.File)
+	gone, err := tx.disconnectedDurable(c.File)
 	if err != nil {
 		return CacheResult{}, err
 	}
-	ops, ls, err := tx.loadCaching(c.File)
-	if err != nil {
-		return CacheResult{}, err
+	var ops map[HandleID]cacheRow
+	var ls []leaseRow
+	var holders []CacheHolder
+	var d CacheDecision
+	for {
+		hs, err := tx.loadHandles(c.File)
+		if err != nil {
+			return CacheResult{}, err
+		}
+		if ops, ls, err = tx.loadCaching(c.File); err != nil {
+			return CacheResult{}, err
+		}
+		holders = holdersOf(hs, ops, ls)
+		d = DecideCaching(holders, req)
+		if len(gone) == 0 {
+			break
+		}
+		// A disconnected durable open cannot acknowledge: it is
+		// closed, and the decision taken again without it.
+		closed, err := tx.closeUnreachable(c.File, holders, d, gone)
+		if err != nil {
+			return CacheResult{}, err
+		}
+		if !closed {
+			break
+		}
+		if err := tx.expireBreaks(c.File, now.UnixNano()); err != nil {
+			return CacheResult{}, err
+		}
 	}
-	holders := holdersOf(hs, ops, ls)
-	d := DecideCaching(holders, req)
 	res := CacheResult{CacheDecision: d}
 	timeout := c.BreakTimeout
 	if timeout <= 0 {

@@ -115,6 +115,9 @@ type Snapshot struct {
 	Handles []Handle // in id order
 	Locks   map[HandleID][]ByteLock
 	Files   map[FileID]FileState // only files with a pending delete or a lease (active or broken)
+	// Durable are the handles that are durable SMB opens (connected or
+	// disconnected, with when they expire).
+	Durable map[HandleID]DurableOpen
 }
 
 // Inspect runs fn in one read transaction on the database at path without
@@ -252,6 +255,9 @@ func ReadSnapshot(ctx context.Context, c *Conn, path string) (Snapshot, error) {
 	}
 	if err := rows.Close(); err != nil {
 		return fail("files", err)
+	}
+	if snap.Durable, err = readDurables(ctx, c); err != nil {
+		return fail("durable opens", err)
 	}
 	return snap, nil
 }

@@ -160,7 +160,7 @@ CREATE TABLE IF NOT EXISTS lk_locks (
 	posix  INTEGER NOT NULL -- style: 0 SMB (Lock), 1 POSIX (SetPOSIXLock), 2 flock (Flock)
 );
 CREATE INDEX IF NOT EXISTS lk_locks_file ON lk_locks(file, handle);
-` + cacheDDL
+` + cacheDDL + durableDDL
 
 // SchemaVersion is the version of the lock tables this build creates and
 // accepts, stored in lk_meta ("schema"). Bump it with every change to
@@ -171,7 +171,8 @@ CREATE INDEX IF NOT EXISTS lk_locks_file ON lk_locks(file, handle);
 // 3: owner sessions: lk_owners.host, program and expires (migration 3).
 // 4: SMB caching: lk_opcache (per-open oplock), lk_smbleases (per lease
 // key), lk_breaks (the break outbox) (migration 4, smbcache.go).
-const SchemaVersion = 4
+// 5: durable SMB opens: lk_durable (migration 5, durable.go).
+const SchemaVersion = 5
 
 // migrations move lock tables of an older version to SchemaVersion, one
 // version each (EnsureSchema). A row of an owner registered before sessions
@@ -182,6 +183,7 @@ var migrations = []Migration{
 ALTER TABLE lk_owners ADD COLUMN program TEXT NOT NULL DEFAULT '';
 ALTER TABLE lk_owners ADD COLUMN expires INTEGER NOT NULL DEFAULT 0;`},
 	{To: 4, DDL: cacheDDL},
+	{To: 5, DDL: durableDDL},
 }
 
 // cacheDDL is schema 4's addition, in the fresh schema and migration 4

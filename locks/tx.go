@@ -403,6 +403,9 @@ func (tx *Tx) closeRow(h Handle) (CloseResult, error) {
 	if _, err := tx.exec(`DELETE FROM lk_locks WHERE file = ? AND handle = ?`, int64(h.File), int64(h.ID)); err != nil {
 		return CloseResult{}, fmt.Errorf("locks: close handle %d: %w", h.ID, err)
 	}
+	if _, err := tx.exec(`DELETE FROM lk_durable WHERE file = ? AND handle = ?`, int64(h.File), int64(h.ID)); err != nil {
+		return CloseResult{}, fmt.Errorf("locks: close handle %d: %w", h.ID, err)
+	}
 	if h.Owner == tx.sess.owner {
 		tx.t.forgetHandle(h.ID)
 	}

@@ -16,6 +16,7 @@ type pendingOp struct {
 	asyncID   uint64
 	messageID uint64
 	sessionID uint64
+	command   uint16
 	open      *open
 	// closed is the final status when the open closes first.
 	closed ntstatus.Status
@@ -53,7 +54,7 @@ func (c *conn) goPending(req *request, o *open, closed ntstatus.Status, wait fun
 func (c *conn) goPendingBody(req *request, o *open, closed ntstatus.Status, wait func(ctx context.Context) (ntstatus.Status, []byte)) uint64 {
 	c.pmu.Lock()
 	c.nextAsync++
-	p := &pendingOp{asyncID: c.nextAsync, messageID: req.hdr.MessageID, sessionID: req.hdr.SessionID,
+	p := &pendingOp{asyncID: c.nextAsync, messageID: req.hdr.MessageID, sessionID: req.hdr.SessionID, command: req.hdr.Command,
 		open: o, closed: closed, stopped: make(chan struct{}), interimSent: make(chan struct{})}
 	ctx, cancel := context.WithCancelCause(c.srv.ctx)
 	p.cancel = cancel

@@ -154,7 +154,7 @@ func (s *session) dropChannel(ctx context.Context, c *conn) {
 	if !last {
 		return
 	}
-	s.closeAll(ctx, c.srv, c.log)
+	s.disconnectAll(ctx, c.srv) // durable opens stay, disconnected
 	s.valid.Store(false)
 	c.srv.forgetSession(s)
 }

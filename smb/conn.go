@@ -221,7 +221,7 @@ func (c *conn) close() {
 		f() // lets pending requests whose interim response never went out end
 	}
 	c.afterSend = nil
-	c.endPending(func(*pendingOp) bool { return true }, ntstatus.Cancelled)
+	c.endPending(func(p *pendingOp) bool { return !c.outlives(p) }, ntstatus.Cancelled)
 	c.pwg.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

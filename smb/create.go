@@ -49,6 +49,10 @@ type open struct {
 	// lastRead is the turn of the open's latest READ served on a
 	// goroutine (fileio.go); only the connection's loop uses it.
 	lastRead *readTurn
+	// dur is the open's durability and replay record; chanSeq its
+	// Open.ChannelSequence (durable.go).
+	dur     *durableState
+	chanSeq uint16
 }
 
 // quotaFakeFile is the name Windows clients open to query and set quotas
@@ -135,7 +139,7 @@ func sharePath(name string) (string, ntstatus.Status) {
 
 // create serves CREATE (MS-SMB2 3.3.5.9): a locks open with the mapped
 // access mask and share access, through fs.OpenEntry.
-func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byte, error) {
+func (c *conn) create(ctx context.Context, req *request) (st ntstatus.Status, out []byte, err error) {
 	b, err := body(req.msg, 57)
 	if err != nil {
 		return ntstatus.InvalidParameter, nil, nil
@@ -158,8 +162,23 @@ func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byt
 	if err != nil {
 		return ntstatus.InvalidParameter, nil, nil
 	}
-	if st := durableContexts(ctxs); st != ntstatus.Success {
+	dask, st := parseDurable(ctxs)
+	if st != ntstatus.Success {
 		return st, nil, nil
+	}
+	if dask.reconnect {
+		name, err := fromUTF16(rawName)
+		if err != nil {
+			return ntstatus.ObjectNameInvalid, nil, nil
+		}
+		// A reconnect's lease context counts whatever oplock level
+		// the request names (smbd reads it so).
+		lease, st := c.parseLease(ctxs, oplockLease)
+		if st != ntstatus.Success {
+			return st, nil, nil
+		}
+		st, out := c.reconnectDurable(ctx, req, dask, lease, name)
+		return st, out, nil
 	}
 	var eas []fs.EA
 	if ext, ok := ctxs["ExtA"]; ok {
@@ -238,7 +257,7 @@ func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byt
 			OpenPathRequest: fs.OpenPathRequest{
 				Path:        full,
 				Disposition: dispositions[disposition],
-				Attributes:  attrs & (fs.AttrReadOnly | fs.AttrHidden | fs.AttrSystem | fs.AttrArchive | fs.AttrTemporary | fs.AttrNotContentIndexed | fs.AttrOffline),
+				Attributes:  createAttrs(attrs),
 				Open: fs.OpenOptions{
 					Access: granted.Access(), Share: share, DeleteOnClose: options&optDeleteOnClose != 0,
 					// No SMB client may cache writes without a
@@ -260,6 +279,14 @@ func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byt
 	if args.ask.lease, st = c.parseLease(ctxs, b[3]); st != ntstatus.Success {
 		return st, nil, nil
 	}
+	if st, out, done := c.checkReplay(req, &dask, args.ask.lease, b[3]); done {
+		return st, out, nil
+	}
+	args.durable = dask
+	if dask.reserved {
+		defer func() { c.srv.durables.settle(dask, st) }()
+	}
+	c.closeAppInstance(ctx, req, dask, rel)
 	args.overwrite = disposition == 0 || disposition == 4 || disposition == 5
 	if disposition != 2 { // FILE_CREATE meets no existing file to break
 		cc, wait := c.preBreak(ctx, req.tree.share, rel, args.ask, granted.Access(), share, args.overwrite)
@@ -269,7 +296,7 @@ func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byt
 			// closed, or the break timed out (MS-SMB2 3.3.4.6, 3.3.5.9).
 			areq := *req
 			areq.rel = &related{}
-			req.asyncID = c.goPendingBody(req, nil, ntstatus.Cancelled, func(pctx context.Context) (ntstatus.Status, []byte) {
+			req.asyncID = c.goPendingBody(req, nil, ntstatus.Cancelled, c.settleReplay(args, func(pctx context.Context) (ntstatus.Status, []byte) {
 				if _, err := c.srv.cfg.Caching.WaitCache(pctx, cc, 0); err != nil {
 					return ntstatus.Cancelled, nil
 				}
@@ -286,12 +313,24 @@ func (c *conn) create(ctx context.Context, req *request) (ntstatus.Status, []byt
 					return ntstatus.NetworkNameDeleted, nil
 				}
 				return c.openEntry(pctx, &areq, args, &held)
-			})
+			}))
 			return ntstatus.Pending, nil, nil
 		}
 	}
-	st, out := c.openEntry(ctx, req, args, nil)
+	st, out = c.openEntry(ctx, req, args, nil)
 	return st, out, nil
+}
+
+// createAttrs are the attributes a CREATE gives the file it creates: the
+// settable ones it asks, and Archive whenever it asks any (MS-FSA
+// 2.1.5.1.1: a new file's attributes are the requested ones with
+// FILE_ATTRIBUTE_ARCHIVE; none asked gives Archive alone already).
+func createAttrs(attrs fs.Attributes) fs.Attributes {
+	attrs &= fs.AttrReadOnly | fs.AttrHidden | fs.AttrSystem | fs.AttrArchive | fs.AttrTemporary | fs.AttrNotContentIndexed | fs.AttrOffline
+	if attrs != 0 {
+		attrs |= fs.AttrArchive
+	}
+	return attrs
 }
 
 // createArgs is a parsed CREATE: what openEntry needs, copied out of the
@@ -304,6 +343,7 @@ type createArgs struct {
 	oreq        fs.OpenEntryRequest
 	ask         cacheAsk
 	overwrite   bool
+	durable     durableAsk
 }
 
 // lockSession takes s.mu for a pending request's goroutine, giving up
@@ -368,6 +408,7 @@ func (c *conn) openEntry(ctx context.Context, req *request, args *createArgs, he
 		return st, nil
 	}
 	if !wait {
+		c.grantDurable(ctx, o, args.durable, act)
 		return ntstatus.Success, createBody(o, act, a)
 	}
 	// An open that raced in before the grant holds caching that must be
@@ -383,6 +424,7 @@ func (c *conn) openEntry(ctx context.Context, req *request, args *createArgs, he
 		if o.oplock != locks.OplockNone || o.lease != nil {
 			c.srv.caches.add(o, c, o.sess)
 		}
+		c.grantDurable(pctx, o, args.durable, act)
 		return ntstatus.Success, createBody(o, act, a)
 	}
 	if held != nil {
@@ -391,39 +433,8 @@ func (c *conn) openEntry(ctx context.Context, req *request, args *createArgs, he
 		return finish(ctx)
 	}
 	areq := *req
-	req.asyncID = c.goPendingBody(&areq, nil, ntstatus.Cancelled, finish)
+	req.asyncID = c.goPendingBody(&areq, nil, ntstatus.Cancelled, c.settleReplay(args, finish))
 	return ntstatus.Pending, nil
-}
-
-// durableContexts checks a CREATE's durable-handle contexts (MS-SMB2
-// 2.2.13.2.3/.4/.11/.12) before anything else of the request, as MS-SMB2
-// 3.3.5.9.7 and 3.3.5.9.12 skip path name validation for a reconnect:
-// a request and a reconnect of different versions, or a v2 request and a
-// v2 reconnect, together are STATUS_INVALID_PARAMETER (3.3.5.9.7,
-// 3.3.5.9.10), as is a reconnect whose data is not its structure's size;
-// a v1 and a v2 request together too (3.3.5.9.10). A reconnect
-// (DHnC, DH2C) looks for a durable open by its persistent file id, and as
-// blobshare grants no durable handle (none without a batch oplock or a
-// lease with Handle caching, 3.3.5.9.6) there is none: the reconnect is
-// STATUS_OBJECT_NAME_NOT_FOUND, never an open of the request's name.
-// smbd (the oracle) answers each case so. A request alone (DHnQ, DH2Q) is
-// ignored: the open is not durable.
-func durableContexts(ctxs map[string][]byte) ntstatus.Status {
-	_, dhnq := ctxs["DHnQ"]
-	dhncData, dhnc := ctxs["DHnC"]
-	_, dh2q := ctxs["DH2Q"]
-	dh2cData, dh2c := ctxs["DH2C"]
-	switch {
-	case dhnc && (dh2c || dh2q), dh2c && (dhnq || dh2q), dhnq && dh2q:
-		return ntstatus.InvalidParameter
-	case dhnc && len(dhncData) != 16: // SMB2_FILEID
-		return ntstatus.InvalidParameter
-	case dh2c && len(dh2cData) != 36: // FileId, CreateGuid, Flags
-		return ntstatus.InvalidParameter
-	case dhnc || dh2c:
-		return ntstatus.ObjectNameNotFound
-	}
-	return ntstatus.Success
 }
 
 // addOpen gives o its file id in the request's session, unless the
@@ -434,7 +445,12 @@ func (c *conn) addOpen(req *request, o *open) bool {
 		return false
 	}
 	s.nextFile++
-	o.id = fileID{Persistent: s.nextFile, Volatile: s.nextFile ^ uint64(s.id)<<20}
+	// Persistent ids are the server's (a durable open keeps its own
+	// across sessions, durable.go); volatile ids the session's.
+	o.id = fileID{Persistent: c.srv.nextPersistent.Add(1), Volatile: s.nextFile ^ uint64(s.id)<<20}
+	if c.dialect >= dialect300 {
+		o.chanSeq = uint16(req.hdr.Status) // Open.ChannelSequence (MS-SMB2 3.3.5.9)
+	}
 	s.opens[o.id.Volatile] = o
 	req.rel.file = o.id
 	return true
@@ -473,12 +489,15 @@ func createBody(o *open, act uint32, a fs.Attr) []byte {
 	le.PutUint32(out[56:], wireAttrs(a))
 	o.id.put(out[64:])
 	out[2] = byte(o.oplock)
+	var lease []byte
 	if o.lease != nil {
 		out[2] = oplockLease
-		ctx := leaseContext(o)
+		lease = leaseContext(o)
+	}
+	if ctxs := chainContexts(lease, durableContext(o)); len(ctxs) > 0 {
 		le.PutUint32(out[80:], headerSize+88) // CreateContextsOffset
-		le.PutUint32(out[84:], uint32(len(ctx)))
-		return append(out, ctx...)
+		le.PutUint32(out[84:], uint32(len(ctxs)))
+		return append(out, ctxs...)
 	}
 	return append(out, 0, 0, 0, 0, 0, 0, 0, 0)
 }
@@ -575,6 +594,9 @@ func (c *conn) lookupOpen(req *request, b []byte) (*open, ntstatus.Status) {
 	if o.quota && req.hdr.Command != cmdClose && req.hdr.Command != cmdQueryInfo {
 		// The fake quota file has no data, no entries and no fs entry.
 		return nil, ntstatus.InvalidDeviceRequest
+	}
+	if st := c.openUsed(req, o); st != ntstatus.Success {
+		return nil, st
 	}
 	return o, ntstatus.Success
 }

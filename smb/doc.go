@@ -40,11 +40,17 @@
 //
 // TestSmbtorture runs Samba's smbtorture against the server: every smb2
 // test of the in-scope suites that Samba's smbd passes on the machine
-// (testdata/smbtorture-smbd-pass.txt, rebuilt by TestSmbtortureSmbdOracle),
-// except those of testdata/smbtorture-needs-durable.txt (tests that need a
-// durable handle, not granted yet). TestSmbtortureCaching runs the tests of smb2.oplock and
-// smb2.lease that smbd (with leases) and blobshare both pass
-// (testdata/smbtorture-caching-pass.txt; its survey mode lists them again).
+// (testdata/smbtorture-smbd-pass.txt, rebuilt by TestSmbtortureSmbdOracle).
+// TestSmbtortureCaching runs the tests of smb2.oplock and smb2.lease that
+// smbd (with leases) and blobshare both pass
+// (testdata/smbtorture-caching-pass.txt; its survey mode lists them
+// again), TestSmbtortureDurable those of smb2.durable-open,
+// smb2.durable-v2-open and smb2.replay that smbd (configured as Samba's
+// selftest runs them: durable handles, no kernel share modes, oplocks or
+// POSIX locks) and blobshare both pass (testdata/smbtorture-durable-pass.txt:
+// 64 of smbd's 65; not durable-open.alloc-size, as no allocation size is
+// kept apart from the file's size), and two smbd fails (Samba's selftest
+// knownfails durable-v2-open.app-instance and durable-open.delete_on_close2).
 //
 // TestLinuxCIFSClient (package integration) runs the Linux kernel's SMB
 // client, Debian's cifs.ko in a QEMU guest, against `blobshare serve`:
@@ -155,8 +161,58 @@
 // an oplock none beside Handle caching; an open that meets a sharing
 // violation breaks only Handle caching, then sees the violation again.
 // Not yet: breaks by SET_INFO rename and delete disposition and by READ
-// of another open, waiting in LOCK, directory leases, durable handles,
-// smbtorture's stat-open rule for an access mask of 0 (smb2.oplock.statopen1).
+// of another open, waiting in LOCK, directory leases, smbtorture's
+// stat-open rule for an access mask of 0 (smb2.oplock.statopen1).
+//
+// # Durable handles and replay
+//
+// durable.go, with the state in the lock table (locks/durable.go). A
+// DHnQ (v1) or DH2Q (v2) request is granted, as MS-SMB2 3.3.5.9.6 and
+// 3.3.5.9.10 allow and smbd does, when the open got a batch oplock or a
+// lease with Handle caching and is not a directory: a v1 handle lasts 16
+// minutes, a v2 handle its requested timeout capped at 300 s (60 s when
+// it asks 0), as smbd; a persistent request is answered as a durable one
+// (no continuously available shares). Persistent file ids are the
+// server's, volatile ids the session's. When the connection drops (its
+// last channel), or the session logs off (as smbd; a TREE_DISCONNECT
+// closes), or a new session of the same user names it as
+// PreviousSessionId (3.3.5.5.3: the old session ends, its connection then
+// answers STATUS_USER_SESSION_DELETED), a durable open is not closed: the
+// lock table marks it disconnected with its deadline, and it keeps its
+// handle, share mode, byte-range locks and caching, so it goes on
+// blocking REST (409 SharingViolation), the mount and other SMB clients.
+// A reconnect (DHnC, DH2C) by the same user on the same share (v2: the
+// same CreateGuid; an open of a lease: the same ClientGuid and lease key,
+// and the same name, else STATUS_INVALID_PARAMETER) gets the same open on
+// its session, with its locks, file position and current caching; a
+// reconnect that names nothing, or an open still connected elsewhere
+// (after waiting at most 2 s for that connection's end to be read: a
+// client reconnects the moment its connection fails), is
+// STATUS_OBJECT_NAME_NOT_FOUND, never an open of the request's name;
+// mixed or malformed durable contexts are STATUS_INVALID_PARAMETER, as
+// smbd answers (TestDurableReconnectAgainstSmbd). A disconnected open ends
+// at its deadline (the Server's scavenger goroutine), by Force Close
+// Handles (REST or `blobshare` handle commands: the lock table's
+// ForceClose), when a break that needs an acknowledgment would have to
+// reach it (any process's decision closes it in the deciding transaction
+// and proceeds, MS-SMB2 3.3.4.6/3.3.4.7: its client cannot acknowledge),
+// and with the server (Close, or the process's death: the lock table
+// reaps its owner) — durable, not persistent. TestDurableHandleAcrossDisconnect
+// shows each.
+//
+// Replay (SMB 3.x): a DH2Q CREATE records its CreateGuid for the client
+// (ClientGuid) while its open lasts, durable or not, as smbd. Another
+// CREATE naming it answers the same open again when it carries
+// SMB2_FLAGS_REPLAY_OPERATION (the open's action and current caching, the
+// oplock level asked) and STATUS_DUPLICATE_OBJECTID when it does not;
+// while the first CREATE is still in progress (waiting for a break) any
+// other gets STATUS_FILE_NOT_AVAILABLE; a pending CREATE of a session with
+// other channels outlives its connection so that its replay on another
+// channel finds it. Any other request on the open ends its replay
+// eligibility. Channel sequence numbers are checked on 3.x (3.3.5.2.10): an
+// older one fails WRITE, SET_INFO and IOCTL with STATUS_FILE_NOT_AVAILABLE.
+// An SMB2_CREATE_APP_INSTANCE_ID with DH2Q closes another client's durable
+// open of the same application instance and path (3.3.5.9.13).
 //
 // An answered WRITE is in the share at once for every reader, as on Azure
 // Files and smbd (what a client with a write-caching lease keeps in its own
@@ -185,12 +241,6 @@
 // name (shortname.go: Windows' hashed form, as smbd's mangling, nothing
 // stored); an 8.3 name is its own alternate name and has no ShortName.
 // Short names are never resolved: a CREATE naming one finds nothing.
-//
-// Durable handles are never granted (a DHnQ or DH2Q request is ignored,
-// as MS-SMB2 3.3.5.9.6 allows without a batch oplock or Handle lease), so a
-// reconnect (DHnC, DH2C) is STATUS_OBJECT_NAME_NOT_FOUND before its name is
-// looked at, and mixed or malformed durable contexts are
-// STATUS_INVALID_PARAMETER, as smbd answers (TestDurableReconnectAgainstSmbd).
 //
 // FSCTL_CREATE_OR_GET_OBJECT_ID gives a file or directory a random 16-byte
 // object id once, kept by fs with its EAs (it survives restarts and is the

@@ -107,6 +107,10 @@ type rawClient struct {
 	// lastSession and lastTree are the ids of the last response.
 	lastSession uint64
 	lastTree    uint32
+	// flags are added to every request's header (a replay's flag);
+	// chanSeq is its ChannelSequence (3.x).
+	flags   uint32
+	chanSeq uint16
 }
 
 func dialRaw(t testing.TB, addr string) *rawClient {
@@ -141,7 +145,8 @@ func (c *rawClient) readFrame() ([]byte, error) {
 
 // message builds a request with the client's ids, signed once logged on.
 func (c *rawClient) message(cmd uint16, body []byte) []byte {
-	h := header{Command: cmd, Credits: 64, CreditCharge: 1, MessageID: c.msgID, SessionID: c.session, TreeID: c.tree}
+	h := header{Command: cmd, Credits: 64, CreditCharge: 1, MessageID: c.msgID, SessionID: c.session, TreeID: c.tree,
+		Flags: c.flags, Status: uint32(c.chanSeq)}
 	c.msgID++
 	msg := make([]byte, headerSize, headerSize+len(body))
 	if c.signer != nil {

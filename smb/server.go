@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/blobshare/blobshare/fs"
@@ -84,6 +85,10 @@ type Server struct {
 	// caches maps this process's cached opens and leases to their
 	// connections, for break notifications (lease.go).
 	caches cacheHolders
+	// durables holds the durable opens and the replay cache
+	// (durable.go); nextPersistent numbers persistent file ids.
+	durables       durableOpens
+	nextPersistent atomic.Uint64
 }
 
 // ErrServerClosed is returned by Serve after Close.
@@ -107,11 +112,16 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.durables.init()
 	if cfg.Caching != nil {
-		s.wg.Add(1)
+		s.wg.Add(2)
 		go func() {
 			defer s.wg.Done()
 			s.deliverBreaks(s.ctx)
+		}()
+		go func() {
+			defer s.wg.Done()
+			s.scavenge(s.ctx)
 		}()
 	}
 	return s, nil
@@ -178,6 +188,11 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	s.cancel()
 	s.wg.Wait()
+	// Disconnected durable opens end with the server: durable, not
+	// persistent.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s.closeDurables(ctx)
 	return nil
 }
 
@@ -199,6 +214,7 @@ func (s *Server) closeOpen(ctx context.Context, o *open) error {
 	}
 	err := o.h.Close(ctx)
 	s.dropCache(ctx, o)
+	s.forgetDurable(ctx, o)
 	if err != nil {
 		return fmt.Errorf("smb: closing %s: %w", o.path, err)
 	}

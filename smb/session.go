@@ -161,6 +161,7 @@ func (c *conn) sessionSetup(ctx context.Context, req *request, resp *response) (
 	s.valid.Store(true)
 	s.mu.Unlock()
 	req.sess = s
+	c.closePrevious(ctx, le.Uint64(b[16:]), s) // PreviousSessionId
 	// The final response is signed (MS-SMB2 3.3.4.1.1): the client checks
 	// it with the key it derived.
 	resp.sess, resp.sign = s, true
@@ -300,7 +301,7 @@ func (c *conn) logoff(ctx context.Context, req *request) (ntstatus.Status, []byt
 	}
 	s := req.sess
 	s.endPending(func(p *pendingOp) bool { return p.sessionID == s.id })
-	s.closeAll(ctx, c.srv, c.log)
+	s.disconnectAll(ctx, c.srv) // durable opens stay, disconnected (as smbd)
 	s.valid.Store(false)
 	c.srv.forgetSession(s)
 	delete(c.sessions, s.id)

@@ -31,16 +31,24 @@ var smbdWithLeases = []string{"smb2 leases = yes", "kernel oplocks = no"}
 // BLOBSHARE_TORTURE_CACHING_OFF=1 runs both suites against blobshare
 // without caching (the baseline) and prints what passes.
 func TestSmbtortureCaching(t *testing.T) {
+	tortureKept(t, cachingSuites, "smbtorture-caching-pass.txt", "BLOBSHARE_TORTURE_CACHING", smbdWithLeases)
+}
+
+// tortureKept runs the kept list (testdata/list) of suites against
+// blobshare, or with the knobs prefix+"_SURVEY", prefix+"_RUN" and
+// prefix+"_OFF" (see TestSmbtortureCaching) surveys them against smbd
+// configured with globals, runs a few tests, or the baseline.
+func tortureKept(t *testing.T, suites []string, list, prefix string, globals []string) {
 	if _, err := exec.LookPath("smbtorture"); err != nil {
 		requireTool(t, "smbtorture (Debian samba-testsuite)", err)
 	}
-	if os.Getenv("BLOBSHARE_TORTURE_CACHING_OFF") == "1" {
+	if os.Getenv(prefix+"_OFF") == "1" {
 		// The baseline: blobshare granting no oplock or lease (no
 		// lock table for caching), both suites whole.
 		e := newEnv(t, func(c *smb.Config) { c.Caching = nil })
 		e.mustShare("share")
 		var passed []string
-		for _, suite := range cachingSuites {
+		for _, suite := range suites {
 			res, _ := runTorture(t, e.smbAddr, "share", rest.DevAccount, rest.DevKey, suite, nil)
 			for name, r := range res {
 				if r == "success" {
@@ -54,10 +62,10 @@ func TestSmbtortureCaching(t *testing.T) {
 	}
 	e := newEnv(t)
 	e.mustShare("share")
-	if os.Getenv("BLOBSHARE_TORTURE_CACHING_SURVEY") == "1" {
-		d := startSmbd(t, t.TempDir(), smbdWithLeases...)
+	if os.Getenv(prefix+"_SURVEY") == "1" {
+		d := startSmbd(t, t.TempDir(), globals...)
 		var both, smbdOnly, oursOnly []string
-		for _, suite := range cachingSuites {
+		for _, suite := range suites {
 			ours, _ := runTorture(t, e.smbAddr, "share", rest.DevAccount, rest.DevKey, suite, nil)
 			theirs, _ := d.torture(t, suite, nil)
 			for _, name := range slices.Sorted(maps.Keys(theirs)) {
@@ -79,7 +87,7 @@ func TestSmbtortureCaching(t *testing.T) {
 		t.Logf("only blobshare passes %d:\n%s", len(oursOnly), strings.Join(oursOnly, "\n"))
 		return
 	}
-	if only := os.Getenv("BLOBSHARE_TORTURE_CACHING_RUN"); only != "" {
+	if only := os.Getenv(prefix + "_RUN"); only != "" {
 		// Iterate on a few tests: run them and print smbtorture's output.
 		for _, name := range strings.Fields(only) {
 			suite := name[:strings.LastIndex(name, ".")]
@@ -88,8 +96,8 @@ func TestSmbtortureCaching(t *testing.T) {
 		}
 		return
 	}
-	pass := readTestList(t, "smbtorture-caching-pass.txt")
-	for _, suite := range cachingSuites {
+	pass := readTestList(t, list)
+	for _, suite := range suites {
 		var run []string
 		for _, name := range slices.Sorted(maps.Keys(pass)) {
 			if strings.HasPrefix(name, suite+".") {

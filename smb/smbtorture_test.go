@@ -109,33 +109,23 @@ func suiteOf(t *testing.T, name string) string {
 
 // TestSmbtorture runs every smbtorture test Samba's smbd passes on this
 // machine (testdata/smbtorture-smbd-pass.txt) against blobshare and fails
-// on any failure, except the tests of testdata/smbtorture-needs-durable.txt,
-// which are skipped with their reason.
+// on any failure.
 func TestSmbtorture(t *testing.T) {
 	if _, err := exec.LookPath("smbtorture"); err != nil {
 		requireTool(t, "smbtorture (Debian samba-testsuite)", err)
 	}
 	pass := readTestList(t, "smbtorture-smbd-pass.txt")
-	needsDurable := readTestList(t, "smbtorture-needs-durable.txt")
-	for name := range needsDurable {
-		if _, ok := pass[name]; !ok {
-			t.Errorf("%q needs durable handles but is not on the smbd pass list", name)
-		}
-	}
 	tests := slices.Sorted(maps.Keys(pass))
 	e := newEnv(t)
 	e.mustShare("share")
 	for _, suite := range tortureSuites {
-		var group, run []string
+		var group []string
 		for _, name := range tests {
-			if suiteOf(t, name) != suite {
-				continue
-			}
-			group = append(group, name)
-			if _, ok := needsDurable[name]; !ok {
-				run = append(run, name)
+			if suiteOf(t, name) == suite {
+				group = append(group, name)
 			}
 		}
+		run := group
 		var results map[string]string
 		var out string
 		if len(run) > 0 {
@@ -143,9 +133,6 @@ func TestSmbtorture(t *testing.T) {
 		}
 		for _, name := range group {
 			t.Run(name, func(t *testing.T) {
-				if reason, ok := needsDurable[name]; ok {
-					t.Skipf("needs durable handles (smbtorture-needs-durable.txt): %s", reason)
-				}
 				if got := results[name]; got != "success" {
 					t.Errorf("smbtorture %s: %q, smbd passes it\n%s", name, got, testOutput(out, name))
 				}

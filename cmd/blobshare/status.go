@@ -117,6 +117,18 @@ type handleReport struct {
 	LeaseState    string       `json:"lease_state"`
 	LeaseID       string       `json:"lease_id,omitempty"`
 	Locks         []lockReport `json:"locks"`
+	// Durable is set for a durable SMB open (it outlives its client's
+	// connection for its timeout).
+	Durable *durableReport `json:"durable,omitempty"`
+}
+
+type durableReport struct {
+	Version   int   `json:"version"`    // 1 (DHnQ) or 2 (DH2Q)
+	TimeoutMS int64 `json:"timeout_ms"` // how long it is kept once disconnected
+	// Disconnected and Expires are set while its client is away: when the
+	// connection dropped, and when it is closed unless reclaimed.
+	Disconnected *time.Time `json:"disconnected,omitempty"`
+	Expires      *time.Time `json:"expires,omitempty"`
 }
 
 type leaseReport struct {
@@ -147,6 +159,13 @@ func newStatusReport(st fs.Status, host string, command func(pid int) string) st
 			DeleteOnClose: h.DeleteOnClose, DeletePending: h.DeletePending,
 			LeaseState: h.Lease.State.String(), LeaseID: h.Lease.ID,
 			Locks: []lockReport{},
+		}
+		if d := h.Durable; d != nil {
+			hr.Durable = &durableReport{Version: int(d.Version), TimeoutMS: d.Timeout.Milliseconds()}
+			if !d.Disconnected.IsZero() {
+				disc, exp := d.Disconnected.UTC(), d.Expires.UTC()
+				hr.Durable.Disconnected, hr.Durable.Expires = &disc, &exp
+			}
 		}
 		if hr.Owner.Alive && hr.Owner.PID > 0 && (hr.Owner.Host == "" || hr.Owner.Host == host) {
 			hr.Owner.Command = command(hr.Owner.PID)
@@ -194,6 +213,13 @@ func (r statusReport) writeText(w io.Writer) error {
 			}
 			client := strings.TrimSpace(h.Client + " " + h.ClientIP)
 			proto := cmp.Or(h.Protocol, "-")
+			if d := h.Durable; d != nil {
+				// A durable SMB open, and whether its client is away.
+				proto += " durable"
+				if d.Expires != nil {
+					proto += ", disconnected until " + d.Expires.Format(time.RFC3339)
+				}
+			}
 			mode := h.ShareMode
 			lease := h.LeaseState
 			if h.LeaseID != "" {

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/lease"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/integration/servetest"
+	"github.com/blobshare/blobshare/locks"
 	"github.com/blobshare/blobshare/rest"
 )
 
@@ -291,5 +293,33 @@ func TestStatusUsageErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(missing); !os.IsNotExist(err) {
 		t.Errorf("status created %s (%v)", missing, err)
+	}
+}
+
+// TestStatusReportDurable: a durable SMB open is reported as durable with
+// its timeout, and while its client is away with when it disconnected and
+// until when it is kept, in the JSON and in the text table.
+func TestStatusReportDurable(t *testing.T) {
+	disc := time.Date(2026, 11, 28, 15, 0, 0, 0, time.UTC)
+	d := &locks.DurableOpen{Durable: locks.Durable{Version: 2, Timeout: time.Minute}, Disconnected: disc, Expires: disc.Add(time.Minute)}
+	h := fs.OpenHandle{Handle: locks.Handle{ID: 7, ClientName: locks.ClientName(locks.ProtocolSMB, "WS1")}, ShareName: "s", Path: "f", Durable: d}
+	r := newStatusReport(fs.Status{Handles: []fs.OpenHandle{h, {Handle: locks.Handle{ID: 8}, ShareName: "s", Path: "g"}}}, "host", func(int) string { return "" })
+	got := r.Handles[0].Durable
+	if got == nil || got.Version != 2 || got.TimeoutMS != 60000 || got.Disconnected == nil || !got.Disconnected.Equal(disc) || !got.Expires.Equal(disc.Add(time.Minute)) {
+		t.Fatalf("durable report %+v", got)
+	}
+	if r.Handles[1].Durable != nil {
+		t.Fatalf("a plain handle reported durable: %+v", r.Handles[1].Durable)
+	}
+	var b strings.Builder
+	if err := r.writeText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := "smb durable, disconnected until 2026-11-28T15:01:00Z"; !strings.Contains(b.String(), want) {
+		t.Fatalf("text %q lacks %q", b.String(), want)
+	}
+	js, err := json.Marshal(r.Handles[0])
+	if err != nil || !strings.Contains(string(js), `"durable":{"version":2,"timeout_ms":60000,"disconnected":"2026-11-28T15:00:00Z","expires":"2026-11-28T15:01:00Z"}`) {
+		t.Fatalf("json %s %v", js, err)
 	}
 }
