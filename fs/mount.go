@@ -614,7 +614,7 @@ func (fsys *FileSystem) setattr(ctx context.Context, id FileID, req SetattrReque
 			return nil, err
 		}
 		a = e.attr("")
-		return []Change{{Kind: ChangeAttr, File: id, Parent: e.parent, Name: e.name, Version: e.version}}, err
+		return []Change{{Kind: ChangeAttr, File: id, Parent: e.parent, Name: e.name, Version: e.version, Filter: req.notifyFilter()}}, err
 	})
 	return a, fileErr("setattr", id, err)
 }

@@ -223,6 +223,8 @@ type q struct {
 	// queuedBlob: unlinkEntry removed a file that had a blob (queued in
 	// ns_gc), work for the collector once the transaction commits.
 	queuedBlob bool
+	// noticed: recordChanges wrote notices for watchers.
+	noticed bool
 }
 
 // q's statements run without the caller's cancellation: inside a
@@ -250,7 +252,11 @@ func (fsys *FileSystem) update(ctx context.Context, fn func(tx *locks.Tx, q *q) 
 		}
 		chs = nil
 		if fn != nil {
-			chs, err = fn(tx, q)
+			if chs, err = fn(tx, q); err == nil {
+				// In the transaction that makes the change (removals:
+				// RemoveFile, removeTree).
+				err = q.recordChanges(chs)
+			}
 		}
 		return err
 	})
@@ -272,6 +278,9 @@ func (fsys *FileSystem) update(ctx context.Context, fn func(tx *locks.Tx, q *q) 
 	}
 	fsys.finishCloses(cs)
 	fsys.notify(chs...)
+	if len(chs) > 0 || len(cs) > 0 {
+		fsys.notices.signal() // may have recorded notices (a removal too)
+	}
 	return nil
 }
 
@@ -796,8 +805,17 @@ func (q *q) removeTree(tx *locks.Tx, dir entry) error {
 	if err := tx.Forget(dir.id); err != nil {
 		return err
 	}
-	_, err = q.exec(`DELETE FROM ns_entries WHERE id = ?`, int64(dir.id))
-	return err
+	var parent int64
+	var name string
+	var kind Kind
+	err = q.queryRow(`DELETE FROM ns_entries WHERE id = ? RETURNING parent, name, kind`, int64(dir.id)).Scan(&parent, &name, &kind)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return recordRemoval(q.ctx, q.tx, FileID(parent), name, kind)
 }
 
 // touchLiveDir is touchDir for a directory that must be live: a parent

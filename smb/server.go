@@ -84,6 +84,9 @@ type Server struct {
 	// caches maps this process's cached opens and leases to their
 	// connections, for break notifications (lease.go).
 	caches cacheHolders
+
+	// notify holds the watched directory opens (CHANGE_NOTIFY, notify.go).
+	notify notifyState
 }
 
 // ErrServerClosed is returned by Serve after Close.
@@ -107,6 +110,14 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.notify.init()
+	if n, ok := cfg.FS.(Notifier); ok {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.deliverNotices(s.ctx, n)
+		}()
+	}
 	if cfg.Caching != nil {
 		s.wg.Add(1)
 		go func() {
@@ -197,6 +208,7 @@ func (s *Server) closeOpen(ctx context.Context, o *open) error {
 	if o.quota {
 		return nil
 	}
+	s.unwatch(ctx, o)
 	err := o.h.Close(ctx)
 	s.dropCache(ctx, o)
 	if err != nil {
