@@ -278,9 +278,10 @@ func (fsys *FileSystem) update(ctx context.Context, fn func(tx *locks.Tx, q *q) 
 	}
 	fsys.finishCloses(cs)
 	fsys.notify(chs...)
-	if len(chs) > 0 || len(cs) > 0 {
-		fsys.notices.signal() // may have recorded notices (a removal too)
-	}
+	// Any write may have recorded notices: a removal is recorded where
+	// the row goes (RemoveFile, run by locks in a close), unseen here.
+	// Without a watch of this process signal is a mutex and a compare.
+	fsys.notices.signal()
 	return nil
 }
 

@@ -48,6 +48,12 @@ const (
 	ActionRenamedNew uint32 = 5
 )
 
+// NoticeDeletePending, as a Notice's Action (not an MS-FSCC action), says
+// that the watched directory itself became delete pending: smbd then ends
+// the directory's pending CHANGE_NOTIFY requests with
+// STATUS_DELETE_PENDING (smbtorture smb2.notify.rmdir1 to rmdir4).
+const NoticeDeletePending uint32 = 0
+
 // notifySchema is schema 9's addition (fresh schema and migration 9).
 // ns_watches: one row per watched directory open (WatchDir); tree = 1 for
 // WATCH_TREE (descendants too). ns_notices: one row per change a watch
@@ -370,6 +376,12 @@ func (q *q) recordChanges(chs []Change) error {
 				rs = append(rs, report{c.Parent, c.Name, ActionRemoved, nameFilter(kind)},
 					report{c.NewParent, c.NewName, ActionAdded, nameFilter(kind)})
 			}
+			if !kind.IsDir() {
+				// A renamed file is also modified (attributes and
+				// creation), a directory not: smbd reports it so, and
+				// smbtorture's smb2.notify.mask-change expects it.
+				rs = append(rs, report{c.NewParent, c.NewName, ActionModified, NotifyAttributes | NotifyCreation})
+			}
 		case ChangeAttr, ChangeData:
 			f := c.Filter
 			if f == notifyNothing {
@@ -424,4 +436,20 @@ func (r SetattrRequest) notifyFilter() uint32 {
 		return notifyNothing
 	}
 	return f
+}
+
+// recordDirPending records, for the watches of directory dir itself,
+// that it became delete pending (NoticeDeletePending), if dir is delete
+// pending now and anyone watches it.
+func (q *q) recordDirPending(tx *locks.Tx, dir FileID) error {
+	watched, err := anyWatch(q.ctx, q.tx)
+	if err != nil || !watched {
+		return err
+	}
+	if pending, err := tx.DeletePending(dir); err != nil || !pending {
+		return err
+	}
+	_, err = q.exec(`INSERT INTO ns_notices(watch, owner, action, filter, name) SELECT id, owner, ?, 0, '' FROM ns_watches WHERE dir = ?`,
+		NoticeDeletePending, int64(dir))
+	return err
 }

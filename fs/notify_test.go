@@ -81,7 +81,16 @@ func TestNoticesRecorded(t *testing.T) {
 		{"mount rename in place", false, "shr/d", func(e *env) {
 			d := e.id("shr/d")
 			mustNil(t, e.fs.Rename(ctxBG, RenameRequest{OldParent: d, OldName: "old.txt", NewParent: d, NewName: "new.txt"}), "rename")
-		}, []Notice{{ActionRenamedOld, NotifyFileName, "old.txt"}, {ActionRenamedNew, NotifyFileName, "new.txt"}}},
+		}, []Notice{{ActionRenamedOld, NotifyFileName, "old.txt"}, {ActionRenamedNew, NotifyFileName, "new.txt"},
+			{ActionModified, NotifyAttributes | NotifyCreation, "new.txt"}}},
+		{"mount rename directory", false, "shr/d", func(e *env) {
+			d := e.id("shr/d")
+			mustNil(t, e.fs.Rename(ctxBG, RenameRequest{OldParent: d, OldName: "olddir", NewParent: d, NewName: "newdir"}), "rename")
+		}, []Notice{{ActionRenamedOld, NotifyDirName, "olddir"}, {ActionRenamedNew, NotifyDirName, "newdir"}}},
+		{"tree: move within", true, "shr", func(e *env) {
+			mustNil(t, e.fs.Rename(ctxBG, RenameRequest{OldParent: e.id("shr/d"), OldName: "old.txt", NewParent: e.id("shr"), NewName: "up.txt"}), "rename")
+		}, []Notice{{ActionRemoved, NotifyFileName, `d\old.txt`}, {ActionAdded, NotifyFileName, "up.txt"},
+			{ActionModified, NotifyAttributes | NotifyCreation, "up.txt"}}},
 		{"mount move out", false, "shr/d", func(e *env) {
 			mustNil(t, e.fs.Rename(ctxBG, RenameRequest{OldParent: e.id("shr/d"), OldName: "old.txt", NewParent: e.id("shr"), NewName: "moved.txt"}), "rename")
 		}, []Notice{{ActionRemoved, NotifyFileName, "old.txt"}}},

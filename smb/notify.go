@@ -47,11 +47,18 @@ type notifyOpen struct {
 	// changes beyond it are an overflow (Windows and smbd size the
 	// buffer by the first request).
 	capacity int
+	// filter is the first request's CompletionFilter, as WATCH_TREE is
+	// its flag: both stay until the open closes (smbtorture's
+	// smb2.notify.mask-change: "once the mask is set on a directory ...
+	// it seems to be fixed until the fnum is closed").
 	filter   uint32
 	buf      []fs.Notice
 	bytes    int
 	overflow bool
 	waiters  []*notifyWaiter
+	// deleted: the directory became delete pending; every request
+	// answers STATUS_DELETE_PENDING (as smbd).
+	deleted bool
 }
 
 // notifyWaiter is a pending CHANGE_NOTIFY: done receives its final
@@ -104,7 +111,7 @@ func (c *conn) notifyRequest(ctx context.Context, req *request, o *open, n Notif
 		if err != nil {
 			return ntstatus.FromError(err), nil, nil
 		}
-		no = &notifyOpen{id: id, capacity: int(maxOut)}
+		no = &notifyOpen{id: id, capacity: int(maxOut), filter: filter}
 		s.notify.mu.Lock()
 		if prev := s.notify.byOpen[o]; prev != nil {
 			// Another request of the open registered first.
@@ -123,7 +130,10 @@ func (c *conn) notifyRequest(ctx context.Context, req *request, o *open, n Notif
 		s.notify.mu.Unlock()
 	}
 	s.notify.mu.Lock()
-	no.filter = filter
+	if no.deleted {
+		s.notify.mu.Unlock()
+		return ntstatus.DeletePending, nil, nil
+	}
 	if len(no.waiters) == 0 && (len(no.buf) > 0 || no.overflow) {
 		r := no.answer(int(maxOut))
 		s.notify.mu.Unlock()
@@ -188,10 +198,27 @@ func noticeSize(n fs.Notice) int {
 	return (12 + len(utf16le(n.Name)) + 3) &^ 3
 }
 
-// add buffers a change for the open, if its filter wants it, and
-// completes the oldest waiting request. Call with the state's lock held.
+// add hands a change to the open, if its filter wants it: to the oldest
+// waiting request when nothing is buffered (that request answers with
+// this one change, as smbd does), else to the buffer. Call with the
+// state's lock held.
 func (no *notifyOpen) add(nt fs.Notice) {
+	if nt.Action == fs.NoticeDeletePending {
+		no.deleted = true
+		for _, w := range no.waiters {
+			w.done <- notifyResult{st: ntstatus.DeletePending}
+		}
+		no.waiters = nil
+		return
+	}
 	if nt.Filter&no.filter == 0 {
+		return
+	}
+	if len(no.waiters) > 0 && len(no.buf) == 0 && !no.overflow {
+		w := no.waiters[0]
+		no.waiters = no.waiters[1:]
+		no.buf, no.bytes = []fs.Notice{nt}, noticeSize(nt)
+		w.done <- no.answer(w.maxOut)
 		return
 	}
 	if !no.overflow {
