@@ -328,6 +328,9 @@ func newFileSystem(ctx context.Context, cfg Config) (*FileSystem, error) {
 	if err := fsys.dropDeadUnflushed(ctx); err != nil {
 		return nil, fmt.Errorf("fs: new: %w", err)
 	}
+	if err := fsys.dropDeadWatches(ctx); err != nil {
+		return nil, fmt.Errorf("fs: new: %w", err)
+	}
 	fsys.gcKick = make(chan struct{}, 1)
 	fsys.gcDone = make(chan struct{})
 	go fsys.collector(context.WithoutCancel(ctx))

@@ -225,6 +225,15 @@ func (fsys *FileSystem) TakeNotices(ctx context.Context) (map[WatchID][]Notice, 
 	return out, nil
 }
 
+// dropDeadWatches removes, at start, the watches (and notices) of
+// owners that died: a crashed process's watches would otherwise collect
+// notices until the next WatchDir of any process.
+func (fsys *FileSystem) dropDeadWatches(ctx context.Context) error {
+	return fsys.table.Update(ctx, func(tx *locks.Tx) error {
+		return fsys.q(tx).dropDeadWatches(tx)
+	})
+}
+
 // dropDeadWatches removes the watches (and notices) of owners that died.
 func (q *q) dropDeadWatches(tx *locks.Tx) error {
 	rows, err := q.query(`SELECT DISTINCT session FROM ns_watches`)

@@ -15,9 +15,10 @@
 // MS-SMB2 3.3.5.2.3: a request whose message ids lie outside the granted
 // window, or reuse one, closes the connection; the window is bounded by
 // maxCredits. A blocking LOCK (one element, no FAIL_IMMEDIATELY) that
-// conflicts, and a CHANGE_NOTIFY with no change buffered, go async: an interim STATUS_PENDING
-// response (signed when the request was), then a goroutine of the
-// connection waits (a lock retries until granted) and sends the final
+// conflicts, and a CHANGE_NOTIFY with no change buffered, go async: an
+// interim STATUS_PENDING response (signed when the request was), then a
+// goroutine of the connection waits (a lock retries until granted) and
+// sends the final
 // response: granted, STATUS_CANCELLED when CANCEL names it, or, when its
 // open, tree or session closes, STATUS_RANGE_NOT_LOCKED for a lock and
 // STATUS_NOTIFY_CLEANUP for a notify. Those goroutines are waited for

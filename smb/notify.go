@@ -14,7 +14,8 @@ import (
 // journal, fs/notify.go): watches registered in the database, whose
 // notices fs records in the transaction of every change, whichever
 // process or protocol makes it. A FileSystem without it answers
-// CHANGE_NOTIFY as before (it pends until cancelled or closed).
+// CHANGE_NOTIFY as before (it pends until cancelled or closed). Notices
+// are taken per FileSystem: serve one Server per FileSystem.
 type Notifier interface {
 	WatchDir(ctx context.Context, dir fs.FileID, tree bool) (fs.WatchID, error)
 	Unwatch(ctx context.Context, id fs.WatchID) error
