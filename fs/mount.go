@@ -747,7 +747,7 @@ func (fsys *FileSystem) setAttributesByPath(ctx context.Context, path string, at
 			return nil, err
 		}
 		a, err = q.attrOf(e)
-		return []Change{{Kind: ChangeAttr, File: e.id, Parent: e.parent, Name: e.name, Version: e.version}}, err
+		return []Change{{Kind: ChangeAttr, File: e.id, Parent: e.parent, Name: e.name, Version: e.version, Filter: NotifyAttributes}}, err
 	})
 	return a, pathErr("attrs", path, err)
 }

@@ -462,3 +462,26 @@ func (q *q) recordDirPending(tx *locks.Tx, dir FileID) error {
 		NoticeDeletePending, int64(dir))
 	return err
 }
+
+// notifyFilter is what a FileREST Set Properties changes, as SMB sees
+// it: attributes, creation and last write times, and the permission (the
+// security descriptor); content headers have no SMB counterpart.
+func (p SMBProperties) notifyFilter() uint32 {
+	var f uint32
+	if p.Attributes != nil {
+		f |= NotifyAttributes
+	}
+	if p.Created != nil {
+		f |= NotifyCreation
+	}
+	if p.LastWrite != nil {
+		f |= NotifyLastWrite
+	}
+	if p.PermissionKey != nil {
+		f |= NotifySecurity
+	}
+	if f == 0 {
+		return notifyNothing
+	}
+	return f
+}

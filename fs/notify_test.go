@@ -113,6 +113,21 @@ func TestNoticesRecorded(t *testing.T) {
 			_, err = e.fs.Setattr(ctxBG, a.ID, SetattrRequest{Attributes: &attrs})
 			mustNil(t, err, "setattr")
 		}, []Notice{{ActionModified, NotifyAttributes, "old.txt"}}},
+		{"REST set properties", false, "shr/d", func(e *env) {
+			attrs := AttrReadOnly
+			key := DefaultPermissionKey
+			_, err := e.fs.SetProperties(ctxBG, SetPropertiesRequest{Path: "shr/d/old.txt", Props: SMBProperties{Attributes: &attrs, PermissionKey: &key}})
+			mustNil(t, err, "set properties")
+		}, []Notice{{ActionModified, NotifyAttributes | NotifySecurity, "old.txt"}}},
+		{"REST set metadata", false, "shr/d", func(e *env) {
+			_, err := e.fs.SetMetadata(ctxBG, "shr/d/old.txt", map[string]string{"a": "b"}, "")
+			mustNil(t, err, "set metadata")
+		}, nil},
+		{"REST resize", false, "shr/d", func(e *env) {
+			n := int64(100)
+			_, err := e.fs.SetProperties(ctxBG, SetPropertiesRequest{Path: "shr/d/old.txt", Size: &n})
+			mustNil(t, err, "resize")
+		}, []Notice{{ActionModified, NotifySize | NotifyLastWrite, "old.txt"}}},
 		{"setattr change time alone", false, "shr/d", func(e *env) {
 			now := time.Now()
 			_, err := e.fs.Setattr(ctxBG, e.id("shr/d/old.txt"), SetattrRequest{Change: &now})
