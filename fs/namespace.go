@@ -223,8 +223,6 @@ type q struct {
 	// queuedBlob: unlinkEntry removed a file that had a blob (queued in
 	// ns_gc), work for the collector once the transaction commits.
 	queuedBlob bool
-	// noticed: recordChanges wrote notices for watchers.
-	noticed bool
 }
 
 // q's statements run without the caller's cancellation: inside a

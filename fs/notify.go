@@ -1,17 +1,17 @@
 package fs
 
-// Change notification (SMB2 CHANGE_NOTIFY, MS-SMB2 3.3.5.19; MS-FSA
-// 2.1.4.1 FsRtlNotifyFullReportChange): a journal of namespace changes,
-// written in the transaction that makes the change, for the directories
-// somebody watches.
+// Change notification (SMB2 CHANGE_NOTIFY, MS-SMB2 3.3.5.19; MS-FSA's
+// FsRtlNotifyFullReportChange): a journal of namespace changes, written in
+// the transaction that makes the change, for the directories somebody
+// watches.
 //
 // The two tables are the namespace's (schema 9), not the lock table's: the
 // change is made here — every create, delete, rename and attribute change
 // of every front end (REST, SMB, the mount, `session`) is an fs
 // transaction — and what a row needs (the changed entry's parent chain,
 // for WATCH_TREE and the name relative to the watched directory) is the
-// namespace. A watch is a front end's state only in that it outlives
-// nothing: its owner's death (session liveness, as ns_unflushed) drops it.
+// namespace's. A watch lives no longer than its owner: a dead owner's
+// watches (session liveness, as ns_unflushed) are dropped.
 
 import (
 	"cmp"
@@ -25,7 +25,7 @@ import (
 	"github.com/blobshare/blobshare/locks"
 )
 
-// Completion filter bits (MS-FSCC 2.6, FILE_NOTIFY_CHANGE_*): what a
+// Completion filter bits (MS-SMB2 2.2.35, FILE_NOTIFY_CHANGE_*): what a
 // change touched, and what a watch asks to hear about.
 const (
 	NotifyFileName   uint32 = 0x001
@@ -404,9 +404,6 @@ func (q *q) recordChanges(chs []Change) error {
 			}
 			rs = append(rs, report{c.Parent, c.Name, ActionModified, f})
 		}
-	}
-	if len(rs) > 0 {
-		q.noticed = true
 	}
 	return record(q.ctx, q.tx, rs)
 }

@@ -210,7 +210,7 @@
 // by their path from the directory) with its CompletionFilter and output
 // buffer size, all three kept until the open closes, as smbd keeps them;
 // from then on the server collects the open's changes between requests
-// (MS-SMB2 3.3.1.10) and a request finds them at once. A change that
+// (MS-FSA 2.1.5.11) and a request finds them at once. A change that
 // meets a pending request completes it alone (as smbd); buffered changes
 // that outgrow the first request's buffer, or 1000 changes, overflow:
 // the next request answers STATUS_NOTIFY_ENUM_DIR, as does one whose

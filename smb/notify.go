@@ -38,7 +38,7 @@ const maxBufferedNotices = 1000
 const watchTree = 0x0001
 
 // notifyOpen is the change notification state of one directory open
-// (MS-SMB2 3.3.1.10: the server keeps collecting changes after the
+// (MS-FSA 2.1.5.11: the server keeps collecting changes after the
 // first CHANGE_NOTIFY and answers the next request from them): its watch,
 // the completion filter, the changes buffered (as encoded, in order) and
 // the requests waiting, oldest first.
