@@ -32,7 +32,8 @@ type FileSystem struct {
 	// file's commit queue (tests: an event to synchronise on).
 	queuedHook func()
 
-	notices notices // wake-ups of this FileSystem's watchers (notify.go)
+	notices   notices // wake-ups of this FileSystem's watchers (notify.go)
+	watchHint *hint   // rows in ns_watches, all processes (notify.go); nil: always ask
 
 	mu      sync.Mutex
 	files   map[FileID]*fileState // per-file state of this process (commit mutex, open handles)
@@ -328,6 +329,11 @@ func newFileSystem(ctx context.Context, cfg Config) (*FileSystem, error) {
 	if err := fsys.dropDeadUnflushed(ctx); err != nil {
 		return nil, fmt.Errorf("fs: new: %w", err)
 	}
+	if h, err := openCounter(fsys.table.Path(), ".watches", "watch hint"); err != nil {
+		fsys.log.Warn("fs: every change will ask the database for change-notification watches", "err", err)
+	} else {
+		fsys.watchHint = h
+	}
 	if err := fsys.dropDeadWatches(ctx); err != nil {
 		return nil, fmt.Errorf("fs: new: %w", err)
 	}
@@ -443,6 +449,7 @@ func (fsys *FileSystem) close(ctx context.Context) error {
 	close(fsys.pollStop)
 	<-fsys.pollDone
 	fsys.hint.close()
+	fsys.watchHint.close()
 	fsys.collect(ctx)
 	return first
 }

@@ -131,32 +131,42 @@ func (n *notices) add(d int) {
 // too): from the commit on, every change in it is recorded for the watch
 // until Unwatch. Watches of dead owners are dropped on the way.
 func (fsys *FileSystem) WatchDir(ctx context.Context, dir FileID, tree bool) (WatchID, error) {
-	var id int64
+	var id, dropped int64
+	fsys.watchHint.add(1) // before the row (visiblehint.go)
 	err := fsys.table.Update(ctx, func(tx *locks.Tx) error {
 		q := fsys.q(tx)
-		if err := q.dropDeadWatches(tx); err != nil {
+		var err error
+		if dropped, err = q.dropDeadWatches(tx); err != nil {
 			return err
 		}
 		return q.queryRow(`INSERT INTO ns_watches(dir, tree, owner, session) VALUES(?, ?, ?, ?) RETURNING id`,
 			int64(dir), tree, fsys.instance, string(tx.Owner())).Scan(&id)
 	})
 	if err != nil {
+		fsys.watchHint.add(-1)
 		return 0, fileErr("watch", dir, err)
 	}
+	fsys.watchHint.add(-dropped) // the dead processes' share of the hint
 	fsys.notices.add(1)
 	return WatchID(id), nil
 }
 
 // Unwatch ends a watch and drops its undelivered notices.
 func (fsys *FileSystem) Unwatch(ctx context.Context, id WatchID) error {
+	var gone int64
 	err := fsys.table.Update(context.WithoutCancel(ctx), func(tx *locks.Tx) error {
 		q := fsys.q(tx)
-		if _, err := q.exec(`DELETE FROM ns_watches WHERE id = ? AND owner = ?`, int64(id), fsys.instance); err != nil {
+		res, err := q.exec(`DELETE FROM ns_watches WHERE id = ? AND owner = ?`, int64(id), fsys.instance)
+		if err != nil {
 			return err
 		}
-		_, err := q.exec(`DELETE FROM ns_notices WHERE watch = ?`, int64(id))
+		if gone, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		_, err = q.exec(`DELETE FROM ns_notices WHERE watch = ?`, int64(id))
 		return err
 	})
+	fsys.watchHint.add(-gone) // after the row (a failure leaves the hint high: statements, not answers)
 	fsys.notices.add(-1)
 	if err != nil {
 		return fmt.Errorf("fs: unwatch %d: %w", id, err)
@@ -229,49 +239,65 @@ func (fsys *FileSystem) TakeNotices(ctx context.Context) (map[WatchID][]Notice, 
 // owners that died: a crashed process's watches would otherwise collect
 // notices until the next WatchDir of any process.
 func (fsys *FileSystem) dropDeadWatches(ctx context.Context) error {
-	return fsys.table.Update(ctx, func(tx *locks.Tx) error {
-		return fsys.q(tx).dropDeadWatches(tx)
+	var dropped int64
+	err := fsys.table.Update(ctx, func(tx *locks.Tx) error {
+		var err error
+		dropped, err = fsys.q(tx).dropDeadWatches(tx)
+		return err
 	})
+	if err == nil {
+		fsys.watchHint.add(-dropped)
+	}
+	return err
 }
 
-// dropDeadWatches removes the watches (and notices) of owners that died.
-func (q *q) dropDeadWatches(tx *locks.Tx) error {
+// dropDeadWatches removes the watches (and notices) of owners that died
+// and returns how many watches went (the caller takes them off the hint
+// once the transaction committed).
+func (q *q) dropDeadWatches(tx *locks.Tx) (int64, error) {
 	rows, err := q.query(`SELECT DISTINCT session FROM ns_watches`)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var sessions []string
 	for rows.Next() {
 		var s string
 		if err := rows.Scan(&s); err != nil {
 			rows.Close()
-			return err
+			return 0, err
 		}
 		sessions = append(sessions, s)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return err
+		return 0, err
 	}
+	var dropped int64
 	for _, s := range sessions {
 		if s == string(tx.Owner()) {
 			continue
 		}
 		alive, err := tx.OwnerAlive(locks.OwnerID(s))
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if alive {
 			continue
 		}
 		if _, err := q.exec(`DELETE FROM ns_notices WHERE watch IN (SELECT id FROM ns_watches WHERE session = ?)`, s); err != nil {
-			return err
+			return 0, err
 		}
-		if _, err := q.exec(`DELETE FROM ns_watches WHERE session = ?`, s); err != nil {
-			return err
+		res, err := q.exec(`DELETE FROM ns_watches WHERE session = ?`, s)
+		if err != nil {
+			return 0, err
 		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return 0, err
+		}
+		dropped += n
 	}
-	return nil
+	return dropped, nil
 }
 
 // report is one change to record: in directory parent, entry name, with
@@ -284,7 +310,15 @@ type report struct {
 }
 
 // anyWatch reports whether any directory anywhere is watched: when not, a
-// change records nothing (one read of an empty table's first row).
+// change records nothing (one read of an empty table's first row). Before
+// it, the watch hint (a counter shared by the processes in a mapped file
+// beside the database, blobshare.watches, as the staged-writes hint of
+// visiblehint.go) spares even that read while nobody watches: WatchDir
+// counts one up before its transaction, so a change's transaction either
+// sees the count or, holding SQLite's write lock, commits before the
+// watch exists; Unwatch and the drop of dead owners' watches count down
+// after theirs. (An engine without a global write lock needs the watch's
+// directory keyed instead.)
 func anyWatch(ctx context.Context, tx *locks.Conn) (bool, error) {
 	var n bool
 	err := tx.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM ns_watches)`).Scan(&n)
@@ -350,7 +384,7 @@ func nameFilter(k Kind) uint32 {
 // work); removals are recorded where the row goes (RemoveFile,
 // removeTree), which every delete passes, whoever completes it.
 func (q *q) recordChanges(chs []Change) error {
-	if len(chs) == 0 {
+	if len(chs) == 0 || !q.fs.watchHint.anyRows() {
 		return nil
 	}
 	watched, err := anyWatch(q.ctx, q.tx)
@@ -448,6 +482,9 @@ func (r SetattrRequest) notifyFilter() uint32 {
 // that it became delete pending (NoticeDeletePending), if dir is delete
 // pending now and anyone watches it.
 func (q *q) recordDirPending(tx *locks.Tx, dir FileID) error {
+	if !q.fs.watchHint.anyRows() {
+		return nil
+	}
 	watched, err := anyWatch(q.ctx, q.tx)
 	if err != nil || !watched {
 		return err
