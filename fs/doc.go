@@ -248,8 +248,11 @@
 // change, a row per watch in ns_notices (action, MS-FSCC filter bits, the
 // name relative to the watched directory). Only watched directories cost
 // anything: a front end registers a watch (WatchDir, a row of ns_watches:
-// directory, WATCH_TREE, owner) and a change with no watch anywhere reads
-// one empty index, no more. A WATCH_TREE watch covers descendants: the
+// directory, WATCH_TREE, owner) and, while no process watches anything, a
+// change reads a counter the processes share in a mapped file
+// (blobshare.watches, like the staged-writes hint), no more — a completed
+// delete one empty index (RemoveFile runs under locks, without the
+// FileSystem). A WATCH_TREE watch covers descendants: the
 // change's parent chain (one recursive statement) finds it and names the
 // change by its path. Creates, renames and attribute and content changes
 // are recorded from the Changes an update returns (update); removals
