@@ -151,6 +151,11 @@ type Change struct {
 	// Offset and Length give the changed byte range for ChangeData when
 	// known; Length < 0 means "everything from Offset".
 	Offset, Length int64
+	// Filter, for ChangeAttr and ChangeData, is what changed as
+	// CHANGE_NOTIFY's completion filter says it (Notify* bits); 0 means
+	// attributes and last write (ChangeAttr) or size and last write
+	// (ChangeData).
+	Filter uint32
 }
 
 // Config wires a FileSystem.

@@ -32,6 +32,9 @@ type FileSystem struct {
 	// file's commit queue (tests: an event to synchronise on).
 	queuedHook func()
 
+	notices   notices // wake-ups of this FileSystem's watchers (notify.go)
+	watchHint *hint   // rows in ns_watches, all processes (notify.go); nil: always ask
+
 	mu      sync.Mutex
 	files   map[FileID]*fileState // per-file state of this process (commit mutex, open handles)
 	subs    map[int]func(Change)
@@ -87,7 +90,9 @@ type fileState struct {
 // pid and pid_start (migration 6).
 // 7: ns_unflushed (visible writes staged in another process; migration 7).
 // 8: ns_service (the File service's properties; migration 8).
-const SchemaVersion = 8
+// 9: ns_watches and ns_notices (change notification, notify.go;
+// migration 9).
+const SchemaVersion = 9
 
 // migrations move a namespace of an older version to SchemaVersion, one
 // version each (locks.EnsureSchema). Migration 6: an intent written before
@@ -108,6 +113,7 @@ ALTER TABLE ns_intents DROP COLUMN pid_start;`},
 	PRIMARY KEY (file, handle)
 ) WITHOUT ROWID;`},
 	{To: 8, DDL: serviceSchema},
+	{To: 9, DDL: notifySchema},
 }
 
 // serviceSchema holds the account-wide documents of the File service
@@ -216,7 +222,8 @@ CREATE TABLE IF NOT EXISTS ns_gc (
 	key   TEXT PRIMARY KEY,
 	since INTEGER NOT NULL
 );
-` + serviceSchema
+` + serviceSchema + `;
+` + notifySchema
 
 // RemoveFile is the locks.RemoveFunc of the namespace: pass it as
 // locks.Options.Remove. It deletes the entry of a file whose delete
@@ -229,10 +236,12 @@ CREATE TABLE IF NOT EXISTS ns_gc (
 func RemoveFile(ctx context.Context, tx *locks.Conn, file locks.FileID) error {
 	var blob, parent int64
 	var parentUnlinked bool
+	var name string
+	var kind Kind
 	err := tx.QueryRowContext(ctx, `DELETE FROM ns_entries WHERE id = ?1
 		AND (kind = ?2 OR (kind = ?3 AND NOT EXISTS (SELECT 1 FROM ns_entries c WHERE c.parent = ?1)))
-		RETURNING blob, parent, coalesce((SELECT p.unlinked FROM ns_entries p WHERE p.id = ns_entries.parent), 0)`,
-		int64(file), KindFile, KindDirectory).Scan(&blob, &parent, &parentUnlinked)
+		RETURNING blob, parent, coalesce((SELECT p.unlinked FROM ns_entries p WHERE p.id = ns_entries.parent), 0), name, kind`,
+		int64(file), KindFile, KindDirectory).Scan(&blob, &parent, &parentUnlinked, &name, &kind)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil // already gone
 	}
@@ -240,6 +249,12 @@ func RemoveFile(ctx context.Context, tx *locks.Conn, file locks.FileID) error {
 		return nil // the namespace was never created: nothing to remove
 	}
 	if err != nil {
+		return fmt.Errorf("remove file %d: %w", file, err)
+	}
+	// Every completed delete passes here (REST, the mount, a
+	// delete-on-close, a dead owner's reaped handle): the one place to
+	// report it to CHANGE_NOTIFY watchers.
+	if err := recordRemoval(ctx, tx, FileID(parent), name, kind); err != nil {
 		return fmt.Errorf("remove file %d: %w", file, err)
 	}
 	// A directory removed through the mount while it held unlinked-but-open
@@ -312,6 +327,14 @@ func newFileSystem(ctx context.Context, cfg Config) (*FileSystem, error) {
 		fsys.hint = h
 	}
 	if err := fsys.dropDeadUnflushed(ctx); err != nil {
+		return nil, fmt.Errorf("fs: new: %w", err)
+	}
+	if h, err := openCounter(fsys.table.Path(), ".watches", "watch hint"); err != nil {
+		fsys.log.Warn("fs: every change will ask the database for change-notification watches", "err", err)
+	} else {
+		fsys.watchHint = h
+	}
+	if err := fsys.dropDeadWatches(ctx); err != nil {
 		return nil, fmt.Errorf("fs: new: %w", err)
 	}
 	fsys.gcKick = make(chan struct{}, 1)
@@ -426,6 +449,7 @@ func (fsys *FileSystem) close(ctx context.Context) error {
 	close(fsys.pollStop)
 	<-fsys.pollDone
 	fsys.hint.close()
+	fsys.watchHint.close()
 	fsys.collect(ctx)
 	return first
 }

@@ -239,6 +239,34 @@
 // changes made by another process are seen through Attr.Version, which the
 // binding compares at open to decide whether to keep the page cache.
 //
+// # Change notification
+//
+// SMB's CHANGE_NOTIFY must hear of a change whoever makes it — a REST
+// Create File, a mount's mv, `blobshare session`, another serve on the
+// same data directory — so fs records it where it makes it (notify.go),
+// as MS-FSA's FsRtlNotifyFullReportChange does: in the transaction of the
+// change, a row per watch in ns_notices (action, MS-FSCC filter bits, the
+// name relative to the watched directory). Only watched directories cost
+// anything: a front end registers a watch (WatchDir, a row of ns_watches:
+// directory, WATCH_TREE, owner) and, while no process watches anything, a
+// change reads a counter the processes share in a mapped file
+// (blobshare.watches, like the staged-writes hint), no more — a completed
+// delete one empty index (RemoveFile runs under locks, without the
+// FileSystem). A WATCH_TREE watch covers descendants: the
+// change's parent chain (one recursive statement) finds it and names the
+// change by its path. Creates, renames and attribute and content changes
+// are recorded from the Changes an update returns (update); removals
+// where the row goes, RemoveFile and removeTree, which every delete
+// passes whoever completes it (REST, the mount's unlink, a
+// delete-on-close, a dead owner's reaped handle); a watched directory
+// that becomes delete pending is told so (NoticeDeletePending). The
+// watch's FileSystem takes its rows (TakeNotices, deleting them); its own
+// commits wake it (NoticesChanged), other processes' are found by a poll
+// (HasNotices, one read statement). A watch ends with Unwatch; a dead
+// owner's watches and rows are dropped by the next WatchDir and at New.
+// The tables are the namespace's, not the lock table's, because the
+// change and what a row needs (names and parents) are the namespace's.
+//
 // # Key locks
 //
 // A namespace decision that checks and then writes holds the key locks of

@@ -424,7 +424,13 @@ func (h *Handle) dispose(ctx context.Context, deletePending bool) error {
 		if err != nil {
 			return nil, err
 		}
-		return nil, tx.Dispose(h.h.id, deletePending, f)
+		if err := tx.Dispose(h.h.id, deletePending, f); err != nil {
+			return nil, err
+		}
+		if deletePending && e.kind.IsDir() {
+			return nil, q.recordDirPending(tx, e.id)
+		}
+		return nil, nil
 	}))
 }
 

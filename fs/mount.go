@@ -614,7 +614,7 @@ func (fsys *FileSystem) setattr(ctx context.Context, id FileID, req SetattrReque
 			return nil, err
 		}
 		a = e.attr("")
-		return []Change{{Kind: ChangeAttr, File: id, Parent: e.parent, Name: e.name, Version: e.version}}, err
+		return []Change{{Kind: ChangeAttr, File: id, Parent: e.parent, Name: e.name, Version: e.version, Filter: req.notifyFilter()}}, err
 	})
 	return a, fileErr("setattr", id, err)
 }
@@ -747,7 +747,7 @@ func (fsys *FileSystem) setAttributesByPath(ctx context.Context, path string, at
 			return nil, err
 		}
 		a, err = q.attrOf(e)
-		return []Change{{Kind: ChangeAttr, File: e.id, Parent: e.parent, Name: e.name, Version: e.version}}, err
+		return []Change{{Kind: ChangeAttr, File: e.id, Parent: e.parent, Name: e.name, Version: e.version, Filter: NotifyAttributes}}, err
 	})
 	return a, pathErr("attrs", path, err)
 }

@@ -250,7 +250,11 @@ func (fsys *FileSystem) update(ctx context.Context, fn func(tx *locks.Tx, q *q) 
 		}
 		chs = nil
 		if fn != nil {
-			chs, err = fn(tx, q)
+			if chs, err = fn(tx, q); err == nil {
+				// In the transaction that makes the change (removals:
+				// RemoveFile, removeTree).
+				err = q.recordChanges(chs)
+			}
 		}
 		return err
 	})
@@ -272,6 +276,10 @@ func (fsys *FileSystem) update(ctx context.Context, fn func(tx *locks.Tx, q *q) 
 	}
 	fsys.finishCloses(cs)
 	fsys.notify(chs...)
+	// Any write may have recorded notices: a removal is recorded where
+	// the row goes (RemoveFile, run by locks in a close), unseen here.
+	// Without a watch of this process signal is a mutex and a compare.
+	fsys.notices.signal()
 	return nil
 }
 
@@ -796,8 +804,17 @@ func (q *q) removeTree(tx *locks.Tx, dir entry) error {
 	if err := tx.Forget(dir.id); err != nil {
 		return err
 	}
-	_, err = q.exec(`DELETE FROM ns_entries WHERE id = ?`, int64(dir.id))
-	return err
+	var parent int64
+	var name string
+	var kind Kind
+	err = q.queryRow(`DELETE FROM ns_entries WHERE id = ? RETURNING parent, name, kind`, int64(dir.id)).Scan(&parent, &name, &kind)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return recordRemoval(q.ctx, q.tx, FileID(parent), name, kind)
 }
 
 // touchLiveDir is touchDir for a directory that must be live: a parent

@@ -44,7 +44,9 @@ func (h *Handle) ObjectID(ctx context.Context) ([ObjectIDSize]byte, error) {
 		if err := q.save(&e); err != nil {
 			return nil, err
 		}
-		return []Change{{Kind: ChangeAttr, File: id, Parent: e.parent, Name: e.name, Version: e.version}}, nil
+		// An object id is no attribute, time, EA or security: no
+		// completion filter bit names it.
+		return []Change{{Kind: ChangeAttr, File: id, Parent: e.parent, Name: e.name, Version: e.version, Filter: notifyNothing}}, nil
 	})
 	if err != nil {
 		return [ObjectIDSize]byte{}, h.op("object id", err)

@@ -155,7 +155,8 @@ func (q *q) closeInTx(tx *locks.Tx, rs []release, out []closed) ([]closed, error
 			out = append(out, c)
 			continue
 		}
-		if e, err := q.get(r.h.h.file); err == nil {
+		e, eerr := q.get(r.h.h.file)
+		if eerr == nil {
 			c.parent, c.name = e.parent, e.name
 		}
 		res, err := tx.CloseHandle(r.h.h.id)
@@ -166,6 +167,13 @@ func (q *q) closeInTx(tx *locks.Tx, rs []release, out []closed) ([]closed, error
 			return out, err
 		}
 		c.removed = res.Removed
+		if eerr == nil && err == nil && !res.Removed && e.kind.IsDir() {
+			// A delete-on-close directory others keep open is now
+			// delete pending: its watchers hear of it.
+			if err := q.recordDirPending(tx, e.id); err != nil {
+				return out, err
+			}
+		}
 		out = append(out, c)
 	}
 	return out, nil

@@ -138,7 +138,7 @@ func (fsys *FileSystem) setProperties(ctx context.Context, req SetPropertiesRequ
 			return nil, err
 		}
 		a, err = q.attrOf(e)
-		return []Change{{Kind: ChangeAttr, File: e.id, Parent: e.parent, Name: e.name, Version: e.version}}, err
+		return []Change{{Kind: ChangeAttr, File: e.id, Parent: e.parent, Name: e.name, Version: e.version, Filter: req.Props.notifyFilter()}}, err
 	})
 	return a, pathErr("set properties", req.Path, err)
 }
@@ -203,7 +203,9 @@ func (fsys *FileSystem) setMetadata(ctx context.Context, path string, md map[str
 			return nil, err
 		}
 		a, err = q.attrOf(e)
-		return []Change{{Kind: ChangeAttr, File: e.id, Parent: e.parent, Name: e.name, Version: e.version}}, err
+		// Metadata has no SMB counterpart and no completion filter bit:
+		// CHANGE_NOTIFY hears nothing of it.
+		return []Change{{Kind: ChangeAttr, File: e.id, Parent: e.parent, Name: e.name, Version: e.version, Filter: notifyNothing}}, err
 	})
 	return a, pathErr("set metadata", path, err)
 }

@@ -31,24 +31,31 @@ type hint struct {
 }
 
 func openHint(dbPath string) (*hint, error) {
-	path := strings.TrimSuffix(dbPath, ".db") + ".unflushed"
+	return openCounter(dbPath, ".unflushed", "staged-writes hint")
+}
+
+// openCounter maps the shared counter file beside the database named by
+// suffix (what names it in errors): the staged-writes hint, and the
+// watch hint of change notification (notify.go), which works alike.
+func openCounter(dbPath, suffix, what string) (*hint, error) {
+	path := strings.TrimSuffix(dbPath, ".db") + suffix
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("staged-writes hint %s: %w", path, err)
+		return nil, fmt.Errorf("%s %s: %w", what, path, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("staged-writes hint %s: %w", path, err)
+		return nil, fmt.Errorf("%s %s: %w", what, path, err)
 	}
 	if st.Size() < 8 {
 		if err := f.Truncate(8); err != nil {
-			return nil, fmt.Errorf("staged-writes hint %s: %w", path, err)
+			return nil, fmt.Errorf("%s %s: %w", what, path, err)
 		}
 	}
 	mem, err := syscall.Mmap(int(f.Fd()), 0, 8, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 	if err != nil {
-		return nil, fmt.Errorf("staged-writes hint %s: %w", path, err)
+		return nil, fmt.Errorf("%s %s: %w", what, path, err)
 	}
 	return &hint{mem: mem, n: (*int64)(unsafe.Pointer(&mem[0]))}, nil // page-aligned: atomic access is safe
 }
@@ -62,6 +69,11 @@ func (h *hint) add(d int64) {
 // othersMayHave reports whether rows beyond own may exist.
 func (h *hint) othersMayHave(own int64) bool {
 	return h == nil || atomic.LoadInt64(h.n)-own > 0
+}
+
+// anyRows reports whether rows may exist at all (any process's).
+func (h *hint) anyRows() bool {
+	return h == nil || atomic.LoadInt64(h.n) > 0
 }
 
 func (h *hint) close() {

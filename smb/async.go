@@ -140,8 +140,8 @@ func (c *conn) endPending(match func(p *pendingOp) bool, st ntstatus.Status) {
 	}
 }
 
-// waitCancel is the wait of a CHANGE_NOTIFY: no change is ever reported,
-// so it pends until cancelled or its open closes.
+// waitCancel is the wait of a CHANGE_NOTIFY on a FileSystem that records
+// no changes (no Notifier): it pends until cancelled or its open closes.
 func waitCancel(ctx context.Context) ntstatus.Status {
 	<-ctx.Done()
 	return ntstatus.Cancelled

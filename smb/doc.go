@@ -15,9 +15,10 @@
 // MS-SMB2 3.3.5.2.3: a request whose message ids lie outside the granted
 // window, or reuse one, closes the connection; the window is bounded by
 // maxCredits. A blocking LOCK (one element, no FAIL_IMMEDIATELY) that
-// conflicts, and every CHANGE_NOTIFY, go async: an interim STATUS_PENDING
-// response (signed when the request was), then a goroutine of the
-// connection waits (a lock retries until granted) and sends the final
+// conflicts, and a CHANGE_NOTIFY with no change buffered, go async: an
+// interim STATUS_PENDING response (signed when the request was), then a
+// goroutine of the connection waits (a lock retries until granted) and
+// sends the final
 // response: granted, STATUS_CANCELLED when CANCEL names it, or, when its
 // open, tree or session closes, STATUS_RANGE_NOT_LOCKED for a lock and
 // STATUS_NOTIFY_CLEANUP for a notify. Those goroutines are waited for
@@ -249,9 +250,36 @@
 // domain. An output buffer under 64 bytes is STATUS_INVALID_PARAMETER, as
 // MS-FSA 2.1.5.10.1 says; smbd answers the first bytes instead.
 //
-// Oplocks and leases are always granted NONE; CHANGE_NOTIFY goes async and
-// pends until CANCEL or until its directory is closed
-// (STATUS_NOTIFY_CLEANUP): no change is ever reported. A file's security
+// CHANGE_NOTIFY (notify.go) reports the changes of every protocol: fs
+// records them, in the transaction that makes each change, for the
+// directories watched (fs/notify.go; nothing is recorded for a directory
+// nobody watches), so a FileREST Create File, a mount's mv, `blobshare
+// session` and another serve process on the same data directory are
+// reported like an SMB client's own changes. The first CHANGE_NOTIFY on a
+// directory open registers its watch (WATCH_TREE: descendants too, named
+// by their path from the directory) with its CompletionFilter and output
+// buffer size, all three kept until the open closes, as smbd keeps them;
+// from then on the server collects the open's changes between requests
+// (MS-FSA 2.1.5.11) and a request finds them at once. A change that
+// meets a pending request completes it alone (as smbd); buffered changes
+// that outgrow the first request's buffer, or 1000 changes, overflow:
+// the next request answers STATUS_NOTIFY_ENUM_DIR, as does one whose
+// OutputBufferLength cannot hold the changes; an OutputBufferLength over
+// MaxTransactSize is STATUS_INVALID_PARAMETER. Actions and filters are
+// MS-FSA's: added and removed with FILE_NAME or DIR_NAME, a rename within
+// a directory as RENAMED_OLD_NAME then RENAMED_NEW_NAME and a move between
+// directories as removed there and added here (as NTFS), a setattr as
+// modified with the bits it changed (attributes, last write, creation,
+// size, EA; the change time alone reports nothing), a content commit as
+// modified with size and last write. A goroutine of the Server takes this
+// process's notices when a commit here may have recorded some and every
+// 250 ms (while it has watches) for other processes' changes, as it takes
+// breaks. CANCEL ends a request with STATUS_CANCELLED; closing the open
+// (or its tree or session) with STATUS_NOTIFY_CLEANUP. Not reported:
+// security descriptor changes (setting one is ignored), last access
+// times (not kept), stream names (no streams).
+//
+// A file's security
 // descriptor is its FileREST permission (fs.PermissionOf, the parts the
 // query's SECURITY_INFORMATION asks for); setting one is accepted and
 // ignored.

@@ -321,10 +321,10 @@ func (c *conn) lock(ctx context.Context, req *request) (ntstatus.Status, []byte,
 	return ntstatus.Success, ok, nil
 }
 
-// changeNotify serves CHANGE_NOTIFY (MS-SMB2 3.3.5.19): on a directory
-// open with FILE_LIST_DIRECTORY it goes async and pends until CANCEL
-// (STATUS_CANCELLED) or until the open closes (STATUS_NOTIFY_CLEANUP):
-// changes are never reported.
+// changeNotify serves CHANGE_NOTIFY (MS-SMB2 3.3.5.19) on a directory
+// open with FILE_LIST_DIRECTORY (notify.go): changes buffered on the open
+// answer at once, else it goes async until a change completes it, CANCEL
+// (STATUS_CANCELLED) or the open's close (STATUS_NOTIFY_CLEANUP).
 func (c *conn) changeNotify(ctx context.Context, req *request) (ntstatus.Status, []byte, error) {
 	b, err := body(req.msg, 32)
 	if err != nil {
@@ -334,14 +334,15 @@ func (c *conn) changeNotify(ctx context.Context, req *request) (ntstatus.Status,
 	if o == nil {
 		return st, nil, nil
 	}
-	switch {
-	case !o.isDir:
-		return ntstatus.InvalidParameter, nil, nil
-	case o.access&locks.MaskReadData == 0: // FILE_LIST_DIRECTORY
-		return ntstatus.AccessDenied, nil, nil
+	if st := canNotify(o); st != ntstatus.Success {
+		return st, nil, nil
 	}
-	req.asyncID = c.goPending(req, o, ntstatus.NotifyCleanup, waitCancel)
-	return ntstatus.Pending, nil, nil
+	n, ok := c.srv.cfg.FS.(Notifier)
+	if !ok {
+		req.asyncID = c.goPending(req, o, ntstatus.NotifyCleanup, waitCancel)
+		return ntstatus.Pending, nil, nil
+	}
+	return c.notifyRequest(ctx, req, o, n, b)
 }
 
 // FSCTL codes.

@@ -106,6 +106,7 @@ type rawClient struct {
 	serverCaps uint32
 	// lastSession and lastTree are the ids of the last response.
 	lastSession uint64
+	lastFlags   uint32 // of the last response to call
 	lastTree    uint32
 	// flags are added to every request's header (a replay's flag);
 	// chanSeq is its ChannelSequence (3.x).
@@ -175,7 +176,7 @@ func (c *rawClient) call(cmd uint16, body []byte) (ntstatus.Status, []byte) {
 	if err != nil {
 		c.t.Fatalf("command %#x: bad response header", cmd)
 	}
-	c.lastSession, c.lastTree = h.SessionID, h.TreeID
+	c.lastSession, c.lastTree, c.lastFlags = h.SessionID, h.TreeID, h.Flags
 	// STATUS_USER_SESSION_DELETED has no key left to sign with: like
 	// Samba's client, only the SIGNED flag is checked there.
 	if c.signer != nil && h.SessionID == c.session && h.Flags&flagSigned != 0 && ntstatus.Status(h.Status) != ntstatus.UserSessionDeleted {

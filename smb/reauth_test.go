@@ -86,6 +86,12 @@ func TestReauthentication(t *testing.T) {
 			if st := c.reauth(testAccount, "wrong-key"); st != ntstatus.LogonFailure {
 				t.Fatalf("re-authentication with a wrong key: %v, want STATUS_LOGON_FAILURE", st)
 			}
+			// Signed with the session's key (call verified it), as smbd
+			// signs it: Samba's client takes an unsigned answer for
+			// STATUS_ACCESS_DENIED.
+			if c.lastFlags&flagSigned == 0 {
+				t.Fatal("the STATUS_LOGON_FAILURE of a signed re-authentication is not signed")
+			}
 			if st := c.read(f, 0, 1); st != ntstatus.UserSessionDeleted {
 				t.Fatalf("request on the session after the failure: %v, want STATUS_USER_SESSION_DELETED", st)
 			}

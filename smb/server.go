@@ -89,6 +89,8 @@ type Server struct {
 	// (durable.go); nextPersistent numbers persistent file ids.
 	durables       durableOpens
 	nextPersistent atomic.Uint64
+	// notify holds the watched directory opens (CHANGE_NOTIFY, notify.go).
+	notify notifyState
 }
 
 // ErrServerClosed is returned by Serve after Close.
@@ -113,6 +115,14 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.durables.init()
+	s.notify.init()
+	if n, ok := cfg.FS.(Notifier); ok {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.deliverNotices(s.ctx, n)
+		}()
+	}
 	if cfg.Caching != nil {
 		s.wg.Add(2)
 		go func() {
@@ -212,6 +222,7 @@ func (s *Server) closeOpen(ctx context.Context, o *open) error {
 	if o.quota {
 		return nil
 	}
+	s.unwatch(ctx, o)
 	err := o.h.Close(ctx)
 	s.dropCache(ctx, o)
 	s.forgetDurable(ctx, o)

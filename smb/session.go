@@ -212,7 +212,13 @@ func (c *conn) reauthenticate(ctx context.Context, req *request, resp *response,
 	res, err := c.authenticate(ch, token)
 	if err != nil {
 		c.log.Info("smb: re-authentication refused; the session ends", "err", err)
+		sign := resp.sign
 		c.endSession(ctx, s, resp)
+		// The refusal is still the session's answer: signed with its key
+		// as the request was, as smbd signs it (Samba's client takes an
+		// unsigned answer to a signed request for STATUS_ACCESS_DENIED;
+		// smbtorture smb2.notify.invalid-reauth).
+		resp.sess, resp.sign = s, sign
 		return ntstatus.LogonFailure, nil, nil
 	}
 	s.user = res.User
@@ -224,8 +230,9 @@ func (c *conn) reauthenticate(ctx context.Context, req *request, resp *response,
 }
 
 // endSession ends s as LOGOFF does (its pending requests, opens and
-// trees go) after a failed re-authentication; s.mu is held. The failure
-// response, resp, is not signed: the session and its key are gone.
+// trees go) after a failed re-authentication; s.mu is held. It leaves the
+// failure response, resp, unsigned; the caller signs it with the
+// session's key where the answer must be (reauthenticate).
 func (c *conn) endSession(ctx context.Context, s *session, resp *response) {
 	resp.sess, resp.sign = nil, false
 	s.endPending(func(p *pendingOp) bool { return p.sessionID == s.id })
