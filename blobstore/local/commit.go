@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/blobshare/blobshare/blobstore"
 )
@@ -63,13 +64,20 @@ func (s *Store) CommitBlocks(ctx context.Context, key string, ids []string, cond
 		}
 		return blobstore.Info{}, err
 	}
+	isStaged, err := stagedSet(kd, len(ids))
+	if err != nil {
+		return fail(fmt.Errorf("commit %q: %w", key, err))
+	}
 	for _, id := range ids {
 		if _, ok := resolved[id]; ok {
 			continue
 		}
 		staged := filepath.Join(kd, stagedPrefix+id)
 		name := blockPrefix + randHex(12)
-		err := os.Link(staged, filepath.Join(kd, name))
+		err := fs.ErrNotExist
+		if isStaged(id) {
+			err = os.Link(staged, filepath.Join(kd, name))
+		}
 		switch {
 		case err == nil:
 			linked = append(linked, name)
@@ -132,6 +140,41 @@ func (s *Store) CommitBlocks(ctx context.Context, key string, ids []string, cond
 		s.removeUnreferenced(kd, cur, m)
 	}
 	return m.info(key), nil
+}
+
+// stagedScanFrom is the length of a block list from which CommitBlocks
+// reads the key directory's names once rather than trying a link per id:
+// a FileREST upload's every commit names all the file's blocks (256 for
+// 1 GiB), nearly all of them committed already, and 256 failed link(2)
+// calls under the key lock cost more than the commit's own syncs.
+const stagedScanFrom = 16
+
+// stagedSet reports which block ids may have a staging in kd, for a commit
+// of n ids: every id when n is small (the link tells), else those whose
+// s- name was in the directory when read. The caller holds the key lock,
+// so no staging it finds disappears (garbage collection and commits take
+// the lock); a staging that appears meanwhile is of a stage that did not
+// return before the commit began.
+func stagedSet(kd string, n int) (func(id string) bool, error) {
+	if n < stagedScanFrom {
+		return func(string) bool { return true }, nil
+	}
+	d, err := os.Open(kd)
+	if err != nil {
+		return nil, err
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", kd, err)
+	}
+	staged := map[string]bool{}
+	for _, name := range names {
+		if id, ok := strings.CutPrefix(name, stagedPrefix); ok {
+			staged[id] = true
+		}
+	}
+	return func(id string) bool { return staged[id] }, nil
 }
 
 // writeManifest replaces kd/m with data durably. syncLinks: new block
