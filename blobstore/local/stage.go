@@ -121,7 +121,8 @@ func (s *Store) publishDurable(f *os.File, kd, tmp, key, blockID string) error {
 		}
 		return nil
 	}
-	if err == nil {
+	linked := err == nil
+	if linked {
 		err = os.Remove(tmp) // before the directory's sync, which then covers it
 	}
 	dirSynced := make(chan error, 1)
@@ -132,13 +133,23 @@ func (s *Store) publishDurable(f *os.File, kd, tmp, key, blockID string) error {
 			err = derr
 		}
 	}
+	if err != nil {
+		// Neither name is left naming bytes that may be torn: staged only
+		// while it is still this call's file (a concurrent restaging of
+		// the id may have renamed its own over it).
+		_ = os.Remove(tmp)
+		if linked {
+			if mine, serr := f.Stat(); serr == nil {
+				if cur, serr := os.Stat(staged); serr == nil && os.SameFile(mine, cur) {
+					_ = os.Remove(staged)
+				}
+			}
+		}
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		// Neither name is left naming bytes that may be torn.
-		_ = os.Remove(tmp)
-		_ = os.Remove(staged)
 		return fmt.Errorf("stage %q block %s: %w", key, blockID, err)
 	}
 	return nil
