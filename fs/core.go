@@ -31,6 +31,9 @@ type FileSystem struct {
 	// queuedHook, when set, is called after a REST write joined its
 	// file's commit queue (tests: an event to synchronise on).
 	queuedHook func()
+	// groupWait bounds a group commit's wait for the file's writes still
+	// staging (groupcommit.go); tests change it.
+	groupWait time.Duration
 
 	notices   notices // wake-ups of this FileSystem's watchers (notify.go)
 	watchHint *hint   // rows in ns_watches, all processes (notify.go); nil: always ask
@@ -74,6 +77,8 @@ type fileState struct {
 
 	queueMu sync.Mutex
 	queue   []*rangeWrite // REST writes waiting for a group commit (groupcommit.go)
+	staging int           // REST writes staging their blocks, not queued yet (stagingMark)
+	queued  chan struct{} // a write joined queue (capacity 1; made with the first mark)
 }
 
 // SchemaVersion is the version of the namespace tables this build creates
@@ -289,6 +294,7 @@ func newFileSystem(ctx context.Context, cfg Config) (*FileSystem, error) {
 	fsys := &FileSystem{
 		table:       cfg.Table,
 		wal:         walsync.New(cfg.Table.Path()),
+		groupWait:   groupWait,
 		store:       cfg.Store,
 		log:         cfg.Logger,
 		now:         cfg.Now,

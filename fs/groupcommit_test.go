@@ -3,8 +3,10 @@ package fs
 import (
 	"bytes"
 	"errors"
+	"io"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/blobshare/blobshare/locks"
 )
@@ -102,5 +104,92 @@ func TestGroupCommit(t *testing.T) {
 	}
 	if len(rs) != 1 || rs[0].Start != 0 || rs[0].End != 3*BlockSize-1 {
 		t.Errorf("ranges %+v, want bytes 0 to 3 blocks - 1", rs)
+	}
+}
+
+// gatedBody is a Put Range body that signals its first Read and then
+// delivers data only once open is closed.
+type gatedBody struct {
+	data    []byte
+	reading chan struct{}
+	open    chan struct{}
+	once    sync.Once
+}
+
+func newGatedBody(data []byte) *gatedBody {
+	return &gatedBody{data: data, reading: make(chan struct{}), open: make(chan struct{})}
+}
+
+func (g *gatedBody) Read(p []byte) (int, error) {
+	g.once.Do(func() { close(g.reading) })
+	<-g.open
+	if len(g.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, g.data)
+	g.data = g.data[n:]
+	return n, nil
+}
+
+// TestGroupCommitWaitsForStaging: a group commit waits for the file's
+// REST writes still staging (their bodies on their way), so that they
+// join it: a write queued while another is reading its body is answered
+// with the same new version once the other arrives. A write that does
+// not arrive within the bound (groupWait) is left to the next commit.
+func TestGroupCommitWaitsForStaging(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		wait      time.Duration
+		sameGroup bool
+	}{
+		{"the staging write joins", time.Minute, true},
+		{"a stalled write is not waited for past the bound", 20 * time.Millisecond, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.share("data")
+			e.fs.groupWait = tc.wait
+			if _, err := e.fs.CreateFile(ctxBG, CreateFileRequest{Path: "data/f", Size: 2 * BlockSize}); err != nil {
+				t.Fatal(err)
+			}
+			queued := make(chan struct{}, 2)
+			e.fs.queuedHook = func() { queued <- struct{}{} }
+			block := func(c byte) []byte { return bytes.Repeat([]byte{c}, BlockSize) }
+
+			slow := newGatedBody(block('s'))
+			slowDone := make(chan Attr, 1)
+			go func() {
+				a, err := e.fs.PutRange(ctxBG, PutRangeRequest{Path: "data/f", Offset: BlockSize, Length: BlockSize, Body: slow})
+				if err != nil {
+					t.Error(err)
+				}
+				slowDone <- a
+			}()
+			<-slow.reading // counted as staging from here on
+			fastDone := make(chan Attr, 1)
+			go func() {
+				a, err := e.fs.PutRange(ctxBG, PutRangeRequest{Path: "data/f", Offset: 0, Length: BlockSize, Body: bytes.NewReader(block('f'))})
+				if err != nil {
+					t.Error(err)
+				}
+				fastDone <- a
+			}()
+			<-queued // the fast write is queued and about to lead the commit
+			var fast Attr
+			if !tc.sameGroup {
+				fast = <-fastDone // answered while the slow body still stalls
+			}
+			close(slow.open)
+			s := <-slowDone
+			if tc.sameGroup {
+				fast = <-fastDone
+			}
+			if same := fast.Version == s.Version; same != tc.sameGroup {
+				t.Errorf("versions %d and %d: same group %v, want %v", fast.Version, s.Version, same, tc.sameGroup)
+			}
+			if got, want := e.content("data/f"), append(block('f'), block('s')...); !bytes.Equal(got, want) {
+				t.Errorf("content differs from the two writes (%d bytes)", len(got))
+			}
+		})
 	}
 }

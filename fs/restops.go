@@ -482,6 +482,8 @@ func (fsys *FileSystem) putRange(ctx context.Context, req PutRangeRequest) (Attr
 	s := newStage(fsys, id)
 	s.durable = true // acknowledged when committed: sync the data before the commit lock
 	defer s.reset()
+	mark := fsys.markStaging(id) // a group commit meanwhile waits for it (groupcommit.go)
+	defer mark.release()
 	if req.Body == nil {
 		err = s.clearRange(ctx, req.Offset, req.Length)
 	} else {
@@ -490,7 +492,7 @@ func (fsys *FileSystem) putRange(ctx context.Context, req PutRangeRequest) (Attr
 	if err != nil {
 		return Attr{}, pathErr("put range", req.Path, err)
 	}
-	a, err := fsys.commitRange(ctx, "put range", req.Path, id, s, req.Offset, req.Length, req.LeaseID, req.PreserveLastWrite)
+	a, err := fsys.commitRange(ctx, "put range", req.Path, id, s, req.Offset, req.Length, req.LeaseID, req.PreserveLastWrite, mark)
 	return fsys.durable(ctx, "put range", req.Path, a, err)
 }
 
@@ -529,9 +531,11 @@ func stageFrom(ctx context.Context, s *stage, r io.Reader, off, n int64) error {
 // commitRange commits a staged REST write of [off, off+n) to file id.
 // Writes of whole blocks that do not preserve the write time are
 // committed in groups (commitRanges); others alone.
-func (fsys *FileSystem) commitRange(ctx context.Context, op, path string, id FileID, s *stage, off, n int64, leaseID string, preserve bool) (Attr, error) {
+// mark, when not nil, counts the write as staging on the file until it
+// joins the group queue.
+func (fsys *FileSystem) commitRange(ctx context.Context, op, path string, id FileID, s *stage, off, n int64, leaseID string, preserve bool, mark *stagingMark) (Attr, error) {
 	if !preserve && s.wholeBlocksOnly() {
-		return fsys.commitRanges(ctx, op, path, id, &rangeWrite{stage: s, off: off, n: n, leaseID: leaseID})
+		return fsys.commitRanges(ctx, op, path, id, &rangeWrite{stage: s, off: off, n: n, leaseID: leaseID, mark: mark})
 	}
 	var prevWrite int64
 	e, err := fsys.commit(ctx, id, commitOp{
@@ -612,7 +616,7 @@ func (fsys *FileSystem) putRangeFrom(ctx context.Context, req PutRangeFromReques
 	if err := stageFrom(ctx, s, from, req.Offset, req.Length); err != nil {
 		return Attr{}, pathErr("put range from URL", req.Path, err)
 	}
-	a, err := fsys.commitRange(ctx, "put range from URL", req.Path, dst, s, req.Offset, req.Length, req.LeaseID, req.PreserveLastWrite)
+	a, err := fsys.commitRange(ctx, "put range from URL", req.Path, dst, s, req.Offset, req.Length, req.LeaseID, req.PreserveLastWrite, nil)
 	return fsys.durable(ctx, "put range from URL", req.Path, a, err)
 }
 

@@ -268,3 +268,71 @@ func TestPutBlockSurvivesSIGKILL(t *testing.T) {
 		t.Fatalf("committed blob: %d bytes (want %d), equal %v, err %v", len(got), len(want), bytes.Equal(got, want), err)
 	}
 }
+
+// TestPutBlockListSurvivesSIGKILL: serve is killed with SIGKILL while 4
+// Put Block Lists are in flight, each committing a new version of its own
+// blob: the block of its first version, committed, followed by a block
+// staged (and acknowledged) before the commits began. After a restart on
+// the same --data every blob whose commit was answered before the kill
+// reads as its new version exactly; every other blob reads as its first
+// version or its new one, whole.
+func TestPutBlockListSurvivesSIGKILL(t *testing.T) {
+	ctx := context.Background()
+	data := t.TempDir()
+	first, err := servetest.Start(blobshareBin, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopServe(t, first) })
+	c := blobClient(t, first.BlobURL)
+	if _, err := c.CreateContainer(ctx, "crash", nil); err != nil {
+		t.Fatal(err)
+	}
+	const blk = 1 << 20
+	name := func(i int) string { return fmt.Sprintf("b%02d.bin", i) }
+	oldID := base64.StdEncoding.EncodeToString([]byte("block-old"))
+	newID := base64.StdEncoding.EncodeToString([]byte("block-new"))
+	oldData := func(i int) []byte { return crashData(1, i)[:blk] }
+	newData := func(i int) []byte { return crashData(2, i)[:blk] }
+	stage := func(i int, id string, b []byte) {
+		bb := c.ServiceClient().NewContainerClient("crash").NewBlockBlobClient(name(i))
+		if _, err := bb.StageBlock(ctx, id, streaming.NopCloser(bytes.NewReader(b)), nil); err != nil {
+			t.Fatalf("blob %d: %v", i, err)
+		}
+	}
+	for i := range crashChunks {
+		stage(i, oldID, oldData(i))
+		bb := c.ServiceClient().NewContainerClient("crash").NewBlockBlobClient(name(i))
+		if _, err := bb.CommitBlockList(ctx, []string{oldID}, nil); err != nil {
+			t.Fatalf("blob %d, first version: %v", i, err)
+		}
+		stage(i, newID, newData(i))
+	}
+	acked := uploadUntilKilled(t, first, func(i int) error {
+		bb := c.ServiceClient().NewContainerClient("crash").NewBlockBlobClient(name(i))
+		_, err := bb.CommitBlockList(ctx, []string{oldID, newID}, nil)
+		return err
+	})
+
+	s := startServe(t, data)
+	c = blobClient(t, s.BlobURL)
+	for i := range crashChunks {
+		resp, err := c.DownloadStream(ctx, "crash", name(i), nil)
+		if err != nil {
+			t.Fatalf("blob %d: %v", i, err)
+		}
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("blob %d: %v", i, err)
+		}
+		both := append(oldData(i), newData(i)...)
+		switch {
+		case bytes.Equal(got, both):
+		case acked[i]:
+			t.Errorf("blob %d's commit was acknowledged before the kill, but it reads %d bytes, not its new version", i, len(got))
+		case !bytes.Equal(got, oldData(i)):
+			t.Errorf("blob %d reads %d bytes: neither version whole", i, len(got))
+		}
+	}
+}

@@ -7,15 +7,17 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/blobshare/blobshare/blobstore"
 )
 
 // CommitBlocks writes a new manifest under the key lock. Staged blocks are
 // hard-linked to fresh b-<unique> names (no data copy; committed blocks
-// are reused by name) and fsynced (in parallel; their writeback started
-// when they were staged), the links and the manifest temp file are synced,
-// the manifest renamed over the old one, and the directory synced. Then
+// are reused by name); the new links' files, the directory holding their
+// names and the manifest's temp file are synced in one round
+// (syncForCommit; the blocks' writeback started when they were staged),
+// the manifest is renamed over the old one, and the directory synced. Then
 // the consumed staged names and the old version's blocks that the new one
 // does not use are removed (readers already reading hold open fds).
 func (s *Store) CommitBlocks(ctx context.Context, key string, ids []string, cond blobstore.Conditions) (blobstore.Info, error) {
@@ -62,13 +64,20 @@ func (s *Store) CommitBlocks(ctx context.Context, key string, ids []string, cond
 		}
 		return blobstore.Info{}, err
 	}
+	isStaged, err := stagedSet(kd, len(ids))
+	if err != nil {
+		return fail(fmt.Errorf("commit %q: %w", key, err))
+	}
 	for _, id := range ids {
 		if _, ok := resolved[id]; ok {
 			continue
 		}
 		staged := filepath.Join(kd, stagedPrefix+id)
 		name := blockPrefix + randHex(12)
-		err := os.Link(staged, filepath.Join(kd, name))
+		err := fs.ErrNotExist
+		if isStaged(id) {
+			err = os.Link(staged, filepath.Join(kd, name))
+		}
 		switch {
 		case err == nil:
 			linked = append(linked, name)
@@ -100,24 +109,18 @@ func (s *Store) CommitBlocks(ctx context.Context, key string, ids []string, cond
 		m.Blocks = append(m.Blocks, resolved[id])
 	}
 	data := m.marshal()
-	// The new blocks and the manifest's temp file are synced at once:
-	// nothing names the temp file until the rename below, and concurrent
-	// fsyncs share the file system's journal commits (one sync after the
-	// other cost a journal commit each, under the key lock, and each
-	// waits for whatever data other writers have in flight).
-	blocksSynced := make(chan error, 1)
-	go func() { blocksSynced <- syncFiles(kd, linked) }()
-	tmp, err := writeTemp(kd, data)
-	if berr := <-blocksSynced; berr != nil {
-		if err == nil {
-			_ = os.Remove(tmp)
-		}
-		return fail(fmt.Errorf("commit %q: %w", key, berr))
-	}
+	// One round of syncs before the rename, all at once: the new block
+	// links' files, the manifest's temp file (nothing names it until the
+	// rename) and, once both the links and the temp file exist, the key
+	// directory holding their names. Concurrent fsyncs share the file
+	// system's journal commits; one after the other, each cost a journal
+	// commit of its own under the key lock (the FileREST profile: 23 ms
+	// of a group commit's 26 in CommitBlocks, three rounds of syncs).
+	tmp, err := s.syncForCommit(kd, linked, data)
 	if err != nil {
 		return fail(fmt.Errorf("commit %q: %w", key, err))
 	}
-	if renamed, err := s.installManifest(kd, tmp, len(linked) > 0); err != nil {
+	if renamed, err := s.installManifest(kd, tmp, false); err != nil {
 		if renamed {
 			// The new manifest is in place (readers may see it) but its
 			// durability is unknown: keep everything it names; the
@@ -139,6 +142,41 @@ func (s *Store) CommitBlocks(ctx context.Context, key string, ids []string, cond
 	return m.info(key), nil
 }
 
+// stagedScanFrom is the length of a block list from which CommitBlocks
+// reads the key directory's names once rather than trying a link per id:
+// a FileREST upload's every commit names all the file's blocks (256 for
+// 1 GiB), nearly all of them committed already, and 256 failed link(2)
+// calls under the key lock cost more than the commit's own syncs.
+const stagedScanFrom = 16
+
+// stagedSet reports which block ids may have a staging in kd, for a commit
+// of n ids: every id when n is small (the link tells), else those whose
+// s- name was in the directory when read. The caller holds the key lock,
+// so no staging it finds disappears (garbage collection and commits take
+// the lock); a staging that appears meanwhile is of a stage that did not
+// return before the commit began.
+func stagedSet(kd string, n int) (func(id string) bool, error) {
+	if n < stagedScanFrom {
+		return func(string) bool { return true }, nil
+	}
+	d, err := os.Open(kd)
+	if err != nil {
+		return nil, err
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", kd, err)
+	}
+	staged := map[string]bool{}
+	for _, name := range names {
+		if id, ok := strings.CutPrefix(name, stagedPrefix); ok {
+			staged[id] = true
+		}
+	}
+	return func(id string) bool { return staged[id] }, nil
+}
+
 // writeManifest replaces kd/m with data durably. syncLinks: new block
 // links exist in kd and must be durable before the manifest names them.
 // renamed reports whether the new manifest took the place of the old one
@@ -149,6 +187,33 @@ func (s *Store) writeManifest(kd string, data []byte, syncLinks bool) (renamed b
 		return false, err
 	}
 	return s.installManifest(kd, tmp, syncLinks)
+}
+
+// syncForCommit writes data to a new mt- file in kd and makes it, the
+// files of kd named by linked and their names in kd durable, in one round
+// of concurrent fsyncs (the links exist before the call; the temp file's
+// name need not be durable, only what the rename will make of it). It
+// returns the temp file's path.
+func (s *Store) syncForCommit(kd string, linked []string, data []byte) (string, error) {
+	var linksSynced chan error
+	if len(linked) > 0 {
+		linksSynced = make(chan error, 2)
+		go func() { linksSynced <- syncFiles(kd, linked) }()
+		go func() { linksSynced <- syncDir(kd) }()
+	}
+	tmp, err := writeTemp(kd, data)
+	if linksSynced != nil {
+		for range 2 {
+			if lerr := <-linksSynced; lerr != nil && err == nil {
+				_ = os.Remove(tmp)
+				err = lerr
+			}
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	return tmp, nil
 }
 
 // writeTemp writes data to a new mt- file in kd and syncs it.

@@ -22,25 +22,33 @@
 // and renames it to s-<id> (replacing an earlier staging of the id).
 // CommitBlocks, under the key lock, checks the conditions against the
 // current manifest, hard-links each staged block it names to a fresh
-// b-<random> name (no data copy; committed ids reuse their b- file),
-// fsyncs those new block files (several at once; their writeback is
-// mostly done by then) while it writes the new manifest to an mt- file
-// and fsyncs that (nothing names it yet; concurrent fsyncs share journal
-// commits, where one after the other cost one each under the key lock),
-// then fsyncs the directory (so the links are durable before anything
-// names them), renames the manifest over m and fsyncs the directory
-// again. Every commit
-// gets a new random ETag. Only then are the consumed s- names and the
-// blocks the old version used and the new one does not removed.
+// b-<random> name (no data copy; committed ids reuse their b- file), then
+// runs one round of fsyncs at once: those new block files (their
+// writeback is mostly done by then), the key directory (so the links are
+// durable before anything names them) and the new manifest, written to
+// an mt- file that nothing names yet. Then it renames the manifest over m
+// and fsyncs the directory again. Concurrent fsyncs share journal
+// commits; one after the other, each cost a journal commit of its own
+// under the key lock, and on ext4 in ordered mode each such commit waits
+// for the data other writers have in flight. Every commit gets a new
+// random ETag. Only then are the consumed s- names and the blocks the old
+// version used and the new one does not removed.
 //
 // StageBlockDurable (blobstore.DurableStager) is StageBlock for a block
 // that is acknowledged before any commit names it (a Blob Put Block, a
-// FileREST Put Range): it fsyncs the t- file instead of starting its
-// writeback, renames it and fsyncs the key directory, taking no lock, so
-// concurrent writers' data syncs overlap (4 writers each fsyncing 4 MiB
-// reach about the disk's buffered bandwidth; one after the other, a
-// quarter of it). The commit that names the block then finds its data
-// clean: its fsync of the new link is a metadata journal commit.
+// FileREST Put Range): it takes no lock, so concurrent writers' data
+// syncs overlap (4 writers each fsyncing 4 MiB reach about the disk's
+// buffered bandwidth; one after the other, a quarter of it). It gives the
+// t- file its s- name first, with link(2), and then fsyncs the file and
+// the key directory at once: one round where syncing the data, renaming
+// and syncing the directory took two, one after the other. Until the
+// round ends the name may cover torn data, which is safe only because
+// the name is new: link fails on an existing staging of the id (whose
+// bytes may be acknowledged), and such a restaging syncs its data first
+// and renames after. Nobody learns of a block before its stage returns,
+// so a crash in between leaves an unreferenced staging that garbage
+// collection removes. The commit that names the block then finds its
+// data clean: its fsync of the new link is a metadata journal commit.
 //
 // Deferring the block fsync from StageBlock to the commit keeps the disk
 // busy while the next block is staged; fsyncing each 4 MiB block as it was

@@ -22,12 +22,12 @@ func (s *Store) StageBlock(ctx context.Context, key, blockID string, r io.Reader
 	return s.stage(ctx, key, blockID, r, false)
 }
 
-// StageBlockDurable implements blobstore.DurableStager: StageBlock that
-// fsyncs the block's file before the rename and the key directory after
-// it, so the staged block survives a power cut when it returns. Several
-// writers' syncs run at once (no lock is held) and their directory syncs
-// share the file system's journal commits; the commit that names the
-// block later finds its data clean.
+// StageBlockDurable implements blobstore.DurableStager: StageBlock whose
+// block survives a power cut when it returns. Its file's fsync and the
+// key directory's run at once, after the name is made (publishDurable).
+// Several writers' syncs run at once (no lock is held) and share the
+// file system's journal commits; the commit that names the block later
+// finds its data clean.
 func (s *Store) StageBlockDurable(ctx context.Context, key, blockID string, r io.Reader) (int64, error) {
 	return s.stage(ctx, key, blockID, r, true)
 }
@@ -63,12 +63,14 @@ func (s *Store) stage(ctx context.Context, key, blockID string, r io.Reader, dur
 	} else {
 		n, err = s.copyCtx(ctx, f, r)
 	}
-	if err == nil {
-		if durable {
-			err = f.Sync()
-		} else {
-			startWriteback(f) // fsynced by the commit that uses it
+	if err == nil && durable {
+		if err := s.publishDurable(f, kd, tmp, key, blockID); err != nil {
+			return 0, err
 		}
+		return n, nil
+	}
+	if err == nil {
+		startWriteback(f) // fsynced by the commit that uses it
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -82,12 +84,75 @@ func (s *Store) stage(ctx context.Context, key, blockID string, r io.Reader, dur
 		}
 		return 0, fmt.Errorf("stage %q block %s: %w", key, blockID, err)
 	}
-	if durable {
-		if err := syncDir(kd); err != nil {
-			return 0, fmt.Errorf("stage %q block %s: %w", key, blockID, err)
+	return n, nil
+}
+
+// publishDurable gives the written temp file f (path tmp in kd) the name
+// of staged block blockID and makes both its data and that name durable
+// in one round: the file's fsync and the directory's run at once, where
+// syncing the data before the rename and the directory after it cost two
+// journal commits one after the other, each waiting for the data other
+// writers have in flight. The name comes first, so it may name torn data
+// until the round ends; that is safe only for a name nothing refers to,
+// so it is made by link(2), which fails on an existing staging of the id
+// (its bytes may be acknowledged): such a restaging syncs first and
+// renames after, as before. Nobody learns the id before the stage returns
+// (Put Block records it afterwards, fs commits it afterwards), and a
+// crash leaves the torn staging to garbage collection. f is closed.
+func (s *Store) publishDurable(f *os.File, kd, tmp, key, blockID string) error {
+	staged := filepath.Join(kd, stagedPrefix+blockID)
+	err := os.Link(tmp, staged)
+	if errors.Is(err, fs.ErrExist) {
+		// Restaging an id: its old bytes stay until the new ones are durable.
+		err = f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(tmp, staged)
+		}
+		if err == nil {
+			err = syncDir(kd)
+		} else if rerr := os.Remove(tmp); rerr != nil {
+			s.log.Warn("blobstore: remove temp block", "path", tmp, "err", rerr)
+		}
+		if err != nil {
+			return fmt.Errorf("stage %q block %s: %w", key, blockID, err)
+		}
+		return nil
+	}
+	linked := err == nil
+	if linked {
+		err = os.Remove(tmp) // before the directory's sync, which then covers it
+	}
+	dirSynced := make(chan error, 1)
+	if err == nil {
+		go func() { dirSynced <- syncDir(kd) }()
+		err = f.Sync()
+		if derr := <-dirSynced; err == nil {
+			err = derr
 		}
 	}
-	return n, nil
+	if err != nil {
+		// Neither name is left naming bytes that may be torn: staged only
+		// while it is still this call's file (a concurrent restaging of
+		// the id may have renamed its own over it).
+		_ = os.Remove(tmp)
+		if linked {
+			if mine, serr := f.Stat(); serr == nil {
+				if cur, serr := os.Stat(staged); serr == nil && os.SameFile(mine, cur) {
+					_ = os.Remove(staged)
+				}
+			}
+		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("stage %q block %s: %w", key, blockID, err)
+	}
+	return nil
 }
 
 // copyCtx copies r to w through a pooled buffer, checking ctx between

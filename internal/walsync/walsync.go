@@ -110,7 +110,7 @@ func (s *Syncer) syncWAL() error {
 	if err != nil {
 		return fmt.Errorf("walsync: %w", err)
 	}
-	err = f.Sync()
+	err = datasync(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
