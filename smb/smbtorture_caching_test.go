@@ -31,6 +31,7 @@ var smbdWithLeases = []string{"smb2 leases = yes", "kernel oplocks = no"}
 // BLOBSHARE_TORTURE_CACHING_OFF=1 runs both suites against blobshare
 // without caching (the baseline) and prints what passes.
 func TestSmbtortureCaching(t *testing.T) {
+	t.Parallel() // a run is mostly smbtorture waiting (break timeouts, sleeps): the suites run side by side
 	tortureKept(t, cachingSuites, "smbtorture-caching-pass.txt", "BLOBSHARE_TORTURE_CACHING", smbdWithLeases)
 }
 

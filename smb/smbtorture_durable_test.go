@@ -20,5 +20,6 @@ var smbdWithDurable = append(append([]string(nil), smbdWithLeases...),
 // TestSmbtortureCaching apply with the prefix BLOBSHARE_TORTURE_DURABLE
 // (_SURVEY=1 rebuilds the list, _RUN="suite.test ..." runs a few).
 func TestSmbtortureDurable(t *testing.T) {
+	t.Parallel() // a run is mostly smbtorture waiting (break timeouts, sleeps): the suites run side by side
 	tortureKept(t, durableSuites, "smbtorture-durable-pass.txt", "BLOBSHARE_TORTURE_DURABLE", smbdWithDurable)
 }

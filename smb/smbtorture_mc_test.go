@@ -13,6 +13,7 @@ import (
 // fails with STATUS_INSUFFICIENT_RESOURCES). They are outside the suites
 // TestSmbtorture covers.
 func TestSmbtortureMultichannel(t *testing.T) {
+	t.Parallel() // a run is mostly smbtorture waiting (break timeouts, sleeps): the suites run side by side
 	e := newEnv(t)
 	e.mustShare("share")
 	for suite, tests := range map[string][]string{

@@ -27,6 +27,7 @@ var smbdNotify = append(slices.Clone(smbdWithLeases), "kernel change notify = no
 // passes; BLOBSHARE_TORTURE_NOTIFY_RUN="smb2.notify.x ..." runs those
 // tests alone and prints smbtorture's output.
 func TestSmbtortureNotify(t *testing.T) {
+	t.Parallel() // a run is mostly smbtorture waiting (break timeouts, sleeps): the suites run side by side
 	if _, err := exec.LookPath("smbtorture"); err != nil {
 		requireTool(t, "smbtorture (Debian samba-testsuite)", err)
 	}

@@ -111,6 +111,7 @@ func suiteOf(t *testing.T, name string) string {
 // machine (testdata/smbtorture-smbd-pass.txt) against blobshare and fails
 // on any failure.
 func TestSmbtorture(t *testing.T) {
+	t.Parallel() // a run is mostly smbtorture waiting (break timeouts, sleeps): the suites run side by side
 	if _, err := exec.LookPath("smbtorture"); err != nil {
 		requireTool(t, "smbtorture (Debian samba-testsuite)", err)
 	}
