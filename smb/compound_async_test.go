@@ -252,3 +252,25 @@ func TestCompoundOtherAsync(t *testing.T) {
 		t.Fatalf("after the unlock: %v, want the LOCK granted", statuses(f))
 	}
 }
+
+// TestCompoundRelatedFileID: a related request uses the file of the
+// request before it, whether a CREATE made it or the request named it
+// (MS-SMB2 3.3.5.2.7.2; smbtorture smb2.compound_async.flush_close): a
+// FLUSH of an open file and a related CLOSE close that file.
+func TestCompoundRelatedFileID(t *testing.T) {
+	c := loggedOn(t, newTestServer(t, newTestFS(t)))
+	st, id := c.create("named.txt", 0xc0000000, shareAll, dispOpenIf, 0)
+	if st != ntstatus.Success {
+		t.Fatalf("create: %v", st)
+	}
+	flush := make([]byte, 24)
+	le.PutUint16(flush, 24)
+	id.put(flush[8:])
+	ids := c.sendCompound(part{cmd: cmdFlush, body: flush}, part{cmd: cmdClose, body: closeReq(relatedFileID), related: true})
+	if got := statuses(c.nextFrame()); got[ids[0]] != ntstatus.Success || got[ids[1]] != ntstatus.Success {
+		t.Fatalf("FLUSH + related CLOSE: %v, want both served on the named file", got)
+	}
+	if st, _ := c.call(cmdClose, closeReq(id)); st != ntstatus.FileClosed {
+		t.Fatalf("closing the file again: %v, want STATUS_FILE_CLOSED (the related CLOSE closed it)", st)
+	}
+}

@@ -291,6 +291,10 @@ type related struct {
 	file      fileID
 	status    ntstatus.Status
 	any       bool
+	// signer is the session of the chain's last request that had one,
+	// unrelated requests included: it signs the STATUS_INVALID_PARAMETER
+	// of a related request with nothing to inherit.
+	signer *session
 }
 
 // handleFrame serves one frame: an SMB1 NEGOTIATE, or one SMB2 message or
@@ -502,13 +506,23 @@ func (c *conn) handleMessage(ctx context.Context, h header, msg []byte, rel *rel
 	if h.Flags&flagRelated != 0 {
 		resp.hdr.Flags |= flagRelated
 		if first || !rel.any {
+			// No session or tree to inherit (MS-SMB2 3.3.5.2.7.2); the
+			// answer is signed when the header names a session that
+			// signs, as any other error of the session's.
 			resp.hdr.Credits = c.grantCredits(h.Credits)
+			s := c.sessions[h.SessionID]
+			if s == nil || !s.valid.Load() {
+				s = rel.signer // smbd signs with the chain's last key; Samba's client checks so
+			}
+			if s != nil && s.valid.Load() && enc == nil && h.Command != cmdSessionSetup {
+				resp.sess, resp.sign = s, h.Flags&flagSigned != 0 || s.signingRequired
+			}
 			return c.fail(resp, ntstatus.InvalidParameter), nil
 		}
 		h.SessionID, h.TreeID = rel.sessionID, rel.treeID
 		resp.hdr.SessionID, resp.hdr.TreeID = h.SessionID, h.TreeID
 	} else {
-		*rel = related{}
+		*rel = related{signer: rel.signer}
 	}
 	req := &request{hdr: h, msg: msg, rel: rel, enc: enc}
 	status, out, err := c.dispatch(ctx, req, resp)
@@ -517,6 +531,7 @@ func (c *conn) handleMessage(ctx context.Context, h header, msg []byte, rel *rel
 	}
 	resp.hdr.Credits = c.grantCredits(h.Credits)
 	if req.sess != nil && h.Command != cmdSessionSetup {
+		rel.signer = req.sess
 		resp.sess = req.sess
 		// An encrypted reply is not signed (MS-SMB2 3.3.4.1.1).
 		resp.sign = enc == nil && (h.Flags&flagSigned != 0 || req.sess.signingRequired)
@@ -528,7 +543,10 @@ func (c *conn) handleMessage(ctx context.Context, h header, msg []byte, rel *rel
 	if status.IsError() {
 		c.log.Debug("smb: request failed", "command", h.Command, "message_id", h.MessageID, "status", status.String())
 	}
-	rel.any, rel.sessionID, rel.treeID = true, resp.hdr.SessionID, resp.hdr.TreeID
+	// A request without a session leaves none to the related requests
+	// after it: they fail STATUS_INVALID_PARAMETER (MS-SMB2 3.3.5.2.7.2,
+	// smbtorture smb2.compound.invalid2).
+	rel.any, rel.sessionID, rel.treeID = status != ntstatus.UserSessionDeleted, resp.hdr.SessionID, resp.hdr.TreeID
 	if status.IsError() && h.Command == cmdCreate {
 		rel.status = status
 	}
