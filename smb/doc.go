@@ -36,7 +36,11 @@
 // async in the middle of a chain is answered STATUS_INTERNAL_ERROR at its
 // place and the chain goes on, as Windows does (MS-SMB2 3.3.5.2.7:
 // "except for the last request in the chain and CREATE requests that
-// cause oplock breaks"; smbtorture smb2.compound.interim2).
+// cause oplock breaks"; smbtorture smb2.compound.interim2). A related
+// request inherits the file id of the request before it, whether a CREATE
+// made it or the request named it; after a request with no valid session,
+// related requests are STATUS_INVALID_PARAMETER (MS-SMB2 3.3.5.2.7.2),
+// signed with the key of the chain's last session, as smbd signs them.
 //
 // A READ alone in its frame is served on a goroutine of the connection
 // (at most maxReadsInFlight at once, each reading into a pooled buffer
@@ -60,6 +64,10 @@
 // durable handle, not granted yet). TestSmbtortureCaching runs the tests of smb2.oplock and
 // smb2.lease that smbd (with leases) and blobshare both pass
 // (testdata/smbtorture-caching-pass.txt; its survey mode lists them again).
+// TestSmbtortureCompound runs the compound tests (smb2.compound,
+// smb2.compound_async, smb2.compound_find) of
+// testdata/smbtorture-compound-pass.txt, which says why the others are
+// not on it.
 //
 // TestLinuxCIFSClient (package integration) runs the Linux kernel's SMB
 // client, Debian's cifs.ko in a QEMU guest, against `blobshare serve`:
