@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -114,7 +116,9 @@ func (p timeoutPolicy) Do(req *policy.Request) (*http.Response, error) {
 // smb-leases.md §1.2), each break seen in the client's own count of the
 // acknowledgments it sent:
 //   - Get File against the Write caching of a handle with written, cached
-//     bytes waits for the client's flush and returns those bytes;
+//     bytes waits for the client's flush and returns those bytes; so does
+//     a read through a `blobshare mount` process (its open breaks the
+//     lease, as a local open would);
 //   - Put Range against two clients' RH leases breaks them without
 //     waiting, and the clients' next reads fetch the new bytes (without
 //     the break they would read their cache for ever);
@@ -124,7 +128,7 @@ func (p timeoutPolicy) Do(req *policy.Request) (*http.Response, error) {
 //   - a client that does not acknowledge (its machine stopped) makes Get
 //     File answer ClientCacheFlushDelay within the request's timeout; once
 //     it runs again it flushes, acknowledges, and Get File sees its bytes.
-func cifsLeases(t *testing.T, c *cifsCase, s *server) {
+func cifsLeases(t *testing.T, c *cifsCase, s *server, data string) {
 	ctx := testCtx(t)
 
 	c.put("flush.txt", []byte("old!"))
@@ -134,6 +138,22 @@ func cifsLeases(t *testing.T, c *cifsCase, s *server) {
 	c.wantGet("flush.txt", "new!")
 	if after := c.acks(); after <= before {
 		t.Errorf("Get File against a written handle: the client acknowledged %d breaks before and %d after, want more", before, after)
+	}
+	c.expect("ok", "close w")
+
+	// A `blobshare mount` process over the same data directory: its open
+	// breaks the lease and waits for the flush, as a local open would.
+	mnt := t.TempDir()
+	startMountProcess(t, data, mnt)
+	c.put("mount.txt", []byte("old!"))
+	c.expect("ok", "open w %s rw", c.path("mount.txt"))
+	c.expect("ok 4", "write w 0 mnt!")
+	before = c.acks()
+	if got, err := os.ReadFile(filepath.Join(mnt, leaseShare, "mount.txt")); err != nil || string(got) != "mnt!" {
+		t.Errorf("read through the mount: %q, %v; want the client's flushed bytes", got, err)
+	}
+	if after := c.acks(); after <= before {
+		t.Errorf("mount open against a written handle: the client acknowledged %d breaks before and %d after, want more", before, after)
 	}
 	c.expect("ok", "close w")
 

@@ -57,7 +57,8 @@ func TestLinuxCIFSClient(t *testing.T) {
 		t.Skipf("the Linux SMB client test needs its QEMU guest (make cifs): %v", err)
 	}
 	start := time.Now()
-	s := startServe(t, t.TempDir())
+	data := t.TempDir()
+	s := startServe(t, data)
 	svc := serviceClient(t, s)
 	for _, share := range append(cifsShares(), leaseShare) {
 		if _, err := svc.NewShareClient(share).Create(testCtx(t), nil); err != nil {
@@ -117,7 +118,7 @@ func TestLinuxCIFSClient(t *testing.T) {
 		cifsTwoClients(t, &cifsCase{t: t, g: g.on(t), sh: svc.NewShareClient(cifsDialects[0].share), mnt: "/mnt/" + cifsDialects[0].share})
 	})
 	t.Run("Leases", func(t *testing.T) {
-		cifsLeases(t, &cifsCase{t: t, g: g.on(t), sh: svc.NewShareClient(leaseShare), mnt: leaseMount}, s)
+		cifsLeases(t, &cifsCase{t: t, g: g.on(t), sh: svc.NewShareClient(leaseShare), mnt: leaseMount}, s, data)
 	})
 	g.expect("ok", "umount /mnt/second")
 	g.expect("ok", "umount %s", leaseSecond)
