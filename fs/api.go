@@ -348,10 +348,14 @@ func (fsys *FileSystem) Setattr(ctx context.Context, id FileID, req SetattrReque
 }
 
 // Open opens an existing file by id (FUSE OPEN) as a handle in the lock
-// table. Errors: ErrNotFound, ErrIsDir, locks.ErrSharingViolation,
+// table, first breaking the SMB clients' oplocks and leases it meets and
+// waiting for them, as a local open would (breaks.go). Errors: ErrNotFound, ErrIsDir, locks.ErrSharingViolation,
 // locks.ErrDeletePending, locks.ErrReadOnly (write access to a ReadOnly
 // file).
 func (fsys *FileSystem) Open(ctx context.Context, id FileID, opts OpenOptions) (*Handle, error) {
+	if err := fsys.breakCaching(ctx, id, locks.RequesterMount, opts, false); err != nil {
+		return nil, err
+	}
 	fsys.commitFor(ctx, id, false)
 	return fsys.openID(ctx, id, opts)
 }
@@ -389,12 +393,16 @@ type OpenPathRequest struct {
 	Open        OpenOptions
 }
 
-// OpenByPath opens (or creates, by Disposition) a file. A name that is
+// OpenByPath opens (or creates, by Disposition) a file, first breaking
+// the SMB clients' oplocks and leases it meets (breaks.go). A name that is
 // delete-pending answers locks.ErrDeletePending. Errors: ErrNotFound,
 // ErrParentNotFound, ErrShareNotFound, ErrExist, ErrIsDir, ErrInvalidName,
 // locks' sharing errors, locks.ErrReadOnly and locks.ErrCannotDelete (an
 // existing ReadOnly file opened to write, overwrite or delete on close).
 func (fsys *FileSystem) OpenByPath(ctx context.Context, req OpenPathRequest) (*Handle, Attr, error) {
+	if err := fsys.breakCachingPath(ctx, req); err != nil {
+		return nil, Attr{}, err
+	}
 	fsys.commitForPath(ctx, req.Path, false)
 	return fsys.openPath(ctx, req)
 }

@@ -271,6 +271,19 @@
 // The tables are the namespace's, not the lock table's, because the
 // change and what a row needs (names and parents) are the namespace's.
 //
+// # SMB clients' oplocks and leases (breaks.go)
+//
+// Open (the mount) and OpenByPath (`session`) first break the SMB clients'
+// oplocks and leases the open meets, as a local open on the file server
+// would, and wait for the acknowledgments (at most the 35 s break
+// timeout), outside any transaction: the decision is package locks'
+// (Tx.DecideCache with RequesterMount or RequesterSession), the
+// notifications go through the lock table's outbox to the process that
+// holds the client's connection, and the open then sees what the client
+// flushed before it acknowledged. Without any caching anywhere
+// (locks.Table.AnyCachingPeek) it costs one read statement. A write
+// through the mount or session does not break Read caching yet.
+//
 // # Key locks
 //
 // A namespace decision that checks and then writes holds the key locks of

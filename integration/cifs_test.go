@@ -29,6 +29,15 @@ var cifsDialects = []struct{ name, opts, share string }{
 	{"2.1", "vers=2.1,", "cifs21"},
 }
 
+// cifsShares are the shares of cifsDialects.
+func cifsShares() []string {
+	var out []string
+	for _, d := range cifsDialects {
+		out = append(out, d.share)
+	}
+	return out
+}
+
 // TestLinuxCIFSClient: the Linux kernel's SMB client (cifs.ko of Debian's
 // kernel, in a QEMU guest) mounts the SMB endpoint of `blobshare serve`
 // as the README's `mount -t cifs` line does, on each dialect, and a Linux
@@ -48,10 +57,11 @@ func TestLinuxCIFSClient(t *testing.T) {
 		t.Skipf("the Linux SMB client test needs its QEMU guest (make cifs): %v", err)
 	}
 	start := time.Now()
-	s := startServe(t, t.TempDir())
+	data := t.TempDir()
+	s := startServe(t, data)
 	svc := serviceClient(t, s)
-	for _, d := range cifsDialects {
-		if _, err := svc.NewShareClient(d.share).Create(testCtx(t), nil); err != nil {
+	for _, share := range append(cifsShares(), leaseShare) {
+		if _, err := svc.NewShareClient(share).Create(testCtx(t), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -70,6 +80,7 @@ func TestLinuxCIFSClient(t *testing.T) {
 	if got := g.do("mount //%s/%s /mnt/second %s", host, cifsDialects[0].share, second); got != "ok" {
 		t.Fatalf("second mount -t cifs: %s", got)
 	}
+	mountLeaseShares(t, g, port, host)
 	// restrict=on: the guest reaches nothing but the SMB endpoint through
 	// guestfwd; the host's REST and SMB ports, open on its loopback, are
 	// refused through QEMU's gateway (without restrict=on they connect).
@@ -106,7 +117,12 @@ func TestLinuxCIFSClient(t *testing.T) {
 	t.Run("SMBAgainstSMB", func(t *testing.T) {
 		cifsTwoClients(t, &cifsCase{t: t, g: g.on(t), sh: svc.NewShareClient(cifsDialects[0].share), mnt: "/mnt/" + cifsDialects[0].share})
 	})
+	t.Run("Leases", func(t *testing.T) {
+		cifsLeases(t, &cifsCase{t: t, g: g.on(t), sh: svc.NewShareClient(leaseShare), mnt: leaseMount}, s, data)
+	})
 	g.expect("ok", "umount /mnt/second")
+	g.expect("ok", "umount %s", leaseSecond)
+	g.expect("ok", "umount %s", leaseMount)
 	t.Logf("checks on %d mounts: %v", len(cifsDialects), time.Since(checks).Round(100*time.Millisecond))
 	for _, d := range cifsDialects {
 		g.expect("ok", "umount /mnt/%s", d.share)

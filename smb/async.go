@@ -28,6 +28,17 @@ type pendingOp struct {
 	// more); interimSent when the loop has sent the interim response,
 	// which the final response must follow.
 	stopped, interimSent chan struct{}
+	// rest is the rest of the compound the request is part of (nil: none),
+	// served after it completes (continue); treeID the tree its related
+	// requests inherit. Set by the connection loop before interimSent.
+	rest   []byte
+	treeID uint32
+	// inline is set when the request may not go async (settleInline):
+	// its goroutine then leaves the final status and body in st and body
+	// for the loop, sending nothing.
+	inline bool
+	st     ntstatus.Status
+	body   []byte
 }
 
 // statusCause carries the final status of a cancelled pending request as a
@@ -55,11 +66,12 @@ func (c *conn) goPendingBody(req *request, o *open, closed ntstatus.Status, wait
 	c.pmu.Lock()
 	c.nextAsync++
 	p := &pendingOp{asyncID: c.nextAsync, messageID: req.hdr.MessageID, sessionID: req.hdr.SessionID, command: req.hdr.Command,
-		open: o, closed: closed, stopped: make(chan struct{}), interimSent: make(chan struct{})}
+		open: o, closed: closed, stopped: make(chan struct{}), interimSent: make(chan struct{}), treeID: req.hdr.TreeID}
 	ctx, cancel := context.WithCancelCause(c.srv.ctx)
 	p.cancel = cancel
 	c.pending[p.asyncID] = p
 	c.pmu.Unlock()
+	c.lastPending = p
 	sess := req.sess
 	sign := req.enc == nil && (req.hdr.Flags&flagSigned != 0 || (sess != nil && sess.signingRequired))
 	enc := req.enc
@@ -81,8 +93,12 @@ func (c *conn) goPendingBody(req *request, o *open, closed ntstatus.Status, wait
 		delete(c.pending, p.asyncID)
 		c.pmu.Unlock()
 		cancel(nil)
+		p.st, p.body = st, body
 		close(p.stopped)
 		<-p.interimSent
+		if p.inline {
+			return
+		}
 		resp := &response{hdr: hdr}
 		resp.hdr.Status = uint32(st)
 		switch {
@@ -96,12 +112,70 @@ func (c *conn) goPendingBody(req *request, o *open, closed ntstatus.Status, wait
 		if sign && sess != nil {
 			resp.sess, resp.sign = sess, true
 		}
+		if p.rest != nil {
+			c.continueChain(p, resp, enc)
+			return
+		}
 		if err := c.send(c.encodeResponses([]*response{resp}), enc); err != nil {
 			c.log.Debug("smb: sending a pending request's final response", "err", err)
 		}
 	}()
 	return p.asyncID
 }
+
+// continueChain serves the rest of the compound of an async CREATE now
+// completed (final is its final response) and sends them in one frame,
+// as the connection loop would have: under loopMu, related requests
+// inheriting the created file id, or the CREATE's error (MS-SMB2
+// 3.3.5.2.7.2).
+func (c *conn) continueChain(p *pendingOp, final *response, enc *session) {
+	c.loopMu.Lock()
+	defer c.loopMu.Unlock()
+	if c.closing {
+		return
+	}
+	rel := related{any: true, sessionID: final.hdr.SessionID, treeID: p.treeID}
+	if st := ntstatus.Status(final.hdr.Status); st.IsError() {
+		rel.status = st
+	} else if len(final.body) >= 80 {
+		rel.file = getFileID(final.body[64:]) // SMB2 CREATE response FileId
+	}
+	c.single = false
+	early, out, err := c.serveChain(c.srv.ctx, p.rest, &rel, false, enc, []*response{final})
+	if err != nil {
+		c.log.Debug("smb: dropping connection", "err", err)
+		c.nc.Close()
+		return
+	}
+	if !c.sendFrames(early, out, enc) {
+		c.log.Debug("smb: sending the rest of a compound after an async CREATE failed")
+	}
+}
+
+// settleInline answers at its place in the chain a request that went
+// async (resp, its interim response) but may not: it is not the last of
+// its compound, nor a CREATE (serveChain). Its wait ends with
+// STATUS_INTERNAL_ERROR unless it completed first; resp becomes the
+// final response.
+func (c *conn) settleInline(p *pendingOp, resp *response) {
+	p.inline = true // read by p's goroutine after interimSent (afterSend)
+	p.cancel(statusCause{statusInternalError})
+	<-p.stopped
+	resp.hdr.Flags &^= flagAsync
+	resp.hdr.AsyncID = 0
+	resp.hdr.Status = uint32(p.st)
+	switch {
+	case p.st == ntstatus.Success && p.body != nil:
+		resp.body = p.body
+	case p.st == ntstatus.Success:
+		resp.body = []byte{4, 0, 0, 0}
+	default:
+		c.fail(resp, p.st)
+	}
+}
+
+// statusInternalError is STATUS_INTERNAL_ERROR (MS-ERREF 2.3.1).
+const statusInternalError ntstatus.Status = 0xC00000E5
 
 // cancelRequest serves CANCEL (MS-SMB2 3.3.5.16): the pending request it
 // names (by async id, or by message id for a request not yet gone async)

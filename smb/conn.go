@@ -2,6 +2,7 @@ package smb
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -99,6 +100,17 @@ type conn struct {
 	// served on a goroutine (fileio.go), taking one of readSlots.
 	single    bool
 	readSlots chan struct{}
+	// loopMu is held while a frame is served (from its decryption to the
+	// afterSend calls after its reply): the state above that the loop
+	// owns (credits, sessions, afterSend, single) is then also the
+	// continuation's, the rest of a compound served after an async
+	// CREATE completes (async.go). closing, set under it when the
+	// connection closes, stops continuations from starting.
+	loopMu  sync.Mutex
+	closing bool
+	// lastPending is the pending request the request being served
+	// registered (goPendingBody), nil when it went no async.
+	lastPending *pendingOp
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -126,28 +138,49 @@ func (c *conn) serve(ctx context.Context) {
 			}
 			return
 		}
-		var enc *session
-		if len(msg) >= 4 && [4]byte(msg[:4]) == protoTransform {
-			if enc, msg, err = c.decryptFrame(msg); err != nil {
-				c.log.Debug("smb: dropping connection", "err", err)
-				return
-			}
-		}
-		out, err := c.handleFrame(ctx, msg, enc)
-		if err != nil {
-			c.log.Debug("smb: dropping connection", "err", err)
+		if !c.serveFrame(ctx, msg) {
 			return
 		}
-		if out != nil {
-			if err := c.send(out, enc); err != nil {
-				return
-			}
-		}
-		for _, f := range c.afterSend {
-			f()
-		}
-		c.afterSend = c.afterSend[:0]
 	}
+}
+
+// serveFrame serves one frame under loopMu and reports whether the
+// connection goes on.
+func (c *conn) serveFrame(ctx context.Context, msg []byte) bool {
+	c.loopMu.Lock()
+	defer c.loopMu.Unlock()
+	var enc *session
+	if len(msg) >= 4 && [4]byte(msg[:4]) == protoTransform {
+		var err error
+		if enc, msg, err = c.decryptFrame(msg); err != nil {
+			c.log.Debug("smb: dropping connection", "err", err)
+			return false
+		}
+	}
+	early, out, err := c.handleFrame(ctx, msg, enc)
+	if err != nil {
+		c.log.Debug("smb: dropping connection", "err", err)
+		return false
+	}
+	return c.sendFrames(early, out, enc)
+}
+
+// sendFrames sends the reply frames of a frame or a continuation (either
+// may be nil), then runs afterSend, whether or not they went out (a
+// pending request then ends on its own, its final response failing to
+// send). loopMu is held. It reports whether the connection goes on.
+func (c *conn) sendFrames(early, out []byte, enc *session) bool {
+	ok := true
+	for _, f := range [][]byte{early, out} {
+		if f != nil && ok {
+			ok = c.send(f, enc) == nil
+		}
+	}
+	for _, f := range c.afterSend {
+		f()
+	}
+	c.afterSend = c.afterSend[:0]
+	return ok
 }
 
 // decryptFrame opens an SMB2 TRANSFORM frame with the key of the session
@@ -217,10 +250,13 @@ func (c *conn) readFrame(r *bufio.Reader) ([]byte, error) {
 // running delete-on-close) before the goroutine ends.
 func (c *conn) close() {
 	c.nc.Close()
+	c.loopMu.Lock()
+	c.closing = true
 	for _, f := range c.afterSend {
 		f() // lets pending requests whose interim response never went out end
 	}
 	c.afterSend = nil
+	c.loopMu.Unlock()
 	c.endPending(func(p *pendingOp) bool { return !c.outlives(p) }, ntstatus.Cancelled)
 	c.pwg.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -255,39 +291,80 @@ type related struct {
 	file      fileID
 	status    ntstatus.Status
 	any       bool
+	// signer is the session of the chain's last request that had one,
+	// unrelated requests included: it signs the STATUS_INVALID_PARAMETER
+	// of a related request with nothing to inherit.
+	signer *session
 }
 
 // handleFrame serves one frame: an SMB1 NEGOTIATE, or one SMB2 message or
-// a compound chain. It returns the reply frame (nil for none).
-func (c *conn) handleFrame(ctx context.Context, msg []byte, enc *session) ([]byte, error) {
+// a compound chain. It returns the reply frames, nil for none: early goes
+// before out (the responses of a chain before an interim response).
+func (c *conn) handleFrame(ctx context.Context, msg []byte, enc *session) (early, out []byte, err error) {
 	if len(msg) >= 4 && [4]byte(msg[:4]) == protoSMB1 {
 		if enc != nil {
-			return nil, fmt.Errorf("smb: encrypted SMB1 message: %w", errDisconnect)
+			return nil, nil, fmt.Errorf("smb: encrypted SMB1 message: %w", errDisconnect)
 		}
 		if c.negotiated || c.dialect == dialectWildcard {
-			return nil, fmt.Errorf("smb: SMB1 message after negotiation: %w", errDisconnect)
+			return nil, nil, fmt.Errorf("smb: SMB1 message after negotiation: %w", errDisconnect)
 		}
-		return c.smb1Negotiate(msg)
+		out, err := c.smb1Negotiate(msg)
+		return nil, out, err
 	}
-	var resps []*response
 	var rel related
 	c.single = len(msg) >= headerSize && le.Uint32(msg[20:]) == 0 // NextCommand
+	return c.serveChain(ctx, msg, &rel, true, enc, nil)
+}
+
+// serveChain serves the requests of a chain from msg on, after resps (the
+// responses already made of it), and returns its reply frames (see
+// handleFrame).
+//
+// An interim response travels alone, after a frame of the responses
+// before it (smbd does so; the Linux kernel client reads no further in a
+// frame once it meets an interim response). A request that goes async in
+// the middle of a chain: a CREATE waiting for a break stops the chain,
+// whose rest is served after the CREATE completes, related requests with
+// its file id (MS-SMB2 3.3.5.2.7 allows failing it instead; Windows and
+// smbd go on); any other request is answered STATUS_INTERNAL_ERROR at its
+// place and the chain goes on, as Windows does (MS-SMB2 3.3.5.2.7,
+// footnote: "except for the last request in the chain and CREATE
+// requests that cause oplock breaks").
+func (c *conn) serveChain(ctx context.Context, msg []byte, rel *related, first bool, enc *session, resps []*response) (early, out []byte, err error) {
 	for off := 0; ; {
 		m := msg[off:]
 		h, err := decodeHeader(m)
 		if err != nil {
-			return nil, fmt.Errorf("smb: bad header: %w", errDisconnect)
+			return nil, nil, fmt.Errorf("smb: bad header: %w", errDisconnect)
 		}
 		end := len(m)
 		if h.NextCommand != 0 {
 			if h.NextCommand < headerSize || int(h.NextCommand) > len(m) || h.NextCommand%8 != 0 {
-				return nil, fmt.Errorf("smb: bad NextCommand %d: %w", h.NextCommand, errDisconnect)
+				return nil, nil, fmt.Errorf("smb: bad NextCommand %d: %w", h.NextCommand, errDisconnect)
 			}
 			end = int(h.NextCommand)
 		}
-		r, err := c.handleMessage(ctx, h, m[:end], &rel, off == 0, enc)
+		c.lastPending = nil
+		r, err := c.handleMessage(ctx, h, m[:end], rel, first && off == 0, enc)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if r != nil && r.hdr.Flags&flagAsync != 0 && ntstatus.Status(r.hdr.Status) == ntstatus.Pending && c.lastPending != nil {
+			p := c.lastPending
+			switch {
+			case h.NextCommand == 0 || h.Command == cmdCreate:
+				if len(resps) > 0 {
+					early = c.encodeResponses(resps)
+				}
+				if h.NextCommand != 0 {
+					// The buffer is the connection's, reused by the
+					// next frame: the rest is copied.
+					p.rest = bytes.Clone(m[end:])
+				}
+				return early, c.encodeResponses([]*response{r}), nil
+			default:
+				c.settleInline(p, r)
+			}
 		}
 		if r != nil {
 			resps = append(resps, r)
@@ -298,9 +375,9 @@ func (c *conn) handleFrame(ctx context.Context, msg []byte, enc *session) ([]byt
 		off += int(h.NextCommand)
 	}
 	if len(resps) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return c.encodeResponses(resps), nil
+	return nil, c.encodeResponses(resps), nil
 }
 
 // encodeResponses encodes a chain of responses, signing those that sign.
@@ -429,13 +506,23 @@ func (c *conn) handleMessage(ctx context.Context, h header, msg []byte, rel *rel
 	if h.Flags&flagRelated != 0 {
 		resp.hdr.Flags |= flagRelated
 		if first || !rel.any {
+			// No session or tree to inherit (MS-SMB2 3.3.5.2.7.2); the
+			// answer is signed when the header names a session that
+			// signs, as any other error of the session's.
 			resp.hdr.Credits = c.grantCredits(h.Credits)
+			s := c.sessions[h.SessionID]
+			if s == nil || !s.valid.Load() {
+				s = rel.signer // smbd signs with the chain's last key; Samba's client checks so
+			}
+			if s != nil && s.valid.Load() && enc == nil && h.Command != cmdSessionSetup {
+				resp.sess, resp.sign = s, h.Flags&flagSigned != 0 || s.signingRequired
+			}
 			return c.fail(resp, ntstatus.InvalidParameter), nil
 		}
 		h.SessionID, h.TreeID = rel.sessionID, rel.treeID
 		resp.hdr.SessionID, resp.hdr.TreeID = h.SessionID, h.TreeID
 	} else {
-		*rel = related{}
+		*rel = related{signer: rel.signer}
 	}
 	req := &request{hdr: h, msg: msg, rel: rel, enc: enc}
 	status, out, err := c.dispatch(ctx, req, resp)
@@ -444,6 +531,7 @@ func (c *conn) handleMessage(ctx context.Context, h header, msg []byte, rel *rel
 	}
 	resp.hdr.Credits = c.grantCredits(h.Credits)
 	if req.sess != nil && h.Command != cmdSessionSetup {
+		rel.signer = req.sess
 		resp.sess = req.sess
 		// An encrypted reply is not signed (MS-SMB2 3.3.4.1.1).
 		resp.sign = enc == nil && (h.Flags&flagSigned != 0 || req.sess.signingRequired)
@@ -455,7 +543,10 @@ func (c *conn) handleMessage(ctx context.Context, h header, msg []byte, rel *rel
 	if status.IsError() {
 		c.log.Debug("smb: request failed", "command", h.Command, "message_id", h.MessageID, "status", status.String())
 	}
-	rel.any, rel.sessionID, rel.treeID = true, resp.hdr.SessionID, resp.hdr.TreeID
+	// A request without a session leaves none to the related requests
+	// after it: they fail STATUS_INVALID_PARAMETER (MS-SMB2 3.3.5.2.7.2,
+	// smbtorture smb2.compound.invalid2).
+	rel.any, rel.sessionID, rel.treeID = status != ntstatus.UserSessionDeleted, resp.hdr.SessionID, resp.hdr.TreeID
 	if status.IsError() && h.Command == cmdCreate {
 		rel.status = status
 	}

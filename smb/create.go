@@ -591,6 +591,9 @@ func (c *conn) lookupOpen(req *request, b []byte) (*open, ntstatus.Status) {
 	if o == nil || o.id != id || o.tree != req.tree {
 		return nil, ntstatus.FileClosed
 	}
+	// A related request after this one uses the file this one used
+	// (MS-SMB2 3.3.5.2.7.2), not only one a CREATE made.
+	req.rel.file = id
 	if o.quota && req.hdr.Command != cmdClose && req.hdr.Command != cmdQueryInfo {
 		// The fake quota file has no data, no entries and no fs entry.
 		return nil, ntstatus.InvalidDeviceRequest

@@ -24,6 +24,25 @@
 // STATUS_NOTIFY_CLEANUP for a notify. Those goroutines are waited for
 // before the connection's opens close.
 //
+// An interim response always travels alone in its frame, after a frame
+// with the responses of its compound before it (smbd does so, and the
+// Linux kernel client reads no further in a frame once it meets an
+// interim response). A CREATE that goes async (a break to wait for) in the
+// middle of a compound holds the rest of the chain: it is served once the
+// CREATE completes, related requests with its file id, or failing with
+// its status (MS-SMB2 3.3.5.2.7.2), and the CREATE's final response goes
+// in one frame with theirs (the Linux client's unlink, rename and setattr
+// are such chains). The rest runs under the connection's loopMu, as the
+// connection's own goroutine would run it. Any other request that would go
+// async in the middle of a chain is answered STATUS_INTERNAL_ERROR at its
+// place and the chain goes on, as Windows does (MS-SMB2 3.3.5.2.7:
+// "except for the last request in the chain and CREATE requests that
+// cause oplock breaks"; smbtorture smb2.compound.interim2). A related
+// request inherits the file id of the request before it, whether a CREATE
+// made it or the request named it; after a request with no valid session,
+// related requests are STATUS_INVALID_PARAMETER (MS-SMB2 3.3.5.2.7.2),
+// signed with the key of the chain's last session, as smbd signs them.
+//
 // A READ alone in its frame is served on a goroutine of the connection
 // (at most maxReadsInFlight at once, each reading into a pooled buffer
 // that becomes its response, sent with one writev), so the disk read and
@@ -52,11 +71,19 @@
 // 64 of smbd's 65; not durable-open.alloc-size, as no allocation size is
 // kept apart from the file's size), and two smbd fails (Samba's selftest
 // knownfails durable-v2-open.app-instance and durable-open.delete_on_close2).
+// TestSmbtortureCompound runs the compound tests (smb2.compound,
+// smb2.compound_async, smb2.compound_find) of
+// testdata/smbtorture-compound-pass.txt, which says why the others are
+// not on it.
 //
 // TestLinuxCIFSClient (package integration) runs the Linux kernel's SMB
 // client, Debian's cifs.ko in a QEMU guest, against `blobshare serve`:
 // mounts on the client's default dialect, 3.1.1 sealed, 3.0 and 2.1, and
-// system calls on them against FileREST through the lock table.
+// system calls on them against FileREST through the lock table. The
+// kernel asks for a lease on every open; its Leases check has FileREST
+// break them (Get File waiting for the client's flush, Put Range, Delete
+// File of a handle kept by the kernel's deferred close, and
+// ClientCacheFlushDelay while the guest is stopped).
 //
 // # Negotiation and authentication
 //
@@ -133,6 +160,8 @@
 // II, exclusive, batch) and leases (v1 on 2.1, v2 with epochs and parent
 // keys on 3.x; R, RH, RW, RWH) and announces SMB2_GLOBAL_CAP_LEASING from
 // 2.1 on, as smbd does; without it every CREATE answers oplock level none.
+// `blobshare serve` passes the data directory's lock table, the one
+// FileREST breaks leases in, so its SMB endpoint grants them.
 // The state and every decision are package locks' (Tx.DecideCache, the
 // rule DecideCaching): lease.go only maps the protocol. A CREATE of an
 // existing file first asks the lock table what its open breaks (MS-FSA

@@ -143,7 +143,7 @@ func FuzzFrame(f *testing.F) {
 		s.valid.Store(true)
 		s.addChannel(c, nil)
 		c.sessions[1] = s
-		_, _ = c.handleFrame(context.Background(), frame, nil)
+		_, _, _ = c.handleFrame(context.Background(), frame, nil)
 		c.close()
 	})
 }

@@ -176,7 +176,7 @@ func runServe(c *cli.Context) error {
 		eps = append(eps, mountEndpoint{mounted})
 		mountLine = mounted.Dir()
 	}
-	smbEP, err := startSMB(c.String("smb"), c.Bool("smb-encrypt"), dd.FS, c.String("account"), c.String("key"), logger)
+	smbEP, err := startSMB(c.String("smb"), c.Bool("smb-encrypt"), dd.FS, dd.Table, c.String("account"), c.String("key"), logger)
 	if err != nil {
 		return fail(err)
 	}

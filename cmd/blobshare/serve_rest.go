@@ -38,6 +38,9 @@ func startREST(c *cli.Context, ln net.Listener, dd *dataDir, blobs rest.BlobSour
 		// Request bodies that do not fit the memory budget wait on the
 		// data disk, so a full disk answers ShareSizeLimitReached there too.
 		SpillDir: filepath.Join(dd.Path, "spill"),
+		// Operations break the SMB clients' oplocks and leases, granted
+		// in the same lock table (startSMB), as Azure Files does.
+		Caching: dd.Table,
 	})
 	if err != nil {
 		ln.Close()

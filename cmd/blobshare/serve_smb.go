@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/blobshare/blobshare/fs"
+	"github.com/blobshare/blobshare/locks"
 	"github.com/blobshare/blobshare/smb"
 )
 
@@ -39,20 +40,13 @@ type smbEndpoint struct {
 
 // startSMB listens on addr ("off": no endpoint) and serves fsys over SMB
 // on a goroutine until stop; encrypt requires encryption (--smb-encrypt).
-//
-// Oplocks and leases (smb.Config.Caching) are not turned on in serve yet:
-// with them granted, the Linux kernel's cifs client (TestLinuxCIFSClient)
-// reports "RFC 1002 unknown response type 0xfe" and then
-// STATUS_FILE_CLOSED, so serve grants none, as before, until that is
-// fixed. The cause, as the code reads: a CREATE that goes async inside a
-// compound (the kernel's unlink: CREATE, SET_INFO, CLOSE) leaves its
-// related requests to run at once, without its file id; the rest of a
-// chain must wait for the async request and answer after it.
-func startSMB(addr string, encrypt bool, fsys *fs.FileSystem, account, key string, logger *slog.Logger) (*smbEndpoint, error) {
+// Oplocks and leases are granted and broken in table, fsys's lock table,
+// the one FileREST breaks them in too.
+func startSMB(addr string, encrypt bool, fsys *fs.FileSystem, table *locks.Table, account, key string, logger *slog.Logger) (*smbEndpoint, error) {
 	if addr == "off" {
 		return nil, nil
 	}
-	srv, err := smb.New(smb.Config{FS: fsys, Account: account, Key: key, Logger: logger, EncryptData: encrypt})
+	srv, err := smb.New(smb.Config{FS: fsys, Caching: table, Account: account, Key: key, Logger: logger, EncryptData: encrypt})
 	if err != nil {
 		return nil, fmt.Errorf("--smb: %w", err)
 	}
