@@ -19,6 +19,7 @@ import (
 // related file ids carried by any request (flush_close), chains that
 // inherit no session (invalid1, invalid2).
 func TestSmbtortureCompound(t *testing.T) {
+	t.Parallel() // a run is mostly smbtorture waiting (break timeouts, sleeps): the suites run side by side
 	if _, err := exec.LookPath("smbtorture"); err != nil {
 		requireTool(t, "smbtorture (Debian samba-testsuite)", err)
 	}
