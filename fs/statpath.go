@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/blobshare/blobshare/locks"
 )
@@ -67,6 +68,18 @@ func statOneSQL(n int) string {
 	return b.String()
 }
 
+// statSQLs are statOne's statements by depth, each built once.
+type statSQLs [maxStatDepth + 1]atomic.Pointer[string]
+
+func (s *statSQLs) get(n int) string {
+	if p := s[n].Load(); p != nil {
+		return *p
+	}
+	q := statOneSQL(n)
+	s[n].Store(&q)
+	return q
+}
+
 // statOne is stat in one statement; found false (and no error) when the
 // statement found no row and the walk must answer.
 func (fsys *FileSystem) statOne(ctx context.Context, share string, parts []string, leaseID string) (a Attr, li locks.LeaseInfo, found bool, err error) {
@@ -86,7 +99,7 @@ func (fsys *FileSystem) statOne(ctx context.Context, share string, parts []strin
 	var e entry
 	err = fsys.peekStatement(ctx, func(tx *locks.Tx, q *q) error {
 		var err error
-		e, err = scanEntry(q.queryRow(statOneSQL(n), args...), extra...)
+		e, err = scanEntry(q.queryRow(fsys.statSQL.get(n), args...), extra...)
 		return err
 	})
 	if errors.Is(err, sql.ErrNoRows) {
