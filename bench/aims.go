@@ -52,6 +52,19 @@ func eachSmallFilePhase(name string, limit float64) []check {
 	return cs
 }
 
+// vsRclone is one ≥ limit check per remote rclone mounts (a local
+// directory, Azurite) and column of the rclone benchmark name: its
+// figures are ratio-vs-rclone-<remote>-<column> of <name>/<remote>.
+func vsRclone(name string, columns []string, limit float64) []check {
+	var cs []check
+	for _, remote := range []string{"local", "azurite"} {
+		for _, c := range columns {
+			cs = append(cs, atLeast(remote+" "+c, "./fs/fusefs", name+"/"+remote, "ratio-vs-rclone-"+remote+"-"+c, limit))
+		}
+	}
+	return cs
+}
+
 var aims = []aim{
 	{"mount vs go-fuse loopback, sequential write / read 1 GiB", "≥ 1.0", []check{
 		atLeast("write", "./fs/fusefs", "SeqWrite", "ratio", 1.0),
@@ -61,6 +74,12 @@ var aims = []aim{
 		eachSmallFilePhase("SmallFiles", 0.8)},
 	{"the same with the client in the benchmark's process", "≥ 0.8 each",
 		eachSmallFilePhase("SmallFilesInProcess", 0.8)},
+	{"mount vs rclone's mount over a local directory and over Azurite, small files: create+write+close, stat, readdir+lstat, rename, unlink", "≥ 2 each",
+		vsRclone("RcloneSmallFiles", []string{"create-write-close", "stat", "readdir-lstat", "rename", "unlink"}, 2)},
+	{"mount vs rclone's mount, `tar -x`, `ls -lR`, `rm -rf` of 5,000 files", "≥ 2 each",
+		vsRclone("RcloneTools", []string{"tar-x", "ls-lR", "rm-rf"}, 2)},
+	{"mount vs rclone's mount, sequential write / read 1 GiB", "≥ 1.0", append(
+		vsRclone("RcloneSeqWrite", []string{"seq-write"}, 1), vsRclone("RcloneSeqRead", []string{"seq-read"}, 1)...)},
 	{"cost per operation with 100,000 files and 10,000 open handles elsewhere", "flat (1.0)", func() []check {
 		var cs []check
 		for _, p := range []string{"create-write-close", "stat", "readdir-lstat", "rename", "unlink"} {
@@ -83,6 +102,10 @@ var aims = []aim{
 	}},
 	{"Get File Properties from 16 clients", "p99 < 5 ms", []check{
 		below("p99 µs", "./rest", "GetFileProperties", "p99_µs", 5000),
+	}},
+	{"Get File Properties vs Get Blob Properties, 16 clients each on one `serve`", "≥ 1.0, p99 < 5 ms", []check{
+		atLeast("ops", "./integration", "GetPropertiesFileVsBlob", "ratio", 1),
+		below("p99 µs", "./integration", "GetPropertiesFileVsBlob", "file_p99_µs", 5000),
 	}},
 	{"Blob service upload of 1 GiB (azblob, 4 MiB blocks × 4) vs 4 writers each fsyncing every 4 MiB / vs a no-op server, every block durable", "≥ 0.8 / ≥ 0.5", []check{
 		atLeast("disk", "./blob", "BlobTransfer", "up_vs_disk4", 0.8),

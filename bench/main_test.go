@@ -214,6 +214,7 @@ func TestHeadingsNameTheSizesRun(t *testing.T) {
 		{"./fs/fusefs", "PeakRSS", "writing 256 MiB", "writing 2 GiB"},
 		{"./fs/fusefs", "^BenchmarkSmallFiles$", "1,000 small files", "10,000 small files"},
 		{"./fs/fusefs", "^BenchmarkTools$", "500-file tree", "5,000-file tree"},
+		{"./fs/fusefs", "^BenchmarkRcloneTools$", "500-file tree", "5,000-file tree"},
 		{"./fs/fusefs", "^BenchmarkFlatness$", "holding 10,000 files", "holding 100,000 files"},
 		{"./rest", "^BenchmarkTransfer$", "download of 64 MiB", "download of 1 GiB"},
 		{"./smb", "SmbclientVsSmbd|ServeRSS", "put/get of 128 MiB and mput of 300", "put/get of 1 GiB and mput of 5,000"},
@@ -241,7 +242,7 @@ func TestSelectSuites(t *testing.T) {
 		want int
 	}{
 		{"", len(suites)},
-		{"Rclone", 2},
+		{"Rclone", 3},
 		{`^\./queue$`, 1},
 		{"no such suite", 0},
 	} {

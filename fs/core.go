@@ -61,6 +61,8 @@ type FileSystem struct {
 
 	rel releases // released handles whose lock-table close is pending
 
+	statSQL statSQLs // statOne's statements by depth (statpath.go)
+
 	skipKeyLock string // Config.skipKeyLock (the lock audit's test)
 
 	// fileIDs are ids reserved for new entries and not used yet; read and

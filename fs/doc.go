@@ -151,8 +151,11 @@
 // without the caller's cancellation (a cancellable context costs the driver
 // a watcher goroutine per statement; statements inside a transaction never
 // wait). A path walk (resolve) also collects the entry's stored path, so a
-// REST reply needs no second walk up the parents; Get File Properties is one
-// walk, one lock check that also returns the lease, nothing more.
+// REST reply needs no second walk up the parents. Get File Properties (Stat)
+// is one statement run alone: the path's rows joined by (parent, key) from
+// the share to the entry, with the file's lock-table row, which is all that
+// decides a read of properties (locks.CheckRESTRow); paths it finds no row
+// for walk (statpath.go).
 //
 // Each column a query returns costs the driver about a third of a
 // microsecond per row, a sizeable part of a point query, so the hot

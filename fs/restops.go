@@ -84,25 +84,6 @@ func (fsys *FileSystem) createDirectory(ctx context.Context, req CreateDirectory
 	return a, pathErr("create directory", req.Path, err)
 }
 
-func (fsys *FileSystem) stat(ctx context.Context, path, leaseID string) (Attr, locks.LeaseInfo, error) {
-	var a Attr
-	var li locks.LeaseInfo
-	err := fsys.view(ctx, func(tx *locks.Tx, q *q) error {
-		r, err := q.mustResolve(path)
-		if err != nil {
-			return err
-		}
-		if r.e.kind == KindFile {
-			if li, err = q.checkResolved(tx, r, locks.OpGetProperties, leaseID, locks.Range{}); err != nil {
-				return err
-			}
-		}
-		a = r.attr()
-		return nil
-	})
-	return a, li, pathErr("stat", path, err)
-}
-
 func (fsys *FileSystem) setProperties(ctx context.Context, req SetPropertiesRequest) (Attr, error) {
 	apply := func(e *entry) {
 		e.applyProps(req.Props)

@@ -63,6 +63,13 @@
 // reference model in model_test.go re-derives every rule independently and
 // a randomized test compares the two.
 //
+// A read of a file's properties (OpGetProperties) and a listing (OpList)
+// need no share access and check no byte-range lock, so only the file's
+// lk_files row can refuse them. filerow.go lets a caller read that row in a
+// statement of its own (FileRowJoin: fs reads it with the path's rows) and
+// decide with the same rule (CheckRESTRow); TestCheckRESTRow compares it
+// with the rule given the handles and locks, state by state.
+//
 // Timed leases — a share's lease, which lasts 15 to 60 seconds or
 // forever, expires and breaks over a period — are not here: package lease
 // holds the one timed-lease machine for shares, containers and blobs; fs

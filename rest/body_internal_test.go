@@ -129,3 +129,15 @@ func TestBodyCharge(t *testing.T) {
 		}
 	}
 }
+
+// TestHeaderKeysCanonical: every key put writes is in the form
+// http.Header keeps keys in, so that Get and Del find it.
+func TestHeaderKeysCanonical(t *testing.T) {
+	for _, k := range []string{hETag, hLastModified, hFileAttributes, hFileCreation, hFileLastWrite, hFileChange,
+		hFileID, hFileParentID, hFilePermKey, hLeaseStatus, hLeaseState, hLeaseDuration, hType, hServerEncrypted,
+		hAcceptRanges, hContentLength} {
+		if c := http.CanonicalHeaderKey(k); c != k {
+			t.Errorf("header key %q is not canonical: %q", k, c)
+		}
+	}
+}

@@ -365,9 +365,9 @@ func setFileHeaders(h http.Header, a fs.Attr, l locks.LeaseInfo, full bool) {
 	setContent(h, a.Content, full)
 	setLease(h, l)
 	setCopy(h, a.Copy)
-	h.Set("x-ms-type", "File")
-	h.Set("x-ms-server-encrypted", "true")
-	h.Set("Accept-Ranges", "bytes")
+	put(h, hType, "File")
+	put(h, hServerEncrypted, "true")
+	put(h, hAcceptRanges, "bytes")
 }
 
 func (s *Server) getFileProperties(w http.ResponseWriter, c *call) error {
@@ -394,9 +394,9 @@ func (s *Server) getFileProperties(w http.ResponseWriter, c *call) error {
 	h := w.Header()
 	setFileHeaders(h, a, l, true)
 	if c.route.comp == "" { // HEAD Get File Properties: the file's size
-		h.Set("Content-Length", strconv.FormatInt(a.Size, 10))
+		put(h, hContentLength, strconv.FormatInt(a.Size, 10))
 	} else { // Get File Metadata (GET or HEAD): no body
-		h.Set("Content-Length", "0")
+		put(h, hContentLength, "0")
 		h.Del("Content-Type")
 		h.Del("Content-MD5")
 	}

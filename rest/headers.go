@@ -22,27 +22,53 @@ const defaultPermissionKey = "4066528134148476695*1"
 // setCommon sets ETag and Last-Modified of an entry.
 func setCommon(h http.Header, a fs.Attr) {
 	if a.ETag != "" {
-		h.Set("ETag", a.ETag)
+		put(h, hETag, a.ETag)
 	}
 	if !a.Modified.IsZero() {
-		h.Set("Last-Modified", a.Modified.UTC().Format(http.TimeFormat))
+		put(h, hLastModified, a.Modified.UTC().Format(http.TimeFormat))
 	}
 }
+
+// Response headers every file and directory read sets, in the canonical
+// form http.Header keeps them in (http.CanonicalHeaderKey), for put.
+const (
+	hETag            = "Etag"
+	hLastModified    = "Last-Modified"
+	hFileAttributes  = "X-Ms-File-Attributes"
+	hFileCreation    = "X-Ms-File-Creation-Time"
+	hFileLastWrite   = "X-Ms-File-Last-Write-Time"
+	hFileChange      = "X-Ms-File-Change-Time"
+	hFileID          = "X-Ms-File-Id"
+	hFileParentID    = "X-Ms-File-Parent-Id"
+	hFilePermKey     = "X-Ms-File-Permission-Key"
+	hLeaseStatus     = "X-Ms-Lease-Status"
+	hLeaseState      = "X-Ms-Lease-State"
+	hLeaseDuration   = "X-Ms-Lease-Duration"
+	hType            = "X-Ms-Type"
+	hServerEncrypted = "X-Ms-Server-Encrypted"
+	hAcceptRanges    = "Accept-Ranges"
+	hContentLength   = "Content-Length"
+)
+
+// put is Header.Set for a key already in canonical form: a read's
+// response sets some twenty headers, and canonicalising each name anew
+// cost Get File Properties an allocation per header.
+func put(h http.Header, k, v string) { h[k] = []string{v} }
 
 // setSMB sets the SMB property set (filerest.md §3.2) of an entry.
 func setSMB(h http.Header, a fs.Attr) {
 	setCommon(h, a)
-	h.Set("x-ms-file-attributes", formatAttributes(a.Attributes))
-	h.Set("x-ms-file-creation-time", storagehttp.FormatTime7(a.Created))
-	h.Set("x-ms-file-last-write-time", storagehttp.FormatTime7(a.LastWrite))
-	h.Set("x-ms-file-change-time", storagehttp.FormatTime7(a.Change))
-	h.Set("x-ms-file-id", strconv.FormatUint(uint64(a.ID), 10))
-	h.Set("x-ms-file-parent-id", strconv.FormatUint(uint64(a.Parent), 10))
+	put(h, hFileAttributes, formatAttributes(a.Attributes))
+	put(h, hFileCreation, storagehttp.FormatTime7(a.Created))
+	put(h, hFileLastWrite, storagehttp.FormatTime7(a.LastWrite))
+	put(h, hFileChange, storagehttp.FormatTime7(a.Change))
+	put(h, hFileID, strconv.FormatUint(uint64(a.ID), 10))
+	put(h, hFileParentID, strconv.FormatUint(uint64(a.Parent), 10))
 	key := a.PermissionKey
 	if key == "" {
 		key = defaultPermissionKey
 	}
-	h.Set("x-ms-file-permission-key", key)
+	put(h, hFilePermKey, key)
 }
 
 // parseSMBProps reads x-ms-file-attributes and the three SMB times.
@@ -194,15 +220,15 @@ func setContent(h http.Header, c fs.ContentHeaders, full bool) {
 func setLease(h http.Header, l locks.LeaseInfo) {
 	switch l.State {
 	case locks.LeaseLeased:
-		h.Set("x-ms-lease-status", "locked")
-		h.Set("x-ms-lease-state", "leased")
-		h.Set("x-ms-lease-duration", "infinite")
+		put(h, hLeaseStatus, "locked")
+		put(h, hLeaseState, "leased")
+		put(h, hLeaseDuration, "infinite")
 	case locks.LeaseBroken:
-		h.Set("x-ms-lease-status", "unlocked")
-		h.Set("x-ms-lease-state", "broken")
+		put(h, hLeaseStatus, "unlocked")
+		put(h, hLeaseState, "broken")
 	default:
-		h.Set("x-ms-lease-status", "unlocked")
-		h.Set("x-ms-lease-state", "available")
+		put(h, hLeaseStatus, "unlocked")
+		put(h, hLeaseState, "available")
 	}
 }
 

@@ -23,11 +23,8 @@ import (
 // The tree has benchToolsFiles files (5,000 with BLOBSHARE_BENCH_FULL=1, a
 // tenth otherwise) of 1–8 KiB in directories of 100, two levels deep.
 func BenchmarkTools(b *testing.B) {
-	tarPath := needTool(b, "tar")
-	lsPath := needTool(b, "ls")
-	rmPath := needTool(b, "rm")
 	n := benchToolsFiles()
-	tarball := makeToolsTarball(b, tarPath, n)
+	tools := userTools(b, n)
 
 	disk := filepath.Join(b.TempDir(), "disk")
 	if err := os.Mkdir(disk, 0o755); err != nil {
@@ -36,34 +33,17 @@ func BenchmarkTools(b *testing.B) {
 	targets := benchTargets(b)
 	sides := [...]benchTarget{{"disk", disk}, targets[0], targets[1]}
 
-	tools := [...]struct {
-		name string
-		cmd  func(dir string) *exec.Cmd
-	}{
-		{"tar-x", func(dir string) *exec.Cmd { return exec.Command(tarPath, "-xf", tarball, "-C", dir) }},
-		{"ls-lR", func(dir string) *exec.Cmd { return exec.Command(lsPath, "-lR", filepath.Join(dir, "tree")) }},
-		{"rm-rf", func(dir string) *exec.Cmd { return exec.Command(rmPath, "-rf", filepath.Join(dir, "tree")) }},
-	}
 	var spent [len(tools)][len(sides)]time.Duration
 	b.ResetTimer()
 	for round := range b.N {
 		for ti, tool := range tools {
 			for j := range sides {
 				k := (j + round + ti) % len(sides)
-				cmd := tool.cmd(sides[k].dir)
-				var stderr strings.Builder
-				cmd.Stderr = &stderr
-				start := time.Now()
-				out, err := cmd.Output()
-				spent[ti][k] += time.Since(start)
+				d, err := tool.run(sides[k].dir)
 				if err != nil {
-					b.Fatalf("%s on %s: %v\n%s", tool.name, sides[k].name, err, stderr.String())
+					b.Fatalf("%s: %v", sides[k].name, err)
 				}
-				if tool.name == "ls-lR" {
-					if got := strings.Count(string(out), "\n-"); got != n {
-						b.Fatalf("ls -lR on %s listed %d files, want %d", sides[k].name, got, n)
-					}
-				}
+				spent[ti][k] += d
 			}
 		}
 	}
@@ -75,6 +55,52 @@ func BenchmarkTools(b *testing.B) {
 			tool.name, n, d, lb, bs, d/bs, lb/bs)
 		b.ReportMetric(d/bs, "vs-disk-"+tool.name)
 		b.ReportMetric(lb/bs, "vs-loopback-"+tool.name)
+	}
+}
+
+// userTool is one tool of BenchmarkTools, run on a directory.
+type userTool struct {
+	name string
+	run  func(dir string) (time.Duration, error)
+}
+
+// userTools are tar -x of a tarball of a tree of n files (makeToolsTarball)
+// into a directory, ls -lR of the tree there (which must list n files)
+// and rm -rf of it, in that order, each timed as the process it runs.
+func userTools(b *testing.B, n int) [3]userTool {
+	tarPath := needTool(b, "tar")
+	lsPath := needTool(b, "ls")
+	rmPath := needTool(b, "rm")
+	tarball := makeToolsTarball(b, tarPath, n)
+	run := func(name string, check func(out string) error, cmd func(dir string) *exec.Cmd) userTool {
+		return userTool{name, func(dir string) (time.Duration, error) {
+			c := cmd(dir)
+			var stderr strings.Builder
+			c.Stderr = &stderr
+			start := time.Now()
+			out, err := c.Output()
+			d := time.Since(start)
+			if err != nil {
+				return d, fmt.Errorf("%s in %s: %w\n%s", name, dir, err, stderr.String())
+			}
+			if check != nil {
+				if err := check(string(out)); err != nil {
+					return d, fmt.Errorf("%s in %s: %w", name, dir, err)
+				}
+			}
+			return d, nil
+		}}
+	}
+	listed := func(out string) error {
+		if got := strings.Count(out, "\n-"); got != n {
+			return fmt.Errorf("listed %d files, want %d", got, n)
+		}
+		return nil
+	}
+	return [...]userTool{
+		run("tar-x", nil, func(dir string) *exec.Cmd { return exec.Command(tarPath, "-xf", tarball, "-C", dir) }),
+		run("ls-lR", listed, func(dir string) *exec.Cmd { return exec.Command(lsPath, "-lR", filepath.Join(dir, "tree")) }),
+		run("rm-rf", nil, func(dir string) *exec.Cmd { return exec.Command(rmPath, "-rf", filepath.Join(dir, "tree")) }),
 	}
 }
 
