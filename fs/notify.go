@@ -139,8 +139,27 @@ func (fsys *FileSystem) WatchDir(ctx context.Context, dir FileID, tree bool) (Wa
 		if dropped, err = q.dropDeadWatches(tx); err != nil {
 			return err
 		}
-		return q.queryRow(`INSERT INTO ns_watches(dir, tree, owner, session) VALUES(?, ?, ?, ?) RETURNING id`,
-			int64(dir), tree, fsys.instance, string(tx.Owner())).Scan(&id)
+		// The directory's key first: whoever makes it delete pending
+		// does so under it, so either that change finds this watch and
+		// records its notice, or this watch finds the directory already
+		// pending and records it here. A client may send its notify and,
+		// on another connection, remove the directory without waiting for
+		// the interim response (smbtorture smb2.notify.rmdir3/4): without
+		// this the request would wait for a notice nobody records.
+		if _, err := tx.LockKeys(dir); err != nil {
+			return err
+		}
+		if err := q.queryRow(`INSERT INTO ns_watches(dir, tree, owner, session) VALUES(?, ?, ?, ?) RETURNING id`,
+			int64(dir), tree, fsys.instance, string(tx.Owner())).Scan(&id); err != nil {
+			return err
+		}
+		pending, err := tx.DeletePending(dir)
+		if err != nil || !pending {
+			return err
+		}
+		_, err = q.exec(`INSERT INTO ns_notices(watch, owner, action, filter, name) VALUES(?, ?, ?, 0, '')`,
+			id, fsys.instance, NoticeDeletePending)
+		return err
 	})
 	if err != nil {
 		fsys.watchHint.add(-1)

@@ -230,3 +230,45 @@ func TestNoticesAcrossProcesses(t *testing.T) {
 		t.Fatalf("dead owner's watch: %d rows, %d notices left", watches, notices)
 	}
 }
+
+// TestWatchOfDeletePendingDir: a watch registered on a directory that is
+// already delete pending gets NoticeDeletePending at once, as one
+// registered before the delete gets it when it happens. A client may
+// send CHANGE_NOTIFY and remove the directory on another connection
+// without waiting for the interim response (smbtorture
+// smb2.notify.rmdir4); whichever commits first, the request must end
+// with STATUS_DELETE_PENDING instead of waiting for ever.
+func TestWatchOfDeletePendingDir(t *testing.T) {
+	for _, before := range []bool{true, false} {
+		e := newEnv(t)
+		e.share("shr")
+		e.mkdirs("shr/d")
+		openDir := func(access locks.Access) *Handle {
+			h, _, _, err := e.fs.OpenEntry(ctxBG, OpenEntryRequest{OpenPathRequest: OpenPathRequest{Path: "shr/d",
+				Open: OpenOptions{Access: access, Share: allShare}}})
+			mustNil(t, err, "open shr/d")
+			return h
+		}
+		keep := openDir(locks.AccessRead) // the watcher's open: d stays
+		var w WatchID
+		var err error
+		if before {
+			w, err = e.fs.WatchDir(ctxBG, e.id("shr/d"), false)
+			mustNil(t, err, "watch")
+		}
+		h := openDir(locks.AccessRead | locks.AccessDelete)
+		mustNil(t, h.Dispose(ctxBG, true), "dispose")
+		mustNil(t, h.Close(ctxBG), "close")
+		if !before {
+			w, err = e.fs.WatchDir(ctxBG, keep.File(), false)
+			mustNil(t, err, "watch")
+		}
+		// The delete-on-close and the close each record it when the watch
+		// came first; the SMB side ends its requests on the first.
+		got := e.take(w)
+		if len(got) == 0 || slices.ContainsFunc(got, func(n Notice) bool { return n.Action != NoticeDeletePending }) {
+			t.Errorf("watch registered before the delete %v: notices %v, want NoticeDeletePending only", before, got)
+		}
+		mustNil(t, keep.Close(ctxBG), "close the watcher's open")
+	}
+}
