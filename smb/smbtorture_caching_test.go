@@ -65,27 +65,14 @@ func tortureKept(t *testing.T, suites []string, list, prefix string, globals []s
 	e.mustShare("share")
 	if os.Getenv(prefix+"_SURVEY") == "1" {
 		d := startSmbd(t, t.TempDir(), globals...)
-		var both, smbdOnly, oursOnly []string
+		ours, theirs := map[string]string{}, map[string]string{}
 		for _, suite := range suites {
-			ours, _ := runTorture(t, e.smbAddr, "share", rest.DevAccount, rest.DevKey, suite, nil)
-			theirs, _ := d.torture(t, suite, nil)
-			for _, name := range slices.Sorted(maps.Keys(theirs)) {
-				switch {
-				case theirs[name] == "success" && ours[name] == "success":
-					both = append(both, name)
-				case theirs[name] == "success":
-					smbdOnly = append(smbdOnly, name+" ("+ours[name]+")")
-				}
-			}
-			for name, r := range ours {
-				if r == "success" && theirs[name] != "success" {
-					oursOnly = append(oursOnly, name)
-				}
-			}
+			o, _ := runTorture(t, e.smbAddr, "share", rest.DevAccount, rest.DevKey, suite, nil)
+			th, _ := d.torture(t, suite, nil)
+			maps.Copy(ours, o)
+			maps.Copy(theirs, th)
 		}
-		t.Logf("both pass %d:\n%s", len(both), strings.Join(both, "\n"))
-		t.Logf("only smbd passes %d:\n%s", len(smbdOnly), strings.Join(smbdOnly, "\n"))
-		t.Logf("only blobshare passes %d:\n%s", len(oursOnly), strings.Join(oursOnly, "\n"))
+		logSurvey(t, ours, theirs)
 		return
 	}
 	if only := os.Getenv(prefix + "_RUN"); only != "" {
@@ -117,4 +104,28 @@ func tortureKept(t *testing.T, suites []string, list, prefix string, globals []s
 			})
 		}
 	}
+}
+
+// logSurvey logs which tests of a survey both smbd and blobshare pass
+// (the candidates for a kept list), which only smbd passes (with
+// blobshare's result) and which only blobshare passes.
+func logSurvey(t *testing.T, ours, theirs map[string]string) {
+	t.Helper()
+	var both, smbdOnly, oursOnly []string
+	for _, name := range slices.Sorted(maps.Keys(theirs)) {
+		switch {
+		case theirs[name] == "success" && ours[name] == "success":
+			both = append(both, name)
+		case theirs[name] == "success":
+			smbdOnly = append(smbdOnly, name+" ("+ours[name]+")")
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(ours)) {
+		if ours[name] == "success" && theirs[name] != "success" {
+			oursOnly = append(oursOnly, name)
+		}
+	}
+	t.Logf("both pass %d:\n%s", len(both), strings.Join(both, "\n"))
+	t.Logf("only smbd passes %d:\n%s", len(smbdOnly), strings.Join(smbdOnly, "\n"))
+	t.Logf("only blobshare passes %d:\n%s", len(oursOnly), strings.Join(oursOnly, "\n"))
 }

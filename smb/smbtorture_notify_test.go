@@ -63,23 +63,7 @@ func TestSmbtortureNotify(t *testing.T) {
 		start = time.Now()
 		theirs, _ := d.torture(t, suite, nil)
 		t.Logf("smbd: %v", time.Since(start))
-		var both, smbdOnly, oursOnly []string
-		for _, name := range slices.Sorted(maps.Keys(theirs)) {
-			switch {
-			case theirs[name] == "success" && ours[name] == "success":
-				both = append(both, name)
-			case theirs[name] == "success":
-				smbdOnly = append(smbdOnly, name+" ("+ours[name]+")")
-			}
-		}
-		for name, r := range ours {
-			if r == "success" && theirs[name] != "success" {
-				oursOnly = append(oursOnly, name)
-			}
-		}
-		t.Logf("both pass %d:\n%s", len(both), strings.Join(both, "\n"))
-		t.Logf("only smbd passes %d:\n%s", len(smbdOnly), strings.Join(smbdOnly, "\n"))
-		t.Logf("only blobshare passes %d:\n%s", len(oursOnly), strings.Join(oursOnly, "\n"))
+		logSurvey(t, ours, theirs)
 		return
 	}
 	if only := os.Getenv("BLOBSHARE_TORTURE_NOTIFY_RUN"); only != "" {
