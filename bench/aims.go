@@ -97,8 +97,8 @@ var aims = []aim{
 		atLeast("disk", "./rest", "Transfer", "up_vs_disk4", 0.8),
 		atLeast("no-op", "./rest", "Transfer", "up_vs_sink", 0.5),
 	}},
-	{"FileREST vs Azurite's Blob API, 1 GiB download", "≥ 5×", []check{
-		atLeast("", "./rest", "Transfer", "down_ratio", 5),
+	{"FileREST vs Azurite's Blob API, 1 GiB download", "≥ 10×", []check{
+		atLeast("", "./rest", "Transfer", "down_ratio", 10),
 	}},
 	{"Get File Properties from 16 clients", "p99 < 5 ms", []check{
 		below("p99 µs", "./rest", "GetFileProperties", "p99_µs", 5000),
@@ -111,8 +111,8 @@ var aims = []aim{
 		atLeast("disk", "./blob", "BlobTransfer", "up_vs_disk4", 0.8),
 		atLeast("no-op", "./blob", "BlobTransfer", "up_vs_sink", 0.5),
 	}},
-	{"Blob service vs Azurite, download in 4 MiB blocks × 4", "≥ 5×", []check{
-		atLeast("", "./blob", "BlobTransfer", "down_ratio", 5),
+	{"Blob service vs Azurite, download in 4 MiB blocks × 4", "≥ 10×", []check{
+		atLeast("", "./blob", "BlobTransfer", "down_ratio", 10),
 	}},
 	{"Get Blob Properties from 16 clients vs Azurite", "≥ 5×, p99 below Azurite's", []check{
 		atLeast("ops", "./blob", "BlobGetProperties", "ops_ratio", 5),
