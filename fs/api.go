@@ -824,6 +824,16 @@ type FileReader struct {
 	Length int64 // bytes that will be delivered (the range clamped to the size)
 }
 
+// WriteTo copies the rest of the range to w, letting the content's own
+// stream write itself out when it can (an HTTP response then gets the
+// blob store's files for sendfile) rather than through a buffer.
+func (fr *FileReader) WriteTo(w io.Writer) (int64, error) {
+	if wt, ok := fr.ReadCloser.(io.WriterTo); ok {
+		return wt.WriteTo(w)
+	}
+	return io.Copy(w, struct{ io.Reader }{fr.ReadCloser})
+}
+
 // GetFile checks the read (locks.OpGetFile) and returns a stream of the
 // range as committed now (holes read as zeros). Offset ≥ size (with a
 // non-empty file or a ranged request) is ErrInvalidRange.

@@ -648,17 +648,8 @@ func (r *blobReader) Read(p []byte) (int, error) {
 	if int64(len(p)) > r.left {
 		p = p[:r.left]
 	}
-	if !r.eof && r.rc == nil {
-		rc, _, err := r.fsys.store.ReadRange(r.ctx, r.key, r.off, min(r.left, readWindow))
-		switch {
-		case errors.Is(err, blobstore.ErrNotFound):
-			r.eof = true
-		case err != nil:
-			return 0, err
-		default:
-			r.rc = rc
-			r.winEnd = r.off + min(r.left, readWindow)
-		}
+	if err := r.openWindow(); err != nil {
+		return 0, err
 	}
 	if !r.eof {
 		n, err := r.rc.Read(p)
@@ -690,6 +681,64 @@ func (r *blobReader) nextWindow(p []byte) (int, error) {
 		r.eof = true
 	}
 	return r.Read(p)
+}
+
+// openWindow opens the stream of the next window unless one is open or
+// the blob ended.
+func (r *blobReader) openWindow() error {
+	if r.eof || r.rc != nil {
+		return nil
+	}
+	rc, _, err := r.fsys.store.ReadRange(r.ctx, r.key, r.off, min(r.left, readWindow))
+	switch {
+	case errors.Is(err, blobstore.ErrNotFound):
+		r.eof = true
+	case err != nil:
+		return err
+	default:
+		r.rc = rc
+		r.winEnd = r.off + min(r.left, readWindow)
+	}
+	return nil
+}
+
+// WriteTo copies the rest of the range to w a window at a time, handing
+// w to the blob store's stream when it can write itself out (the local
+// store gives an HTTP response its block files, for sendfile), and zeros
+// past the blob's end.
+func (r *blobReader) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for r.left > 0 {
+		if err := r.openWindow(); err != nil {
+			return total, err
+		}
+		if r.eof {
+			n, err := io.CopyN(w, zeroReader{}, r.left)
+			total += n
+			r.off += n
+			r.left -= n
+			return total, err
+		}
+		var n int64
+		var err error
+		if wt, ok := r.rc.(io.WriterTo); ok {
+			n, err = wt.WriteTo(w)
+		} else {
+			n, err = io.Copy(w, struct{ io.Reader }{r.rc})
+		}
+		total += n
+		r.off += n
+		r.left -= n
+		if err != nil {
+			return total, err
+		}
+		r.rc.Close()
+		r.rc = nil
+		if r.off < r.winEnd {
+			r.eof = true // the window ended short: so did the blob
+		}
+	}
+	return total, nil
 }
 
 func (r *blobReader) Close() error {

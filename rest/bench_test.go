@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -82,7 +83,7 @@ func BenchmarkTransfer(b *testing.B) {
 	src := benchSource(b, n)
 	ctx := context.Background()
 	e.mustShare("bench")
-	sinkURL := fileSinkServer(b)
+	sinkURL := fileSinkServer(b, n)
 
 	cred, err := azblob.NewSharedKeyCredential(az.Account, az.Key)
 	if err != nil {
@@ -98,7 +99,7 @@ func BenchmarkTransfer(b *testing.B) {
 		b.Fatal(err)
 	}
 
-	var fsUp, fsDown, azUp, azDown, disk, disk4, sunk time.Duration
+	var fsUp, fsDown, azUp, azDown, disk, disk4, sunk, sunkDown time.Duration
 	var commits int64 // blob commits of the blobshare uploads
 	var vsDisk4, vsSink []float64
 	sink := sinkFile(b, n)
@@ -142,6 +143,11 @@ func BenchmarkTransfer(b *testing.B) {
 					b.Fatalf("sink: %v", err)
 				}
 				sk = time.Since(start)
+				start = time.Now()
+				if got, err := fc.DownloadFile(ctx, sink, &file.DownloadFileOptions{ChunkSize: benchChunk, Concurrency: benchConcurrency}); err != nil || got != n {
+					b.Fatalf("sink download: %d bytes, %v", got, err)
+				}
+				sunkDown += time.Since(start)
 			},
 			func() {
 				fc := e.file("bench", name)
@@ -201,16 +207,19 @@ func BenchmarkTransfer(b *testing.B) {
 	b.ReportMetric(disk.Seconds()/fsUp.Seconds(), "up_vs_disk")
 	b.ReportMetric(mbps(total, disk4), "disk4_fsync_MB/s")
 	b.ReportMetric(mbps(total, sunk), "sink_up_MB/s")
+	b.ReportMetric(mbps(total, sunkDown), "sink_down_MB/s")
+	b.ReportMetric(sunkDown.Seconds()/fsDown.Seconds(), "down_vs_sink")
+	b.ReportMetric(azDown.Seconds()/sunkDown.Seconds(), "sink_down_ratio")
 	b.ReportMetric(diskbench.Median(vsDisk4), "up_vs_disk4")
 	b.ReportMetric(diskbench.Median(vsSink), "up_vs_sink")
 	// How many Put Ranges each blob commit carried (group commit): 1 when
 	// every range waits for a commit of its own.
 	ranges := float64(b.N) * float64((n+benchChunk-1)/benchChunk)
 	b.ReportMetric(ranges/float64(commits), "ranges/commit")
-	b.Logf("%d MiB ×%d: blobshare up %.1f MB/s down %.1f MB/s; azurite up %.1f MB/s down %.1f MB/s; ratio up %.2fx down %.2fx (aim ≥ 10x up, 5x down); "+
-		"disk %.1f MB/s fsynced every 4 MiB by one writer, %.1f MB/s by 4; no-op server %.1f MB/s; upload at %.2f of the 4-writer disk (aim ≥ 0.8; rounds %.2f) and %.2f of the no-op server (aim ≥ 0.5; rounds %.2f)",
+	b.Logf("%d MiB ×%d: blobshare up %.1f MB/s down %.1f MB/s; azurite up %.1f MB/s down %.1f MB/s; ratio up %.2fx down %.2fx (aim ≥ 10x down); "+
+		"disk %.1f MB/s fsynced every 4 MiB by one writer, %.1f MB/s by 4; no-op server up %.1f MB/s down %.1f MB/s (%.2fx Azurite's download); upload at %.2f of the 4-writer disk (aim ≥ 0.8; rounds %.2f) and %.2f of the no-op server (aim ≥ 0.5; rounds %.2f)",
 		n>>20, b.N, mbps(total, fsUp), mbps(total, fsDown), mbps(total, azUp), mbps(total, azDown),
-		azUp.Seconds()/fsUp.Seconds(), azDown.Seconds()/fsDown.Seconds(), mbps(total, disk), mbps(total, disk4), mbps(total, sunk),
+		azUp.Seconds()/fsUp.Seconds(), azDown.Seconds()/fsDown.Seconds(), mbps(total, disk), mbps(total, disk4), mbps(total, sunk), mbps(total, sunkDown), azDown.Seconds()/sunkDown.Seconds(),
 		diskbench.Median(vsDisk4), vsDisk4, diskbench.Median(vsSink), vsSink)
 }
 
@@ -232,30 +241,76 @@ func (c *countingStore) StageBlockDurable(ctx context.Context, key, id string, r
 
 // fileSinkServer starts a server that answers Create File and Put Range
 // as the File service does (201, request id) after reading each body to
-// the end, and stores nothing, and returns its URL: the speed a Go
-// net/http server that does no work of its own takes a FileREST upload
-// at on this machine.
-func fileSinkServer(b *testing.B) string {
+// the end, and stores nothing: the speed a Go net/http server that does
+// no work of its own takes a FileREST upload at on this machine. It also
+// answers Get File Properties and ranged Get File for any path as a file
+// of size bytes whose content is one 4 MiB block repeated, from memory:
+// the speed the SDK client downloads at when the server costs nothing
+// (the client, loopback TCP and the sink file's page cache).
+func fileSinkServer(b *testing.B, size int64) string {
 	b.Helper()
+	block := make([]byte, benchChunk)
+	for i := range block {
+		block[i] = byte(i*7 + i>>9)
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("x-ms-request-id", "sink")
+		h.Set("x-ms-version", r.Header.Get("x-ms-version"))
+		h.Set("ETag", `"0x8DCSINK"`)
+		h.Set("Last-Modified", time.Now().UTC().Format(http.TimeFormat))
+		switch r.Method {
+		case http.MethodGet, http.MethodHead:
+			sinkDownload(w, r, block, size)
+			return
+		case http.MethodPut:
+		default:
+			http.Error(w, "the sink takes uploads and downloads only", http.StatusMethodNotAllowed)
+			return
+		}
 		if _, err := io.Copy(io.Discard, r.Body); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		if r.Method != http.MethodPut {
-			http.Error(w, "the sink takes uploads only", http.StatusMethodNotAllowed)
-			return
-		}
-		h := w.Header()
-		h.Set("x-ms-request-id", "sink")
-		h.Set("x-ms-version", r.Header.Get("x-ms-version"))
 		h.Set("x-ms-request-server-encrypted", "true")
-		h.Set("ETag", `"0x8DCSINK"`)
-		h.Set("Last-Modified", time.Now().UTC().Format(http.TimeFormat))
 		w.WriteHeader(http.StatusCreated)
 	}))
 	b.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// sinkDownload answers a Get File Properties (HEAD) or a Get File of the
+// range in x-ms-range or Range with bytes of block, repeated.
+func sinkDownload(w http.ResponseWriter, r *http.Request, block []byte, size int64) {
+	h := w.Header()
+	h.Set("x-ms-type", "File")
+	if r.Method == http.MethodHead {
+		h.Set("Content-Length", strconv.FormatInt(size, 10))
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	rg := r.Header.Get("x-ms-range")
+	if rg == "" {
+		rg = r.Header.Get("Range")
+	}
+	var start, end int64
+	if _, err := fmt.Sscanf(rg, "bytes=%d-%d", &start, &end); err != nil || start > end || end >= size {
+		http.Error(w, "the sink answers ranged downloads only", http.StatusRequestedRangeNotSatisfiable)
+		return
+	}
+	n := end - start + 1
+	h.Set("Content-Length", strconv.FormatInt(n, 10))
+	h.Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", start, end, size))
+	w.WriteHeader(http.StatusPartialContent)
+	for n > 0 {
+		off := start % int64(len(block))
+		k := min(n, int64(len(block))-off)
+		if _, err := w.Write(block[off : off+k]); err != nil {
+			return
+		}
+		start += k
+		n -= k
+	}
 }
 
 // BenchmarkGetFileProperties measures Get File Properties latency with 16

@@ -172,9 +172,16 @@ func (r *rangeReader) Read(p []byte) (int, error) {
 	return 0, io.EOF
 }
 
-// WriteTo copies the rest of the range to w through a pooled 1 MiB buffer
-// (io.Copy uses it), so large reads take few system calls.
+// WriteTo copies the rest of the range to w. A w that reads from a
+// reader itself (an HTTP response, a TCP connection, a file) is handed
+// each block file positioned at its segment, so the kernel copies it
+// (sendfile, copy_file_range) and the bytes never pass through this
+// process; any other w gets them through a pooled 1 MiB buffer, so large
+// reads take few system calls.
 func (r *rangeReader) WriteTo(w io.Writer) (int64, error) {
+	if rf, ok := w.(io.ReaderFrom); ok {
+		return r.writeSegments(rf)
+	}
 	bp := r.s.bufs.Get().(*[]byte)
 	defer r.s.bufs.Put(bp)
 	buf := *bp
@@ -198,6 +205,38 @@ func (r *rangeReader) WriteTo(w io.Writer) (int64, error) {
 			return total, err
 		}
 	}
+}
+
+// writeSegments hands rf each remaining segment as its block file, seeked
+// to the segment and limited to its length. Every segment has an fd of
+// its own (openRange), so moving its offset disturbs no other reader.
+func (r *rangeReader) writeSegments(rf io.ReaderFrom) (int64, error) {
+	var total int64
+	for ; r.i < len(r.segs); r.i++ {
+		if err := r.ctx.Err(); err != nil {
+			return total, err
+		}
+		sg := &r.segs[r.i]
+		if sg.n > 0 {
+			if _, err := sg.f.Seek(sg.off, io.SeekStart); err != nil {
+				return total, fmt.Errorf("block %s: %w", sg.f.Name(), err)
+			}
+			want := sg.n
+			m, err := rf.ReadFrom(&io.LimitedReader{R: sg.f, N: want})
+			total += m
+			sg.off += m
+			sg.n -= m
+			if err != nil {
+				return total, err
+			}
+			if m < want {
+				return total, fmt.Errorf("block %s: %w (shorter than its manifest says)", sg.f.Name(), io.ErrUnexpectedEOF)
+			}
+		}
+		sg.f.Close()
+		sg.f = nil
+	}
+	return total, nil
 }
 
 // Close closes the fds not yet used up. It is idempotent.
