@@ -123,17 +123,22 @@ func noRetryFile(t *testing.T, s *server, name string) *file.Client {
 // owner is dead to the others, flock or not). A's write then succeeds on
 // top of one whole version: the old content if B's commit never reached
 // the store, B's whole range if it did — never a torn mix — and B's
-// unacknowledged write is not half there.
+// unacknowledged write is not half there. A B woken after its expiry
+// (SIGCONT) is fenced (locks/doc.go, "Fencing"): its Put Range is not
+// acknowledged, its old SMB handle is gone (a share-none open through it
+// succeeds), and it serves on as a new owner that reads A's version.
 func TestTwoServeLiveIntentNotAdopted(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		committed bool // B's Put Block List reached Azurite
 		kill      bool // B is killed while frozen; otherwise its heartbeat lapses first
+		wake      bool // B, its heartbeat expired, runs again instead of being killed
 	}{
-		{"not committed, killed", false, true},
-		{"committed, reply lost, killed", true, true},
-		{"not committed, heartbeat expired", false, false},
-		{"committed, reply lost, heartbeat expired", true, false},
+		{"not committed, killed", false, true, false},
+		{"committed, reply lost, killed", true, true, false},
+		{"not committed, heartbeat expired", false, false, false},
+		{"committed, reply lost, heartbeat expired", true, false, false},
+		{"not committed, heartbeat expired, B wakes", false, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			az := azuritetest.Start(t)
@@ -229,12 +234,33 @@ func TestTwoServeLiveIntentNotAdopted(t *testing.T) {
 			case <-time.After(time.Minute):
 				t.Fatal("A's Put Range still waiting a minute after B died")
 			}
-			if !tc.kill {
+			gate.once.Do(func() { close(gate.release) }) // B's held commit fails
+			switch {
+			case tc.wake:
+				// Woken, B is no longer the owner it was (locks/doc.go,
+				// "Fencing"): its commit is not acknowledged, its old handle
+				// is gone, and it serves on as a new owner.
+				if err := b.Cmd.Process.Signal(syscall.SIGCONT); err != nil {
+					t.Fatal(err)
+				}
+				if err := <-bDone; err == nil {
+					t.Fatal("B's Put Range succeeded after B's session expired under it and A went on")
+				} else {
+					t.Logf("B's Put Range, woken: %s", outcome(err))
+				}
+				c2 := dialSmbctl(t, b.SMBAddr, "data")
+				c2.expect("ok", "open x marker.txt %s 0 %s %s", smbReadWrite, smbOpen, smbNonDir)
+				c2.expect("ok", "close x")
+				defer func() {
+					if err := b.Stop(); err != nil {
+						t.Errorf("B after SIGTERM: %v\n%s", err, b.Stderr)
+					}
+				}()
+			case !tc.kill:
 				if _, err := b.Kill(); err != nil {
 					t.Fatal(err)
 				}
 			}
-			gate.once.Do(func() { close(gate.release) })
 
 			want := bytes.Clone(old)
 			if tc.committed {
@@ -242,6 +268,11 @@ func TestTwoServeLiveIntentNotAdopted(t *testing.T) {
 			}
 			copy(want[aOff:], aWrite)
 			got := readFile(t, shareOf(t, a), "f.bin")
+			if tc.wake {
+				if got := readFile(t, shareOf(t, b), "f.bin"); !bytes.Equal(got, want) {
+					t.Fatalf("f.bin through the woken B: %d bytes, %d of them B's", len(got), bytes.Count(got, []byte{'B'}))
+				}
+			}
 			if !bytes.Equal(got, want) {
 				t.Fatalf("f.bin is %d bytes, %d of them B's and %d A's; want %d bytes: the %s, and A's range",
 					len(got), bytes.Count(got, []byte{'B'}), bytes.Count(got, []byte{'A'}), len(want),
