@@ -1,9 +1,6 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -12,70 +9,45 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/blobshare/blobshare/internal/endpoint"
 	"github.com/blobshare/blobshare/storagehttp"
 )
 
 // httpEndpoint is an Azure service serve runs over HTTP on a listener of
-// its own (FileREST, Blob, Queue, Table): its server, the store it closes
-// after the server stops (nil: none), and the error that stopped serving.
-// One turned off serves nothing.
+// its own (FileREST, Blob, Queue, Table), built but not serving until
+// serve hands it to the supervisor (supervise). One turned off serves
+// nothing.
 type httpEndpoint struct {
-	name    string // "blob", "queue": names its errors
-	url     string // http://ADDR/ACCOUNT, or "off"
-	srv     *http.Server
-	store   io.Closer
-	serveFn chan error
+	url string         // http://ADDR/ACCOUNT, or "off"
+	ep  *endpoint.HTTP // nil when off
+	ln  net.Listener
 }
 
 // offEndpoint is an endpoint whose flag said off.
-func offEndpoint(name string) *httpEndpoint { return &httpEndpoint{name: name, url: "off"} }
+func offEndpoint(name string) *httpEndpoint { return &httpEndpoint{url: "off"} }
 
-// serveEndpoint serves h on ln until shutdown, logging failed requests at
-// debug as FileREST does. readTimeout bounds a whole request; 0 means
-// none, for services whose bodies stream (a Put Blob may be gigabytes
-// and holds no memory while a slow client sends it).
+// serveEndpoint is the endpoint that serves h on ln, named name in its
+// errors ("blob", "queue"), logging failed requests at debug as FileREST
+// does, and closing store (nil: none) once its server has stopped.
+// readTimeout bounds a whole request; 0 means none, for services whose
+// bodies stream (a Put Blob may be gigabytes and holds no memory while a
+// slow client sends it).
 func serveEndpoint(name string, ln net.Listener, account string, h http.Handler, store io.Closer, readTimeout time.Duration, logger *slog.Logger) *httpEndpoint {
-	e := &httpEndpoint{
-		name:  name,
-		url:   endpointURL(ln, account),
-		store: store,
-		srv: storagehttp.NewServer(logFailedRequests(h, logger, slog.LevelDebug), readTimeout,
-			slog.NewLogLogger(logger.Handler(), slog.LevelWarn)),
-		serveFn: make(chan error, 1),
+	return &httpEndpoint{
+		url: endpointURL(ln, account),
+		ln:  ln,
+		ep: &endpoint.HTTP{Label: name, Store: store,
+			Server: storagehttp.NewServer(logFailedRequests(h, logger, slog.LevelDebug), readTimeout,
+				slog.NewLogLogger(logger.Handler(), slog.LevelWarn))},
 	}
-	go func() { e.serveFn <- e.srv.Serve(ln) }()
-	return e
 }
 
-// failed delivers the error that stopped serving (a listener failure);
-// when off, a channel that never delivers.
-func (e *httpEndpoint) failed() <-chan error { return e.serveFn }
-
-// shutdown stops accepting, waits for in-flight requests (until ctx
-// ends) and closes the store.
-func (e *httpEndpoint) shutdown(ctx context.Context) error {
-	if e.srv == nil {
+// bound is what the supervisor runs: nothing when off.
+func (e *httpEndpoint) bound() []endpoint.Bound {
+	if e.ep == nil {
 		return nil
 	}
-	err := e.srv.Shutdown(ctx)
-	if err != nil {
-		err = fmt.Errorf("%s shutdown: %w", e.name, err)
-		e.srv.Close()
-	}
-	if e.store != nil {
-		err = errors.Join(err, e.store.Close())
-	}
-	return err
-}
-
-// stop shuts the endpoint down within shutdownGrace, logging a failure
-// (for a deferred stop, when serve's return value is taken already).
-func (e *httpEndpoint) stop(logger *slog.Logger) {
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
-	if err := e.shutdown(ctx); err != nil {
-		logger.Error("stopping the "+e.name+" service", "err", err)
-	}
+	return []endpoint.Bound{{Endpoint: e.ep, Listener: e.ln}}
 }
 
 // startStoreEndpoint is the start of an Azure service that keeps its

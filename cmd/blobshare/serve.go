@@ -14,6 +14,7 @@ import (
 
 	"github.com/blobshare/blobshare/blobsvc"
 	"github.com/blobshare/blobshare/fs/fusefs"
+	"github.com/blobshare/blobshare/internal/endpoint"
 	"github.com/blobshare/blobshare/locks"
 	"github.com/blobshare/blobshare/rest"
 )
@@ -124,8 +125,8 @@ func runServe(c *cli.Context) error {
 
 	// Endpoints start one by one; if one cannot, those started already
 	// stop again, the last first.
-	var eps []endpoint
-	fail := func(err error) error { return errors.Join(err, stopAll(eps)) }
+	var eps []endpoint.Bound
+	fail := func(err error) error { return errors.Join(err, endpoint.Stop(shutdownGrace, eps...)) }
 	// Put Range From URL reads blob sources from the Blob endpoint,
 	// which starts after FileREST.
 	blobs := &blobSourceLink{}
@@ -133,22 +134,22 @@ func runServe(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	eps = append(eps, restEP)
+	eps = append(eps, restEP.bound()...)
 	queueEP, err := startQueue(ctx, c, m, dd.Path, logger)
 	if err != nil {
 		return fail(err)
 	}
-	eps = append(eps, queueEP)
+	eps = append(eps, queueEP.bound()...)
 	blobEP, blobSvc, err := startBlob(ctx, c, dd.Path, dd.Table, dd.Store, blobs, logger)
 	if err != nil {
 		return fail(err)
 	}
-	eps = append(eps, blobEP)
+	eps = append(eps, blobEP.bound()...)
 	tableEP, err := startTable(ctx, c, m, dd.Path, logger)
 	if err != nil {
 		return fail(err)
 	}
-	eps = append(eps, tableEP)
+	eps = append(eps, tableEP.bound()...)
 	if m.postgres != "" {
 		unregister, err := registerNode(ctx, m, logger, map[string]string{"queue": queueEP.url, "table": tableEP.url})
 		if err != nil {
@@ -173,16 +174,16 @@ func runServe(c *cli.Context) error {
 		if err != nil {
 			return fail(err)
 		}
-		eps = append(eps, mountEndpoint{mounted})
+		// It stops by unmounting; it never fails on its own (an
+		// external umount leaves the other endpoints serving, as before).
+		eps = append(eps, endpoint.Bound{Endpoint: endpoint.NewFunc("mount", mounted.Unmount)})
 		mountLine = mounted.Dir()
 	}
 	smbEP, err := startSMB(c.String("smb"), c.Bool("smb-encrypt"), dd.FS, dd.Table, c.String("account"), c.String("key"), logger)
 	if err != nil {
 		return fail(err)
 	}
-	if smbEP != nil {
-		eps = append(eps, smbEP)
-	}
+	eps = append(eps, smbEP.bound()...)
 
 	logger.Info("blobshare serving", "rest", restEP.url, "mount", mountLine, "smb", smbEP.addr(), "queue", queueEP.url, "blob", blobEP.url, "table", tableEP.url, "data", dd.Path)
 	return supervise(ctx, eps, logger)

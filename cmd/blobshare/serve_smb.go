@@ -1,15 +1,14 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"sync"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/blobshare/blobshare/fs"
+	"github.com/blobshare/blobshare/internal/endpoint"
 	"github.com/blobshare/blobshare/locks"
 	"github.com/blobshare/blobshare/smb"
 )
@@ -26,22 +25,18 @@ func smbEncryptFlag() cli.Flag {
 		Usage: "require SMB 3 encryption (AES-128-GCM/CCM): clients that cannot encrypt are refused"}
 }
 
-// smbEndpoint is serve's SMB listener and server; nil when --smb off.
+// smbEndpoint is serve's SMB listener and server, not serving until serve
+// hands it to the supervisor; nil when --smb off.
 type smbEndpoint struct {
-	srv  *smb.Server
-	ln   net.Listener
-	done chan struct{} // closed when Serve has returned, err set
-	err  error         // Serve's error; nil after Close
-	fail chan error    // err, if not nil (for the supervisor)
-
-	stopOnce sync.Once
-	stopErr  error
+	ep *endpoint.Server
+	ln net.Listener
 }
 
-// startSMB listens on addr ("off": no endpoint) and serves fsys over SMB
-// on a goroutine until stop; encrypt requires encryption (--smb-encrypt).
-// Oplocks and leases are granted and broken in table, fsys's lock table,
-// the one FileREST breaks them in too.
+// startSMB listens on addr ("off": no endpoint) for an SMB server over
+// fsys; encrypt requires encryption (--smb-encrypt). Oplocks and leases
+// are granted and broken in table, fsys's lock table, the one FileREST
+// breaks them in too. Shutting the endpoint down closes every SMB
+// connection (their opens close).
 func startSMB(addr string, encrypt bool, fsys *fs.FileSystem, table *locks.Table, account, key string, logger *slog.Logger) (*smbEndpoint, error) {
 	if addr == "off" {
 		return nil, nil
@@ -52,30 +47,18 @@ func startSMB(addr string, encrypt bool, fsys *fs.FileSystem, table *locks.Table
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
+		srv.Close()
 		return nil, listenError("smb", addr, err)
 	}
-	e := &smbEndpoint{srv: srv, ln: ln, done: make(chan struct{}), fail: make(chan error, 1)}
-	go func() {
-		err := srv.Serve(ln)
-		if errors.Is(err, smb.ErrServerClosed) {
-			err = nil
-		}
-		e.err = err
-		if err != nil {
-			e.fail <- err
-		}
-		close(e.done)
-	}()
-	return e, nil
+	return &smbEndpoint{ep: &endpoint.Server{Label: "smb", Srv: srv, Closed: smb.ErrServerClosed}, ln: ln}, nil
 }
 
-// failed delivers the error that stopped the SMB server on its own; a
-// nil channel when --smb is off.
-func (e *smbEndpoint) failed() <-chan error {
+// bound is what the supervisor runs: nothing when --smb is off.
+func (e *smbEndpoint) bound() []endpoint.Bound {
 	if e == nil {
 		return nil
 	}
-	return e.fail
+	return []endpoint.Bound{{Endpoint: e.ep, Listener: e.ln}}
 }
 
 // addr is what the serving line shows: the listen address, or off.
@@ -84,20 +67,4 @@ func (e *smbEndpoint) addr() string {
 		return "off"
 	}
 	return e.ln.Addr().String()
-}
-
-// stop closes the listener and every SMB connection (their opens close)
-// and waits for the server. Later calls return the first call's result.
-func (e *smbEndpoint) stop() error {
-	if e == nil {
-		return nil
-	}
-	e.stopOnce.Do(func() {
-		e.srv.Close()
-		<-e.done
-		if e.err != nil {
-			e.stopErr = fmt.Errorf("SMB server: %w", e.err)
-		}
-	})
-	return e.stopErr
 }
