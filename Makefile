@@ -40,7 +40,7 @@ CIFS_ROOT ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/blobshare/cifs-guest
 
 # The packages whose goroutines share state; their tests also run under the
 # race detector (about 4 minutes on a 2-core machine).
-RACE_PKGS := ./locks ./fs ./msgqueue/... ./blob ./blobsvc/... ./table ./tablesvc/... ./internal/pgdb
+RACE_PKGS := ./locks ./fs ./internal/endpoint ./msgqueue/... ./blob ./blobsvc/... ./table ./tablesvc/... ./internal/pgdb
 
 # RCLONE_DIR is a module of its own (rclone's dependencies stay out of
 # go.mod): rclone's azurefiles backend, as a library, against blobshare.

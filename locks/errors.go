@@ -3,6 +3,8 @@ package locks
 import (
 	"errors"
 	"fmt"
+
+	"github.com/blobshare/blobshare/internal/dberr"
 )
 
 // Outcomes of the lock rules. Each protocol maps them exactly once: fs to
@@ -31,7 +33,17 @@ var (
 // Table has registered as a new owner, which Update does at once: the next
 // Update decides again, but the old owner's handles are gone, as after a
 // network drop (doc.go, "Sessions").
-var ErrSessionLost = errors.New("owner session lost")
+//
+// It is the server's condition, not the request's: errors.Is reports it
+// as dberr.ErrUnavailable too, so front ends answer it as a database
+// outage (503 ServerBusy, which clients retry) rather than a 500.
+var ErrSessionLost error = sessionLostError{}
+
+type sessionLostError struct{}
+
+func (sessionLostError) Error() string { return "owner session lost" }
+
+func (sessionLostError) Is(target error) bool { return target == dberr.ErrUnavailable }
 
 // ErrKeyNotLocked is the lock audit's failure, in test runs only: a
 // decision read a file's state for update without holding the file's key

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/blobshare/blobshare/internal/dberr"
 )
 
 // fakeClock is a database clock a test moves by hand.
@@ -101,6 +103,9 @@ func TestSessionExpiry(t *testing.T) {
 	_, err := open(t, b, OpenRequest{File: 3, Access: rd, Share: ShareNone})
 	if !errors.Is(err, ErrSessionLost) {
 		t.Fatalf("decision of a reaped owner: %v, want ErrSessionLost", err)
+	}
+	if !errors.Is(err, dberr.ErrUnavailable) {
+		t.Fatalf("decision of a reaped owner: %v is not dberr.ErrUnavailable: front ends would answer it as a 500", err)
 	}
 	must(t, a.View(ctx, func(tx *Tx) error {
 		return tx.queryRow(`SELECT count(*) FROM lk_handles WHERE owner = ? OR file = 3`, []any{string(oldB)}, &n)
