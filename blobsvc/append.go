@@ -90,9 +90,11 @@ func (s *Service) AppendBlock(ctx context.Context, container, name string, r io.
 		return Blob{}, 0, fmt.Errorf("blob %s/%s: %w", container, name, ErrMD5Mismatch)
 	}
 
-	mu := s.stripe(container, name)
-	mu.Lock()
-	defer mu.Unlock()
+	unlock, err := s.lockBlob(ctx, container, name)
+	if err != nil {
+		return Blob{}, 0, err
+	}
+	defer unlock()
 	b, err = s.committedBlob(ctx, container, name)
 	if err != nil {
 		return Blob{}, 0, err
