@@ -47,17 +47,16 @@ const (
 // lives in a Store, content in a blobstore.Store. It knows nothing of
 // HTTP. Safe for concurrent use.
 //
-// Writers of one blob are serialised by a striped lock held from the
+// Writers of one blob hold its claim (lockBlob: a striped in-process lock,
+// then the store's per-blob claim, which works across processes) from the
 // condition and lease checks to the metadata update, so a check and the
 // write it guards are one step; the upload itself (staging content)
-// happens before, outside the lock. Readers hold the same stripe shared
-// only while they read the metadata row and open the content version it
+// happens before, outside the claim. Readers hold the stripe shared only
+// while they read the metadata row and open the content version it
 // names, then stream without it: a Put Blob replacing the blob meanwhile
 // does not disturb a download under way (the content store keeps the
-// version it opened).
-//
-// One Service must own a metadata database: the lock is in-process; the
-// store's writer claim (doc.go) keeps other processes out.
+// version it opened). Several Services, in several processes, may share
+// one metadata database (doc.go).
 type Service struct {
 	meta    Store
 	content blobstore.Store
