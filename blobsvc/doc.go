@@ -80,6 +80,15 @@
 //     transaction).
 //  5. Write the row; give the claim up.
 //
+// Writes that change only a row (Set Blob Properties and Metadata, Seal
+// Append Blob, Lease Blob, a container's metadata, ACL and lease) are
+// instead one transaction of the store (Store.ModifyBlob,
+// ModifyContainer: the check and the write on one row, no other writer
+// in between), which falls back to the claim when the blob is claimed or
+// has a commit intent (modify.go): as fast as before claims (Set Blob
+// Metadata 222 µs against 214–229 µs on the commit before, here; with
+// the claim's three statements it took 0.9–1.0 ms).
+//
 // A live owner's commit in progress is never adopted: its intent is
 // resolved only under its blob's claim, which its owner holds while it
 // lives. Recover (at start) lists the intents of dead owners only and

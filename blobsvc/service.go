@@ -252,6 +252,9 @@ func (s *Service) updateContainer(ctx context.Context, name string, cond Conditi
 	if err := ValidContainerName(name); err != nil {
 		return Container{}, err
 	}
+	if c, done, err := s.modifyContainer(ctx, name, cond, f); done {
+		return c, err
+	}
 	unlock, err := s.lockBlob(ctx, name, "")
 	if err != nil {
 		return Container{}, err
@@ -1271,7 +1274,7 @@ func (s *Service) openBlob(ctx context.Context, container, name, snapshot string
 
 // SetBlobProperties replaces the blob's HTTP properties (new ETag).
 func (s *Service) SetBlobProperties(ctx context.Context, container, name string, p Properties, leaseID string, cond Conditions) (Blob, error) {
-	return s.updateBlob(ctx, container, name, WriteOptions{LeaseID: leaseID, Cond: cond}, func(b *Blob) error {
+	return s.updateBlobRow(ctx, container, name, WriteOptions{LeaseID: leaseID, Cond: cond}, func(b *Blob) error {
 		b.Properties = p
 		return nil
 	})
@@ -1279,7 +1282,7 @@ func (s *Service) SetBlobProperties(ctx context.Context, container, name string,
 
 // SetBlobMetadata replaces the blob's metadata (new ETag).
 func (s *Service) SetBlobMetadata(ctx context.Context, container, name string, md map[string]string, leaseID string, cond Conditions) (Blob, error) {
-	return s.updateBlob(ctx, container, name, WriteOptions{LeaseID: leaseID, Cond: cond}, func(b *Blob) error {
+	return s.updateBlobRow(ctx, container, name, WriteOptions{LeaseID: leaseID, Cond: cond}, func(b *Blob) error {
 		b.Metadata = md
 		return nil
 	})
@@ -1298,13 +1301,7 @@ func (s *Service) updateBlob(ctx context.Context, container, name string, o Writ
 	if err != nil {
 		return Blob{}, err
 	}
-	if err := s.checkWrite(b, true, o, writeUpdate); err != nil {
-		return Blob{}, err
-	}
-	// The new ETag first: f may record the final row as a commit intent.
-	b.ETag, b.LastModified = newETag(), s.Now()
-	b.Lease = b.Lease.AfterWrite(b.LastModified)
-	if err := f(&b); err != nil {
+	if err := s.changeBlob(&b, o, f); err != nil {
 		return Blob{}, err
 	}
 	if err := s.meta.PutBlob(ctx, b, false); err != nil {
@@ -1412,6 +1409,13 @@ func (s *Service) LeaseBlob(ctx context.Context, container, name string, req Lea
 	if err := s.checkNames(ctx, container, name); err != nil {
 		return Blob{}, LeaseResult{}, err
 	}
+	var res LeaseResult
+	if b, done, err := s.modifyBlob(ctx, container, name, true, func(b *Blob) (err error) {
+		res, err = s.decideLease(b, req, cond)
+		return err
+	}); done {
+		return b, res, err
+	}
 	unlock, err := s.lockBlob(ctx, container, name)
 	if err != nil {
 		return Blob{}, LeaseResult{}, err
@@ -1421,14 +1425,27 @@ func (s *Service) LeaseBlob(ctx context.Context, container, name string, req Lea
 	if err != nil {
 		return Blob{}, LeaseResult{}, err
 	}
-	if err := checkIncremental(b, nil); err != nil {
+	res, err = s.decideLease(&b, req, cond)
+	if err != nil {
 		return Blob{}, LeaseResult{}, err
 	}
+	if err := s.meta.PutBlob(ctx, b, false); err != nil {
+		return Blob{}, LeaseResult{}, err
+	}
+	return b, res, nil
+}
+
+// decideLease checks a Lease Blob on the row b (any row: an uncommitted
+// blob can be leased) and sets its new lease.
+func (s *Service) decideLease(b *Blob, req LeaseRequest, cond Conditions) (LeaseResult, error) {
+	if err := checkIncremental(*b, nil); err != nil {
+		return LeaseResult{}, err
+	}
 	if err := cond.checkWrite(b.Committed, b.ETag, b.LastModified, false); err != nil {
-		return Blob{}, LeaseResult{}, fmt.Errorf("blob %s/%s: %w", container, name, err)
+		return LeaseResult{}, fmt.Errorf("blob %s/%s: %w", b.Container, b.Name, err)
 	}
 	if err := cond.checkTags(b.Committed, b.Tags); err != nil {
-		return Blob{}, LeaseResult{}, fmt.Errorf("blob %s/%s: %w", container, name, err)
+		return LeaseResult{}, fmt.Errorf("blob %s/%s: %w", b.Container, b.Name, err)
 	}
 	now := s.Now()
 	// An expired lease can be renewed only if nobody wrote the blob since
@@ -1437,13 +1454,10 @@ func (s *Service) LeaseBlob(ctx context.Context, container, name string, req Lea
 	modified := cur.State == LeaseExpired && b.LastModified.After(cur.Expires)
 	l, res, err := lease.Decide(b.Lease, req, now, lease.Options{NewID: uuid.NewString, ModifiedSinceExpiry: modified})
 	if err != nil {
-		return Blob{}, LeaseResult{}, fmt.Errorf("blob %s/%s: %w", container, name, err)
+		return LeaseResult{}, fmt.Errorf("blob %s/%s: %w", b.Container, b.Name, err)
 	}
 	b.Lease = l
-	if err := s.meta.PutBlob(ctx, b, false); err != nil {
-		return Blob{}, LeaseResult{}, err
-	}
-	return b, res, nil
+	return res, nil
 }
 
 func equalBytes(a, b []byte) bool {

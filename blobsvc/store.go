@@ -83,6 +83,19 @@ type Store interface {
 	// ReleaseClaim gives it up (no error if it was taken over).
 	ClaimBlob(ctx context.Context, container, name string) (Claim, error)
 	ReleaseClaim(ctx context.Context, c Claim) error
+	// ModifyBlob replaces the base blob's row with what fn makes of it,
+	// in one transaction in which no other writer of the blob acts, as
+	// if it held the blob's claim (on SQLite the database's write lock;
+	// a server engine takes the claim's key in the transaction). fn
+	// decides from the row as it is (a check and its write are one
+	// step) and does no I/O. fn is not called, and nothing written,
+	// when the blob has no row (ErrBlobNotFound) or when its claim is
+	// held or it has a commit intent (ErrClaimHeld: the caller then
+	// takes the claim, which waits or resolves, and works under it). An
+	// error of fn writes nothing and is returned as is. ModifyContainer
+	// is the same for a container's row and claim (ErrContainerNotFound).
+	ModifyBlob(ctx context.Context, container, name string, fn func(*Blob) error) (Blob, error)
+	ModifyContainer(ctx context.Context, name string, fn func(*Container) error) (Container, error)
 
 	// StageBlock records (or replaces) an uncommitted block staged at
 	// time at, atomically with the check that the container exists.

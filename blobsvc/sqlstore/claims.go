@@ -184,3 +184,89 @@ func (s *Store) Intent(ctx context.Context, container, name string) (blobsvc.Int
 	}
 	return in, true, nil
 }
+
+// ModifyBlob implements blobsvc.Store: one immediate transaction (it
+// holds SQLite's write lock from its first statement, so no other
+// process's write comes between its read and its write).
+func (s *Store) ModifyBlob(ctx context.Context, container, name string, fn func(*blobsvc.Blob) error) (blobsvc.Blob, error) {
+	what := container + "/" + name
+	var b blobsvc.Blob
+	err := s.modify(ctx, container, name, `SELECT doc FROM bs_blobs WHERE container = ? AND name = ? AND snapshot = ''`,
+		[]any{container, name}, fmt.Errorf("blob %s: %w", what, blobsvc.ErrBlobNotFound),
+		func(doc string) (string, error) {
+			if err := json.Unmarshal([]byte(doc), &b); err != nil {
+				return "", wrap("decode blob", what, err)
+			}
+			if err := fn(&b); err != nil {
+				return "", err
+			}
+			return encode(b)
+		},
+		`UPDATE bs_blobs SET doc = ? WHERE container = ? AND name = ? AND snapshot = ''`)
+	if err != nil {
+		return blobsvc.Blob{}, err
+	}
+	return b, nil
+}
+
+// ModifyContainer implements blobsvc.Store as ModifyBlob.
+func (s *Store) ModifyContainer(ctx context.Context, name string, fn func(*blobsvc.Container) error) (blobsvc.Container, error) {
+	var c blobsvc.Container
+	err := s.modify(ctx, name, "", `SELECT doc FROM bs_containers WHERE name = ?`,
+		[]any{name}, fmt.Errorf("container %s: %w", name, blobsvc.ErrContainerNotFound),
+		func(doc string) (string, error) {
+			if err := json.Unmarshal([]byte(doc), &c); err != nil {
+				return "", wrap("decode container", name, err)
+			}
+			if err := fn(&c); err != nil {
+				return "", err
+			}
+			return encode(c)
+		},
+		`UPDATE bs_containers SET doc = ? WHERE name = ?`)
+	if err != nil {
+		return blobsvc.Container{}, err
+	}
+	return c, nil
+}
+
+// modify is ModifyBlob and ModifyContainer: in one transaction, no claim
+// of container/name and no commit intent of it (blobsvc.ErrClaimHeld), the
+// row read (missing: notFound), changed by change, written back with
+// update (its arguments: the new doc, then read's arguments).
+func (s *Store) modify(ctx context.Context, container, name, read string, args []any, notFound error, change func(doc string) (string, error), update string) error {
+	what := container + "/" + name
+	tx, err := s.begin(ctx)
+	if err != nil {
+		return wrap("update", what, err)
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
+	var busy int
+	err = tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM bs_blob_claims WHERE container = ? AND name = ?)
+		+ (SELECT count(*) FROM bs_intents WHERE container = ? AND name = ?)`, container, name, container, name).Scan(&busy)
+	if err != nil {
+		return wrap("check the claim of", what, err)
+	}
+	if busy > 0 {
+		return fmt.Errorf("blob %s: claimed or committing: %w", what, blobsvc.ErrClaimHeld)
+	}
+	var doc string
+	err = tx.QueryRowContext(ctx, read, args...).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return notFound
+	}
+	if err != nil {
+		return wrap("read", what, err)
+	}
+	doc, err = change(doc)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, update, append([]any{doc}, args...)...); err != nil {
+		return wrap("update", what, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return wrap("update", what, err)
+	}
+	return nil
+}

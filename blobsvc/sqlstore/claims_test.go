@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -346,5 +347,111 @@ func TestSoloStore(t *testing.T) {
 	}
 	if c, err := s.ClaimBlob(ctx, "box", "x"); err != nil || c.From == "" {
 		t.Fatalf("claim of another solo store's: %+v %v, want a takeover", c, err)
+	}
+}
+
+// TestModifyBlob: ModifyBlob and ModifyContainer decide and write in one
+// transaction: raced from three stores (processes), a change conditioned
+// on the row's ETag wins exactly once per round; fn is not called while
+// the blob's claim is held or it has a commit intent (ErrClaimHeld), nor
+// for a missing row; an error of fn writes nothing.
+func TestModifyBlob(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	stores := make([]*sqlstore.Store, 3)
+	for i := range stores {
+		stores[i], _ = ownedAt(t, dir)
+	}
+	s := stores[0]
+	if err := s.CreateContainer(ctx, blobsvc.Container{Name: "box", ETag: "c0"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutBlob(ctx, blobsvc.Blob{Container: "box", Name: "f", ETag: "e0"}, false); err != nil {
+		t.Fatal(err)
+	}
+	errStale := errors.New("stale ETag")
+	for round := range 10 {
+		etag := fmt.Sprint("e", round)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		wins := 0
+		start := make(chan struct{})
+		for i := range 9 {
+			st := stores[i%3]
+			wg.Go(func() {
+				<-start
+				_, err := st.ModifyBlob(ctx, "box", "f", func(b *blobsvc.Blob) error {
+					if b.ETag != etag {
+						return errStale
+					}
+					b.ETag = fmt.Sprint("e", round+1)
+					return nil
+				})
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					wins++
+				case !errors.Is(err, errStale):
+					t.Errorf("round %d: %v", round, err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if wins != 1 {
+			t.Fatalf("round %d: %d conditioned changes won, want 1", round, wins)
+		}
+	}
+
+	never := func(*blobsvc.Blob) error { t.Error("fn called"); return nil }
+	c, err := stores[1].ClaimBlob(ctx, "box", "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ModifyBlob(ctx, "box", "f", never); !errors.Is(err, blobsvc.ErrClaimHeld) {
+		t.Errorf("ModifyBlob of a claimed blob: %v, want ErrClaimHeld", err)
+	}
+	if err := stores[1].ReleaseClaim(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutIntent(ctx, blobsvc.Blob{Container: "box", Name: "f"}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ModifyBlob(ctx, "box", "f", never); !errors.Is(err, blobsvc.ErrClaimHeld) {
+		t.Errorf("ModifyBlob of a blob with an intent: %v, want ErrClaimHeld", err)
+	}
+	if err := s.DeleteIntent(ctx, "box", "f"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ModifyBlob(ctx, "box", "missing", never); !errors.Is(err, blobsvc.ErrBlobNotFound) {
+		t.Errorf("ModifyBlob of a missing blob: %v, want ErrBlobNotFound", err)
+	}
+	if _, err := s.ModifyBlob(ctx, "box", "f", func(b *blobsvc.Blob) error { b.ETag = "lost"; return errStale }); !errors.Is(err, errStale) {
+		t.Errorf("fn's error: %v", err)
+	}
+	if b, err := s.Blob(ctx, "box", "f"); err != nil || b.ETag != "e10" {
+		t.Errorf("after a failed fn: %+v %v, want ETag e10", b, err)
+	}
+
+	if cc, err := s.ClaimBlob(ctx, "box", ""); err != nil {
+		t.Fatal(err)
+	} else {
+		if _, err := stores[2].ModifyContainer(ctx, "box", func(*blobsvc.Container) error { t.Error("fn called"); return nil }); !errors.Is(err, blobsvc.ErrClaimHeld) {
+			t.Errorf("ModifyContainer of a claimed container: %v, want ErrClaimHeld", err)
+		}
+		if err := s.ReleaseClaim(ctx, cc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := stores[2].ModifyContainer(ctx, "box", func(c *blobsvc.Container) error { c.ETag = "c1"; return nil })
+	if err != nil || got.ETag != "c1" {
+		t.Fatalf("ModifyContainer: %+v %v", got, err)
+	}
+	if c, err := s.Container(ctx, "box"); err != nil || c.ETag != "c1" {
+		t.Errorf("container after ModifyContainer: %+v %v", c, err)
+	}
+	if _, err := s.ModifyContainer(ctx, "nobox", func(*blobsvc.Container) error { return nil }); !errors.Is(err, blobsvc.ErrContainerNotFound) {
+		t.Errorf("ModifyContainer of a missing container: %v", err)
 	}
 }
