@@ -99,7 +99,10 @@ func (s *Service) claimBlob(ctx context.Context, container, name string, wait bo
 		defer cancel()
 		_ = s.meta.ReleaseClaim(rctx, c)
 	}
-	if name == "" {
+	if name == "" || s.content == nil {
+		// A container has no intents; a Service without a content store
+		// (the garbage collection's, with the endpoint off) cannot tell
+		// whether a commit happened and leaves intents to one that can.
 		return release, false, nil
 	}
 	in, ok, err := s.meta.Intent(ctx, container, name)

@@ -121,8 +121,10 @@ func commitPauseHook(v string, logger *slog.Logger) blobsvc.CommitHook {
 // blobStagedBlocks is what the blob store's garbage collection keeps for
 // the Blob service: its uncommitted blocks, which Put Block List may
 // commit after any restart. They come from the running service, or, with
-// the endpoint off, from the directory's blob.db if it has one.
-func blobStagedBlocks(dataPath string, svc *blobsvc.Service) stagedKeeper {
+// the endpoint off, from the directory's blob.db if it has one, through
+// a store of owner's session: it takes blobs' claims, and must neither
+// take a live serve's nor count its own claims as another's.
+func blobStagedBlocks(dataPath string, owner *locks.Table, svc *blobsvc.Service) stagedKeeper {
 	if svc != nil {
 		return svc.KeptStagedBlocks
 	}
@@ -136,6 +138,7 @@ func blobStagedBlocks(dataPath string, svc *blobsvc.Service) stagedKeeper {
 			return nil, err
 		}
 		defer store.Close()
+		store.UseOwners(sqlstore.TableOwners(owner))
 		return blobsvc.New(store, nil, nil).KeptStagedBlocks(ctx)
 	}
 }
