@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/blobshare/blobshare/blobstore"
@@ -52,52 +53,69 @@ func (s *Service) hook(ctx context.Context, stage CommitStage, b Blob) {
 // blob was left with (resolveIntent); name "" locks the container. The
 // returned func gives both up.
 func (s *Service) lockBlob(ctx context.Context, container, name string) (func(), error) {
-	mu := s.stripe(container, name)
-	mu.Lock()
-	release, _, err := s.claimBlob(ctx, container, name, true)
-	if err != nil {
-		mu.Unlock()
-		return nil, err
-	}
-	return func() {
-		release()
-		mu.Unlock()
-	}, nil
+	release, _, err := s.claimBlob(ctx, container, name, s.stripe(container, name), true)
+	return release, err
 }
 
 // lockBlobIn is lockBlob for a blob of a container whose lock the caller
 // holds: the stripes may be one (then it is held already).
 func (s *Service) lockBlobIn(ctx context.Context, container, name string) (func(), error) {
-	if s.stripe(container, name) != s.stripe(container, "") {
-		return s.lockBlob(ctx, container, name)
+	mu := s.stripe(container, name)
+	if mu == s.stripe(container, "") {
+		mu = nil
 	}
-	release, _, err := s.claimBlob(ctx, container, name, true)
+	release, _, err := s.claimBlob(ctx, container, name, mu, true)
 	return release, err
 }
 
-// claimBlob takes the store's claim on the blob (waitClaim; without wait
-// one try: ErrClaimHeld while a live owner holds it) and then
-// resolves the commit intent the blob has, if any: the claim is held by
-// nobody else, so the intent is no commit in progress but one its writer
-// never finished (killed, or its request ended between intent and row).
-// finished says whether that intent's commit was completed.
-func (s *Service) claimBlob(ctx context.Context, container, name string, wait bool) (release func(), finished bool, err error) {
-	var c Claim
-	if wait {
-		c, err = s.waitClaim(ctx, container, name)
-	} else {
-		c, err = s.meta.ClaimBlob(ctx, container, name)
+// claimBlob takes the blob's stripe mu (nil: the caller holds it) and the
+// store's claim on the blob, trying again while a live owner holds the
+// claim (with wait; else ErrClaimHeld at once) until the claim is free or
+// dead, ctx ends (its error) or ClaimWait passes (ErrServerBusy). Between
+// tries it holds neither: a writer waiting for another process blocks no
+// reader or writer of this one. Then it resolves the commit intent the
+// blob has, if any: the claim is held by nobody else, so the intent is no
+// commit in progress but one its writer never finished (killed, or its
+// request ended between intent and row); finished says whether that
+// intent's commit was completed. release gives the claim and mu up.
+func (s *Service) claimBlob(ctx context.Context, container, name string, mu *sync.RWMutex, wait bool) (release func(), finished bool, err error) {
+	lock, unlock := func() {}, func() {}
+	if mu != nil {
+		lock, unlock = mu.Lock, mu.Unlock
 	}
-	if err != nil {
-		return nil, false, err
+	deadline := time.Now().Add(ClaimWait)
+	pause := time.Millisecond
+	var c Claim
+	for {
+		lock()
+		c, err = s.meta.ClaimBlob(ctx, container, name)
+		if err == nil {
+			break
+		}
+		unlock()
+		if !wait || !errors.Is(err, ErrClaimHeld) {
+			return nil, false, err
+		}
+		if time.Now().After(deadline) {
+			return nil, false, fmt.Errorf("%w: waited %v: %w", ErrServerBusy, ClaimWait, err)
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, false, fmt.Errorf("blob %s/%s: waiting for its claim: %w", container, name, context.Cause(ctx))
+		case <-t.C:
+		}
+		pause = min(2*pause, claimPoll)
 	}
 	release = func() {
 		// Given up even when the request's context has ended: a claim
 		// left behind blocks the blob's writers until this process
-		// exits (or claims it again: the store knows its own tokens).
+		// exits.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		_ = s.meta.ReleaseClaim(rctx, c)
+		unlock()
 	}
 	if name == "" || s.content == nil {
 		// A container has no intents; a Service without a content store
@@ -114,31 +132,6 @@ func (s *Service) claimBlob(ctx context.Context, container, name string, wait bo
 		return nil, false, err
 	}
 	return release, finished, nil
-}
-
-// waitClaim takes the blob's claim, waiting while a live owner holds it:
-// until the claim is free or dead, ctx ends (its error), or ClaimWait
-// passes (ErrServerBusy).
-func (s *Service) waitClaim(ctx context.Context, container, name string) (Claim, error) {
-	deadline := time.Now().Add(ClaimWait)
-	pause := time.Millisecond
-	for {
-		c, err := s.meta.ClaimBlob(ctx, container, name)
-		if !errors.Is(err, ErrClaimHeld) {
-			return c, err
-		}
-		if time.Now().After(deadline) {
-			return Claim{}, fmt.Errorf("%w: waited %v: %w", ErrServerBusy, ClaimWait, err)
-		}
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return Claim{}, fmt.Errorf("blob %s/%s: waiting for its claim: %w", container, name, context.Cause(ctx))
-		case <-t.C:
-		}
-		pause = min(2*pause, claimPoll)
-	}
 }
 
 // resolveIntent finishes or drops an unfinished commit (see
@@ -179,13 +172,10 @@ func (s *Service) Recover(ctx context.Context) (int, error) {
 	}
 	done := 0
 	for _, in := range intents {
-		mu := s.stripe(in.Blob.Container, in.Blob.Name)
-		mu.Lock()
-		release, finished, err := s.claimBlob(ctx, in.Blob.Container, in.Blob.Name, true)
+		release, finished, err := s.claimBlob(ctx, in.Blob.Container, in.Blob.Name, s.stripe(in.Blob.Container, in.Blob.Name), true)
 		if err == nil {
 			release()
 		}
-		mu.Unlock()
 		if err != nil {
 			return done, err
 		}
@@ -206,10 +196,7 @@ func (s *Service) repair(ctx context.Context, container, name string) error {
 	if _, ok, err := s.meta.Intent(ctx, container, name); err != nil || !ok {
 		return err
 	}
-	mu := s.stripe(container, name)
-	mu.Lock()
-	defer mu.Unlock()
-	release, _, err := s.claimBlob(ctx, container, name, false)
+	release, _, err := s.claimBlob(ctx, container, name, s.stripe(container, name), false)
 	if errors.Is(err, ErrClaimHeld) {
 		return nil
 	}

@@ -60,15 +60,16 @@
 // one database) serve Blob side by side. A claim is the Store's
 // (ClaimBlob): a row keyed by the blob, owned by the writing process's
 // owner session (package locks: registered, heartbeating, a flock the
-// kernel drops at SIGKILL). lockBlob takes the in-process stripe first
-// (one claimer per process and blob, so waiting stays in memory), then the
-// claim:
+// kernel drops at SIGKILL). lockBlob takes the in-process stripe, then
+// the claim:
 //
 //  1. Claim. Free, it is taken at once; held by a dead owner, it is taken
-//     over at once (Claim.From); held by a live owner, the writer polls
-//     (1 ms doubling to 50 ms: no wake-up crosses processes on SQLite)
-//     until it is free, its request's context ends, or ClaimWait (30 s)
-//     passes: ErrServerBusy, 503 ServerBusy, which clients retry.
+//     over at once (Claim.From); held by a live owner, the writer lets
+//     the stripe go and polls (1 ms doubling to 50 ms: no wake-up crosses
+//     processes on SQLite; a waiting writer blocks no reader or writer of
+//     its own process) until it is free, its request's context ends, or
+//     ClaimWait (30 s) passes: ErrServerBusy, 503 ServerBusy, which
+//     clients retry.
 //  2. Resolve. A commit intent of the blob found under the claim is no
 //     commit in progress (its writer would hold the claim): its writer
 //     died, or its request ended between intent and row. It is finished

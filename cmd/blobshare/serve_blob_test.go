@@ -107,7 +107,8 @@ func race(t *testing.T, n int, loser func(error) bool, do func(i int) (string, e
 // process: (a) Put Blob and Set Blob Metadata with If-Match on one ETag,
 // 8 writers split over the two: exactly one 2xx per round, the others
 // 412 ConditionNotMet, and the blob is the winner's; (b) Lease Blob
-// acquires: exactly one 201, the others 409 LeaseAlreadyPresent; (c) Put
+// acquires, and Lease Container acquires: exactly one 201, the others
+// 409 LeaseAlreadyPresent; (c) Put
 // Block List with If-None-Match: * on a new name, each writer its own
 // staged block: exactly one 201, the others 409 BlobAlreadyExists, and
 // the blob holds the winner's block.
@@ -195,6 +196,33 @@ func TestTwoServesRaceBlobWrites(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Only the winner's id holds the lease, through either process.
+			if _, err := lc.ReleaseLease(ctx, nil); err != nil {
+				t.Fatalf("round %d: release with the winner's id: %v", round, err)
+			}
+		}
+	})
+
+	t.Run("ContainerLeaseAcquire", func(t *testing.T) {
+		leasePresent := func(err error) bool { return bloberror.HasCode(err, bloberror.LeaseAlreadyPresent) }
+		for round := range rounds {
+			ids := make([]string, writers)
+			won, _ := race(t, writers, leasePresent, func(i int) (string, error) {
+				lc, err := lease.NewContainerClient(clients[i%2].ServiceClient().NewContainerClient("race"), nil)
+				if err != nil {
+					return "", err
+				}
+				ids[i] = *lc.LeaseID()
+				_, err = lc.AcquireLease(ctx, 15, nil)
+				return "", err
+			})
+			if len(won) != 1 {
+				t.Fatalf("round %d: %d container lease acquires won %v, want exactly 1", round, len(won), won)
+			}
+			lc, err := lease.NewContainerClient(clients[(round+1)%2].ServiceClient().NewContainerClient("race"),
+				&lease.ContainerClientOptions{LeaseID: &ids[won[0]]})
+			if err != nil {
+				t.Fatal(err)
+			}
 			if _, err := lc.ReleaseLease(ctx, nil); err != nil {
 				t.Fatalf("round %d: release with the winner's id: %v", round, err)
 			}
