@@ -84,11 +84,13 @@ func (s *Service) claimBlob(ctx context.Context, container, name string, mu *syn
 		lock, unlock = mu.Lock, mu.Unlock
 	}
 	deadline := time.Now().Add(ClaimWait)
-	pause := time.Millisecond
+	backoff := time.Millisecond
 	var c Claim
 	for {
 		lock()
-		c, err = s.meta.ClaimBlob(ctx, container, name)
+		// Not cut short by the request's end: a claim taken but not
+		// known to be would block the blob's writers.
+		c, err = s.meta.ClaimBlob(context.WithoutCancel(ctx), container, name)
 		if err == nil {
 			break
 		}
@@ -99,14 +101,14 @@ func (s *Service) claimBlob(ctx context.Context, container, name string, mu *syn
 		if time.Now().After(deadline) {
 			return nil, false, fmt.Errorf("%w: waited %v: %w", ErrServerBusy, ClaimWait, err)
 		}
-		t := time.NewTimer(pause)
+		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return nil, false, fmt.Errorf("blob %s/%s: waiting for its claim: %w", container, name, context.Cause(ctx))
 		case <-t.C:
 		}
-		pause = min(2*pause, claimPoll)
+		backoff = min(2*backoff, claimPoll)
 	}
 	release = func() {
 		// Given up even when the request's context has ended: a claim
@@ -114,7 +116,11 @@ func (s *Service) claimBlob(ctx context.Context, container, name string, mu *syn
 		// exits.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		_ = s.meta.ReleaseClaim(rctx, c)
+		for try := 1; s.meta.ReleaseClaim(rctx, c) != nil && try < 4; try++ {
+			if pause(rctx, time.Duration(try)*10*time.Millisecond) != nil {
+				break
+			}
+		}
 		unlock()
 	}
 	if name == "" || s.content == nil {
