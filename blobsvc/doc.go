@@ -123,7 +123,8 @@
 // (sqlstore: the lock table's); a Store's writes of a blob it holds the
 // claim of check the claim's token in their transaction; its reads see
 // every commit made before they start. Nothing relies on a process-wide
-// lock of the database.
+// lock of the database. Package storetest is this contract as a
+// conformance suite every store runs.
 //
 // # Leases
 //
