@@ -90,9 +90,11 @@ func (s *Service) AppendBlock(ctx context.Context, container, name string, r io.
 		return Blob{}, 0, fmt.Errorf("blob %s/%s: %w", container, name, ErrMD5Mismatch)
 	}
 
-	mu := s.stripe(container, name)
-	mu.Lock()
-	defer mu.Unlock()
+	unlock, err := s.lockBlob(ctx, container, name)
+	if err != nil {
+		return Blob{}, 0, err
+	}
+	defer unlock()
 	b, err = s.committedBlob(ctx, container, name)
 	if err != nil {
 		return Blob{}, 0, err
@@ -138,7 +140,7 @@ var ErrBlobSealed = errors.New("append blob is sealed")
 // are a write's; sealing changes the ETag and Last-Modified. Sealing a
 // sealed blob succeeds.
 func (s *Service) SealAppendBlob(ctx context.Context, container, name string, o AppendOptions) (Blob, error) {
-	return s.updateBlob(ctx, container, name, WriteOptions{LeaseID: o.LeaseID, Cond: o.Cond}, func(b *Blob) error {
+	return s.updateBlobRow(ctx, container, name, WriteOptions{LeaseID: o.LeaseID, Cond: o.Cond}, func(b *Blob) error {
 		if b.Type != AppendBlob {
 			return fmt.Errorf("blob %s/%s is a %s: %w", container, name, b.Type, ErrInvalidBlobType)
 		}

@@ -83,10 +83,11 @@ func (s *Service) softDeleteContainer(ctx context.Context, c Container, days int
 // blob meanwhile is neither lost nor left on the name's key; it returns
 // the key it left ("" for an uncommitted blob, dropped).
 func (s *Service) relocate(ctx context.Context, container, name string) (string, error) {
-	if mu := s.stripe(container, name); mu != s.stripe(container, "") {
-		mu.Lock()
-		defer mu.Unlock()
+	unlock, err := s.lockBlobIn(ctx, container, name)
+	if err != nil {
+		return "", err
 	}
+	defer unlock()
 	b, err := s.meta.Blob(ctx, container, name)
 	if errors.Is(err, ErrBlobNotFound) {
 		return "", nil
@@ -116,10 +117,11 @@ func (s *Service) relocate(ctx context.Context, container, name string) (string,
 // under the blob's lock (the container's is held), unless a write got
 // there first.
 func (s *Service) restoreKey(ctx context.Context, container, name string) error {
-	if mu := s.stripe(container, name); mu != s.stripe(container, "") {
-		mu.Lock()
-		defer mu.Unlock()
+	unlock, err := s.lockBlobIn(ctx, container, name)
+	if err != nil {
+		return err
 	}
+	defer unlock()
 	b, err := s.meta.Blob(ctx, container, name)
 	if errors.Is(err, ErrBlobNotFound) {
 		return nil
@@ -198,9 +200,11 @@ func (s *Service) RestoreContainer(ctx context.Context, name, version, as string
 	if d == nil {
 		return Container{}, fmt.Errorf("deleted container %s version %s: %w", name, version, ErrContainerNotFound)
 	}
-	mu := s.stripe(as, "")
-	mu.Lock()
-	defer mu.Unlock()
+	unlock, err := s.lockBlob(ctx, as, "")
+	if err != nil {
+		return Container{}, err
+	}
+	defer unlock()
 	c := d.Container
 	c.Name, c.ETag, c.LastModified, c.Lease = as, newETag(), s.Now(), Lease{State: LeaseAvailable}
 	if err := s.meta.RestoreContainer(ctx, name, version, c); err != nil {

@@ -97,9 +97,11 @@ func (s *Service) StartIncrementalCopy(ctx context.Context, src CopySource, cont
 	if sn.Type != PageBlob {
 		return Blob{}, fmt.Errorf("incremental copy from %s/%s, a %s: %w", src.Container, src.Name, sn.Type, ErrInvalidBlobType)
 	}
-	mu := s.stripe(container, name)
-	mu.Lock()
-	defer mu.Unlock()
+	unlock, err := s.lockBlob(ctx, container, name)
+	if err != nil {
+		return Blob{}, err
+	}
+	defer unlock()
 	old, ok, err := s.blobOrMissing(ctx, container, name)
 	if err != nil {
 		return Blob{}, err
@@ -191,9 +193,11 @@ func (s *Service) runIncrementalCopy(ctx context.Context, src CopySource, dst Bl
 // (and on its new snapshot, snap): success, or failed with failure's
 // text. Nothing is recorded if the destination no longer waits for inc.
 func (s *Service) endIncrementalCopy(ctx context.Context, dst Blob, inc *CopyInfo, snap string, size int64, failure error) error {
-	mu := s.stripe(dst.Container, dst.Name)
-	mu.Lock()
-	defer mu.Unlock()
+	unlock, err := s.lockBlob(ctx, dst.Container, dst.Name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	cur, ok, err := s.blobOrMissing(ctx, dst.Container, dst.Name)
 	if err != nil {
 		return err

@@ -55,9 +55,11 @@ func (s *Service) CreatePageBlob(ctx context.Context, container, name string, le
 	if err := checkTier(container, name, PageBlob, o.Tier); err != nil {
 		return Blob{}, err
 	}
-	mu := s.stripe(container, name)
-	mu.Lock()
-	defer mu.Unlock()
+	unlock, err := s.lockBlob(ctx, container, name)
+	if err != nil {
+		return Blob{}, err
+	}
+	defer unlock()
 	old, _, err := s.blobOrMissing(ctx, container, name)
 	if err != nil {
 		return Blob{}, err
@@ -107,9 +109,11 @@ func (s *Service) PutPages(ctx context.Context, container, name string, start, e
 	if start < 0 || start%PageSize != 0 || (end+1)%PageSize != 0 || end < start || (!clear && end-start+1 > MaxPutPage) {
 		return Blob{}, fmt.Errorf("blob %s/%s: pages %d-%d: %w", container, name, start, end, ErrInvalidPageRange)
 	}
-	mu := s.stripe(container, name)
-	mu.Lock()
-	defer mu.Unlock()
+	unlock, err := s.lockBlob(ctx, container, name)
+	if err != nil {
+		return Blob{}, err
+	}
+	defer unlock()
 	// A missing blob is 404 BlobNotFound before any condition (Azure
 	// answers Put Page with If-Match on a missing blob so; Azurite 412).
 	b, err := s.committedBlob(ctx, container, name)

@@ -47,17 +47,16 @@ const (
 // lives in a Store, content in a blobstore.Store. It knows nothing of
 // HTTP. Safe for concurrent use.
 //
-// Writers of one blob are serialised by a striped lock held from the
+// Writers of one blob hold its claim (lockBlob: a striped in-process lock,
+// then the store's per-blob claim, which works across processes) from the
 // condition and lease checks to the metadata update, so a check and the
 // write it guards are one step; the upload itself (staging content)
-// happens before, outside the lock. Readers hold the same stripe shared
-// only while they read the metadata row and open the content version it
+// happens before, outside the claim. Readers hold the stripe shared only
+// while they read the metadata row and open the content version it
 // names, then stream without it: a Put Blob replacing the blob meanwhile
 // does not disturb a download under way (the content store keeps the
-// version it opened).
-//
-// One Service must own a metadata database: the lock is in-process; the
-// store's writer claim (doc.go) keeps other processes out.
+// version it opened). Several Services, in several processes, may share
+// one metadata database (doc.go).
 type Service struct {
 	meta    Store
 	content blobstore.Store
@@ -76,6 +75,9 @@ type Service struct {
 	// rehydrate is how long a rehydration from Archive takes, in
 	// nanoseconds (0: DefaultRehydrateTime; SetRehydrateTime, tier.go).
 	rehydrate atomic.Int64
+
+	// commitHook sees each stage of a content commit (claims.go).
+	commitHook CommitHook
 }
 
 // ContainerDeleteWindow is how long a deleted container stays "being
@@ -250,9 +252,14 @@ func (s *Service) updateContainer(ctx context.Context, name string, cond Conditi
 	if err := ValidContainerName(name); err != nil {
 		return Container{}, err
 	}
-	mu := s.stripe(name, "")
-	mu.Lock()
-	defer mu.Unlock()
+	if c, done, err := s.modifyContainer(ctx, name, cond, f); done {
+		return c, err
+	}
+	unlock, err := s.lockBlob(ctx, name, "")
+	if err != nil {
+		return Container{}, err
+	}
+	defer unlock()
 	c, err := s.meta.Container(ctx, name)
 	if err != nil {
 		return Container{}, err
@@ -280,22 +287,24 @@ func (s *Service) DeleteContainer(ctx context.Context, name, leaseID string, con
 	if IsSystemContainer(name) {
 		return fmt.Errorf("delete container %s: %w", name, ErrSystemContainer)
 	}
-	mu := s.stripe(name, "")
-	mu.Lock()
+	unlock, err := s.lockBlob(ctx, name, "")
+	if err != nil {
+		return err
+	}
 	c, err := s.meta.Container(ctx, name)
 	if err != nil {
-		mu.Unlock()
+		unlock()
 		if errors.Is(err, ErrContainerNotFound) && s.beingDeleted(name) {
 			return nil
 		}
 		return err
 	}
 	if err := cond.checkWrite(true, c.ETag, c.LastModified, false); err != nil {
-		mu.Unlock()
+		unlock()
 		return fmt.Errorf("container %s: %w", name, err)
 	}
 	if err := checkWriteLease(c.Lease, leaseID, s.Now()); err != nil {
-		mu.Unlock()
+		unlock()
 		return fmt.Errorf("container %s: %w", name, err)
 	}
 	if days := int(s.containerDays.Load()); days > 0 {
@@ -303,14 +312,14 @@ func (s *Service) DeleteContainer(ctx context.Context, name, leaseID string, con
 		if err == nil {
 			s.markDeleted(name)
 		}
-		mu.Unlock()
+		unlock()
 		return err
 	}
 	keys, err := s.meta.DeleteContainer(ctx, name)
 	if err == nil {
 		s.markDeleted(name)
 	}
-	mu.Unlock()
+	unlock()
 	if err != nil {
 		return err
 	}
@@ -538,9 +547,11 @@ func SourceCondition(err error) error {
 // another write replaced it meanwhile (then that write's answer stands
 // and this copy's record is moot).
 func (s *Service) setCopyInfo(ctx context.Context, b Blob, info *CopyInfo) (Blob, error) {
-	mu := s.stripe(b.Container, b.Name)
-	mu.Lock()
-	defer mu.Unlock()
+	unlock, err := s.lockBlob(ctx, b.Container, b.Name)
+	if err != nil {
+		return Blob{}, err
+	}
+	defer unlock()
 	cur, ok, err := s.blobOrMissing(ctx, b.Container, b.Name)
 	if err != nil || !ok || cur.ETag != b.ETag {
 		b.Copy = info
@@ -622,9 +633,11 @@ func (s *Service) PutBlob(ctx context.Context, container, name string, r io.Read
 // the conditions and the lease pass, and records blocks as its committed
 // block list (nil for Put Blob, whose blocks are not client blocks).
 func (s *Service) commit(ctx context.Context, container, name string, storeIDs []string, blocks []Block, size int64, o WriteOptions) (Blob, error) {
-	mu := s.stripe(container, name)
-	mu.Lock()
-	defer mu.Unlock()
+	unlock, err := s.lockBlob(ctx, container, name)
+	if err != nil {
+		return Blob{}, err
+	}
+	defer unlock()
 	old, ok, err := s.blobOrMissing(ctx, container, name)
 	if err != nil {
 		return Blob{}, err
@@ -701,7 +714,11 @@ func (s *Service) commitContent(ctx context.Context, b *Blob, storeIDs []string,
 	if err := s.meta.PutIntent(ctx, *b, dropUncommitted); err != nil {
 		return err
 	}
+	s.hook(ctx, StageIntent, *b)
 	info, err := s.content.CommitBlocks(ctx, b.ContentKey, storeIDs, blobstore.Conditions{})
+	if err == nil {
+		s.hook(ctx, StageContent, *b)
+	}
 	if err != nil {
 		if derr := s.meta.DeleteIntent(ctx, b.Container, b.Name); derr != nil {
 			err = errors.Join(err, derr)
@@ -759,9 +776,11 @@ func (s *Service) KeptStagedBlocks(ctx context.Context) (map[string]bool, error)
 // dropIfNothingStaged deletes the row of an uncommitted blob whose
 // staged blocks have all expired, as Azure forgets it with them.
 func (s *Service) dropIfNothingStaged(ctx context.Context, b BlobName) error {
-	mu := s.stripe(b.Container, b.Name)
-	mu.Lock()
-	defer mu.Unlock()
+	unlock, err := s.lockBlob(ctx, b.Container, b.Name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	cur, _, err := s.blobOrMissing(ctx, b.Container, b.Name)
 	if err != nil || !hasRow(cur) || cur.Committed {
 		return err
@@ -774,45 +793,6 @@ func (s *Service) dropIfNothingStaged(ctx context.Context, b BlobName) error {
 		return err
 	}
 	return nil
-}
-
-// Recover finishes or drops the intents a crash left (see commitContent):
-// an intent whose content commit happened (the content store's ETag is
-// no longer the row's) becomes the blob's row; the others are dropped.
-// Run it before serving. It returns how many commits it finished.
-func (s *Service) Recover(ctx context.Context) (int, error) {
-	intents, err := s.meta.Intents(ctx)
-	if err != nil {
-		return 0, err
-	}
-	done := 0
-	for _, in := range intents {
-		b := in.Blob
-		info, err := s.content.Stat(ctx, b.ContentKey)
-		if errors.Is(err, blobstore.ErrNotFound) {
-			if err := s.meta.DeleteIntent(ctx, b.Container, b.Name); err != nil {
-				return done, err
-			}
-			continue
-		}
-		if err != nil {
-			return done, fmt.Errorf("recover blob %s/%s: %w", b.Container, b.Name, err)
-		}
-		cur, curErr := s.meta.Blob(ctx, b.Container, b.Name)
-		if curErr == nil && cur.ContentETag == info.ETag {
-			// The commit never happened: the row still names the content.
-			if err := s.meta.DeleteIntent(ctx, b.Container, b.Name); err != nil {
-				return done, err
-			}
-			continue
-		}
-		b.ContentETag = info.ETag
-		if err := s.meta.PutBlob(ctx, b, in.DropUncommitted); err != nil {
-			return done, fmt.Errorf("recover blob %s/%s: %w", b.Container, b.Name, err)
-		}
-		done++
-	}
-	return done, nil
 }
 
 // checkCommitList checks a Put Block List in Azurite's order: the
@@ -965,9 +945,11 @@ func (s *Service) StageBlock(ctx context.Context, container, name, blockID strin
 // recordStaged records a staged block under the blob's lock, creating the
 // uncommitted blob with its first block.
 func (s *Service) recordStaged(ctx context.Context, container, name, leaseID string, b Block) error {
-	mu := s.stripe(container, name)
-	mu.Lock()
-	defer mu.Unlock()
+	unlock, err := s.lockBlob(ctx, container, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	cur, _, err := s.blobOrMissing(ctx, container, name)
 	if err != nil {
 		return err
@@ -1085,13 +1067,35 @@ func (s *Service) CommitBlockList(ctx context.Context, container, name string, r
 			}
 		}
 		if !found {
-			return Blob{}, fmt.Errorf("blob %s/%s: block %q (%s): %w", container, name, ref.ID, ref.Where, ErrInvalidBlockList)
+			return Blob{}, s.missingBlock(ctx, container, name, ref, o)
 		}
 		blocks = append(blocks, b)
 		ids = append(ids, b.StoreID)
 		size += b.Size
 	}
 	return s.commit(ctx, container, name, ids, blocks, size, o)
+}
+
+// missingBlock is Put Block List's answer for a block it did not find:
+// ErrInvalidBlockList, unless the conditions fail on the blob as it is now,
+// read under its lock: another writer (in any process) may have
+// committed the blob, discarding the staged blocks, since they were read,
+// and then it is that commit the conditions see (If-None-Match: * answers
+// 409 BlobAlreadyExists, as to a commit that came after it).
+func (s *Service) missingBlock(ctx context.Context, container, name string, ref BlockRef, o WriteOptions) error {
+	unlock, err := s.lockBlob(ctx, container, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	cur, _, err := s.blobOrMissing(ctx, container, name)
+	if err != nil {
+		return err
+	}
+	if err := s.checkCommitList(cur, o); err != nil {
+		return err
+	}
+	return fmt.Errorf("blob %s/%s: block %q (%s): %w", container, name, ref.ID, ref.Where, ErrInvalidBlockList)
 }
 
 // BlockLists is Get Block List's answer.
@@ -1182,17 +1186,53 @@ func (s *Service) OpenBlob(ctx context.Context, container, name, snapshot string
 	if err := s.checkNames(ctx, container, name); err != nil {
 		return Blob{}, nil, 0, 0, err
 	}
+	for try := 1; ; try++ {
+		b, rc, off, n, stale, err := s.openBlob(ctx, container, name, snapshot, rng, leaseID, cond, try == maxOpenTries)
+		if !stale {
+			return b, rc, off, n, err
+		}
+		if err := s.repair(ctx, container, name); err != nil {
+			return Blob{}, nil, 0, 0, err
+		}
+		if err := pause(ctx, time.Duration(try)*time.Millisecond); err != nil {
+			return Blob{}, nil, 0, 0, err
+		}
+	}
+}
+
+// maxOpenTries bounds how often OpenBlob reads a blob's row again because
+// the content version it opened is not the one the row names.
+const maxOpenTries = 5
+
+// pause waits d or until ctx ends (its error).
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
+}
+
+// openBlob is one try of OpenBlob. Readers take no claim, so a writer in
+// another process may commit the blob's content between this read of the
+// row and the opening of the content: then the version opened is not the
+// row's (its content-store ETag differs) and stale is set (the row is
+// read again), unless last, when it is served as before claims existed.
+func (s *Service) openBlob(ctx context.Context, container, name, snapshot string, rng *Range, leaseID string, cond Conditions, last bool) (_ Blob, _ io.ReadCloser, _, _ int64, stale bool, _ error) {
 	mu := s.stripe(container, name)
 	mu.RLock()
 	defer mu.RUnlock()
 	b, err := s.GetBlob(ctx, container, name, snapshot, leaseID, cond)
 	if err != nil {
-		return b, nil, 0, 0, err
+		return b, nil, 0, 0, false, err
 	}
 	off, n := int64(0), b.Size
 	if rng != nil {
 		if rng.Start >= b.Size {
-			return b, nil, 0, 0, fmt.Errorf("blob %s/%s: range start %d, size %d: %w", container, name, rng.Start, b.Size, ErrInvalidRange)
+			return b, nil, 0, 0, false, fmt.Errorf("blob %s/%s: range start %d, size %d: %w", container, name, rng.Start, b.Size, ErrInvalidRange)
 		}
 		off = rng.Start
 		end := b.Size - 1
@@ -1202,11 +1242,11 @@ func (s *Service) OpenBlob(ctx context.Context, container, name, snapshot string
 		n = end - off + 1
 	}
 	if b.Tier == "Archive" {
-		return b, nil, 0, 0, fmt.Errorf("blob %s/%s: %w", container, name, ErrBlobArchived)
+		return b, nil, 0, 0, false, fmt.Errorf("blob %s/%s: %w", container, name, ErrBlobArchived)
 	}
 	if snapshot == "" {
 		if err := checkIncremental(b, nil); err != nil {
-			return b, nil, 0, 0, err
+			return b, nil, 0, 0, false, err
 		}
 	}
 	var rc io.ReadCloser
@@ -1215,6 +1255,10 @@ func (s *Service) OpenBlob(ctx context.Context, container, name, snapshot string
 	} else {
 		var info blobstore.Info
 		rc, info, err = s.content.ReadRange(ctx, b.ContentKey, off, n)
+		if err == nil && !last && snapshot == "" && b.ContentETag != "" && info.ETag != b.ContentETag {
+			rc.Close()
+			return b, nil, 0, 0, true, nil
+		}
 		if err == nil && info.Size != b.Size {
 			// Only a crash between a content commit and its metadata row
 			// leaves them apart; serving either would be a lie.
@@ -1223,14 +1267,14 @@ func (s *Service) OpenBlob(ctx context.Context, container, name, snapshot string
 		}
 	}
 	if err != nil {
-		return b, nil, 0, 0, fmt.Errorf("blob %s/%s: read: %w", container, name, err)
+		return b, nil, 0, 0, false, fmt.Errorf("blob %s/%s: read: %w", container, name, err)
 	}
-	return b, rc, off, n, nil
+	return b, rc, off, n, false, nil
 }
 
 // SetBlobProperties replaces the blob's HTTP properties (new ETag).
 func (s *Service) SetBlobProperties(ctx context.Context, container, name string, p Properties, leaseID string, cond Conditions) (Blob, error) {
-	return s.updateBlob(ctx, container, name, WriteOptions{LeaseID: leaseID, Cond: cond}, func(b *Blob) error {
+	return s.updateBlobRow(ctx, container, name, WriteOptions{LeaseID: leaseID, Cond: cond}, func(b *Blob) error {
 		b.Properties = p
 		return nil
 	})
@@ -1238,7 +1282,7 @@ func (s *Service) SetBlobProperties(ctx context.Context, container, name string,
 
 // SetBlobMetadata replaces the blob's metadata (new ETag).
 func (s *Service) SetBlobMetadata(ctx context.Context, container, name string, md map[string]string, leaseID string, cond Conditions) (Blob, error) {
-	return s.updateBlob(ctx, container, name, WriteOptions{LeaseID: leaseID, Cond: cond}, func(b *Blob) error {
+	return s.updateBlobRow(ctx, container, name, WriteOptions{LeaseID: leaseID, Cond: cond}, func(b *Blob) error {
 		b.Metadata = md
 		return nil
 	})
@@ -1248,20 +1292,16 @@ func (s *Service) updateBlob(ctx context.Context, container, name string, o Writ
 	if err := s.checkNames(ctx, container, name); err != nil {
 		return Blob{}, err
 	}
-	mu := s.stripe(container, name)
-	mu.Lock()
-	defer mu.Unlock()
+	unlock, err := s.lockBlob(ctx, container, name)
+	if err != nil {
+		return Blob{}, err
+	}
+	defer unlock()
 	b, err := s.conditionedBlob(ctx, container, name, o.Cond, false)
 	if err != nil {
 		return Blob{}, err
 	}
-	if err := s.checkWrite(b, true, o, writeUpdate); err != nil {
-		return Blob{}, err
-	}
-	// The new ETag first: f may record the final row as a commit intent.
-	b.ETag, b.LastModified = newETag(), s.Now()
-	b.Lease = b.Lease.AfterWrite(b.LastModified)
-	if err := f(&b); err != nil {
+	if err := s.changeBlob(&b, o, f); err != nil {
 		return Blob{}, err
 	}
 	if err := s.meta.PutBlob(ctx, b, false); err != nil {
@@ -1293,9 +1333,11 @@ func (s *Service) deleteBlob(ctx context.Context, container, name, snapshot stri
 	if snapshot != "" && snaps != "" {
 		return fmt.Errorf("blob %s/%s: x-ms-delete-snapshots on a snapshot: %w", container, name, ErrInvalidDeleteSnapshots)
 	}
-	mu := s.stripe(container, name)
-	mu.Lock()
-	defer mu.Unlock()
+	unlock, err := s.lockBlob(ctx, container, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if snapshot != "" {
 		sn, err := s.getSnapshot(ctx, container, name, snapshot, Conditions{})
 		if err != nil {
@@ -1367,21 +1409,43 @@ func (s *Service) LeaseBlob(ctx context.Context, container, name string, req Lea
 	if err := s.checkNames(ctx, container, name); err != nil {
 		return Blob{}, LeaseResult{}, err
 	}
-	mu := s.stripe(container, name)
-	mu.Lock()
-	defer mu.Unlock()
+	var res LeaseResult
+	if b, done, err := s.modifyBlob(ctx, container, name, true, func(b *Blob) (err error) {
+		res, err = s.decideLease(b, req, cond)
+		return err
+	}); done {
+		return b, res, err
+	}
+	unlock, err := s.lockBlob(ctx, container, name)
+	if err != nil {
+		return Blob{}, LeaseResult{}, err
+	}
+	defer unlock()
 	b, err := s.conditionedBlob(ctx, container, name, cond, true)
 	if err != nil {
 		return Blob{}, LeaseResult{}, err
 	}
-	if err := checkIncremental(b, nil); err != nil {
+	res, err = s.decideLease(&b, req, cond)
+	if err != nil {
 		return Blob{}, LeaseResult{}, err
 	}
+	if err := s.meta.PutBlob(ctx, b, false); err != nil {
+		return Blob{}, LeaseResult{}, err
+	}
+	return b, res, nil
+}
+
+// decideLease checks a Lease Blob on the row b (any row: an uncommitted
+// blob can be leased) and sets its new lease.
+func (s *Service) decideLease(b *Blob, req LeaseRequest, cond Conditions) (LeaseResult, error) {
+	if err := checkIncremental(*b, nil); err != nil {
+		return LeaseResult{}, err
+	}
 	if err := cond.checkWrite(b.Committed, b.ETag, b.LastModified, false); err != nil {
-		return Blob{}, LeaseResult{}, fmt.Errorf("blob %s/%s: %w", container, name, err)
+		return LeaseResult{}, fmt.Errorf("blob %s/%s: %w", b.Container, b.Name, err)
 	}
 	if err := cond.checkTags(b.Committed, b.Tags); err != nil {
-		return Blob{}, LeaseResult{}, fmt.Errorf("blob %s/%s: %w", container, name, err)
+		return LeaseResult{}, fmt.Errorf("blob %s/%s: %w", b.Container, b.Name, err)
 	}
 	now := s.Now()
 	// An expired lease can be renewed only if nobody wrote the blob since
@@ -1390,13 +1454,10 @@ func (s *Service) LeaseBlob(ctx context.Context, container, name string, req Lea
 	modified := cur.State == LeaseExpired && b.LastModified.After(cur.Expires)
 	l, res, err := lease.Decide(b.Lease, req, now, lease.Options{NewID: uuid.NewString, ModifiedSinceExpiry: modified})
 	if err != nil {
-		return Blob{}, LeaseResult{}, fmt.Errorf("blob %s/%s: %w", container, name, err)
+		return LeaseResult{}, fmt.Errorf("blob %s/%s: %w", b.Container, b.Name, err)
 	}
 	b.Lease = l
-	if err := s.meta.PutBlob(ctx, b, false); err != nil {
-		return Blob{}, LeaseResult{}, err
-	}
-	return b, res, nil
+	return res, nil
 }
 
 func equalBytes(a, b []byte) bool {

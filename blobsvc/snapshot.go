@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/blobshare/blobshare/blobstore"
@@ -83,24 +84,23 @@ func (s *Service) snapshotBlob(ctx context.Context, container, name string, md m
 		return Blob{}, err
 	}
 	// Read the version and open its content under the blob's lock, then
-	// copy without it.
-	mu := s.stripe(container, name)
-	mu.RLock()
-	// The conditions are a read's (Azurite evaluates them so: 304 for an
-	// unchanged If-Modified-Since, 400 for If-None-Match: *).
-	b, err := s.GetBlob(ctx, container, name, "", leaseID, cond)
-	if err != nil {
-		mu.RUnlock()
-		return b, fmt.Errorf("snapshot: %w", err)
-	}
-	if err := checkIncremental(b, inc); err != nil {
-		mu.RUnlock()
-		return Blob{}, err
-	}
-	rc, _, err := s.content.ReadRange(ctx, b.ContentKey, 0, -1)
-	mu.RUnlock()
-	if err != nil {
-		return Blob{}, fmt.Errorf("blob %s/%s: snapshot: read: %w", container, name, err)
+	// copy without it; read again if a writer of another process
+	// committed content in between (as OpenBlob).
+	var b Blob
+	var rc io.ReadCloser
+	for try := 1; ; try++ {
+		var stale bool
+		var err error
+		b, rc, stale, err = s.openForSnapshot(ctx, container, name, leaseID, cond, inc, try == maxOpenTries)
+		if err != nil {
+			return b, err
+		}
+		if !stale {
+			break
+		}
+		if err := pause(ctx, time.Duration(try)*time.Millisecond); err != nil {
+			return Blob{}, err
+		}
 	}
 	defer rc.Close()
 	key := b.ContentKey + "-s" + blobstore.NewBlockID()
@@ -114,8 +114,11 @@ func (s *Service) snapshotBlob(ctx context.Context, container, name string, md m
 	if md != nil {
 		sn.Metadata = md
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	unlock, err := s.lockBlob(ctx, container, name)
+	if err != nil {
+		return Blob{}, err
+	}
+	defer unlock()
 	t := s.Now()
 	for {
 		sn.Snapshot = t.Format(snapshotLayout)
@@ -130,4 +133,30 @@ func (s *Service) snapshotBlob(ctx context.Context, container, name string, md m
 		return Blob{}, err
 	}
 	return sn, nil
+}
+
+// openForSnapshot reads the blob's row and opens its content under the
+// blob's stripe: one try of snapshotBlob's (stale as in openBlob).
+func (s *Service) openForSnapshot(ctx context.Context, container, name, leaseID string, cond Conditions, inc *CopyInfo, last bool) (Blob, io.ReadCloser, bool, error) {
+	mu := s.stripe(container, name)
+	mu.RLock()
+	defer mu.RUnlock()
+	// The conditions are a read's (Azurite evaluates them so: 304 for an
+	// unchanged If-Modified-Since, 400 for If-None-Match: *).
+	b, err := s.GetBlob(ctx, container, name, "", leaseID, cond)
+	if err != nil {
+		return b, nil, false, fmt.Errorf("snapshot: %w", err)
+	}
+	if err := checkIncremental(b, inc); err != nil {
+		return Blob{}, nil, false, err
+	}
+	rc, info, err := s.content.ReadRange(ctx, b.ContentKey, 0, -1)
+	if err != nil {
+		return Blob{}, nil, false, fmt.Errorf("blob %s/%s: snapshot: read: %w", container, name, err)
+	}
+	if !last && b.ContentETag != "" && info.ETag != b.ContentETag {
+		rc.Close()
+		return b, nil, true, nil
+	}
+	return b, rc, false, nil
 }

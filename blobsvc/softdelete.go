@@ -115,9 +115,11 @@ func (s *Service) PermanentDelete(ctx context.Context, container, name, snapshot
 	if err != nil {
 		return err
 	}
-	mu := s.stripe(container, name)
-	mu.Lock()
-	defer mu.Unlock()
+	unlock, err := s.lockBlob(ctx, container, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	// What is not there is 404 (the container's absence too), whatever
 	// the policy.
 	cur, ok, err := s.blobOrMissing(ctx, container, name)
@@ -209,9 +211,11 @@ func (s *Service) UndeleteBlob(ctx context.Context, container, name string) erro
 	if err := s.checkNames(ctx, container, name); err != nil {
 		return err
 	}
-	mu := s.stripe(container, name)
-	mu.Lock()
-	defer mu.Unlock()
+	unlock, err := s.lockBlob(ctx, container, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	cur, ok, err := s.blobOrMissing(ctx, container, name)
 	if err != nil {
 		return err

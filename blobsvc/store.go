@@ -2,6 +2,8 @@ package blobsvc
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/blobshare/blobshare/acl"
@@ -12,8 +14,11 @@ import (
 // (uncommitted) blocks. Content is not here: it lives in a blobstore.Store
 // under each blob's ContentKey.
 //
-// The Service serialises writers of one blob (and of one container's
-// lease) itself; a Store only has to make each call atomic. Times are kept
+// Every call is atomic (one statement or one transaction). The Service
+// holds a blob's claim (ClaimBlob) from its condition and lease checks to
+// the write they guard, in whichever process or node it runs; the Store
+// keeps the claims and judges owners' liveness. The contract names no
+// engine (doc.go, "Store contract"). Times are kept
 // with nanosecond precision. Missing resources are ErrContainerNotFound
 // or ErrBlobNotFound, wrapped with their names.
 type Store interface {
@@ -53,13 +58,44 @@ type Store interface {
 
 	// PutIntent records the row a content commit is about to make
 	// current (with whether it drops the staged blocks), owned by this
-	// process; PutBlob and DeleteBlob of the blob remove it, DeleteIntent
-	// drops it, Intents lists those a crash left: of dead owners only (a
-	// live owner's is a commit in progress), and only to the process
-	// holding the database's writer claim (doc.go).
+	// store's owner session; PutBlob and DeleteBlob of the blob remove
+	// it, DeleteIntent drops it. Intents lists those whose owner is dead
+	// (a crash left them; a live owner's is a commit in progress), for
+	// Recover; Intent returns the blob's one intent whoever owns it (the
+	// caller holds the blob's claim, so it is no commit in progress:
+	// doc.go, "Several processes on one metadata database").
 	PutIntent(ctx context.Context, b Blob, dropUncommitted bool) error
 	DeleteIntent(ctx context.Context, container, name string) error
 	Intents(ctx context.Context) ([]Intent, error)
+	Intent(ctx context.Context, container, name string) (Intent, bool, error)
+
+	// ClaimBlob takes the claim on one blob (name "" for the container
+	// itself) for this store's owner session: free, or held by a dead
+	// owner (taken over: Claim.From names it), it is the caller's; held
+	// by a live owner (this one included), it is a *ClaimHeldError
+	// (ErrClaimHeld) at once: the caller waits and tries again. Taking
+	// it is atomic across processes (and nodes): two claimers never both
+	// succeed. While a claim is held, the store's writes of that blob
+	// (PutBlob, DeleteBlob, SoftDelete, DeleteSnapshot, PutIntent,
+	// DeleteIntent, UpdateContainer for a container's) check in their
+	// own transaction that it is still this claim: one taken over since
+	// (this owner was judged dead) writes nothing (ErrClaimLost).
+	// ReleaseClaim gives it up (no error if it was taken over).
+	ClaimBlob(ctx context.Context, container, name string) (Claim, error)
+	ReleaseClaim(ctx context.Context, c Claim) error
+	// ModifyBlob replaces the base blob's row with what fn makes of it,
+	// in one transaction in which no other writer of the blob acts, as
+	// if it held the blob's claim (on SQLite the database's write lock;
+	// a server engine takes the claim's key in the transaction). fn
+	// decides from the row as it is (a check and its write are one
+	// step) and does no I/O. fn is not called, and nothing written,
+	// when the blob has no row (ErrBlobNotFound) or when its claim is
+	// held or it has a commit intent (ErrClaimHeld: the caller then
+	// takes the claim, which waits or resolves, and works under it). An
+	// error of fn writes nothing and is returned as is. ModifyContainer
+	// is the same for a container's row and claim (ErrContainerNotFound).
+	ModifyBlob(ctx context.Context, container, name string, fn func(*Blob) error) (Blob, error)
+	ModifyContainer(ctx context.Context, name string, fn func(*Container) error) (Container, error)
 
 	// StageBlock records (or replaces) an uncommitted block staged at
 	// time at, atomically with the check that the container exists.
@@ -305,3 +341,32 @@ type Intent struct {
 	Blob            Blob
 	DropUncommitted bool
 }
+
+// Claim is a held per-blob claim (Store.ClaimBlob).
+type Claim struct {
+	Container, Name string // Name "" for a container
+	Token           string // this claim's identity in the store
+	// From is the dead owner whose claim this one took over ("" when it
+	// was free).
+	From string
+}
+
+// ErrClaimHeld: a live owner holds the claim (ClaimHeldError).
+var ErrClaimHeld = errors.New("blob claim held by a live owner")
+
+// ErrClaimLost: a write under a claim that another process has since
+// taken over (this process's owner session was judged dead): nothing was
+// written.
+var ErrClaimLost = errors.New("blob claim taken over: this process no longer writes the blob")
+
+// ClaimHeldError is ClaimBlob's answer while a live owner holds the claim.
+type ClaimHeldError struct {
+	Container, Name string
+	Owner           string // the holder's owner session
+}
+
+func (e *ClaimHeldError) Error() string {
+	return fmt.Sprintf("blob %s/%s: owner %s holds its claim", e.Container, e.Name, e.Owner)
+}
+
+func (e *ClaimHeldError) Unwrap() error { return ErrClaimHeld }

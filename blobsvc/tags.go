@@ -70,9 +70,11 @@ func (s *Service) SetBlobTags(ctx context.Context, container, name string, tags 
 	if err := ValidTags(tags); err != nil {
 		return err
 	}
-	mu := s.stripe(container, name)
-	mu.Lock()
-	defer mu.Unlock()
+	unlock, err := s.lockBlob(ctx, container, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	b, err := s.conditionedBlob(ctx, container, name, cond, false)
 	if err != nil {
 		return err

@@ -119,11 +119,12 @@ func (s *Service) SetBlobTier(ctx context.Context, container, name, snapshot, ti
 	if err := CheckRehydratePriority(priority); err != nil {
 		return err
 	}
-	mu := s.stripe(container, name)
-	mu.Lock()
-	defer mu.Unlock()
+	unlock, err := s.lockBlob(ctx, container, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	var b Blob
-	var err error
 	if snapshot != "" {
 		b, err = s.meta.Snapshot(ctx, container, name, snapshot)
 	} else {

@@ -25,6 +25,9 @@ func (s *Store) SoftDelete(ctx context.Context, live []blobsvc.Blob, deleted []b
 	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
 	for _, b := range live {
 		what := b.Container + "/" + b.Name
+		if err := s.fenceBlob(ctx, tx, b.Container, b.Name); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM bs_blobs WHERE container = ? AND name = ? AND snapshot = ?`, b.Container, b.Name, b.Snapshot)
 		if err != nil {
 			return wrap("soft delete", what, err)

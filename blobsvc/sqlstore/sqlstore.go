@@ -14,10 +14,11 @@
 // before it durable against a power cut too, with one fsync of the log
 // for all concurrent callers (internal/walsync).
 //
-// One process writes a database at a time: Claim takes its writer claim
-// for an owner session of package locks, commit intents name their owner,
-// and Intents (recovery) lists only dead owners' intents, to the claim
-// holder only (claim.go; blobsvc/doc.go says why).
+// Several processes may serve one database: per-blob claims (claims.go)
+// make each conditional write atomic across them, and claims and commit
+// intents name their owner session (package locks, UseOwners), so any
+// process resolves a dead owner's intent and none a live one's (claim.go;
+// blobsvc/doc.go says how).
 package sqlstore
 
 import (
@@ -102,7 +103,8 @@ type Store struct {
 	reader *sql.DB // read-only pool
 	wal    *walsync.Syncer
 	path   string
-	claim  claimState // the writer claim, once taken (claim.go)
+	own    ownerState // the owner session of claims and intents (claim.go)
+	held   heldClaims // the per-blob claims this store holds (claims.go)
 }
 
 var (
@@ -141,10 +143,9 @@ func (s *Store) addStagedAt(ctx context.Context) error {
 // arrived before it started (internal/walsync).
 func (s *Store) Sync(ctx context.Context) error { return s.wal.Sync(ctx) }
 
-// Close gives up the writer claim, if this store holds it, and closes the
-// database.
+// Close closes the database.
 func (s *Store) Close() error {
-	return errors.Join(s.release(context.Background()), s.reader.Close(), s.writer.Close())
+	return errors.Join(s.reader.Close(), s.writer.Close())
 }
 
 // classify adds blobsvc.ErrServerBusy to the driver's busy and locked
@@ -208,7 +209,7 @@ func (s *Store) UpdateContainer(ctx context.Context, c blobsvc.Container) error 
 	if err != nil {
 		return err
 	}
-	res, err := s.exec(ctx, `UPDATE bs_containers SET doc = ? WHERE name = ?`, doc, c.Name)
+	res, err := s.execFor(ctx, c.Name, "", `UPDATE bs_containers SET doc = ? WHERE name = ?`, doc, c.Name)
 	if err != nil {
 		return wrap("update container", c.Name, err)
 	}
@@ -318,6 +319,9 @@ func (s *Store) PutBlob(ctx context.Context, b blobsvc.Blob, dropUncommitted boo
 		return wrap("put blob", what, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
+	if err := s.fenceBlob(ctx, tx, b.Container, b.Name); err != nil {
+		return err
+	}
 	var one int
 	err = tx.QueryRowContext(ctx, `SELECT 1 FROM bs_containers WHERE name = ?`, b.Container).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -354,6 +358,9 @@ func (s *Store) DeleteBlob(ctx context.Context, container, name string) error {
 		return wrap("delete blob", what, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
+	if err := s.fenceBlob(ctx, tx, container, name); err != nil {
+		return err
+	}
 	res, err := tx.ExecContext(ctx, `DELETE FROM bs_blobs WHERE container = ? AND name = ? AND snapshot = ''`, container, name)
 	if err != nil {
 		return wrap("delete blob", what, err)
@@ -581,7 +588,7 @@ func (s *Store) Snapshots(ctx context.Context, container, name string) ([]blobsv
 
 // DeleteSnapshot implements blobsvc.Store.
 func (s *Store) DeleteSnapshot(ctx context.Context, container, name, snapshot string) error {
-	res, err := s.exec(ctx, `DELETE FROM bs_blobs WHERE container = ? AND name = ? AND snapshot = ? AND snapshot != ''`,
+	res, err := s.execFor(ctx, container, name, `DELETE FROM bs_blobs WHERE container = ? AND name = ? AND snapshot = ? AND snapshot != ''`,
 		container, name, snapshot)
 	if err != nil {
 		return wrap("delete snapshot of", container+"/"+name, err)
@@ -593,15 +600,15 @@ func (s *Store) DeleteSnapshot(ctx context.Context, container, name, snapshot st
 }
 
 // PutIntent implements blobsvc.Store: the intent names this store's
-// owner session (claim.go); a store whose claim was taken over records
-// none (ErrClaimLost), as it writes nothing else.
+// owner session (claim.go); under a claim taken over since it records
+// none (blobsvc.ErrClaimLost), as it writes nothing else.
 func (s *Store) PutIntent(ctx context.Context, b blobsvc.Blob, dropUncommitted bool) error {
 	doc, err := encode(b)
 	if err != nil {
 		return err
 	}
-	me, _ := s.claim.get()
-	if _, err := s.exec(ctx, `INSERT INTO bs_intents(container, name, drop_uncommitted, doc, owner) VALUES(?, ?, ?, ?, ?)
+	me := s.owners().Owner()
+	if _, err := s.execFor(ctx, b.Container, b.Name, `INSERT INTO bs_intents(container, name, drop_uncommitted, doc, owner) VALUES(?, ?, ?, ?, ?)
 		ON CONFLICT(container, name) DO UPDATE SET drop_uncommitted = excluded.drop_uncommitted, doc = excluded.doc, owner = excluded.owner`,
 		b.Container, b.Name, dropUncommitted, doc, me); err != nil {
 		return wrap("record the commit intent of", b.Container+"/"+b.Name, err)
@@ -611,34 +618,25 @@ func (s *Store) PutIntent(ctx context.Context, b blobsvc.Blob, dropUncommitted b
 
 // DeleteIntent implements blobsvc.Store.
 func (s *Store) DeleteIntent(ctx context.Context, container, name string) error {
-	if _, err := s.exec(ctx, `DELETE FROM bs_intents WHERE container = ? AND name = ?`, container, name); err != nil {
+	if _, err := s.execFor(ctx, container, name, `DELETE FROM bs_intents WHERE container = ? AND name = ?`, container, name); err != nil {
 		return wrap("drop the commit intent of", container+"/"+name, err)
 	}
 	return nil
 }
 
 // Intents implements blobsvc.Store: the intents of dead owners — a crash
-// left them — for the claim holder only (ErrNotClaimed, ErrClaimLost). A
-// live owner's intent is a commit in progress and is never listed; an
-// intent without an owner (a store that never claimed, or a database from
-// before owners) is a dead one's.
+// left them. A live owner's intent is a commit in progress (or one its
+// claim's next holder resolves) and is never listed; an intent without an
+// owner (a database from before owners) is a dead one's.
 func (s *Store) Intents(ctx context.Context) ([]blobsvc.Intent, error) {
-	me, owners := s.claim.get()
-	if me == "" {
-		return nil, fmt.Errorf("list commit intents of %s: %w", s.path, ErrNotClaimed)
-	}
+	o := s.owners()
 	type row struct {
 		in    blobsvc.Intent
 		owner string
 	}
 	var rows []row
 	err := func() error {
-		tx, err := s.begin(ctx)
-		if err != nil {
-			return wrap("list", "commit intents", err)
-		}
-		defer tx.Rollback() //nolint:errcheck // read only
-		rs, err := tx.QueryContext(ctx, `SELECT drop_uncommitted, doc, owner FROM bs_intents ORDER BY container, name`)
+		rs, err := s.reader.QueryContext(ctx, `SELECT drop_uncommitted, doc, owner FROM bs_intents ORDER BY container, name`)
 		if err != nil {
 			return wrap("list", "commit intents", err)
 		}
@@ -662,15 +660,12 @@ func (s *Store) Intents(ctx context.Context) ([]blobsvc.Intent, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Judged after the transaction: a dead owner never comes back, and
-	// the judgement reads the lock table's database.
+	// Judged after the query: a dead owner never comes back, and the
+	// judgement reads the lock table's database.
 	var out []blobsvc.Intent
 	for _, r := range rows {
-		if r.owner == me {
-			continue
-		}
 		if r.owner != "" {
-			alive, err := owners.Alive(ctx, r.owner)
+			alive, err := o.Alive(ctx, r.owner)
 			if err != nil {
 				return nil, fmt.Errorf("blob sqlstore: intent of %s/%s: is owner %s alive: %w", r.in.Blob.Container, r.in.Blob.Name, r.owner, err)
 			}

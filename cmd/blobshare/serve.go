@@ -164,7 +164,7 @@ func runServe(c *cli.Context) error {
 	gcDone := make(chan struct{})
 	go func() {
 		defer close(gcDone)
-		dd.collectGarbageEvery(gcCtx, gcInterval, started, blobStagedBlocks(dd.Path, blobSvc), logger)
+		dd.collectGarbageEvery(gcCtx, gcInterval, started, blobStagedBlocks(dd.Path, dd.Table, blobSvc), logger)
 	}()
 	defer func() { stopGC(); <-gcDone }()
 

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -28,8 +28,10 @@ func blobAddrFlag() cli.Flag {
 // dataPath/blob.db (metadata) and content (the data directory's blob
 // store, --blob-backend), and returns the service too; addr "off" gives an
 // endpoint that serves nothing and no service. The metadata store's
-// writer claim is taken for owner, this process's lock-table session
-// (claimBlob), before recovery and before the port opens.
+// per-blob claims and commit intents belong to owner, this process's
+// lock-table session, so other serve processes on the same --data serve
+// Blob beside this one (blobsvc/doc.go, "Several processes on one
+// metadata database").
 func startBlob(ctx context.Context, c *cli.Context, dataPath string, owner *locks.Table, content blobstore.Store, link *blobSourceLink, logger *slog.Logger) (*httpEndpoint, *blobsvc.Service, error) {
 	addr := c.String("blob-addr")
 	if addr == "off" {
@@ -39,25 +41,24 @@ func startBlob(ctx context.Context, c *cli.Context, dataPath string, owner *lock
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := claimBlob(ctx, store, dataPath, owner); err != nil {
-		store.Close()
-		return nil, nil, err
-	}
+	store.UseOwners(sqlstore.TableOwners(owner))
 	ln, err := listenHTTP(c, "blob-addr")
 	if err != nil {
 		store.Close()
 		return nil, nil, err
 	}
-	// The endpoint closes the store, which gives the claim up, once the
-	// last request is done.
+	// The endpoint closes the store once the last request is done.
 	svc := blobsvc.New(store, content, nil)
+	if h := commitPauseHook(os.Getenv(commitPauseEnv), logger); h != nil {
+		svc.SetCommitHook(h)
+	}
 	// Container soft delete: Azure sets it on the account, not over the
 	// Blob API (blob soft delete is Set Blob Service Properties').
 	svc.SetContainerRetention(c.Int("container-retention-days"))
 	svc.SetRehydrateTime(c.Duration("rehydrate-time"))
 	// Commits a crash interrupted between content and metadata are
 	// finished (or dropped) before the first request: those of dead
-	// owners only, under the claim (blobsvc/doc.go).
+	// owners only, each under its blob's claim (blobsvc/doc.go).
 	if n, err := svc.Recover(ctx); err != nil {
 		ln.Close()
 		store.Close()
@@ -87,60 +88,43 @@ func startBlob(ctx context.Context, c *cli.Context, dataPath string, owner *lock
 	return serveEndpoint("blob", ln, c.String("account"), productStyle(c, handler), store, 0, logger), svc, nil
 }
 
-// BlobClaimedError is claimBlob's error when another process serves Blob
-// on the data directory.
-type BlobClaimedError struct {
-	Dir    string // the data directory
-	Holder int    // the claim holder's pid, 0 when unknown
-}
+// commitPauseEnv names the environment variable of crash tests that
+// holds one blob's content commits at a stage: "STAGE CONTAINER/NAME"
+// (STAGE intent or content, blobsvc.CommitStage). A commit of that blob
+// reaching the stage logs "blob commit paused" and waits for its
+// request's end (or the process's kill): the state a crash at that point
+// leaves, with its claim and intent held by a live process meanwhile.
+const commitPauseEnv = "BLOBSHARE_TEST_PAUSE_BLOB_COMMIT"
 
-func (e *BlobClaimedError) Error() string {
-	holder := "another process"
-	if e.Holder > 0 {
-		holder = "process " + strconv.Itoa(e.Holder)
+// commitPauseHook is the hook commitPauseEnv's value v asks for (nil for
+// none or a value it cannot read: a test's typo must not pause a server,
+// so it is logged).
+func commitPauseHook(v string, logger *slog.Logger) blobsvc.CommitHook {
+	if v == "" {
+		return nil
 	}
-	return fmt.Sprintf("--blob-addr: %s already serves Blob on data directory %s (two would lose Blob updates); stop it, or start this one with --blob-addr off to serve the rest",
-		holder, e.Dir)
-}
-
-// claimBlob takes blob.db's writer claim (blobsvc/doc.go, "One writer per
-// metadata database") for owner's session: an owner session of the lock
-// table, so the claim is free the moment its holder dies (SIGKILL
-// included: the kernel drops the session's flock) and no stale claim is
-// ever left behind.
-//
-// Why the claim: the Blob service keeps per-blob state in process memory
-// between its reads and its writes to blob.db (a conditional write checks
-// the ETag it read, then commits), so two processes serving Blob on one
-// blob.db each check against a state the other is about to change: two
-// If-Match writers on one ETag, one through each process, both won in 98
-// of 100 rounds, and one update was silently lost; and the second's
-// recovery would resolve the first's commits in flight.
-//
-// Why a refusal rather than serving the rest with a warning: a warning is
-// one line among many in a log nobody reads, and a client pointed at the
-// second process's Blob port would get connection refused with no
-// explanation where it asks. Failing at start with one line is seen by
-// whoever starts it, names the fix (--blob-addr off serves the rest), and
-// loses nothing; silently dropping an endpoint the command line asked for
-// would break the contract that serve serves what its flags say.
-func claimBlob(ctx context.Context, store *sqlstore.Store, dataPath string, owner *locks.Table) error {
-	err := store.Claim(ctx, sqlstore.TableOwners(owner))
-	var claimed *sqlstore.ClaimedError
-	if errors.As(err, &claimed) {
-		return &BlobClaimedError{Dir: dataPath, Holder: claimed.Pid}
+	stage, blob, ok := strings.Cut(v, " ")
+	container, name, ok2 := strings.Cut(blob, "/")
+	if !ok || !ok2 || (stage != string(blobsvc.StageIntent) && stage != string(blobsvc.StageContent)) {
+		logger.Warn("ignored: want STAGE CONTAINER/NAME", "env", commitPauseEnv, "value", v)
+		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("--blob-addr: %w", err)
+	return func(ctx context.Context, st blobsvc.CommitStage, b blobsvc.Blob) {
+		if string(st) != stage || b.Container != container || b.Name != name {
+			return
+		}
+		logger.Warn("blob commit paused", "stage", stage, "container", container, "blob", name, "etag", b.ETag)
+		<-ctx.Done()
 	}
-	return nil
 }
 
 // blobStagedBlocks is what the blob store's garbage collection keeps for
 // the Blob service: its uncommitted blocks, which Put Block List may
 // commit after any restart. They come from the running service, or, with
-// the endpoint off, from the directory's blob.db if it has one.
-func blobStagedBlocks(dataPath string, svc *blobsvc.Service) stagedKeeper {
+// the endpoint off, from the directory's blob.db if it has one, through
+// a store of owner's session: it takes blobs' claims, and must neither
+// take a live serve's nor count its own claims as another's.
+func blobStagedBlocks(dataPath string, owner *locks.Table, svc *blobsvc.Service) stagedKeeper {
 	if svc != nil {
 		return svc.KeptStagedBlocks
 	}
@@ -154,6 +138,7 @@ func blobStagedBlocks(dataPath string, svc *blobsvc.Service) stagedKeeper {
 			return nil, err
 		}
 		defer store.Close()
+		store.UseOwners(sqlstore.TableOwners(owner))
 		return blobsvc.New(store, nil, nil).KeptStagedBlocks(ctx)
 	}
 }

@@ -76,8 +76,9 @@ func TestContention(t *testing.T) {
 	ops := envInt(t, "BLOBSHARE_CONTENTION_OPS", 40)
 	data := t.TempDir()
 	a := startServe(t, data, "--mount", t.TempDir())
-	// Only one process serves Blob on a data directory (serve's Blob
-	// claim); this test is about FileREST and the mount.
+	// No Blob endpoint on the second: this test is about FileREST and
+	// the mount (two Blob endpoints on one directory are
+	// cmd/blobshare's TestTwoServes* tests).
 	b := startServe(t, data, "--blob-addr", "off")
 	ctx := context.Background()
 	svc := serviceClient(t, a.RESTURL, -1)

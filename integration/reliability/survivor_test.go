@@ -37,7 +37,8 @@ func TestCrashBesideSurvivor(t *testing.T) {
 	root := svc.NewShareClient("surv").NewRootDirectoryClient()
 	for round := 0; round < 5; round++ {
 		t.Run(fmt.Sprint("round ", round), func(t *testing.T) {
-			// The survivor holds the data directory's Blob claim.
+			// The victim serves no Blob: this test is about the mount's
+			// handles, locks and delete-on-close.
 			victim := startServe(t, data, "--mount", t.TempDir(), "--blob-addr", "off")
 			mdir := filepath.Join(victim.Mount, "surv")
 			locked := fmt.Sprintf("locked-%d", round)

@@ -40,14 +40,43 @@ func Build(root string) (bin string, err error) {
 
 // Buffer collects a process's output while a test reads it.
 type Buffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	written chan struct{} // closed (and replaced) at each Write
 }
 
 func (b *Buffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.written != nil {
+		close(b.written)
+		b.written = nil
+	}
 	return b.buf.Write(p)
+}
+
+// WaitFor waits until the output holds s, woken by each write, for at
+// most timeout; it reports whether s came.
+func (b *Buffer) WaitFor(s string, timeout time.Duration) bool {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		b.mu.Lock()
+		if strings.Contains(b.buf.String(), s) {
+			b.mu.Unlock()
+			return true
+		}
+		if b.written == nil {
+			b.written = make(chan struct{})
+		}
+		w := b.written
+		b.mu.Unlock()
+		select {
+		case <-w:
+		case <-deadline.C:
+			return false
+		}
+	}
 }
 
 func (b *Buffer) String() string {
@@ -89,9 +118,18 @@ var (
 // (which may override those: a later flag wins) and waits up to 60 s for
 // its serving line.
 func Start(bin, data string, extra ...string) (*Server, error) {
+	return StartEnv(bin, data, nil, extra...)
+}
+
+// StartEnv is Start with env ("NAME=value" entries) added to the
+// environment serve inherits.
+func StartEnv(bin, data string, env []string, extra ...string) (*Server, error) {
 	args := append([]string{"serve", "--data", data, "--addr", "127.0.0.1:0", "--smb", "127.0.0.1:0", "--queue-addr", "127.0.0.1:0", "--blob-addr", "127.0.0.1:0", "--table-addr", "127.0.0.1:0"}, extra...)
 	s := &Server{Data: data, Stderr: &Buffer{}, Done: make(chan struct{})}
 	s.Cmd = exec.Command(bin, args...)
+	if env != nil {
+		s.Cmd.Env = append(os.Environ(), env...)
+	}
 	pr, pw := io.Pipe()
 	s.Cmd.Stderr = io.MultiWriter(s.Stderr, pw)
 	s.Cmd.Stdout = s.Stderr
