@@ -6,35 +6,23 @@ import (
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/blobshare/blobshare/meta"
 )
 
 // Driver errors, classified once, here: every error of a statement run
 // through a Conn, a Row or a transaction of the Table is passed through
-// classify, which adds one of these sentinels to the errors that callers
-// must tell apart. Callers above the storage layer (fs, rest) match them
-// with errors.Is and never look at the driver's codes or messages, so
-// another database engine only has to classify its own errors the same
-// way.
+// classify, which adds one of the engine's sentinels (package meta) to the
+// errors that callers must tell apart. Callers above the storage layer
+// (fs, rest) match them with errors.Is — as locks.ErrBusy and so on, the
+// same values — and never look at the driver's codes or messages.
 var (
-	// ErrBusy: another connection holds the lock needed (SQLITE_BUSY,
-	// SQLITE_LOCKED). Update retries it; it reaches callers only when
-	// their context ends first.
-	ErrBusy = errors.New("database busy")
-	// ErrStorageFull: the database's disk (or its size limit) is full
-	// (SQLITE_FULL). REST answers a full share.
-	ErrStorageFull = errors.New("database storage full")
-	// ErrNoTable: a statement named a table the database does not have
-	// (yet): a part of the schema was never created.
-	ErrNoTable = errors.New("no such table")
-	// ErrNoTransaction: COMMIT or ROLLBACK with no transaction open (a
-	// failed statement may already have ended it).
-	ErrNoTransaction = errors.New("no transaction is active")
-	// ErrUniqueViolation: an insert or update would give a UNIQUE index
-	// two equal keys (SQLITE_CONSTRAINT_UNIQUE): a name taken, in fs.
-	ErrUniqueViolation = errors.New("unique constraint violated")
-	// ErrPrimaryKeyViolation: a row with that primary key exists
-	// (SQLITE_CONSTRAINT_PRIMARYKEY).
-	ErrPrimaryKeyViolation = errors.New("primary key constraint violated")
+	ErrBusy                = meta.ErrBusy
+	ErrStorageFull         = meta.ErrStorageFull
+	ErrNoTable             = meta.ErrNoTable
+	ErrNoTransaction       = meta.ErrNoTransaction
+	ErrUniqueViolation     = meta.ErrUniqueViolation
+	ErrPrimaryKeyViolation = meta.ErrPrimaryKeyViolation
 )
 
 // dbError is a driver error with the sentinel classify gave it. Both stay
