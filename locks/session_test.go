@@ -206,7 +206,7 @@ INSERT INTO lk_handles VALUES(5, 1, 'old-build', 1, 0, 0, 0, 0, '', '', 0);`
 	for _, table := range []string{"lk_owners", "lk_opcache", "lk_smbleases", "lk_breaks", "lk_durable"} {
 		assertSameColumns(t, path, table)
 	}
-	must(t, oldLock.release()) // the old build's process dies
+	must(t, oldLock.Release()) // the old build's process dies
 	mustOpen(t, tab, OpenRequest{File: 5, Access: rd, Share: ShareAll})
 }
 
