@@ -212,15 +212,3 @@ func (s *Store) fenceTx(ctx context.Context, tx *sql.Tx) error {
 	}
 	return nil
 }
-
-// addIntentOwner gives a database made before owners the bs_intents.owner
-// column; its rows get "", an owner that is never alive.
-func (s *Store) addIntentOwner(ctx context.Context) error {
-	var n int
-	err := s.writer.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('bs_intents') WHERE name = 'owner'`).Scan(&n)
-	if err != nil || n > 0 {
-		return classify(err)
-	}
-	_, err = s.writer.ExecContext(ctx, `ALTER TABLE bs_intents ADD COLUMN owner TEXT NOT NULL DEFAULT ''`)
-	return classify(err)
-}

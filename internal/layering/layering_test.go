@@ -16,7 +16,7 @@ var drivers = []string{"modernc.org/sqlite", "github.com/jackc/pgx/v5"}
 // that wires them, and the test helpers that start databases).
 var stores = []string{
 	"blobsvc/sqlstore", "msgqueue/sqlstore", "msgqueue/pgstore", "tablesvc/sqlstore", "tablesvc/pgstore",
-	"meta/sqlmeta", "internal/sqlitedb", "internal/pgdb", "internal/pgtest", "cmd/blobshare",
+	"meta/sqlmeta", "internal/pgdb", "internal/pgtest", "cmd/blobshare",
 	"locks", // the lock table, in SQLite; its SQL moves behind the metadata engine with the namespace's
 }
 

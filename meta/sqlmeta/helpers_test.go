@@ -10,6 +10,20 @@ import (
 // table kv, closed when the test ends.
 func openDB(tb testing.TB, path string) *DB {
 	tb.Helper()
+	d := openBare(tb, path)
+	if err := d.Update(tb.Context(), func(tx *Tx) error {
+		_, err := tx.Exec(`CREATE TABLE IF NOT EXISTS kv (name TEXT PRIMARY KEY, value INTEGER NOT NULL)`)
+		return err
+	}); err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
+
+// openBare opens a DB on path (a fresh file when "") without tables,
+// closed when the test ends.
+func openBare(tb testing.TB, path string) *DB {
+	tb.Helper()
 	if path == "" {
 		path = filepath.Join(tb.TempDir(), "meta.db")
 	}
@@ -22,12 +36,6 @@ func openDB(tb testing.TB, path string) *DB {
 			tb.Errorf("Close: %v", err)
 		}
 	})
-	if err := d.Update(tb.Context(), func(tx *Tx) error {
-		_, err := tx.Exec(`CREATE TABLE IF NOT EXISTS kv (name TEXT PRIMARY KEY, value INTEGER NOT NULL)`)
-		return err
-	}); err != nil {
-		tb.Fatal(err)
-	}
 	return d
 }
 

@@ -18,7 +18,9 @@ type Part struct {
 	// table", "namespace", "blob", "queue", "table").
 	Name string
 	// Marker is a table of the part: when it exists the part was created
-	// (and has a version, 0 if it was created before versioning).
+	// (and has a version, 0 if it was created before versioning). A part
+	// alone in its file (VersionTable "") was created when the file has
+	// any table: a file from before versioning may lack any one of them.
 	Marker string
 	// Version is this build's version of the part.
 	Version int64
@@ -54,7 +56,7 @@ type Migration struct {
 // recorded. When the marker does not exist, p.DDL runs and the version is
 // recorded.
 func Ensure(ctx context.Context, c *Conn, dbPath string, p Part) error {
-	exists, err := tableExists(ctx, c, p.Marker)
+	exists, err := partExists(ctx, c, p)
 	if err != nil {
 		return fmt.Errorf("read schema of %s: %w", dbPath, err)
 	}
@@ -97,6 +99,16 @@ func Ensure(ctx context.Context, c *Conn, dbPath string, p Part) error {
 		return fmt.Errorf("record %s schema version in %s: %w", p.Name, dbPath, err)
 	}
 	return nil
+}
+
+// partExists reports whether p was created (Part.Marker).
+func partExists(ctx context.Context, c *Conn, p Part) (bool, error) {
+	if p.VersionTable != "" {
+		return tableExists(ctx, c, p.Marker)
+	}
+	var n int
+	err := c.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table'`).Scan(&n)
+	return n > 0, err
 }
 
 func tableExists(ctx context.Context, c *Conn, name string) (bool, error) {
@@ -153,17 +165,28 @@ func migratable(found, want int64, ms []Migration) bool {
 	return true
 }
 
-// AddColumn is a migration step that adds column (declared as decl, with
-// a default for the rows there) to table unless it has it already: for a
-// part whose databases from before versioning may or may not have it.
-func AddColumn(table, column, decl string) func(ctx context.Context, c *Conn) error {
+// Column is a column a migration adds (AddColumns): Decl is its type and
+// constraints, with a default for the rows already there.
+type Column struct{ Table, Name, Decl string }
+
+// AddColumns is a migration step that adds each column to its table unless
+// the table has it already: for a part whose databases from before
+// versioning may or may not have it.
+func AddColumns(cols ...Column) func(ctx context.Context, c *Conn) error {
 	return func(ctx context.Context, c *Conn) error {
-		var n int
-		err := c.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, table, column).Scan(&n)
-		if err != nil || n > 0 {
-			return err
+		for _, col := range cols {
+			var n int
+			err := c.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, col.Table, col.Name).Scan(&n)
+			if err != nil {
+				return fmt.Errorf("columns of %s: %w", col.Table, err)
+			}
+			if n > 0 {
+				continue
+			}
+			if _, err := c.ExecContext(ctx, `ALTER TABLE `+col.Table+` ADD COLUMN `+col.Name+` `+col.Decl); err != nil {
+				return fmt.Errorf("add %s.%s: %w", col.Table, col.Name, err)
+			}
 		}
-		_, err = c.ExecContext(ctx, `ALTER TABLE `+table+` ADD COLUMN `+column+` `+decl)
-		return err
+		return nil
 	}
 }

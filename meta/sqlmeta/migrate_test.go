@@ -22,7 +22,7 @@ func TestEnsure(t *testing.T) {
 	const ddl = `CREATE TABLE p_items (id INTEGER PRIMARY KEY, a TEXT NOT NULL DEFAULT '', b TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS p_meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);`
 	migrations := []Migration{
-		{To: 2, Apply: AddColumn("p_items", "a", "TEXT NOT NULL DEFAULT ''")},
+		{To: 2, Apply: AddColumns(Column{"p_items", "a", "TEXT NOT NULL DEFAULT ''"})},
 		{To: 3, DDL: `ALTER TABLE p_items ADD COLUMN b TEXT NOT NULL DEFAULT ''`},
 	}
 	for _, table := range []string{"p_meta", ""} {
@@ -51,7 +51,7 @@ CREATE TABLE IF NOT EXISTS p_meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL
 			t.Run(cmpName(table)+"/"+tc.name, func(t *testing.T) {
 				dir := t.TempDir()
 				path := filepath.Join(dir, "p.db")
-				d := openDB(t, path)
+				d := openBare(t, path)
 				ctx := context.Background()
 				if tc.setup != "" {
 					_, err := d.SQL().ExecContext(ctx, tc.setup)

@@ -27,8 +27,13 @@ type StoreOptions struct {
 
 // OpenStore opens (creating if needed) the database at path and brings
 // its one part to this build's version (Ensure, in one write transaction
-// on the writer). Errors name the path; a version this build cannot open
-// is a *meta.SchemaError.
+// on the writer), recorded as the file's user_version. Errors name the
+// path; a version this build cannot open is a *meta.SchemaError.
+//
+// A store's DDL is all CREATE … IF NOT EXISTS and runs at every open, as
+// it did before stores were versioned: a table or index added to it needs
+// no migration (a database of the same version gets it at its next open);
+// a column added or changed does.
 func OpenStore(ctx context.Context, path string, part Part, o StoreOptions) (*Store, error) {
 	busy := o.BusyTimeout.Milliseconds()
 	w, err := sql.Open("sqlite", dsn(path, busy))
@@ -53,8 +58,8 @@ func OpenStore(ctx context.Context, path string, part Part, o StoreOptions) (*St
 	return &Store{Writer: w, Reader: r}, nil
 }
 
-// ensureOn runs Ensure for part in one BEGIN IMMEDIATE transaction on a
-// connection of db.
+// ensureOn runs Ensure for part, then part.DDL (see OpenStore), in one
+// BEGIN IMMEDIATE transaction on a connection of db.
 func ensureOn(ctx context.Context, db *sql.DB, path string, part Part) error {
 	c, err := newConn(ctx, db)
 	if err != nil {
@@ -64,7 +69,13 @@ func ensureOn(ctx context.Context, db *sql.DB, path string, part Part) error {
 		c.close(true)
 		return fmt.Errorf("schema of %s: begin: %w", path, err)
 	}
-	if err := Ensure(ctx, c, path, part); err != nil {
+	err = Ensure(ctx, c, path, part)
+	if err == nil {
+		if _, err = c.ExecContext(ctx, part.DDL); err != nil {
+			err = fmt.Errorf("schema of %s: %w", path, err)
+		}
+	}
+	if err != nil {
 		_, rerr := c.ExecContext(context.WithoutCancel(ctx), sqlRollback)
 		c.close(rerr != nil && !noTransaction(rerr))
 		return err
