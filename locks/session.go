@@ -256,18 +256,15 @@ func (t *Table) fence(tx *Tx) error {
 		t.log.Warn("session lost; registering as a new owner", "err", err)
 		return err
 	}
-	tx.m.OnCommit(func() { s.renewed(t.localDeadline(sent)) })
+	tx.onCommit = append(tx.onCommit, func() { s.renewed(t.localDeadline(sent)) })
 	return nil
 }
 
 // heartbeat renews this Table's session once; a session found expired or
 // reaped is marked lost (the next decision fails and registers anew).
 func (t *Table) heartbeat(ctx context.Context) error {
-	return t.db.Exclusive(func(w *sqlmeta.Writer) error { return t.heartbeatLocked(ctx, w) })
-}
-
-// heartbeatLocked is heartbeat under the engine's writer mutex.
-func (t *Table) heartbeatLocked(ctx context.Context, w *sqlmeta.Writer) error {
+	w := t.db.LockWriter()
+	defer w.Unlock()
 	if t.closed.Load() {
 		return nil
 	}

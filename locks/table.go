@@ -104,7 +104,8 @@ type Tx struct {
 	idLimit  int64
 	opened   []HandleID // remembered in Table.ownFiles; forgotten again on rollback
 	needReap bool       // a read transaction met a dead owner's handle
-	held     []FileID   // keys locked in this transaction, sorted (recorded in test runs only)
+	onCommit []func()
+	held     []FileID // keys locked in this transaction, sorted (recorded in test runs only)
 }
 
 const schema = `
@@ -427,40 +428,33 @@ func (t *Table) Update(ctx context.Context, fn func(tx *Tx) error) error {
 // update is Update; fence false runs fn without checking the session
 // (registering, renewing and closing it).
 func (t *Table) update(ctx context.Context, fence bool, fn func(tx *Tx) error) error {
-	return t.db.Exclusive(func(w *sqlmeta.Writer) error {
-		err := t.updateLocked(ctx, w, fence, fn)
-		if fence && errors.Is(err, ErrSessionLost) && !t.closed.Load() {
-			if rerr := t.reregister(ctx, w); rerr != nil {
-				t.log.Error("registering as a new owner failed; trying again at the next decision", "err", rerr)
-			}
+	w := t.db.LockWriter()
+	defer w.Unlock()
+	err := t.updateLocked(ctx, w, fence, fn)
+	if fence && errors.Is(err, ErrSessionLost) && !t.closed.Load() {
+		if rerr := t.reregister(ctx, w); rerr != nil {
+			t.log.Error("registering as a new owner failed; trying again at the next decision", "err", rerr)
 		}
-		return err
-	})
+	}
+	return err
 }
 
 // updateLocked is update under the engine's writer mutex (w). Around each
-// run of fn: the handle ids reserved become the Table's once the
+// run of fn (txHooks): the handle ids reserved become the Table's once the
 // transaction commits, the handles it opened are forgotten if it does not,
 // and the files of the owners it reaped go after the commit.
 func (t *Table) updateLocked(ctx context.Context, w *sqlmeta.Writer, fence bool, fn func(tx *Tx) error) error {
 	if t.closed.Load() {
 		return fmt.Errorf("locks: %s: table closed: %w", t.path, ErrHandleClosed)
 	}
-	var reaped []OwnerID
+	var last *Tx
 	err := w.Update(ctx, func(m *sqlmeta.Tx) error {
 		tx := t.newTx(m)
+		last = tx
 		// The id reservation is only touched under the writer mutex;
 		// read transactions open no handles and must not read it.
 		tx.nextID, tx.idLimit = t.nextID, t.idLimit
-		m.OnCommit(func() {
-			t.nextID, t.idLimit = tx.nextID, tx.idLimit // the reservation is durable now
-			reaped = tx.reaped
-		})
-		m.OnRollback(func() {
-			for _, id := range tx.opened {
-				t.forgetHandle(id)
-			}
-		})
+		m.SetHooks((*txHooks)(tx))
 		if fence {
 			if err := t.fence(tx); err != nil {
 				return err
@@ -471,12 +465,31 @@ func (t *Table) updateLocked(ctx context.Context, w *sqlmeta.Writer, fence bool,
 	if err != nil {
 		return closedErr(err)
 	}
-	for _, o := range reaped {
+	for _, o := range last.reaped {
 		if rerr := removeOwnerFile(t.ownersDir, o); rerr != nil {
 			t.log.Warn("reaped owner file not removed", "dead_owner", string(o), "err", rerr)
 		}
 	}
 	return nil
+}
+
+// txHooks are a write transaction's sqlmeta.Hooks.
+type txHooks Tx
+
+// Committed: the id reservation is durable now; then OnCommit's functions.
+func (h *txHooks) Committed() {
+	t := h.t
+	t.nextID, t.idLimit = h.nextID, h.idLimit
+	for _, f := range h.onCommit {
+		f()
+	}
+}
+
+// RolledBack forgets the handles the transaction opened.
+func (h *txHooks) RolledBack() {
+	for _, id := range h.opened {
+		h.t.forgetHandle(id)
+	}
 }
 
 // newTx is the lock table's transaction over the engine's m.

@@ -24,7 +24,11 @@ func (tx *Tx) SQL() *Conn { return tx.conn }
 // that must follow only what is durable — ids reserved in a table, say, to
 // be handed out by later transactions without a write each. In a read
 // transaction f never runs.
-func (tx *Tx) OnCommit(f func()) { tx.m.OnCommit(f) }
+func (tx *Tx) OnCommit(f func()) {
+	if tx.write {
+		tx.onCommit = append(tx.onCommit, f)
+	}
+}
 
 // Context returns the context the transaction runs under.
 func (tx *Tx) Context() context.Context { return tx.ctx }

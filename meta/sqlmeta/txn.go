@@ -20,6 +20,7 @@ type Tx struct {
 	sctx  context.Context // for the statements: ctx without cancellation
 	write bool
 
+	hooks      Hooks
 	onCommit   []func()
 	onRollback []func()
 }
@@ -72,20 +73,41 @@ func (tx *Tx) OnCommit(f func()) {
 // runs when fn fails.
 func (tx *Tx) OnRollback(f func()) { tx.onRollback = append(tx.onRollback, f) }
 
-// Writer is this process's hold on the DB's writer (Exclusive): the write
-// transactions run through it are serialized with every other write and
-// Peek of the process.
-type Writer struct{ d *DB }
+// Hooks is OnCommit and OnRollback for a caller that keeps state of its
+// own per transaction (the lock table's transaction): Committed runs
+// before the OnCommit functions, RolledBack before the OnRollback ones.
+// One pair per transaction, set without allocating a function each.
+type Hooks interface {
+	Committed()
+	RolledBack()
+}
 
-// Exclusive runs fn holding the DB's writer mutex, for a caller that runs
-// several write transactions, or decides between them, with no other write
-// of the process in between (locks: a decision, and the registration of a
-// new owner session when it found its session lost). Exclusive is not
-// reentrant.
-func (d *DB) Exclusive(fn func(w *Writer) error) error {
+// SetHooks sets the transaction's Hooks.
+func (tx *Tx) SetHooks(h Hooks) { tx.hooks = h }
+
+// Writer is this process's hold on the DB's writer (LockWriter,
+// Exclusive): the write transactions run through it are serialized with
+// every other write and Peek of the process.
+type Writer DB
+
+// LockWriter takes the DB's writer mutex, for a caller that runs several
+// write transactions, or decides between them, with no other write of the
+// process in between (locks: a decision, and the registration of a new
+// owner session when it found its session lost). Unlock gives it back. It
+// is not reentrant.
+func (d *DB) LockWriter() *Writer {
 	d.wmu.Lock()
-	defer d.wmu.Unlock()
-	return fn(&Writer{d})
+	return (*Writer)(d)
+}
+
+// Unlock gives the writer mutex back.
+func (w *Writer) Unlock() { w.wmu.Unlock() }
+
+// Exclusive runs fn holding the DB's writer mutex (LockWriter).
+func (d *DB) Exclusive(fn func(w *Writer) error) error {
+	w := d.LockWriter()
+	defer w.Unlock()
+	return fn(w)
 }
 
 // Update runs fn in one write transaction: BEGIN IMMEDIATE on the writer
@@ -101,7 +123,7 @@ func (d *DB) Update(ctx context.Context, fn func(tx *Tx) error) error {
 
 // Update is DB.Update under the writer mutex already held.
 func (w *Writer) Update(ctx context.Context, fn func(tx *Tx) error) error {
-	d := w.d
+	d := (*DB)(w)
 	if d.closed.Load() {
 		return fmt.Errorf("%s: %s: %w", d.name, d.path, meta.ErrClosed)
 	}
@@ -214,6 +236,9 @@ func (d *DB) try(ctx context.Context, kind txKind, lone bool, fn func(tx *Tx) er
 	}
 	d.end(c, kind, discard)
 	if ferr != nil {
+		if tx.hooks != nil {
+			tx.hooks.RolledBack()
+		}
 		for _, f := range tx.onRollback {
 			f()
 		}
@@ -221,6 +246,9 @@ func (d *DB) try(ctx context.Context, kind txKind, lone bool, fn func(tx *Tx) er
 	}
 	if !write {
 		return nil
+	}
+	if tx.hooks != nil {
+		tx.hooks.Committed()
 	}
 	for _, f := range tx.onCommit {
 		f()
