@@ -273,7 +273,8 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 	if !validOwnerID(owner) {
 		return nil, fmt.Errorf("locks: open %s: owner id %q: %w", path, owner, ErrInvalidParameter)
 	}
-	db, err := sqlmeta.Open(path, sqlmeta.Options{Name: "locks", MaxReaders: maxReaders, Logger: opts.Logger})
+	log := opts.Logger.With("component", "locks", "owner", string(owner))
+	db, err := sqlmeta.Open(path, sqlmeta.Options{Name: "locks", MaxReaders: maxReaders, Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +286,7 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 		host:      cmp.Or(opts.Host, thisHost()),
 		program:   cmp.Or(opts.Program, thisProgram()),
 		clock:     opts.SessionClock,
-		log:       opts.Logger.With("component", "locks", "owner", string(owner)),
+		log:       log,
 		ownFiles:  map[HandleID]FileID{},
 		locked:    map[HandleID]bool{},
 		audit:     auditKeyLocks(),
