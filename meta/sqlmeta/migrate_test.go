@@ -103,8 +103,9 @@ func recorded(t *testing.T, d *DB, table string) int64 {
 }
 
 // TestOpenStore: a store's part is created and recorded as user_version;
-// the writer writes, the readers see it and cannot write; a file of a
-// newer store is refused; a bad schema fails naming the file.
+// the writer writes, the readers see it and cannot write; a table added to
+// the DDL is created at the next open; a file of a newer store is
+// refused; a bad schema fails naming the file and leaves nothing.
 func TestOpenStore(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s p.db") // a space: the path is escaped in the DSN
@@ -124,6 +125,16 @@ func TestOpenStore(t *testing.T) {
 	}
 	if s := db.Writer.Stats(); s.MaxOpenConnections != 1 {
 		t.Fatalf("writer allows %d connections, want 1", s.MaxOpenConnections)
+	}
+	must(t, db.Close())
+	// A table added to the DDL at the same version appears at the next
+	// open: a store's DDL runs at every open (OpenStore).
+	grown := part
+	grown.DDL += `; CREATE TABLE IF NOT EXISTS u(y INTEGER)`
+	db, err = OpenStore(ctx, path, grown, StoreOptions{MaxReaders: 1})
+	must(t, err)
+	if _, err := db.Writer.ExecContext(ctx, `INSERT INTO u VALUES(1)`); err != nil {
+		t.Fatalf("the table added at the same version: %v", err)
 	}
 	_, err = db.Writer.ExecContext(ctx, `PRAGMA user_version = 2`)
 	must(t, err)
