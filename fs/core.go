@@ -14,6 +14,7 @@ import (
 	"github.com/blobshare/blobshare/blobstore"
 	"github.com/blobshare/blobshare/internal/walsync"
 	"github.com/blobshare/blobshare/locks"
+	"github.com/blobshare/blobshare/meta/sqlmeta"
 )
 
 // FileSystem is the protocol-neutral share file system of one process. It
@@ -102,12 +103,12 @@ type fileState struct {
 const SchemaVersion = 9
 
 // migrations move a namespace of an older version to SchemaVersion, one
-// version each (locks.EnsureSchema). Migration 6: an intent written before
+// version each (sqlmeta.Ensure). Migration 6: an intent written before
 // sessions names no owner (”), which no session row has: it counts as a
 // dead owner's, and New resolves it. (Open the directory with no older
 // blobshare running on it: such a process's commit in flight would be
 // resolved under it.)
-var migrations = []locks.Migration{
+var migrations = []sqlmeta.Migration{
 	{To: 6, DDL: `ALTER TABLE ns_intents ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 ALTER TABLE ns_intents DROP COLUMN pid;
 ALTER TABLE ns_intents DROP COLUMN pid_start;`},
@@ -121,6 +122,17 @@ ALTER TABLE ns_intents DROP COLUMN pid_start;`},
 ) WITHOUT ROWID;`},
 	{To: 8, DDL: serviceSchema},
 	{To: 9, DDL: notifySchema},
+}
+
+// schemaPart is the namespace's part of the shared database (sqlmeta.Ensure):
+// its version is row "schema" of ns_seq, as it always was.
+var schemaPart = sqlmeta.Part{
+	Name:         "namespace",
+	Marker:       "ns_entries",
+	Version:      SchemaVersion,
+	DDL:          schema,
+	Migrations:   migrations,
+	VersionTable: "ns_seq",
 }
 
 // serviceSchema holds the account-wide documents of the File service
@@ -361,7 +373,7 @@ func (fsys *FileSystem) initSchema(ctx context.Context) error {
 		q := tx.SQL()
 		// A namespace from another build is refused with a
 		// *locks.SchemaError (never a raw "no such column" later).
-		if err := locks.EnsureSchema(ctx, q, fsys.table.Path(), "namespace", "ns_entries", "ns_seq", SchemaVersion, schema, migrations...); err != nil {
+		if err := sqlmeta.Ensure(ctx, q, fsys.table.Path(), schemaPart); err != nil {
 			return fmt.Errorf("fs: %w", err)
 		}
 		t := ticks(fsys.now())

@@ -170,7 +170,8 @@
 // # Schema
 //
 // The namespace tables carry a version (ns_seq row "schema",
-// SchemaVersion), checked by New through locks.EnsureSchema: a database
+// SchemaVersion), checked by New through the engine's sqlmeta.Ensure (the
+// part schemaPart, core.go): a database
 // from another build gets a *locks.SchemaError naming the data directory
 // and both versions, never a raw SQL error — unless numbered migrations
 // (core.go, migrations) lead from its version to this build's: they run in

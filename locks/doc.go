@@ -148,6 +148,15 @@
 //
 // # Storage and transactions
 //
+// The machinery below — opening the file, the writer and reader
+// connections, BEGIN IMMEDIATE and the retry contract, Peek, checkpoints,
+// the classification of driver errors, migrations and the owners' flock
+// files — is the metadata engine's, package meta/sqlmeta; the Table runs
+// its statements (tx.go) and decisions in the engine's transactions and
+// adds what is the lock table's: the owner session's fence before each
+// decision, handle ids reserved in blocks, the reaping of dead owners met
+// in a View.
+//
 // One SQLite file (modernc.org/sqlite, no cgo) holds the lock tables
 // (prefixed lk_) and the namespace of package fs, which runs its own
 // statements through Tx.SQL inside Update and View, so a path lookup, a
@@ -155,7 +164,7 @@
 // database runs in WAL mode, synchronous=NORMAL (durable against a process
 // crash; a power loss may lose the last transactions), busy_timeout 5 s.
 // Checkpoints — copying the log back into the database file, with two
-// fsyncs — run on a goroutine of each Table (checkpoint.go), after 64
+// fsyncs — run on a goroutine of each Table (sqlmeta's checkpoint.go), after 64
 // commits of the process or 250 ms after its last one, so no request waits
 // for them; a connection checkpoints inline only past 8,000 log pages,
 // when that goroutine has fallen behind.
@@ -181,7 +190,7 @@
 // exactness: each holds the key lock of the file it decides about (next
 // section).
 //
-// The Table runs BEGIN, COMMIT and ROLLBACK itself on connections it holds
+// The engine runs BEGIN, COMMIT and ROLLBACK itself on connections it holds
 // (one writer, up to seven readers), each with its statements prepared once,
 // instead of database/sql transactions: a transaction then costs about half
 // as much (BenchmarkSQLiteFloor against BenchmarkSQLiteTx), and the writer's
@@ -206,11 +215,12 @@
 // SchemaVersion). Open refuses a database whose lock tables exist with
 // another version — or none: a database from before versioning — with a
 // *SchemaError (errors.Is ErrIncompatibleSchema) naming the data directory
-// and both versions, before any statement could fail on a missing column.
-// EnsureSchema does the same for package fs's namespace tables, except where
-// numbered migrations (Migration: one version each) lead from the version
-// found to this build's: they run in order in the transaction that checks
-// the version. Bump SchemaVersion with every change to the schema, with a
+// and both versions, before any statement could fail on a missing column —
+// unless numbered migrations (sqlmeta.Migration: one version each) lead
+// from the version found to this build's: they run in order in the
+// transaction that checks the version. The mechanism is the engine's
+// (sqlmeta.Ensure, one Part per part of the schema: schemaPart here, the
+// namespace's in package fs). Bump SchemaVersion with every change to the schema, with a
 // migration from the previous version. Migration 3 added the session
 // columns of lk_owners (host, program, expires), 4 the caching tables, 5
 // lk_durable.

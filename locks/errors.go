@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/blobshare/blobshare/internal/dberr"
+	"github.com/blobshare/blobshare/meta"
 )
 
 // Outcomes of the lock rules. Each protocol maps them exactly once: fs to
@@ -35,7 +35,7 @@ var (
 // network drop (doc.go, "Sessions").
 //
 // It is the server's condition, not the request's: errors.Is reports it
-// as dberr.ErrUnavailable too, so front ends answer it as a database
+// as meta.ErrUnavailable too, so front ends answer it as a database
 // outage (503 ServerBusy, which clients retry) rather than a 500.
 var ErrSessionLost error = sessionLostError{}
 
@@ -43,7 +43,7 @@ type sessionLostError struct{}
 
 func (sessionLostError) Error() string { return "owner session lost" }
 
-func (sessionLostError) Is(target error) bool { return target == dberr.ErrUnavailable }
+func (sessionLostError) Is(target error) bool { return target == meta.ErrUnavailable }
 
 // ErrKeyNotLocked is the lock audit's failure, in test runs only: a
 // decision read a file's state for update without holding the file's key
@@ -111,31 +111,12 @@ func (e *ConflictError) Error() string {
 func (e *ConflictError) Unwrap() error { return e.Err }
 
 // ErrIncompatibleSchema: the database was created by a blobshare build
-// whose tables differ from this build's (older or newer). Nothing has been
-// released yet, so there is no migration: the data directory must be
-// recreated or used with the build that created it. Returned wrapped in a
-// *SchemaError.
-var ErrIncompatibleSchema = errors.New("created by an incompatible blobshare version")
+// whose tables this build cannot open (older without a migration, or
+// newer): the data directory must be used with the build that created it.
+// Returned wrapped in a *SchemaError. Both are the engine's (package meta).
+var ErrIncompatibleSchema = meta.ErrIncompatibleSchema
 
 // SchemaError reports a database whose schema version is not the one this
-// build expects. Part names the tables concerned ("lock table" here,
-// "namespace" in package fs, which returns the same type); Found is 0 for
-// a database from before schemas were versioned.
-type SchemaError struct {
-	Dir   string // the data directory (the database's directory)
-	DB    string // the database file
-	Part  string // "lock table", "namespace"
-	Found int64
-	Want  int64
-}
-
-func (e *SchemaError) Error() string {
-	found := fmt.Sprint(e.Found)
-	if e.Found == 0 {
-		found = "0 (unversioned)"
-	}
-	return fmt.Sprintf("data directory %s (%s) was %v: %s schema %s, this build expects %d",
-		e.Dir, e.DB, ErrIncompatibleSchema, e.Part, found, e.Want)
-}
-
-func (e *SchemaError) Unwrap() error { return ErrIncompatibleSchema }
+// build expects (meta.SchemaError): Part is "lock table" here, "namespace"
+// in package fs.
+type SchemaError = meta.SchemaError

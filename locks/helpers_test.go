@@ -134,7 +134,7 @@ func crash(tb testing.TB, tab *Table) {
 	tab.hbCancel()
 	<-tab.hbDone
 	tab.hbStop = nil
-	if err := tab.sess.Load().lock.release(); err != nil {
+	if err := tab.sess.Load().lock.Release(); err != nil {
 		tb.Fatal(err)
 	}
 }

@@ -1,110 +1,18 @@
 package locks
 
-import (
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"syscall"
-)
+import "github.com/blobshare/blobshare/meta/sqlmeta"
 
-// Owner liveness. Each owner (a Table) holds an exclusive flock(2) on its
-// own file <db>.owners/<owner> for as long as it lives; the kernel drops
-// the lock the instant the process dies, SIGKILL included. Another process
-// (or another Table in this process: flock locks belong to open file
-// descriptions) probes an owner with LOCK_EX|LOCK_NB: getting the lock
-// means the owner is dead. A missing file also means dead: the file is
-// created and locked before the owner's row is written, and removed only
-// after the owner was reaped or closed.
+// Owner liveness: the flock files <db>.owners/<owner> are the engine's
+// (meta/sqlmeta/owner.go); these name them in the lock table's terms.
 
-// ownerLock is this owner's held lock file.
-type ownerLock struct {
-	path string
-	f    *os.File
+func ownersDir(dbPath string) string { return sqlmeta.OwnersDir(dbPath) }
+
+func validOwnerID(o OwnerID) bool { return sqlmeta.ValidOwnerID(string(o)) }
+
+func lockOwnerFile(dir string, o OwnerID) (*sqlmeta.OwnerLock, error) {
+	return sqlmeta.LockOwnerFile(dir, string(o))
 }
 
-func ownersDir(dbPath string) string { return dbPath + ".owners" }
+func ownerAlive(dir string, o OwnerID) (bool, error) { return sqlmeta.OwnerAlive(dir, string(o)) }
 
-func ownerPath(dir string, o OwnerID) string { return filepath.Join(dir, string(o)) }
-
-// validOwnerID keeps owner ids usable as file names.
-func validOwnerID(o OwnerID) bool {
-	if o == "" || len(o) > 128 {
-		return false
-	}
-	for _, c := range o {
-		ok := c == '-' || c == '_' || c == '.' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-		if !ok {
-			return false
-		}
-	}
-	return o != "." && o != ".."
-}
-
-// lockOwnerFile creates dir/<o> and takes its exclusive flock.
-func lockOwnerFile(dir string, o OwnerID) (*ownerLock, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("owner dir %s: %w", dir, err)
-	}
-	p := ownerPath(dir, o)
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("owner file %s: %w", p, err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("owner file %s: lock: %w (owner id in use?)", p, err)
-	}
-	return &ownerLock{path: p, f: f}, nil
-}
-
-// release drops the lock and removes the file.
-func (l *ownerLock) release() error {
-	rmErr := os.Remove(l.path)
-	if errors.Is(rmErr, os.ErrNotExist) {
-		rmErr = nil
-	}
-	closeErr := l.f.Close() // closing the description drops the flock
-	if rmErr != nil {
-		return fmt.Errorf("owner file %s: %w", l.path, rmErr)
-	}
-	if closeErr != nil {
-		return fmt.Errorf("owner file %s: %w", l.path, closeErr)
-	}
-	return nil
-}
-
-// ownerAlive probes owner o. Errors other than "held" and "missing" are
-// reported; callers treat an erroring probe as alive (never reap on doubt).
-func ownerAlive(dir string, o OwnerID) (bool, error) {
-	if !validOwnerID(o) {
-		return false, fmt.Errorf("owner %q: %w", o, ErrInvalidParameter)
-	}
-	p := ownerPath(dir, o)
-	f, err := os.OpenFile(p, os.O_RDWR, 0)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return true, fmt.Errorf("probe owner %s: %w", p, err)
-	}
-	defer f.Close()
-	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) {
-		return true, nil
-	}
-	if err != nil {
-		return true, fmt.Errorf("probe owner %s: %w", p, err)
-	}
-	// We got the lock: nobody holds it. Closing f drops it again.
-	return false, nil
-}
-
-// removeOwnerFile deletes a reaped owner's file.
-func removeOwnerFile(dir string, o OwnerID) error {
-	err := os.Remove(ownerPath(dir, o))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("owner file %s: %w", ownerPath(dir, o), err)
-	}
-	return nil
-}
+func removeOwnerFile(dir string, o OwnerID) error { return sqlmeta.RemoveOwnerFile(dir, string(o)) }

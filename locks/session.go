@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/blobshare/blobshare/meta/sqlmeta"
 )
 
 // Session defaults (Options.HeartbeatInterval, Options.SessionExpiry).
@@ -42,7 +44,7 @@ const (
 // session is this Table's registration as an owner.
 type session struct {
 	owner OwnerID
-	lock  *ownerLock
+	lock  *sqlmeta.OwnerLock
 
 	mu         sync.Mutex
 	validUntil time.Time // local deadline: decide only before it without renewing
@@ -103,7 +105,7 @@ func judgeOwner(row ownerRow, found bool, now time.Time, host string, probe func
 	}
 	alive, err := probe()
 	if err != nil {
-		if errors.Is(err, ErrInvalidParameter) {
+		if errors.Is(err, sqlmeta.ErrInvalidOwner) {
 			return CauseFlockFree, nil // not a name we could have created
 		}
 		return CauseNone, &probeError{err}
@@ -261,8 +263,8 @@ func (t *Table) fence(tx *Tx) error {
 // heartbeat renews this Table's session once; a session found expired or
 // reaped is marked lost (the next decision fails and registers anew).
 func (t *Table) heartbeat(ctx context.Context) error {
-	t.wmu.Lock()
-	defer t.wmu.Unlock()
+	w := t.db.LockWriter()
+	defer w.Unlock()
 	if t.closed.Load() {
 		return nil
 	}
@@ -272,7 +274,7 @@ func (t *Table) heartbeat(ctx context.Context) error {
 	}
 	sent := t.clock()
 	var ok bool
-	err := t.updateLocked(ctx, false, func(tx *Tx) error {
+	err := t.updateLocked(ctx, w, false, func(tx *Tx) error {
 		var err error
 		ok, err = tx.renew(s.owner)
 		return err
@@ -316,16 +318,16 @@ func (t *Table) newSession(o OwnerID) (*session, error) {
 	return &session{owner: o, lock: lock, validUntil: t.localDeadline(t.clock())}, nil
 }
 
-// reregister replaces a lost session (under wmu): a new owner id, its
-// flock and row, in the transaction that reaps the old owner's handles —
-// they are gone, as after a network drop.
-func (t *Table) reregister(ctx context.Context) error {
+// reregister replaces a lost session (under the engine's writer mutex,
+// w): a new owner id, its flock and row, in the transaction that reaps the
+// old owner's handles — they are gone, as after a network drop.
+func (t *Table) reregister(ctx context.Context, w *sqlmeta.Writer) error {
 	old := t.sess.Load()
 	s, err := t.newSession(OwnerID(uuid.NewString()))
 	if err != nil {
 		return fmt.Errorf("locks: %s: register again: %w", t.path, err)
 	}
-	err = t.updateLocked(ctx, false, func(tx *Tx) error {
+	err = t.updateLocked(ctx, w, false, func(tx *Tx) error {
 		tx.sess = s
 		if err := tx.reapOwner(old.owner); err != nil {
 			return err
@@ -333,7 +335,7 @@ func (t *Table) reregister(ctx context.Context) error {
 		return tx.register(s)
 	})
 	if err != nil {
-		s.lock.release()
+		s.lock.Release()
 		return fmt.Errorf("locks: %s: register again: %w", t.path, err)
 	}
 	t.sess.Store(s)
@@ -341,7 +343,7 @@ func (t *Table) reregister(ctx context.Context) error {
 	clear(t.ownFiles)
 	clear(t.locked)
 	t.ownMu.Unlock()
-	if err := old.lock.release(); err != nil {
+	if err := old.lock.Release(); err != nil {
 		t.log.Warn("old owner file not removed", "err", err)
 	}
 	t.log.Info("registered as a new owner after losing the session", "old_owner", string(old.owner), "new_owner", string(s.owner))

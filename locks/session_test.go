@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/blobshare/blobshare/internal/dberr"
+	"github.com/blobshare/blobshare/meta"
 )
 
 // fakeClock is a database clock a test moves by hand.
@@ -104,8 +104,8 @@ func TestSessionExpiry(t *testing.T) {
 	if !errors.Is(err, ErrSessionLost) {
 		t.Fatalf("decision of a reaped owner: %v, want ErrSessionLost", err)
 	}
-	if !errors.Is(err, dberr.ErrUnavailable) {
-		t.Fatalf("decision of a reaped owner: %v is not dberr.ErrUnavailable: front ends would answer it as a 500", err)
+	if !errors.Is(err, meta.ErrUnavailable) {
+		t.Fatalf("decision of a reaped owner: %v is not meta.ErrUnavailable: front ends would answer it as a 500", err)
 	}
 	must(t, a.View(ctx, func(tx *Tx) error {
 		return tx.queryRow(`SELECT count(*) FROM lk_handles WHERE owner = ? OR file = 3`, []any{string(oldB)}, &n)
@@ -211,7 +211,7 @@ INSERT INTO lk_handles VALUES(5, 1, 'old-build', 1, 0, 0, 0, 0, '', '', 0);`
 	for _, table := range []string{"lk_owners", "lk_opcache", "lk_smbleases", "lk_breaks", "lk_durable"} {
 		assertSameColumns(t, path, table)
 	}
-	must(t, oldLock.release()) // the old build's process dies
+	must(t, oldLock.Release()) // the old build's process dies
 	mustOpen(t, tab, OpenRequest{File: 5, Access: rd, Share: ShareAll})
 }
 

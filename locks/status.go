@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/blobshare/blobshare/meta/sqlmeta"
 )
 
 // Protocol is the front end a handle was opened through. It is recorded
@@ -130,27 +132,10 @@ func Inspect(ctx context.Context, path string, fn func(ctx context.Context, c *C
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("locks: inspect %s: %w", path, err)
 	}
-	dsn := "file:" + uriPath(path) +
-		"?_pragma=busy_timeout(" + fmt.Sprint(busyTimeoutMS) + ")" +
-		"&_pragma=query_only(1)"
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return fmt.Errorf("locks: inspect %s: %w", path, err)
+	if err := sqlmeta.Inspect(ctx, path, fn); err != nil {
+		return fmt.Errorf("locks: %w", err)
 	}
-	defer db.Close()
-	c, err := newConn(ctx, db)
-	if err != nil {
-		return fmt.Errorf("locks: inspect %s: %w", path, classify(err))
-	}
-	defer c.close(false)
-	if _, err := c.ExecContext(ctx, sqlBeginRead); err != nil {
-		return fmt.Errorf("locks: inspect %s: begin: %w", path, classify(err))
-	}
-	ferr := fn(ctx, c)
-	if _, err := c.ExecContext(context.WithoutCancel(ctx), sqlRollback); err != nil && !errors.Is(classify(err), ErrNoTransaction) {
-		ferr = errors.Join(ferr, fmt.Errorf("locks: inspect %s: end: %w", path, err))
-	}
-	return ferr
+	return nil
 }
 
 // ReadSnapshot reads the lock table of the database at path on c, a

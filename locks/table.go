@@ -7,26 +7,26 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
-	"path/filepath"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+
+	"github.com/blobshare/blobshare/meta"
+	"github.com/blobshare/blobshare/meta/sqlmeta"
 )
 
 // Table is the lock table of one process (one owner) over a SQLite database
 // shared with other processes and with the namespace (package fs).
 //
-// A Table is safe for concurrent use. Its writers are serialized by a mutex
+// A Table is safe for concurrent use. It runs on one database of the
+// metadata engine (meta/sqlmeta), whose writers are serialized by a mutex
 // in front of SQLite (which allows one writer anyway); readers (View) run
-// concurrently.
+// concurrently. The Table keeps the lock table's semantics: the rules,
+// the decisions' statements, the owner sessions.
 type Table struct {
-	db        *sql.DB
+	db        *sqlmeta.DB
 	path      string
 	ownersDir string
 	opts      Options
@@ -43,15 +43,6 @@ type Table struct {
 	// hbCancel ends a renewal that waits on a busy database, so Close
 	// never waits for it.
 	hbCancel context.CancelFunc
-
-	wmu sync.Mutex // serializes Update in this process
-	// writer is the connection of every write transaction (under wmu):
-	// one writer keeps its page cache from one transaction to the next,
-	// where SQLite drops the cache of a connection another one wrote
-	// behind. Nil until the first Update, and again after it went bad.
-	writer  *Conn
-	readers *readers // connections of read transactions
-	ckpt    *checkpointer
 
 	closeOnce sync.Once
 	closed    atomic.Bool
@@ -77,18 +68,18 @@ type Table struct {
 	cache cacheSignal
 
 	// Handle ids come from blocks reserved in lk_meta ("next_handle"), so
-	// ids are never reused without a sequence write per open. Under wmu.
+	// ids are never reused without a sequence write per open. Under the
+	// engine's writer mutex.
 	nextID, idLimit int64
 }
 
-// uriPath escapes a file path for a SQLite "file:" URI, where '?' starts
-// the parameters, '#' a fragment, and '%' an escape.
-func uriPath(path string) string {
-	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-}
+// Conn is the connection a transaction runs on, for the statements the
+// namespace runs in it (Tx.SQL): the engine's (sqlmeta.Conn), whose
+// statements are prepared once per connection and come classified.
+type Conn = sqlmeta.Conn
 
-// maxReaders is how many read transactions of one Table may run at once.
-const maxReaders = 7
+// Row is the result of Conn.QueryRowContext (sqlmeta.Row).
+type Row = sqlmeta.Row
 
 // idBlock is how many handle ids one reservation takes.
 const idBlock = 1024
@@ -100,6 +91,7 @@ const idBlock = 1024
 // A Tx is used by one goroutine, only inside the fn it was given to.
 type Tx struct {
 	t     *Table
+	m     *sqlmeta.Tx     // the engine's transaction
 	ctx   context.Context // the caller's, for Context() and Remove
 	sctx  context.Context // for our statements: ctx without cancellation
 	conn  *Conn
@@ -175,10 +167,10 @@ CREATE INDEX IF NOT EXISTS lk_locks_file ON lk_locks(file, handle);
 const SchemaVersion = 5
 
 // migrations move lock tables of an older version to SchemaVersion, one
-// version each (EnsureSchema). A row of an owner registered before sessions
+// version each (sqlmeta.Ensure). A row of an owner registered before sessions
 // gets no deadline (expires 0): it is judged by its flock alone, as its
 // build did.
-var migrations = []Migration{
+var migrations = []sqlmeta.Migration{
 	{To: 3, DDL: `ALTER TABLE lk_owners ADD COLUMN host TEXT NOT NULL DEFAULT '';
 ALTER TABLE lk_owners ADD COLUMN program TEXT NOT NULL DEFAULT '';
 ALTER TABLE lk_owners ADD COLUMN expires INTEGER NOT NULL DEFAULT 0;`},
@@ -230,84 +222,19 @@ CREATE TABLE IF NOT EXISTS lk_breaks (
 CREATE INDEX IF NOT EXISTS lk_breaks_owner ON lk_breaks(owner);
 `
 
-// Migration moves one part of the schema from version To-1 to To: DDL runs
-// in the transaction that checks the version, and the version row follows.
-type Migration struct {
-	To  int64
-	DDL string
+// schemaPart is the lock tables' part of the shared database (sqlmeta.Ensure):
+// its version is row "schema" of lk_meta, as it always was.
+var schemaPart = sqlmeta.Part{
+	Name:         "lock table",
+	Marker:       "lk_handles",
+	Version:      SchemaVersion,
+	DDL:          schema,
+	Migrations:   migrations,
+	VersionTable: "lk_meta",
 }
 
-// EnsureSchema checks or creates one part of the shared database inside a
-// write transaction: when marker (a table of the part) exists, the version
-// stored as row "schema" of metaTable (a (name, value) table) must be
-// want — a missing row or table means a database from before versioning
-// (version 0) — else it returns a *SchemaError naming the data directory
-// of dbPath — unless migrations lead from the version found to want, one
-// version at a time: then they run, in order, in this transaction, and
-// want is recorded; when marker does not exist, ddl runs and the version is
-// recorded. Package fs uses it for the namespace tables.
-func EnsureSchema(ctx context.Context, tx *Conn, dbPath, part, marker, metaTable string, want int64, ddl string, migrations ...Migration) error {
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, marker).Scan(&n); err != nil {
-		return fmt.Errorf("read schema of %s: %w", dbPath, err)
-	}
-	if n > 0 {
-		var found int64
-		var hasMeta int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, metaTable).Scan(&hasMeta); err != nil {
-			return fmt.Errorf("read schema of %s: %w", dbPath, err)
-		}
-		if hasMeta > 0 {
-			err := tx.QueryRowContext(ctx, `SELECT value FROM `+metaTable+` WHERE name = 'schema'`).Scan(&found)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("read schema version of %s: %w", dbPath, err)
-			}
-		}
-		if found == want {
-			return nil
-		}
-		if !migratable(found, want, migrations) {
-			return &SchemaError{Dir: filepath.Dir(dbPath), DB: dbPath, Part: part, Found: found, Want: want}
-		}
-		for _, m := range migrations {
-			if m.To <= found || m.To > want {
-				continue
-			}
-			if _, err := tx.ExecContext(ctx, m.DDL); err != nil {
-				return fmt.Errorf("migrate %s schema of %s to version %d: %w", part, dbPath, m.To, err)
-			}
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE `+metaTable+` SET value = ? WHERE name = 'schema'`, want); err != nil {
-			return fmt.Errorf("record %s schema version in %s: %w", part, dbPath, err)
-		}
-		return nil
-	}
-	if _, err := tx.ExecContext(ctx, ddl); err != nil {
-		return fmt.Errorf("create %s schema in %s: %w", part, dbPath, err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO `+metaTable+`(name, value) VALUES('schema', ?)`, want); err != nil {
-		return fmt.Errorf("record %s schema version in %s: %w", part, dbPath, err)
-	}
-	return nil
-}
-
-// migratable reports whether ms hold every step from found (a versioned
-// schema: never 0, which is a database from before versioning) to want.
-func migratable(found, want int64, ms []Migration) bool {
-	if found <= 0 || found > want {
-		return false
-	}
-	for v := found + 1; v <= want; v++ {
-		if !slices.ContainsFunc(ms, func(m Migration) bool { return m.To == v }) {
-			return false
-		}
-	}
-	return true
-}
-
-// busyTimeoutMS is SQLite's own wait for the write lock; Update retries
-// with backoff beyond it until the context ends.
-const busyTimeoutMS = 5000
+// maxReaders is how many read transactions of one Table may run at once.
+const maxReaders = sqlmeta.DefaultMaxReaders
 
 // Open opens (creating if needed) the database at path, registers this
 // process as a new owner, and cleans up the handles of owners that died.
@@ -346,25 +273,11 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 	if !validOwnerID(owner) {
 		return nil, fmt.Errorf("locks: open %s: owner id %q: %w", path, owner, ErrInvalidParameter)
 	}
-	dsn := "file:" + uriPath(path) +
-		"?_pragma=busy_timeout(" + fmt.Sprint(busyTimeoutMS) + ")" +
-		"&_pragma=journal_mode(WAL)" +
-		"&_pragma=synchronous(NORMAL)" +
-		"&_pragma=wal_autocheckpoint(" + fmt.Sprint(walSafetyNetPages) + ")" +
-		"&_pragma=foreign_keys(1)" +
-		"&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
+	log := opts.Logger.With("component", "locks", "owner", string(owner))
+	db, err := sqlmeta.Open(path, sqlmeta.Options{Name: "locks", MaxReaders: maxReaders, Logger: log})
 	if err != nil {
-		return nil, fmt.Errorf("locks: open %s: %w", path, err)
+		return nil, err
 	}
-	// The Table holds its connections itself (a writer, the readers and
-	// the checkpointer's): database/sql's pool only opens them, plus one
-	// for users of DB.
-	db.SetMaxOpenConns(maxReaders + 3)
-	db.SetMaxIdleConns(maxReaders + 3)
-	db.SetConnMaxIdleTime(0)
-	db.SetConnMaxLifetime(0)
-
 	t := &Table{
 		db:        db,
 		path:      path,
@@ -373,8 +286,7 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 		host:      cmp.Or(opts.Host, thisHost()),
 		program:   cmp.Or(opts.Program, thisProgram()),
 		clock:     opts.SessionClock,
-		log:       opts.Logger.With("component", "locks", "owner", string(owner)),
-		readers:   newReaders(db, maxReaders),
+		log:       log,
 		ownFiles:  map[HandleID]FileID{},
 		locked:    map[HandleID]bool{},
 		audit:     auditKeyLocks(),
@@ -389,22 +301,19 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 	}
 	lock := sess.lock
 	t.sess.Store(sess)
-	t.ckpt = newCheckpointer(db, path, t.log)
 	fail := func(err error) (*Table, error) {
-		t.ckpt.close()
 		db.Close()
-		lock.release()
+		lock.Release()
 		return nil, fmt.Errorf("locks: open %s: %w", path, err)
 	}
 	// The schema first, alone: WAL switch, version check and DDL.
 	if err := t.update(ctx, false, func(tx *Tx) error {
-		return EnsureSchema(ctx, tx.conn, path, "lock table", "lk_handles", "lk_meta", SchemaVersion, schema, migrations...)
+		return sqlmeta.Ensure(ctx, tx.conn, path, schemaPart)
 	}); err != nil {
 		var se *SchemaError
 		if errors.As(err, &se) {
-			t.ckpt.close()
 			db.Close()
-			lock.release()
+			lock.Release()
 			return nil, err
 		}
 		return fail(fmt.Errorf("schema: %w", err))
@@ -431,7 +340,7 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 // runs its statements inside the Table's transactions (Tx.SQL); writes
 // through DB are neither serialized with them nor atomic with their
 // checks, and each use takes one of the Table's connections meanwhile.
-func (t *Table) DB() *sql.DB { return t.db }
+func (t *Table) DB() *sql.DB { return t.db.SQL() }
 
 // NewLeaseID is a lease id for an acquire without a proposed id
 // (Options.NewLeaseID), for timed leases whose state the caller stores.
@@ -461,19 +370,11 @@ func (t *Table) Close(ctx context.Context) error {
 		err = t.update(ctx, false, func(tx *Tx) error {
 			return tx.reapOwner(tx.sess.owner)
 		})
-		t.ckpt.close()
-		t.wmu.Lock()
 		t.closed.Store(true)
-		if t.writer != nil {
-			t.writer.close(false)
-			t.writer = nil
-		}
-		t.wmu.Unlock()
-		t.readers.close()
 		if cerr := t.db.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("locks: close %s: %w", t.path, cerr)
+			err = cerr
 		}
-		if rerr := t.sess.Load().lock.release(); rerr != nil && err == nil {
+		if rerr := t.sess.Load().lock.Release(); rerr != nil && err == nil {
 			err = fmt.Errorf("locks: close %s: %w", t.path, rerr)
 		}
 	})
@@ -512,14 +413,11 @@ func (t *Table) handleFile(id HandleID) (FileID, bool) {
 	return f, ok
 }
 
-// isBusy reports a busy or locked database (ErrBusy).
-func isBusy(err error) bool { return errors.Is(classify(err), ErrBusy) }
-
-// Update runs fn in one write transaction (BEGIN IMMEDIATE), retrying with
-// backoff while the database is busy. fn may run more than once; it must not
-// have side effects outside the transaction. An error from fn rolls back and
-// is returned as is. Update must not be called from inside fn (the
-// process's writer mutex is not reentrant).
+// Update runs fn in one write transaction of the engine (BEGIN
+// IMMEDIATE), retrying with backoff while the database is busy. fn may run
+// more than once; it must not have side effects outside the transaction.
+// An error from fn rolls back and is returned as is. Update must not be
+// called from inside fn (the process's writer mutex is not reentrant).
 //
 // Update is a decision of this owner: it fails with ErrSessionLost when
 // the owner's session has expired or was reaped (doc.go, "Sessions"); the
@@ -531,182 +429,83 @@ func (t *Table) Update(ctx context.Context, fn func(tx *Tx) error) error {
 // update is Update; fence false runs fn without checking the session
 // (registering, renewing and closing it).
 func (t *Table) update(ctx context.Context, fence bool, fn func(tx *Tx) error) error {
-	t.wmu.Lock()
-	defer t.wmu.Unlock()
-	err := t.updateLocked(ctx, fence, fn)
+	w := t.db.LockWriter()
+	defer w.Unlock()
+	err := t.updateLocked(ctx, w, fence, fn)
 	if fence && errors.Is(err, ErrSessionLost) && !t.closed.Load() {
-		if rerr := t.reregister(ctx); rerr != nil {
+		if rerr := t.reregister(ctx, w); rerr != nil {
 			t.log.Error("registering as a new owner failed; trying again at the next decision", "err", rerr)
 		}
 	}
 	return err
 }
 
-// updateLocked is update under wmu.
-func (t *Table) updateLocked(ctx context.Context, fence bool, fn func(tx *Tx) error) error {
+// updateLocked is update under the engine's writer mutex (w). Around each
+// run of fn (txHooks): the handle ids reserved become the Table's once the
+// transaction commits, the handles it opened are forgotten if it does not,
+// and the files of the owners it reaped go after the commit.
+func (t *Table) updateLocked(ctx context.Context, w *sqlmeta.Writer, fence bool, fn func(tx *Tx) error) error {
 	if t.closed.Load() {
 		return fmt.Errorf("locks: %s: table closed: %w", t.path, ErrHandleClosed)
 	}
-	backoff := time.Millisecond
-	for {
-		reaped, err := t.try(ctx, txWrite, false, fence, fn)
-		if err == nil {
-			for _, o := range reaped {
-				if rerr := removeOwnerFile(t.ownersDir, o); rerr != nil {
-					t.log.Warn("reaped owner file not removed", "dead_owner", string(o), "err", rerr)
-				}
+	var last *Tx
+	err := w.Update(ctx, func(m *sqlmeta.Tx) error {
+		tx := t.newTx(m)
+		last = tx
+		// The id reservation is only touched under the writer mutex;
+		// read transactions open no handles and must not read it.
+		tx.nextID, tx.idLimit = t.nextID, t.idLimit
+		m.SetHooks((*txHooks)(tx))
+		if fence {
+			if err := t.fence(tx); err != nil {
+				return err
 			}
-			return nil
 		}
-		if !isBusy(err) {
-			return err
-		}
-		if cerr := ctx.Err(); cerr != nil {
-			return fmt.Errorf("locks: %s: busy: %w (%w)", t.path, cerr, err)
-		}
-		d := backoff/2 + rand.N(backoff/2+1)
-		t.log.Debug("database busy, retrying", "wait", d, "err", err)
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("locks: %s: busy: %w (%w)", t.path, ctx.Err(), err)
-		case <-time.After(d):
-		}
-		backoff = min(backoff*2, 200*time.Millisecond)
+		return fn(tx)
+	})
+	if err != nil {
+		return closedErr(err)
 	}
+	for _, o := range last.reaped {
+		if rerr := removeOwnerFile(t.ownersDir, o); rerr != nil {
+			t.log.Warn("reaped owner file not removed", "dead_owner", string(o), "err", rerr)
+		}
+	}
+	return nil
 }
 
-// txKind is what a transaction may do and which connection it runs on.
-type txKind int
+// txHooks are a write transaction's sqlmeta.Hooks.
+type txHooks Tx
 
-const (
-	txRead  txKind = iota // a reader connection
-	txPeek                // read-only on the writer connection, under wmu
-	txWrite               // the writer connection, under wmu
-)
-
-// try runs fn in one transaction; it returns the owners reaped on commit.
-// lone (reads only) runs fn's statement outside a transaction instead
-// (see PeekStatement).
-// fence checks the owner's session first (write transactions).
-func (t *Table) try(ctx context.Context, kind txKind, lone, fence bool, fn func(tx *Tx) error) ([]OwnerID, error) {
-	write := kind == txWrite
-	c, err := t.begin(ctx, kind, lone)
-	if err != nil {
-		return nil, fmt.Errorf("locks: %s: begin: %w", t.path, err)
-	}
-	// Statements inside the transaction never wait for a lock (WAL readers
-	// don't; the writer already holds the write lock), so they run without
-	// cancellation: a cancellable context costs the driver a watcher
-	// goroutine per statement. Waiting — BEGIN and the busy retries —
-	// watches ctx.
-	sctx := context.WithoutCancel(ctx)
-	tx := &Tx{t: t, ctx: ctx, sctx: sctx, conn: c, write: write, sess: t.sess.Load()}
-	if write {
-		// The id reservation is only touched under wmu; read transactions
-		// open no handles and must not read it unlocked.
-		tx.nextID, tx.idLimit = t.nextID, t.idLimit
-	}
-	var ferr error
-	if write && fence {
-		ferr = t.fence(tx)
-	}
-	if ferr == nil {
-		ferr = fn(tx)
-	}
-	commitFailed := false
-	if ferr == nil && write {
-		if _, err := c.ExecContext(sctx, sqlCommit); err != nil {
-			ferr = fmt.Errorf("locks: %s: commit: %w", t.path, err)
-			commitFailed = true
-		}
-	}
-	discard := false
-	if (ferr != nil || !write) && !lone {
-		// A failed COMMIT may leave the transaction open: roll back
-		// (SQLite answers "no transaction" when there is none left).
-		if _, err := c.ExecContext(sctx, sqlRollback); err != nil && !noTransaction(err) {
-			discard = true
-		}
-	}
-	t.end(c, kind, discard)
-	ferr = classify(ferr)
-	if ferr != nil {
-		for _, id := range tx.opened {
-			t.forgetHandle(id)
-		}
-		if tx.needReap && !commitFailed {
-			return nil, &needReapError{ferr}
-		}
-		return nil, ferr
-	}
-	if !write {
-		if tx.needReap {
-			return nil, &needReapError{}
-		}
-		return nil, nil
-	}
-	t.nextID, t.idLimit = tx.nextID, tx.idLimit // the reservation is durable now
-	for _, f := range tx.onCommit {
+// Committed: the id reservation is durable now; then OnCommit's functions.
+func (h *txHooks) Committed() {
+	t := h.t
+	t.nextID, t.idLimit = h.nextID, h.idLimit
+	for _, f := range h.onCommit {
 		f()
 	}
-	t.ckpt.committed()
-	return tx.reaped, nil
 }
 
-// begin takes the connection for a transaction — the writer (under wmu,
-// for txWrite and txPeek) or a reader — and begins on it, unless lone.
-func (t *Table) begin(ctx context.Context, kind txKind, lone bool) (*Conn, error) {
-	var c *Conn
-	var err error
-	query := sqlBeginRead
-	if kind == txWrite {
-		query = sqlBeginWrite
-	}
-	if kind == txRead {
-		if c, err = t.readers.get(ctx); err != nil {
-			return nil, err
-		}
-	} else {
-		if t.writer == nil {
-			if t.writer, err = newConn(ctx, t.db); err != nil {
-				return nil, err
-			}
-		}
-		c = t.writer
-	}
-	if lone {
-		return c, nil
-	}
-	if _, err := c.ExecContext(ctx, query); err != nil {
-		// Busy: the connection is fine and is kept. Anything else (an
-		// interrupted BEGIN included) leaves its state unknown.
-		t.end(c, kind, !isBusy(err))
-		return nil, err
-	}
-	return c, nil
-}
-
-// end gives a transaction's connection back; discard closes it for good.
-func (t *Table) end(c *Conn, kind txKind, discard bool) {
-	if kind == txRead {
-		t.readers.put(c, discard)
-		return
-	}
-	if discard {
-		c.close(true)
-		t.writer = nil
+// RolledBack forgets the handles the transaction opened.
+func (h *txHooks) RolledBack() {
+	for _, id := range h.opened {
+		h.t.forgetHandle(id)
 	}
 }
 
-// noTransaction reports SQLite's answer to a ROLLBACK with no transaction
-// open (a failed statement or COMMIT may already have ended it).
-func noTransaction(err error) bool { return errors.Is(classify(err), ErrNoTransaction) }
+// newTx is the lock table's transaction over the engine's m.
+func (t *Table) newTx(m *sqlmeta.Tx) *Tx {
+	return &Tx{t: t, m: m, ctx: m.Context(), sctx: m.StmtContext(), conn: m.Conn(), write: m.Write(), sess: t.sess.Load()}
+}
 
-// needReapError makes View reap dead owners and run fn again; err is fn's
-// own outcome (nil if fn succeeded).
-type needReapError struct{ err error }
-
-func (e *needReapError) Error() string { return "locks: dead owner met in a read transaction" }
+// closedErr adds ErrHandleClosed to the engine's closed error: callers of
+// a closed Table match ErrHandleClosed.
+func closedErr(err error) error {
+	if errors.Is(err, meta.ErrClosed) && !errors.Is(err, ErrHandleClosed) {
+		return fmt.Errorf("%w: %w", ErrHandleClosed, err)
+	}
+	return err
+}
 
 // View runs fn in a read transaction (a consistent snapshot). Methods that
 // change state fail inside it with ErrInvalidParameter. If a check inside
@@ -717,60 +516,49 @@ func (t *Table) View(ctx context.Context, fn func(tx *Tx) error) error {
 }
 
 // Peek is View for short transactions — a few point reads, as a lookup or
-// a check before an I/O makes. When no write transaction of this process
-// is running it runs on the writer connection, whose page cache is warm:
-// SQLite drops a connection's whole cache whenever another connection has
-// committed, so a reader after a write re-reads every page it touches,
-// while the writer keeps the pages of its own writes. A write that comes
-// meanwhile waits for the Peek, so fn must stay short (no listings, no
-// waiting); when a write is running Peek takes a reader like View.
+// a check before an I/O makes — on the engine's writer connection when no
+// write of this process is running (sqlmeta.DB.Peek says why). fn must
+// stay short (no listings, no waiting).
 func (t *Table) Peek(ctx context.Context, fn func(tx *Tx) error) error {
 	return t.read(ctx, true, false, fn)
 }
 
 // PeekStatement is Peek for fn that runs one read statement, such as a
-// lookup by name: the statement runs alone, outside a transaction —
-// SQLite gives a lone statement a snapshot of its own — which saves the
-// BEGIN and ROLLBACK around it, a sixth of a one-query Peek's CPU. fn must
-// run a single statement, and only a read: outside a transaction a write
-// would commit, and a second statement would see a snapshot of its own.
+// lookup by name, outside a transaction (sqlmeta.DB.PeekStatement): fn
+// must run a single statement, and only a read.
 func (t *Table) PeekStatement(ctx context.Context, fn func(tx *Tx) error) error {
 	return t.read(ctx, true, true, fn)
 }
 
-// read runs fn in a read transaction; peek takes the idle writer's
-// connection when it can (see Peek), lone runs fn's one statement without
-// a transaction (see PeekStatement).
+// read runs fn in a read transaction of the engine (View, Peek or
+// PeekStatement); when fn met a dead owner's handle it reaps after fn
+// returns and runs fn again (up to three times; then fn's own outcome).
 func (t *Table) read(ctx context.Context, peek, lone bool, fn func(tx *Tx) error) error {
 	if t.closed.Load() {
 		return fmt.Errorf("locks: %s: table closed: %w", t.path, ErrHandleClosed)
 	}
 	for attempt := 0; ; attempt++ {
+		var last *Tx
+		f := func(m *sqlmeta.Tx) error {
+			last = t.newTx(m)
+			return fn(last)
+		}
 		var err error
-		if peek && t.wmu.TryLock() {
-			_, err = t.try(ctx, txPeek, lone, false, fn)
-			t.wmu.Unlock()
-		} else {
-			_, err = t.try(ctx, txRead, lone, false, fn)
+		switch {
+		case !peek:
+			err = t.db.View(ctx, f)
+		case lone:
+			err = t.db.PeekStatement(ctx, f)
+		default:
+			err = t.db.Peek(ctx, f)
 		}
-		if err == nil {
-			return nil
-		}
-		var nr *needReapError
-		if errors.As(err, &nr) {
-			if attempt < 3 {
-				if _, rerr := t.ReapDeadOwners(ctx); rerr != nil {
-					return rerr
-				}
-				continue
+		if last != nil && last.needReap && attempt < 3 {
+			if _, rerr := t.ReapDeadOwners(ctx); rerr != nil {
+				return rerr
 			}
-			return nr.err // fn's own outcome; the reaping can wait
-		}
-		if isBusy(err) && ctx.Err() == nil && attempt < 50 {
-			time.Sleep(time.Millisecond)
 			continue
 		}
-		return err
+		return closedErr(err)
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/blobshare/blobshare/internal/dberr"
+	"github.com/blobshare/blobshare/meta"
 )
 
 func TestClassify(t *testing.T) {
@@ -18,7 +18,7 @@ func TestClassify(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"a database that went away, read as an EOF", fmt.Errorf("store: %w: %w", dberr.ErrUnavailable, io.ErrUnexpectedEOF), http.StatusServiceUnavailable, CodeServerBusy},
+		{"a database that went away, read as an EOF", fmt.Errorf("store: %w: %w", meta.ErrUnavailable, io.ErrUnexpectedEOF), http.StatusServiceUnavailable, CodeServerBusy},
 		{"a short request body", fmt.Errorf("read body: %w", io.ErrUnexpectedEOF), http.StatusBadRequest, CodeInvalidInput},
 		{"a cancelled request", context.Canceled, http.StatusBadRequest, CodeInvalidInput},
 		{"a body over its limit", &http.MaxBytesError{Limit: 1}, http.StatusRequestEntityTooLarge, CodeRequestBodyTooLarge},

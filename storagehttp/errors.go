@@ -10,7 +10,7 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/blobshare/blobshare/internal/dberr"
+	"github.com/blobshare/blobshare/meta"
 )
 
 // Detail is one extra child element of an error body, after <Message>:
@@ -175,7 +175,7 @@ func Classify(err error, service func(error) *Error) *Error {
 			return e
 		}
 	}
-	if errors.Is(err, dberr.ErrUnavailable) {
+	if errors.Is(err, meta.ErrUnavailable) {
 		// Before the EOF test below: a database connection that broke
 		// also reads as an unexpected EOF, and it is no fault of the
 		// request's.

@@ -23,7 +23,7 @@ import (
 // claimSchema is the per-blob claims' table (claims.go). bs_claim, the
 // one writer claim of the database older versions took, is no longer
 // read or written; bs_intents.owner is added to older databases by
-// addIntentOwner.
+// migration 1 (migrate.go).
 const claimSchema = `
 CREATE TABLE IF NOT EXISTS bs_blob_claims (
 	container TEXT    NOT NULL,
@@ -110,16 +110,4 @@ func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
 // exec runs one write statement.
 func (s *Store) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	return s.writer.ExecContext(ctx, q, args...)
-}
-
-// addIntentOwner gives a database made before owners the bs_intents.owner
-// column; its rows get "", an owner that is never alive.
-func (s *Store) addIntentOwner(ctx context.Context) error {
-	var n int
-	err := s.writer.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('bs_intents') WHERE name = 'owner'`).Scan(&n)
-	if err != nil || n > 0 {
-		return classify(err)
-	}
-	_, err = s.writer.ExecContext(ctx, `ALTER TABLE bs_intents ADD COLUMN owner TEXT NOT NULL DEFAULT ''`)
-	return classify(err)
 }

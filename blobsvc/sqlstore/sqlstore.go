@@ -6,8 +6,8 @@
 //
 // Writes go through one connection (SQLite has one writer anyway); reads
 // use a small pool of reader connections beside it (WAL). Every method is
-// one statement or one transaction. Driver errors are classified here,
-// once, by code: busy or locked → blobsvc.ErrServerBusy.
+// one statement or one transaction. Driver errors are classified by the
+// engine (sqlmeta.Classify): busy or locked → blobsvc.ErrServerBusy.
 //
 // Transactions commit with synchronous=NORMAL (durable against a crash of
 // the process); Sync (blobsvc.DurableStore) makes everything committed
@@ -29,12 +29,10 @@ import (
 	"fmt"
 	"time"
 
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
-
 	"github.com/blobshare/blobshare/blobsvc"
-	"github.com/blobshare/blobshare/internal/sqlitedb"
 	"github.com/blobshare/blobshare/internal/walsync"
+	"github.com/blobshare/blobshare/meta"
+	"github.com/blobshare/blobshare/meta/sqlmeta"
 )
 
 // FileName is the database file's name in the data directory.
@@ -114,28 +112,11 @@ var (
 
 // Open opens (creating if needed) the database at path.
 func Open(ctx context.Context, path string) (*Store, error) {
-	db, err := sqlitedb.Open(ctx, path, schema+claimSchema, sqlitedb.Options{BusyTimeout: busyTimeoutMS * time.Millisecond, MaxReaders: maxReaders})
+	db, err := sqlmeta.OpenStore(ctx, path, schemaPart, sqlmeta.StoreOptions{BusyTimeout: busyTimeoutMS * time.Millisecond, MaxReaders: maxReaders})
 	if err != nil {
 		return nil, fmt.Errorf("blob sqlstore: %w", classify(err))
 	}
-	s := &Store{writer: db.Writer, reader: db.Reader, wal: walsync.New(path), path: path}
-	if err := errors.Join(s.addStagedAt(ctx), s.addIntentOwner(ctx)); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("blob sqlstore: %s: %w", path, err)
-	}
-	return s, nil
-}
-
-// addStagedAt gives a database made before staged blocks had an age
-// the staged_at column (its rows: 0, unknown).
-func (s *Store) addStagedAt(ctx context.Context) error {
-	var n int
-	err := s.writer.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('bs_staged') WHERE name = 'staged_at'`).Scan(&n)
-	if err != nil || n > 0 {
-		return classify(err)
-	}
-	_, err = s.writer.ExecContext(ctx, `ALTER TABLE bs_staged ADD COLUMN staged_at INTEGER NOT NULL DEFAULT 0`)
-	return classify(err)
+	return &Store{writer: db.Writer, reader: db.Reader, wal: walsync.New(path), path: path}, nil
 }
 
 // Sync implements blobsvc.DurableStore: it syncs the database's log (WAL,
@@ -148,15 +129,12 @@ func (s *Store) Close() error {
 	return errors.Join(s.reader.Close(), s.writer.Close())
 }
 
-// classify adds blobsvc.ErrServerBusy to the driver's busy and locked
-// errors (by result code), keeping the driver's error in the chain.
+// classify adds blobsvc.ErrServerBusy to the errors the engine classifies
+// as busy (sqlmeta.Classify: busy or locked), keeping the driver's error
+// in the chain.
 func classify(err error) error {
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-			return fmt.Errorf("%w: %w", blobsvc.ErrServerBusy, err)
-		}
+	if err = sqlmeta.Classify(err); errors.Is(err, meta.ErrBusy) {
+		return fmt.Errorf("%w: %w", blobsvc.ErrServerBusy, err)
 	}
 	return err
 }

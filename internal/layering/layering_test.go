@@ -16,8 +16,8 @@ var drivers = []string{"modernc.org/sqlite", "github.com/jackc/pgx/v5"}
 // that wires them, and the test helpers that start databases).
 var stores = []string{
 	"blobsvc/sqlstore", "msgqueue/sqlstore", "msgqueue/pgstore", "tablesvc/sqlstore", "tablesvc/pgstore",
-	"internal/sqlitedb", "internal/pgdb", "internal/pgtest", "cmd/blobshare",
-	"locks", // the lock table, in SQLite; its SQL moves behind the metadata engine with the namespace's
+	"meta/sqlmeta", "internal/pgdb", "internal/pgtest", "cmd/blobshare",
+	"locks", // the lock table's statements, on the engine's transactions (meta/sqlmeta); they move to store files with the namespace's
 }
 
 // reachDriverToday are the packages that reach the SQLite driver through
@@ -94,5 +94,56 @@ func TestNoHTTPInSemantics(t *testing.T) {
 	}
 	if seen != len(noHTTP) {
 		t.Fatalf("go list answered %d packages of %d", seen, len(noHTTP))
+	}
+}
+
+// engine is the one package that imports the SQLite driver (tests aside):
+// the metadata engine opens, pragmas, classifies and migrates every
+// SQLite file.
+const engine = "meta/sqlmeta"
+
+// sqlToday are the packages outside the engine that still import
+// database/sql directly, because their statements run on the engine's
+// connections (locks, fs) or pools (the stores) from their own files. The
+// list shrinks as statements move to store files that take an engine
+// transaction (meta/sqlmeta/doc.go, "The cut"): a package that stops
+// importing database/sql must leave it (the test says so), and none may
+// join it.
+var sqlToday = []string{"locks", "fs", "blobsvc/sqlstore", "msgqueue/sqlstore", "tablesvc/sqlstore"}
+
+// TestSQLiteOnlyInEngine: modernc.org/sqlite (and its lib) is imported by
+// meta/sqlmeta alone, outside tests; database/sql by the engine and the
+// packages of sqlToday alone.
+func TestSQLiteOnlyInEngine(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	usingSQL := map[string]bool{}
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		pkg, imports := strings.TrimPrefix(fields[0], module), fields[1:]
+		if strings.HasPrefix(pkg, "integration") || strings.HasPrefix(pkg, "bench") {
+			continue // test programs
+		}
+		for _, imp := range imports {
+			if (imp == "modernc.org/sqlite" || strings.HasPrefix(imp, "modernc.org/sqlite/")) && pkg != engine {
+				t.Errorf("%s imports %s: only %s opens SQLite (use its Conn, Store or Classify)", pkg, imp, engine)
+			}
+			if imp == "database/sql" && pkg != engine {
+				usingSQL[pkg] = true
+				if !slices.Contains(sqlToday, pkg) {
+					t.Errorf("%s imports database/sql: run statements through %s's transactions or a store, or say why in sqlToday", pkg, engine)
+				}
+			}
+		}
+	}
+	for _, p := range sqlToday {
+		if !usingSQL[p] {
+			t.Errorf("%s no longer imports database/sql: take it off sqlToday", p)
+		}
 	}
 }

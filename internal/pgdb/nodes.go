@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/blobshare/blobshare/internal/dberr"
+	"github.com/blobshare/blobshare/meta"
 )
 
 // NodesPart is the node registry's name in meta_schema.
@@ -178,7 +178,7 @@ func (n *Node) dropLock() {
 func (n *Node) heartbeat(ctx context.Context) error {
 	had := n.lock != nil && !n.lock.IsClosed()
 	err := n.heartbeatOnce(ctx)
-	if had && errors.Is(err, dberr.ErrUnavailable) {
+	if had && errors.Is(err, meta.ErrUnavailable) {
 		// The connection died since the last heartbeat (the server
 		// restarted): connect again now rather than a beat later.
 		err = n.heartbeatOnce(ctx)

@@ -17,16 +17,18 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/blobshare/blobshare/internal/dberr"
+	"github.com/blobshare/blobshare/meta"
 )
 
 // Sentinels of classified driver errors.
 var (
 	// ErrRetry: the transaction lost a serialization or deadlock
-	// conflict; running it again from scratch may succeed.
-	ErrRetry = errors.New("transaction conflict, retry")
-	// ErrUniqueViolation: an insert met an existing key.
-	ErrUniqueViolation = errors.New("unique violation")
+	// conflict; running it again from scratch may succeed. It is the
+	// engine's retry class, meta.ErrBusy.
+	ErrRetry = meta.ErrBusy
+	// ErrUniqueViolation: an insert met an existing key
+	// (meta.ErrUniqueViolation).
+	ErrUniqueViolation = meta.ErrUniqueViolation
 	// ErrIncompatibleSchema: the database's schema is newer than this
 	// build knows.
 	ErrIncompatibleSchema = errors.New("database schema newer than this blobshare")
@@ -35,11 +37,11 @@ var (
 // MaxAttempts bounds Retry's runs of one transaction.
 const MaxAttempts = 30
 
-// Classify maps err to the package's sentinels and dberr's classes
+// Classify maps err to the package's sentinels and meta's classes
 // (keeping err in the chain); nil stays nil, an error already classified
 // and unknown errors are returned as they are.
 func Classify(err error) error {
-	if err == nil || errors.Is(err, ErrRetry) || errors.Is(err, ErrUniqueViolation) || errors.Is(err, dberr.ErrUnavailable) {
+	if err == nil || errors.Is(err, ErrRetry) || errors.Is(err, ErrUniqueViolation) || errors.Is(err, meta.ErrUnavailable) {
 		return err
 	}
 	// A connection that could not be made, whatever the server said (it
@@ -47,7 +49,7 @@ func Classify(err error) error {
 	// too many clients, starting up).
 	var ce *pgconn.ConnectError
 	if errors.As(err, &ce) {
-		return fmt.Errorf("%w: %w", dberr.ErrUnavailable, err)
+		return fmt.Errorf("%w: %w", meta.ErrUnavailable, err)
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
@@ -59,12 +61,12 @@ func Classify(err error) error {
 		case strings.HasPrefix(pe.Code, "08"), // connection exception
 			pe.Code == "57P01", pe.Code == "57P02", pe.Code == "57P03", // admin or crash shutdown, cannot connect now
 			pe.Code == "53300": // too many connections
-			return fmt.Errorf("%w: %w", dberr.ErrUnavailable, err)
+			return fmt.Errorf("%w: %w", meta.ErrUnavailable, err)
 		}
 		return err
 	}
 	if unreachable(err) {
-		return fmt.Errorf("%w: %w", dberr.ErrUnavailable, err)
+		return fmt.Errorf("%w: %w", meta.ErrUnavailable, err)
 	}
 	return err
 }

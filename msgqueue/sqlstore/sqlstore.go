@@ -34,7 +34,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/blobshare/blobshare/internal/sqlitedb"
+	"github.com/blobshare/blobshare/meta/sqlmeta"
 	"github.com/blobshare/blobshare/msgqueue"
 )
 
@@ -107,7 +107,7 @@ var _ msgqueue.Store = (*Store)(nil)
 
 // Open opens (creating if needed) the database at path.
 func Open(ctx context.Context, path string) (*Store, error) {
-	db, err := sqlitedb.Open(ctx, path, schema, sqlitedb.Options{BusyTimeout: busyTimeoutMS * time.Millisecond, MaxReaders: maxReaders})
+	db, err := sqlmeta.OpenStore(ctx, path, schemaPart, sqlmeta.StoreOptions{BusyTimeout: busyTimeoutMS * time.Millisecond, MaxReaders: maxReaders})
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: %w", err)
 	}

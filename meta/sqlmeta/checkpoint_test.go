@@ -1,16 +1,15 @@
-package locks
+package sqlmeta
 
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 )
 
-// inDatabaseFile counts the lk_meta rows named like prefix% in the database
+// inDatabaseFile counts the kv rows named like prefix% in the database
 // file alone: a copy of it without its -wal sees only what checkpoints have
 // written back. (A copy taken during a checkpoint may be torn: an error.)
 func inDatabaseFile(t *testing.T, path, prefix string) (int, error) {
@@ -29,21 +28,8 @@ func inDatabaseFile(t *testing.T, path, prefix string) (int, error) {
 	}
 	defer db.Close()
 	var n int
-	err = db.QueryRow(`SELECT count(*) FROM lk_meta WHERE name LIKE ?`, prefix+"%").Scan(&n)
+	err = db.QueryRow(`SELECT count(*) FROM kv WHERE name LIKE ?`, prefix+"%").Scan(&n)
 	return n, err
-}
-
-// commitRows commits n lk_meta rows named prefixNNNN, one per transaction.
-func commitRows(t *testing.T, tab *Table, prefix string, n int) {
-	t.Helper()
-	for i := range n {
-		if err := update(t, tab, func(tx *Tx) error {
-			_, err := tx.exec(`INSERT INTO lk_meta(name, value) VALUES(?, ?)`, fmt.Sprintf("%s%04d", prefix, i), i)
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 func TestBackgroundCheckpoint(t *testing.T) {
@@ -55,9 +41,9 @@ func TestBackgroundCheckpoint(t *testing.T) {
 		{"when idle", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "locks.db")
-			tab := openTable(t, path, Options{})
-			commitRows(t, tab, "row", tc.commits)
+			path := filepath.Join(t.TempDir(), "meta.db")
+			d := openDB(t, path)
+			commitRows(t, d, "row", tc.commits)
 			// Far below the connections' own threshold (see
 			// TestCommitsDoNotCheckpoint), only the checkpointer writes
 			// the rows back.
@@ -80,8 +66,8 @@ func TestBackgroundCheckpoint(t *testing.T) {
 // automatic checkpoint is the safety net, far above what the goroutine lets
 // the log grow to.
 func TestCommitsDoNotCheckpoint(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "locks.db")
-	tab := openTable(t, path, Options{})
+	path := filepath.Join(t.TempDir(), "meta.db")
+	d := openDB(t, path)
 	// Open's own commits (the schema) reach the file first.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		_, err := inDatabaseFile(t, path, "row")
@@ -92,18 +78,18 @@ func TestCommitsDoNotCheckpoint(t *testing.T) {
 			t.Fatalf("schema not checkpointed after 10 s: %v", err)
 		}
 	}
-	tab.ckpt.close()
+	d.ckpt.close()
 	// With the checkpointer stopped nothing runs in the background: a
 	// checkpoint could only happen inside a commit (SQLite's automatic
 	// one), so the file can be checked as soon as the commits return.
-	commitRows(t, tab, "row", 2*checkpointEvery)
+	commitRows(t, d, "row", 2*checkpointEvery)
 	if n, err := inDatabaseFile(t, path, "row"); err != nil || n != 0 {
 		t.Errorf("without the checkpointer, the database file holds %d committed rows (%v), want 0", n, err)
 	}
 	for _, peek := range []bool{false, true} {
-		if err := tab.read(context.Background(), peek, false, func(tx *Tx) error {
+		if err := d.read(context.Background(), peek, false, func(tx *Tx) error {
 			var pages int
-			if err := tx.conn.QueryRowContext(tx.sctx, `PRAGMA wal_autocheckpoint`).Scan(&pages); err != nil {
+			if err := tx.QueryRow(`PRAGMA wal_autocheckpoint`).Scan(&pages); err != nil {
 				return err
 			}
 			if pages != walSafetyNetPages {
@@ -117,23 +103,23 @@ func TestCommitsDoNotCheckpoint(t *testing.T) {
 }
 
 func TestCloseStopsCheckpointer(t *testing.T) {
-	tab, err := Open(context.Background(), filepath.Join(t.TempDir(), "locks.db"), Options{})
+	d, err := Open(filepath.Join(t.TempDir(), "meta.db"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A commit arms the idle timer; Close must not leave it or the
 	// goroutine behind.
-	if err := update(t, tab, func(tx *Tx) error {
-		_, err := tx.exec(`INSERT INTO lk_meta(name, value) VALUES('x', 1)`)
+	if err := d.Update(context.Background(), func(tx *Tx) error {
+		_, err := tx.Exec(`CREATE TABLE x(y INTEGER)`)
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := tab.Close(context.Background()); err != nil {
+	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-tab.ckpt.done:
+	case <-d.ckpt.done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("checkpointer still running after Close")
 	}

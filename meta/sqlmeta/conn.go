@@ -1,4 +1,4 @@
-package locks
+package sqlmeta
 
 import (
 	"context"
@@ -6,17 +6,18 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"sync"
+
+	"github.com/blobshare/blobshare/meta"
 )
 
-// Conn is the SQLite connection one transaction runs on, for the
-// statements the namespace runs in it (Tx.SQL). Every statement is
-// prepared once per connection and kept: parsing costs SQLite more than
+// Conn is the SQLite connection one transaction runs on. Every statement
+// is prepared once per connection and kept: parsing costs SQLite more than
 // most of the statements themselves.
 //
-// The Table runs transactions itself (BEGIN / COMMIT on its own
-// connections) rather than through database/sql's Tx: that, and statements
-// bound to their connection once instead of at every transaction, halves
-// the cost of a short transaction (BenchmarkSQLiteFloor against
+// A DB runs transactions itself (BEGIN / COMMIT on its own connections)
+// rather than through database/sql's Tx: that, and statements bound to
+// their connection once instead of at every transaction, halves the cost
+// of a short transaction (locks' BenchmarkSQLiteFloor against
 // BenchmarkSQLiteTx).
 //
 // A Conn is used by one goroutine at a time: the one running the
@@ -60,28 +61,28 @@ func (c *Conn) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 func (c *Conn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	s, err := c.stmt(ctx, query)
 	if err != nil {
-		return nil, classify(err)
+		return nil, Classify(err)
 	}
 	if s == nil {
 		res, err := c.c.ExecContext(ctx, query, args...)
-		return res, classify(err)
+		return res, Classify(err)
 	}
 	res, err := s.ExecContext(ctx, args...)
-	return res, classify(err)
+	return res, Classify(err)
 }
 
 // QueryContext runs a query; the caller closes the rows.
 func (c *Conn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	s, err := c.stmt(ctx, query)
 	if err != nil {
-		return nil, classify(err)
+		return nil, Classify(err)
 	}
 	if s == nil {
 		rows, err := c.c.QueryContext(ctx, query, args...)
-		return rows, classify(err)
+		return rows, Classify(err)
 	}
 	rows, err := s.QueryContext(ctx, args...)
-	return rows, classify(err)
+	return rows, Classify(err)
 }
 
 // QueryRowContext runs a query expected to return at most one row.
@@ -96,15 +97,15 @@ func (c *Conn) QueryRowContext(ctx context.Context, query string, args ...any) *
 }
 
 // Row is the result of QueryRowContext: database/sql's Row whose errors
-// are classified (ErrBusy, ErrNoTable, ...). No row is sql.ErrNoRows, as
+// are classified (meta.ErrBusy, meta.ErrNoTable, ...). No row is sql.ErrNoRows, as
 // with database/sql.
 type Row struct{ r *sql.Row }
 
 // Scan copies the row's columns into dest (see sql.Row.Scan).
-func (r *Row) Scan(dest ...any) error { return classify(r.r.Scan(dest...)) }
+func (r *Row) Scan(dest ...any) error { return Classify(r.r.Scan(dest...)) }
 
 // Err is the query's error, if any, without scanning.
-func (r *Row) Err() error { return classify(r.r.Err()) }
+func (r *Row) Err() error { return Classify(r.r.Err()) }
 
 // close closes the statements and gives the connection back to
 // database/sql; discard makes database/sql close it instead (its state,
@@ -128,8 +129,8 @@ const (
 	sqlRollback   = `ROLLBACK`
 )
 
-// readers is the Table's pool of connections for read transactions. The
-// write connection is separate (Table.writer, under wmu).
+// readers is a DB's pool of connections for read transactions. The
+// write connection is separate (DB.writer, under wmu).
 type readers struct {
 	db   *sql.DB
 	idle chan *Conn
@@ -155,7 +156,7 @@ func (r *readers) get(ctx context.Context) (*Conn, error) {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return nil, fmt.Errorf("table closed: %w", ErrHandleClosed)
+		return nil, fmt.Errorf("readers: %w", meta.ErrClosed)
 	}
 	if r.open < r.max {
 		r.open++

@@ -1,4 +1,4 @@
-package locks
+package sqlmeta
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // page copy. Here each connection's automatic checkpoint is raised to
 // walSafetyNetPages, a bound that is only reached when this goroutine
 // falls behind (or a process of another build writes), and a checkpointer
-// goroutine of each Table runs PASSIVE checkpoints — they never block
+// goroutine of each DB runs PASSIVE checkpoints — they never block
 // readers or writers — after checkpointEvery commits of this process, or
 // checkpointIdle after its last commit.
 const (
