@@ -89,7 +89,7 @@ race:
 # more, and fails if it fails again.
 fuzz:
 	@log=$$(mktemp); trap 'rm -f $$log' EXIT; \
-	for pf in $(addprefix rest:,$(REST_FUZZ)) $(PKG_FUZZ); do \
+	for pf in $(addprefix filerest:,$(REST_FUZZ)) $(PKG_FUZZ); do \
 		p=$${pf%%:*}; f=$${pf#*:}; \
 		for try in 1 2; do \
 			if $(GO) test ./$$p -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) > $$log 2>&1; then \

@@ -94,14 +94,14 @@ var aims = []aim{
 		atLeast("", "./blobstore/local", "SequentialWrite", "ratio", 0.8),
 	}},
 	{"FileREST upload of 1 GiB (Go SDK, 4 MiB ranges × 4) vs 4 writers each fsyncing every 4 MiB / vs a no-op server, every range durable", "≥ 0.8 / ≥ 0.5", []check{
-		atLeast("disk", "./rest", "Transfer", "up_vs_disk4", 0.8),
-		atLeast("no-op", "./rest", "Transfer", "up_vs_sink", 0.5),
+		atLeast("disk", "./filerest", "Transfer", "up_vs_disk4", 0.8),
+		atLeast("no-op", "./filerest", "Transfer", "up_vs_sink", 0.5),
 	}},
 	{"FileREST vs Azurite's Blob API, 1 GiB download", "≥ 10×", []check{
-		atLeast("", "./rest", "Transfer", "down_ratio", 10),
+		atLeast("", "./filerest", "Transfer", "down_ratio", 10),
 	}},
 	{"Get File Properties from 16 clients", "p99 < 5 ms", []check{
-		below("p99 µs", "./rest", "GetFileProperties", "p99_µs", 5000),
+		below("p99 µs", "./filerest", "GetFileProperties", "p99_µs", 5000),
 	}},
 	{"Get File Properties vs Get Blob Properties, 16 clients each on one `serve`", "≥ 1.0, p99 < 5 ms", []check{
 		atLeast("ops", "./integration", "GetPropertiesFileVsBlob", "ratio", 1),

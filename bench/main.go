@@ -108,10 +108,10 @@ var suites = []suite{
 	{"./fs/fusefs", "^BenchmarkFlatness$", "1x", func(z sizes) string {
 		return "small-files loop of " + z.pick("1,000", "10,000") + " files in a share holding " + z.pick("10,000 files with 1,000", "100,000 files with 10,000") + " open handles vs an empty share (1 = flat)"
 	}},
-	{"./rest", "^BenchmarkTransfer$", "3x", func(z sizes) string {
+	{"./filerest", "^BenchmarkTransfer$", "3x", func(z sizes) string {
 		return "REST upload/download of " + z.transfer + " with the Go SDK vs Azurite's Blob API with azblob, 3 rounds, the sides (4-writer fsynced disk, 1-writer disk, a no-op server, blobshare, Azurite) taking turns after a page-cache warm-up (aim up ≥ 0.8 of the 4-writer durable disk and ≥ 0.5 of the no-op server, down ≥ 5× Azurite; at 1 GiB: BLOBSHARE_BENCH_BYTES=1073741824)"
 	}},
-	{"./rest", "^BenchmarkGetFileProperties$", "2000x", func(sizes) string {
+	{"./filerest", "^BenchmarkGetFileProperties$", "2000x", func(sizes) string {
 		return "Get File Properties latency under 16 concurrent clients (aim p99 < 5 ms)"
 	}},
 	{"./integration", "^BenchmarkGetPropertiesFileVsBlob$", "9000x", func(sizes) string {

@@ -216,7 +216,7 @@ func TestHeadingsNameTheSizesRun(t *testing.T) {
 		{"./fs/fusefs", "^BenchmarkTools$", "500-file tree", "5,000-file tree"},
 		{"./fs/fusefs", "^BenchmarkRcloneTools$", "500-file tree", "5,000-file tree"},
 		{"./fs/fusefs", "^BenchmarkFlatness$", "holding 10,000 files", "holding 100,000 files"},
-		{"./rest", "^BenchmarkTransfer$", "download of 64 MiB", "download of 1 GiB"},
+		{"./filerest", "^BenchmarkTransfer$", "download of 64 MiB", "download of 1 GiB"},
 		{"./smb", "SmbclientVsSmbd|ServeRSS", "put/get of 128 MiB and mput of 300", "put/get of 1 GiB and mput of 5,000"},
 	} {
 		if h := heading(quick, tt.pkg, tt.bench); !strings.Contains(h, tt.quick) {

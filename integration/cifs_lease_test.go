@@ -18,7 +18,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
 
-	"github.com/blobshare/blobshare/rest"
+	"github.com/blobshare/blobshare/filerest"
 )
 
 // The lease share: mounted twice (two SMB clients, each with a
@@ -38,7 +38,7 @@ func mountLeaseShares(t *testing.T, g *vm, port, host string) {
 	if got := g.do("procfs"); got != "ok" {
 		t.Fatalf("mounting /proc in the guest: %s", got)
 	}
-	opts := fmt.Sprintf("port=%s,username=%s,password=%s,ip=%s", port, rest.DevAccount, devKey, host)
+	opts := fmt.Sprintf("port=%s,username=%s,password=%s,ip=%s", port, filerest.DevAccount, devKey, host)
 	if got := g.do("mount //%s/%s %s closetimeo=60,%s", host, leaseShare, leaseMount, opts); got != "ok" {
 		t.Fatalf("mount -t cifs closetimeo=60: %s", got)
 	}
@@ -201,7 +201,7 @@ func cifsLeases(t *testing.T, c *cifsCase, s *server, data string) {
 	c.put("stuck.txt", []byte("old!"))
 	c.expect("ok", "open s %s rw", c.path("stuck.txt"))
 	c.expect("ok 4", "write s 0 new!")
-	cred, err := service.NewSharedKeyCredential(rest.DevAccount, devKey)
+	cred, err := service.NewSharedKeyCredential(filerest.DevAccount, devKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,8 +221,8 @@ func cifsLeases(t *testing.T, c *cifsCase, s *server, data string) {
 		t.Fatalf("resuming the guest: %v", err)
 	}
 	var re *azcore.ResponseError
-	if !errors.As(err, &re) || re.ErrorCode != rest.CodeClientCacheFlushDelay {
-		t.Fatalf("Get File while the client cannot acknowledge: %v, want %s", err, rest.CodeClientCacheFlushDelay)
+	if !errors.As(err, &re) || re.ErrorCode != filerest.CodeClientCacheFlushDelay {
+		t.Fatalf("Get File while the client cannot acknowledge: %v, want %s", err, filerest.CodeClientCacheFlushDelay)
 	}
 	if took < timeout*time.Second || took > timeout*time.Second+2*time.Second {
 		t.Errorf("ClientCacheFlushDelay after %v, want at the request's timeout, %d s", took, timeout)

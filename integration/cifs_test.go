@@ -15,7 +15,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/lease"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/share"
 
-	"github.com/blobshare/blobshare/rest"
+	"github.com/blobshare/blobshare/filerest"
 )
 
 // cifsDialects are the mounts TestLinuxCIFSClient makes, one share each:
@@ -69,14 +69,14 @@ func TestLinuxCIFSClient(t *testing.T) {
 	host, port, _ := strings.Cut(guestSMB, ":")
 	for _, d := range cifsDialects {
 		// The README's options; ip= is what mount.cifs adds for the kernel.
-		opts := fmt.Sprintf("%sport=%s,username=%s,password=%s,ip=%s", d.opts, port, rest.DevAccount, devKey, host)
+		opts := fmt.Sprintf("%sport=%s,username=%s,password=%s,ip=%s", d.opts, port, filerest.DevAccount, devKey, host)
 		if got := g.do("mount //%s/%s /mnt/%s %s", host, d.share, d.share, opts); got != "ok" {
 			t.Fatalf("mount -t cifs %s: %s", d.opts, got)
 		}
 	}
 	// A second mount of the first share on a connection and session of its
 	// own (nosharesock): another SMB client for the SMB-against-SMB rows.
-	second := fmt.Sprintf("nosharesock,port=%s,username=%s,password=%s,ip=%s", port, rest.DevAccount, devKey, host)
+	second := fmt.Sprintf("nosharesock,port=%s,username=%s,password=%s,ip=%s", port, filerest.DevAccount, devKey, host)
 	if got := g.do("mount //%s/%s /mnt/second %s", host, cifsDialects[0].share, second); got != "ok" {
 		t.Fatalf("second mount -t cifs: %s", got)
 	}

@@ -13,7 +13,7 @@ import (
 
 	smb2 "github.com/hirochachacha/go-smb2"
 
-	"github.com/blobshare/blobshare/rest"
+	"github.com/blobshare/blobshare/filerest"
 )
 
 // TestServeSMB: `blobshare serve` answers go-smb2 (signing required) on
@@ -34,7 +34,7 @@ func TestServeSMB(t *testing.T) {
 	}
 	d := &smb2.Dialer{
 		Negotiator: smb2.Negotiator{RequireMessageSigning: true},
-		Initiator:  &smb2.NTLMInitiator{User: rest.DevAccount, Password: rest.DevKey},
+		Initiator:  &smb2.NTLMInitiator{User: filerest.DevAccount, Password: filerest.DevKey},
 	}
 	sess, err := d.Dial(nc)
 	if err != nil {
@@ -94,7 +94,7 @@ func TestServeSMBEncrypt(t *testing.T) {
 		t.Cleanup(func() { nc.Close() })
 		d := &smb2.Dialer{
 			Negotiator: smb2.Negotiator{RequireMessageSigning: true, SpecifiedDialect: dialect},
-			Initiator:  &smb2.NTLMInitiator{User: rest.DevAccount, Password: rest.DevKey},
+			Initiator:  &smb2.NTLMInitiator{User: filerest.DevAccount, Password: filerest.DevKey},
 		}
 		return d.Dial(nc)
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/blobshare/blobshare/rest"
+	"github.com/blobshare/blobshare/filerest"
 )
 
 // smbctl is a real SMB client with full control of access masks, share
@@ -62,7 +62,7 @@ func dialSmbctl(t *testing.T, addr, share string) *smbctl {
 		cmd.Wait()
 	})
 	host, port, _ := strings.Cut(addr, ":")
-	c.expect("ok", "connect %s %s %s %s %s", host, port, rest.DevAccount, rest.DevKey, share)
+	c.expect("ok", "connect %s %s %s %s %s", host, port, filerest.DevAccount, filerest.DevKey, share)
 	return c
 }
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/blobshare/blobshare/rest"
+	"github.com/blobshare/blobshare/filerest"
 )
 
 // TestSMBNetFS: a Linux user without the kernel's SMB client mounts the
@@ -45,7 +45,7 @@ func TestSMBNetFS(t *testing.T) {
 	conf := filepath.Join(home, ".smb")
 	writeFile(t, filepath.Join(conf, "smb.conf"), "[global]\n  client min protocol = SMB2\n")
 	writeFile(t, filepath.Join(conf, "smbnetfs.conf"),
-		"auth \""+rest.DevAccount+"\" \""+rest.DevKey+"\"\nsmb_query_browsers false\n")
+		"auth \""+filerest.DevAccount+"\" \""+filerest.DevKey+"\"\nsmb_query_browsers false\n")
 	mnt := t.TempDir()
 	cmd := exec.CommandContext(ctx, smbnetfs, mnt, "-o", "config="+filepath.Join(conf, "smbnetfs.conf")+",log_file="+filepath.Join(home, "smbnetfs.log"))
 	cmd.Env = append(os.Environ(), "HOME="+home)

@@ -11,7 +11,7 @@ import (
 
 	smb2 "github.com/hirochachacha/go-smb2"
 
-	"github.com/blobshare/blobshare/rest"
+	"github.com/blobshare/blobshare/filerest"
 )
 
 // TestServeSMBWriteSeenByOtherProcesses: a WRITE `blobshare serve` answered
@@ -35,7 +35,7 @@ func TestServeSMBWriteSeenByOtherProcesses(t *testing.T) {
 	}
 	d := &smb2.Dialer{
 		Negotiator: smb2.Negotiator{RequireMessageSigning: true},
-		Initiator:  &smb2.NTLMInitiator{User: rest.DevAccount, Password: rest.DevKey},
+		Initiator:  &smb2.NTLMInitiator{User: filerest.DevAccount, Password: filerest.DevKey},
 	}
 	sess, err := d.Dial(nc)
 	if err != nil {

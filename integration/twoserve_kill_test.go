@@ -12,7 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
 	smb2 "github.com/hirochachacha/go-smb2"
 
-	"github.com/blobshare/blobshare/rest"
+	"github.com/blobshare/blobshare/filerest"
 )
 
 // statusHandle is the part of `blobshare status --json` these tests read.
@@ -69,7 +69,7 @@ func TestTwoServeKillHolder(t *testing.T) {
 	// the handle left open) and 200 KiB over FileREST.
 	smbData := bytes.Repeat([]byte("written through B over SMB "), 40000)
 	restData := bytes.Repeat([]byte("put through B "), 15000)
-	d := &smb2.Dialer{Initiator: &smb2.NTLMInitiator{User: rest.DevAccount, Password: rest.DevKey}}
+	d := &smb2.Dialer{Initiator: &smb2.NTLMInitiator{User: filerest.DevAccount, Password: filerest.DevKey}}
 	sess, err := d.Dial(mustDial(t, b.SMBAddr))
 	if err != nil {
 		t.Fatalf("SMB logon to B: %v", err)

@@ -1,7 +1,7 @@
 // Package locks is blobshare's lock table: the one place that decides, as
 // Azure Files and Windows do, whether an SMB-style open, a FileREST call, a
 // byte-range access or a file lease may proceed. FUSE (package fs/fusefs),
-// the REST front end (package rest) and `blobshare session` all ask it and
+// the REST front end (package filerest) and `blobshare session` all ask it and
 // map its typed outcome exactly once (errno, HTTP status + x-ms-error-code,
 // NT status). The rules are those of ../shared/spec/locking.md; section
 // numbers below (§1.2, A12 ...) refer to it.

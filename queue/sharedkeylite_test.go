@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/blobshare/blobshare/rest"
+	"github.com/blobshare/blobshare/filerest"
 )
 
 // TestSharedKeyLite: requests signed with SharedKey Lite, the string to
@@ -20,7 +20,7 @@ import (
 // queue, put a message and list queues; a wrong key is 403.
 func TestSharedKeyLite(t *testing.T) {
 	e := newEnv(t, nil)
-	key, err := base64.StdEncoding.DecodeString(rest.DevKey)
+	key, err := base64.StdEncoding.DecodeString(filerest.DevKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestSharedKeyLite(t *testing.T) {
 		}
 		// Path-style URLs (http://host/ACCOUNT/queue): the path, account
 		// included, follows "/ACCOUNT", as for the storage emulator.
-		resource := "/" + rest.DevAccount + "/" + rest.DevAccount + path
+		resource := "/" + filerest.DevAccount + "/" + filerest.DevAccount + path
 		if strings.Contains(query, "comp=") {
 			for _, kv := range strings.Split(query, "&") {
 				if strings.HasPrefix(kv, "comp=") {
@@ -56,7 +56,7 @@ func TestSharedKeyLite(t *testing.T) {
 			"x-ms-date:" + date + "\n" + "x-ms-version:2021-12-02\n" + resource
 		mac := hmac.New(sha256.New, key)
 		mac.Write([]byte(sts))
-		req.Header.Set("Authorization", "SharedKeyLite "+rest.DevAccount+":"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+		req.Header.Set("Authorization", "SharedKeyLite "+filerest.DevAccount+":"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -14,9 +14,9 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
 
+	"github.com/blobshare/blobshare/filerest"
 	"github.com/blobshare/blobshare/integration/servetest"
 	"github.com/blobshare/blobshare/internal/procstat"
-	"github.com/blobshare/blobshare/rest"
 )
 
 // Benchmark sizes: quick by default, the full sizes behind
@@ -73,7 +73,7 @@ func BenchmarkSmbclientVsSmbd(b *testing.B) {
 	smbdDir := b.TempDir()
 	d := startSmbd(b, smbdDir)
 	peers := []smbPeer{
-		{"blobshare", e.smbAddr, "data", rest.DevAccount, rest.DevKey},
+		{"blobshare", e.smbAddr, "data", filerest.DevAccount, filerest.DevKey},
 		{"smbd", d.addr, d.share, d.user, d.password},
 	}
 	up, _ := randomFile(b, large)
@@ -153,7 +153,7 @@ func BenchmarkServeRSS(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { srv.Stop() })
-	cred, err := service.NewSharedKeyCredential(rest.DevAccount, rest.DevKey)
+	cred, err := service.NewSharedKeyCredential(filerest.DevAccount, filerest.DevKey)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func BenchmarkServeRSS(b *testing.B) {
 	}
 	up, _ := randomFile(b, size)
 	down := filepath.Join(b.TempDir(), "down.bin")
-	p := smbPeer{"blobshare", srv.SMBAddr, "data", rest.DevAccount, rest.DevKey}
+	p := smbPeer{"blobshare", srv.SMBAddr, "data", filerest.DevAccount, filerest.DevKey}
 	before := peakRSS(b, srv.Pid())
 	b.ResetTimer()
 	for range b.N {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/blobshare/blobshare/rest"
+	"github.com/blobshare/blobshare/filerest"
 )
 
 // More rows compared with smbd through impacket: names with "..", durable
@@ -120,7 +120,7 @@ func TestReauthenticationAgainstSmbd(t *testing.T) {
 		c          *smbctl
 	}{
 		{"smbd", d.user, dialSmbctl(t, d.addr, d.user, d.password, d.share)},
-		{"blobshare", rest.DevAccount, e.smbctl(t, "reauth")},
+		{"blobshare", filerest.DevAccount, e.smbctl(t, "reauth")},
 	}
 	for _, s := range sides {
 		s.c.expect("ok", "open f f.txt %x 7 %x %x", accFileRW, oDispCreat, optNonDirFile)

@@ -16,10 +16,10 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
 
+	"github.com/blobshare/blobshare/filerest"
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/locks"
 	"github.com/blobshare/blobshare/ntstatus"
-	"github.com/blobshare/blobshare/rest"
 )
 
 // durableEnv serves one data directory over SMB (caching on) and
@@ -29,18 +29,18 @@ func durableEnv(t *testing.T) (string, func(path string) *file.Client, *locks.Ta
 	t.Helper()
 	fsys, table := newTestFSTable(t)
 	addr := newTestServer(t, fsys, func(c *Config) { c.Caching, c.BreakTimeout = table, 5*time.Second })
-	h, err := rest.New(rest.Config{FS: fsys, Key: testKeyB64, Caching: table, CacheWait: 2 * time.Second,
+	h, err := filerest.New(filerest.Config{FS: fsys, Key: testKeyB64, Caching: table, CacheWait: 2 * time.Second,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	cred, err := service.NewSharedKeyCredential(rest.DevAccount, testKeyB64)
+	cred, err := service.NewSharedKeyCredential(filerest.DevAccount, testKeyB64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := service.NewClientWithSharedKeyCredential(srv.URL+"/"+rest.DevAccount+"/", cred,
+	svc, err := service.NewClientWithSharedKeyCredential(srv.URL+"/"+filerest.DevAccount+"/", cred,
 		&service.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1, TryTimeout: time.Minute}}})
 	if err != nil {
 		t.Fatal(err)

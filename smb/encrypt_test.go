@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/blobshare/blobshare/rest"
+	"github.com/blobshare/blobshare/filerest"
 	"github.com/blobshare/blobshare/smb"
 )
 
@@ -69,7 +69,7 @@ func TestEncryptionRequired(t *testing.T) {
 	}
 	for name, dialect := range map[string]uint16{"3.0.2": 0x0302, "3.1.1": 0x0311} {
 		t.Run("go-smb2 "+name, func(t *testing.T) {
-			s, err := e.sessionDialect(rest.DevAccount, rest.DevKey, dialect)
+			s, err := e.sessionDialect(filerest.DevAccount, filerest.DevKey, dialect)
 			if err != nil {
 				t.Fatalf("session setup: %v", err)
 			}

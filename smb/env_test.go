@@ -19,9 +19,9 @@ import (
 	smb2 "github.com/hirochachacha/go-smb2"
 
 	"github.com/blobshare/blobshare/blobstore/local"
+	"github.com/blobshare/blobshare/filerest"
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/locks"
-	"github.com/blobshare/blobshare/rest"
 	"github.com/blobshare/blobshare/smb"
 )
 
@@ -61,11 +61,11 @@ func newEnv(t testing.TB, opts ...func(*smb.Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := rest.New(rest.Config{FS: fsys, Logger: testLogger(), Caching: table})
+	h, err := filerest.New(filerest.Config{FS: fsys, Logger: testLogger(), Caching: table})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := smb.Config{FS: fsys, Account: rest.DevAccount, Key: rest.DevKey, Logger: testLogger(), Caching: table}
+	cfg := smb.Config{FS: fsys, Account: filerest.DevAccount, Key: filerest.DevKey, Logger: testLogger(), Caching: table}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -93,11 +93,11 @@ func newEnv(t testing.TB, opts ...func(*smb.Config)) *env {
 			t.Logf("table close: %v", err)
 		}
 	})
-	cred, err := service.NewSharedKeyCredential(rest.DevAccount, rest.DevKey)
+	cred, err := service.NewSharedKeyCredential(filerest.DevAccount, filerest.DevKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.svc, err = service.NewClientWithSharedKeyCredential(e.rest.URL+"/"+rest.DevAccount+"/", cred,
+	e.svc, err = service.NewClientWithSharedKeyCredential(e.rest.URL+"/"+filerest.DevAccount+"/", cred,
 		&service.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1, TryTimeout: time.Minute}}})
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +122,7 @@ func (e *env) file(shareName, path string) *file.Client {
 // dial logs on with go-smb2, signing required, and mounts shareName.
 func (e *env) dial(shareName string) *smb2.Share {
 	e.t.Helper()
-	return e.dialAs(shareName, rest.DevAccount, rest.DevKey)
+	return e.dialAs(shareName, filerest.DevAccount, filerest.DevKey)
 }
 
 func (e *env) dialAs(shareName, user, password string) *smb2.Share {

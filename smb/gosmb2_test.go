@@ -14,8 +14,8 @@ import (
 
 	smb2 "github.com/hirochachacha/go-smb2"
 
+	"github.com/blobshare/blobshare/filerest"
 	"github.com/blobshare/blobshare/ntstatus"
-	"github.com/blobshare/blobshare/rest"
 )
 
 // TestGoSMB2FileOps drives a share made over REST through go-smb2 with
@@ -119,7 +119,7 @@ func TestGoSMB2Dialects(t *testing.T) {
 			}
 			d := &smb2.Dialer{
 				Negotiator: smb2.Negotiator{RequireMessageSigning: true, SpecifiedDialect: tt.dialect},
-				Initiator:  &smb2.NTLMInitiator{User: rest.DevAccount, Password: rest.DevKey, Domain: "ANYDOMAIN"},
+				Initiator:  &smb2.NTLMInitiator{User: filerest.DevAccount, Password: filerest.DevKey, Domain: "ANYDOMAIN"},
 			}
 			s, err := d.Dial(nc)
 			if err != nil {
@@ -153,14 +153,14 @@ func TestGoSMB2Dialects(t *testing.T) {
 func TestGoSMB2WrongKey(t *testing.T) {
 	e := newEnv(t)
 	e.mustShare("data")
-	for _, c := range []struct{ user, key string }{{rest.DevAccount, "not the key"}, {"someone-else", rest.DevKey}} {
+	for _, c := range []struct{ user, key string }{{filerest.DevAccount, "not the key"}, {"someone-else", filerest.DevKey}} {
 		_, err := e.session(c.user, c.key)
 		var re *smb2.ResponseError
 		if !errors.As(err, &re) || ntstatus.Status(re.Code) != ntstatus.LogonFailure {
 			t.Fatalf("user %q, key %q: %v, want STATUS_LOGON_FAILURE", c.user, c.key, err)
 		}
 	}
-	if _, err := e.session(strings.ToUpper(rest.DevAccount), rest.DevKey); err != nil {
+	if _, err := e.session(strings.ToUpper(filerest.DevAccount), filerest.DevKey); err != nil {
 		t.Fatalf("user name in capitals: %v", err)
 	}
 }

@@ -16,9 +16,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
 
+	"github.com/blobshare/blobshare/filerest"
 	"github.com/blobshare/blobshare/locks"
 	"github.com/blobshare/blobshare/ntstatus"
-	"github.com/blobshare/blobshare/rest"
 )
 
 // restCaching serves one data directory over SMB (caching on, breaks
@@ -31,17 +31,17 @@ func restCaching(t *testing.T, breakTimeout, restWait time.Duration) (string, fu
 	addr := newTestServer(t, fsys, func(c *Config) {
 		c.Caching, c.BreakTimeout = table, breakTimeout
 	})
-	h, err := rest.New(rest.Config{FS: fsys, Key: testKeyB64, Caching: table, CacheWait: restWait, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h, err := filerest.New(filerest.Config{FS: fsys, Key: testKeyB64, Caching: table, CacheWait: restWait, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	cred, err := service.NewSharedKeyCredential(rest.DevAccount, testKeyB64)
+	cred, err := service.NewSharedKeyCredential(filerest.DevAccount, testKeyB64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := service.NewClientWithSharedKeyCredential(srv.URL+"/"+rest.DevAccount+"/", cred,
+	svc, err := service.NewClientWithSharedKeyCredential(srv.URL+"/"+filerest.DevAccount+"/", cred,
 		&service.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1, TryTimeout: time.Minute}}})
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ func restCaching(t *testing.T, breakTimeout, restWait time.Duration) (string, fu
 
 // testKeyB64 is the account key the REST side checks (base64); the SMB
 // side takes the key as typed, testKey.
-var testKeyB64 = rest.DevKey
+var testKeyB64 = filerest.DevKey
 
 func restCode(t *testing.T, err error) (int, string) {
 	t.Helper()
@@ -167,7 +167,7 @@ func TestRESTBreaksSMBLeases(t *testing.T) {
 	start := time.Now()
 	_, err := fileClient("n.txt").DownloadStream(ctx, nil)
 	status, code := restCode(t, err)
-	if status != 500 || code != rest.CodeClientCacheFlushDelay {
+	if status != 500 || code != filerest.CodeClientCacheFlushDelay {
 		t.Fatalf("Get File against a client that never acknowledges: %d %s", status, code)
 	}
 	if el := time.Since(start); el < 2*time.Second || el > 8*time.Second {

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blobshare/blobshare/filerest"
 	"github.com/blobshare/blobshare/fs"
-	"github.com/blobshare/blobshare/rest"
 )
 
 // smbclient runs Debian's smbclient against the env's share with the
@@ -24,7 +24,7 @@ func (e *env) smbclient(t *testing.T, share string, extra []string, commands ...
 	bin, err := exec.LookPath("smbclient")
 	requireTool(t, "smbclient", err)
 	auth := filepath.Join(t.TempDir(), "auth")
-	if err := os.WriteFile(auth, []byte("username = "+rest.DevAccount+"\npassword = "+rest.DevKey+"\ndomain = WORKGROUP\n"), 0o600); err != nil {
+	if err := os.WriteFile(auth, []byte("username = "+filerest.DevAccount+"\npassword = "+filerest.DevKey+"\ndomain = WORKGROUP\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	host, port, _ := strings.Cut(e.smbAddr, ":")
@@ -142,7 +142,7 @@ func TestSmbclientDialects(t *testing.T) {
 	requireTool(t, "smbclient", err)
 	host, port, _ := strings.Cut(e.smbAddr, ":")
 	for name, args := range map[string][]string{
-		"wrong key": {"-U", rest.DevAccount + "%not-the-key"},
+		"wrong key": {"-U", filerest.DevAccount + "%not-the-key"},
 		"anonymous": {"-N"},
 		"guest":     {"-U", "guest%"},
 	} {

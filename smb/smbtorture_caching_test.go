@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/blobshare/blobshare/rest"
+	"github.com/blobshare/blobshare/filerest"
 	"github.com/blobshare/blobshare/smb"
 )
 
@@ -50,7 +50,7 @@ func tortureKept(t *testing.T, suites []string, list, prefix string, globals []s
 		e.mustShare("share")
 		var passed []string
 		for _, suite := range suites {
-			res, _ := runTorture(t, e.smbAddr, "share", rest.DevAccount, rest.DevKey, suite, nil)
+			res, _ := runTorture(t, e.smbAddr, "share", filerest.DevAccount, filerest.DevKey, suite, nil)
 			for name, r := range res {
 				if r == "success" {
 					passed = append(passed, name)
@@ -67,7 +67,7 @@ func tortureKept(t *testing.T, suites []string, list, prefix string, globals []s
 		d := startSmbd(t, t.TempDir(), globals...)
 		ours, theirs := map[string]string{}, map[string]string{}
 		for _, suite := range suites {
-			o, _ := runTorture(t, e.smbAddr, "share", rest.DevAccount, rest.DevKey, suite, nil)
+			o, _ := runTorture(t, e.smbAddr, "share", filerest.DevAccount, filerest.DevKey, suite, nil)
 			th, _ := d.torture(t, suite, nil)
 			maps.Copy(ours, o)
 			maps.Copy(theirs, th)
@@ -79,7 +79,7 @@ func tortureKept(t *testing.T, suites []string, list, prefix string, globals []s
 		// Iterate on a few tests: run them and print smbtorture's output.
 		for _, name := range strings.Fields(only) {
 			suite := name[:strings.LastIndex(name, ".")]
-			res, out := runTorture(t, e.smbAddr, "share", rest.DevAccount, rest.DevKey, suite, []string{name})
+			res, out := runTorture(t, e.smbAddr, "share", filerest.DevAccount, filerest.DevKey, suite, []string{name})
 			t.Logf("%s: %s\n%s", name, res[name], testOutput(out, name))
 		}
 		return
@@ -95,7 +95,7 @@ func tortureKept(t *testing.T, suites []string, list, prefix string, globals []s
 		if len(run) == 0 {
 			continue
 		}
-		results, out := runTorture(t, e.smbAddr, "share", rest.DevAccount, rest.DevKey, suite, run)
+		results, out := runTorture(t, e.smbAddr, "share", filerest.DevAccount, filerest.DevKey, suite, run)
 		for _, name := range run {
 			t.Run(name, func(t *testing.T) {
 				if got := results[name]; got != "success" {

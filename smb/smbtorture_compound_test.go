@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/blobshare/blobshare/rest"
+	"github.com/blobshare/blobshare/filerest"
 )
 
 // TestSmbtortureCompound runs the smbtorture tests of compound requests in
@@ -33,7 +33,7 @@ func TestSmbtortureCompound(t *testing.T) {
 	e.mustShare("share")
 	for _, suite := range slices.Sorted(maps.Keys(bySuite)) {
 		tests := slices.Sorted(slices.Values(bySuite[suite]))
-		results, out := runTorture(t, e.smbAddr, "share", rest.DevAccount, rest.DevKey, suite, tests)
+		results, out := runTorture(t, e.smbAddr, "share", filerest.DevAccount, filerest.DevKey, suite, tests)
 		for _, name := range tests {
 			t.Run(name, func(t *testing.T) {
 				if got := results[name]; got != "success" {

@@ -3,7 +3,7 @@ package smb_test
 import (
 	"testing"
 
-	"github.com/blobshare/blobshare/rest"
+	"github.com/blobshare/blobshare/filerest"
 )
 
 // TestSmbtortureMultichannel runs the smbtorture tests of session binding
@@ -20,7 +20,7 @@ func TestSmbtortureMultichannel(t *testing.T) {
 		"smb2.session":              {"smb2.session.bind2"},
 		"smb2.multichannel.generic": {"smb2.multichannel.generic.interface_info", "smb2.multichannel.generic.num_channels"},
 	} {
-		results, out := runTorture(t, e.smbAddr, "share", rest.DevAccount, rest.DevKey, suite, tests)
+		results, out := runTorture(t, e.smbAddr, "share", filerest.DevAccount, filerest.DevKey, suite, tests)
 		for _, name := range tests {
 			if got := results[name]; got != "success" {
 				t.Errorf("smbtorture %s: %q\n%s", name, got, testOutput(out, name))

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/blobshare/blobshare/rest"
+	"github.com/blobshare/blobshare/filerest"
 )
 
 // smbdNotify configures smbd as the oracle of smb2.notify: leases as for
@@ -58,7 +58,7 @@ func TestSmbtortureNotify(t *testing.T) {
 	if os.Getenv("BLOBSHARE_TORTURE_NOTIFY_SURVEY") == "1" {
 		d := startSmbd(t, t.TempDir(), smbdNotify...)
 		start := time.Now()
-		ours, _ := runTorture(t, e.smbAddr, "share", rest.DevAccount, rest.DevKey, suite, nil)
+		ours, _ := runTorture(t, e.smbAddr, "share", filerest.DevAccount, filerest.DevKey, suite, nil)
 		t.Logf("blobshare: %v", time.Since(start))
 		start = time.Now()
 		theirs, _ := d.torture(t, suite, nil)
@@ -68,14 +68,14 @@ func TestSmbtortureNotify(t *testing.T) {
 	}
 	if only := os.Getenv("BLOBSHARE_TORTURE_NOTIFY_RUN"); only != "" {
 		for _, name := range strings.Fields(only) {
-			res, out := runTorture(t, e.smbAddr, "share", rest.DevAccount, rest.DevKey, suite, []string{name})
+			res, out := runTorture(t, e.smbAddr, "share", filerest.DevAccount, filerest.DevKey, suite, []string{name})
 			t.Logf("%s: %s\n%s", name, res[name], testOutput(out, name))
 		}
 		return
 	}
 	pass := readTestList(t, "smbtorture-notify-pass.txt")
 	run := slices.Sorted(maps.Keys(pass))
-	results, out := runTorture(t, e.smbAddr, "share", rest.DevAccount, rest.DevKey, suite, run)
+	results, out := runTorture(t, e.smbAddr, "share", filerest.DevAccount, filerest.DevKey, suite, run)
 	for _, name := range run {
 		t.Run(name, func(t *testing.T) {
 			if got := results[name]; got != "success" {

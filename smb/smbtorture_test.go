@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/blobshare/blobshare/rest"
+	"github.com/blobshare/blobshare/filerest"
 )
 
 // The smbtorture suites in scope (issue 15: share modes, locks,
@@ -130,7 +130,7 @@ func TestSmbtorture(t *testing.T) {
 		var results map[string]string
 		var out string
 		if len(run) > 0 {
-			results, out = runTorture(t, e.smbAddr, "share", rest.DevAccount, rest.DevKey, suite, run)
+			results, out = runTorture(t, e.smbAddr, "share", filerest.DevAccount, filerest.DevKey, suite, run)
 		}
 		for _, name := range group {
 			t.Run(name, func(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/blobshare/blobshare/rest"
+	"github.com/blobshare/blobshare/filerest"
 )
 
 // requireTool skips a test whose external client is missing, or fails it
@@ -48,7 +48,7 @@ type smbctl struct {
 
 func (e *env) smbctl(t *testing.T, share string) *smbctl {
 	t.Helper()
-	return dialSmbctl(t, e.smbAddr, rest.DevAccount, rest.DevKey, share)
+	return dialSmbctl(t, e.smbAddr, filerest.DevAccount, filerest.DevKey, share)
 }
 
 // dialSmbctl starts the impacket helper logged on to share at addr (any

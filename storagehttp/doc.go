@@ -1,5 +1,5 @@
 // Package storagehttp is the HTTP plumbing every Azure Storage service of
-// blobshare shares: FileREST (package rest), the Blob (package blob),
+// blobshare shares: FileREST (package filerest), the Blob (package blob),
 // Queue (package queue) and Table (package table) services. It knows the wire conventions common to
 // all of them and nothing about shares, queues or blobs.
 //
@@ -119,7 +119,7 @@
 // account-SAS service letter and service-SAS string-to-sign, and the body
 // limit per request. The middleware order a service should assemble,
 // outermost first: RequestID → Limits → Recover → Authenticate →
-// CheckVersion → dispatch (rest.New and queue.New do exactly this; table.New
+// CheckVersion → dispatch (filerest.New and queue.New do exactly this; table.New
 // adds ErrorFormat after RequestID).
 //
 // # Concurrency

@@ -13,10 +13,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/blobshare/blobshare/blobsvc"
+	"github.com/blobshare/blobshare/filerest"
 	"github.com/blobshare/blobshare/fs/fusefs"
 	"github.com/blobshare/blobshare/internal/endpoint"
 	"github.com/blobshare/blobshare/locks"
-	"github.com/blobshare/blobshare/rest"
 )
 
 // shutdownGrace bounds how long serve waits for in-flight REST requests
@@ -31,8 +31,8 @@ func serveCommand() *cli.Command {
 		Flags: slices.Concat([]cli.Flag{
 			&cli.StringFlag{Name: "data", Value: "./blobshare-data", Usage: "directory of the SQLite database and the local blob store (created if missing)"},
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:10003", Usage: "FileREST listen address (path-style URLs: http://ADDR/ACCOUNT/SHARE/PATH), or off"},
-			&cli.StringFlag{Name: "account", Value: rest.DevAccount, Usage: "storage account name"},
-			&cli.StringFlag{Name: "key", Value: rest.DevKey, Usage: "storage account key (base64); SharedKey and SAS are checked against it"},
+			&cli.StringFlag{Name: "account", Value: filerest.DevAccount, Usage: "storage account name"},
+			&cli.StringFlag{Name: "key", Value: filerest.DevKey, Usage: "storage account key (base64); SharedKey and SAS are checked against it"},
 			&cli.BoolFlag{Name: "no-auth", Usage: "accept requests without SharedKey or SAS (development only)"},
 			&cli.StringFlag{Name: "mount", Usage: "also mount the account over FUSE at this directory (each share is a top-level directory)"},
 			&cli.StringFlag{Name: "share-mode", Value: "read,write,delete", Usage: "share mode given to FUSE opens (read,write,delete or none)"},

@@ -25,8 +25,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
 
 	"github.com/blobshare/blobshare/blobsvc/sqlstore"
+	"github.com/blobshare/blobshare/filerest"
 	"github.com/blobshare/blobshare/integration/servetest"
-	"github.com/blobshare/blobshare/rest"
 )
 
 // blobClient is the azblob SDK on a serve's Blob endpoint, without
@@ -35,7 +35,7 @@ import (
 func blobClient(t *testing.T, s *servetest.Server) *azblob.Client {
 	t.Helper()
 	c, err := azblob.NewClientFromConnectionString("DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey="+
-		rest.DevKey+";BlobEndpoint="+s.BlobURL+";",
+		filerest.DevKey+";BlobEndpoint="+s.BlobURL+";",
 		&azblob.ClientOptions{ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}})
 	if err != nil {
 		t.Fatal(err)

@@ -10,12 +10,12 @@ import (
 	"sync/atomic"
 
 	"github.com/blobshare/blobshare/blob"
-	"github.com/blobshare/blobshare/rest"
+	"github.com/blobshare/blobshare/filerest"
 	"github.com/blobshare/blobshare/storagehttp"
 )
 
 // blobSourceLink is FileREST's way to the Blob endpoint of the same serve,
-// for Put Range From URL with a blob source (rest.BlobSource). FileREST
+// for Put Range From URL with a blob source (filerest.BlobSource). FileREST
 // starts first, so the link is set once Blob serves; until then, and with
 // --blob-addr off, it owns no URL and a blob source is refused as a source
 // outside the account's files.
@@ -29,7 +29,7 @@ type blobSourceTarget struct {
 	host string // and host ("" or an unspecified address: any)
 }
 
-var _ rest.BlobSource = (*blobSourceLink)(nil)
+var _ filerest.BlobSource = (*blobSourceLink)(nil)
 
 // set points the link at srv listening on addr.
 func (l *blobSourceLink) set(srv *blob.Server, addr net.Addr) {
@@ -69,7 +69,7 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// OpenSourceRange implements rest.BlobSource.
+// OpenSourceRange implements filerest.BlobSource.
 func (l *blobSourceLink) OpenSourceRange(dst *http.Request, source string, offset, length int64) (io.ReadCloser, error) {
 	t := l.target.Load()
 	if t == nil {

@@ -15,8 +15,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
 
+	"github.com/blobshare/blobshare/filerest"
 	"github.com/blobshare/blobshare/integration/servetest"
-	"github.com/blobshare/blobshare/rest"
 	"github.com/blobshare/blobshare/storagehttp"
 )
 
@@ -53,7 +53,7 @@ func TestPutRangeFromBlobURL(t *testing.T) {
 	}
 
 	fsvc, err := service.NewClientFromConnectionString("DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey="+
-		rest.DevKey+";FileEndpoint="+s.RESTURL+";", nil)
+		filerest.DevKey+";FileEndpoint="+s.RESTURL+";", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

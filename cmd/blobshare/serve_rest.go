@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/blobshare/blobshare/rest"
+	"github.com/blobshare/blobshare/filerest"
 )
 
 // listenREST opens FileREST's listener on --addr; nil when it is off.
@@ -21,11 +21,11 @@ func listenREST(c *cli.Context) (net.Listener, error) {
 
 // startREST serves FileREST over dd on ln (nil: --addr off, an endpoint
 // that serves nothing). It closes ln if it cannot serve.
-func startREST(c *cli.Context, ln net.Listener, dd *dataDir, blobs rest.BlobSource, logger *slog.Logger) (*httpEndpoint, error) {
+func startREST(c *cli.Context, ln net.Listener, dd *dataDir, blobs filerest.BlobSource, logger *slog.Logger) (*httpEndpoint, error) {
 	if ln == nil {
 		return offEndpoint("rest"), nil
 	}
-	handler, err := rest.New(rest.Config{
+	handler, err := filerest.New(filerest.Config{
 		FS:          dd.FS,
 		Account:     c.String("account"),
 		Key:         c.String("key"),

@@ -19,10 +19,10 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
 	"github.com/hirochachacha/go-smb2"
 
+	"github.com/blobshare/blobshare/filerest"
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/integration/servetest"
 	"github.com/blobshare/blobshare/locks"
-	"github.com/blobshare/blobshare/rest"
 )
 
 // runStatusJSON runs the real binary's `status --json` and decodes it.
@@ -85,7 +85,7 @@ func TestStatusShowsEveryHolder(t *testing.T) {
 	})
 
 	// A lease over REST, with the official SDK.
-	conn := "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + rest.DevKey +
+	conn := "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + filerest.DevKey +
 		";FileEndpoint=" + srv.RESTURL + ";"
 	svc, err := service.NewClientFromConnectionString(conn, nil)
 	if err != nil {
@@ -159,7 +159,7 @@ func TestStatusShowsEveryHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	smbSess, err := (&smb2.Dialer{Initiator: &smb2.NTLMInitiator{User: rest.DevAccount, Password: rest.DevKey, Workstation: "TESTPC"}}).Dial(nc)
+	smbSess, err := (&smb2.Dialer{Initiator: &smb2.NTLMInitiator{User: filerest.DevAccount, Password: filerest.DevKey, Workstation: "TESTPC"}}).Dial(nc)
 	if err != nil {
 		t.Fatalf("smb dial: %v", err)
 	}

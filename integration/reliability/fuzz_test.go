@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/blobshare/blobshare/blobstore/local"
+	"github.com/blobshare/blobshare/filerest"
 	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/locks"
-	"github.com/blobshare/blobshare/rest"
 )
 
 // fuzzStack is the whole REST stack in process: rest over fs over a real
@@ -51,11 +51,11 @@ func newFuzzStack(f *testing.F) *fuzzStack {
 		table.Close(ctx)
 	})
 	st := &fuzzStack{dir: dir}
-	st.open, err = rest.New(rest.Config{FS: fsys, Account: devAccount, Key: devKey, DisableAuth: true, Logger: quiet})
+	st.open, err = filerest.New(filerest.Config{FS: fsys, Account: devAccount, Key: devKey, DisableAuth: true, Logger: quiet})
 	if err != nil {
 		f.Fatal(err)
 	}
-	st.signed, err = rest.New(rest.Config{FS: fsys, Account: devAccount, Key: devKey, Logger: quiet})
+	st.signed, err = filerest.New(filerest.Config{FS: fsys, Account: devAccount, Key: devKey, Logger: quiet})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -26,7 +26,7 @@ var stores = []string{
 // the front ends and ntstatus import fs or locks for their types. The
 // list may only shrink: a package that stops reaching a driver must leave
 // it (the test says so).
-var reachDriverToday = []string{"fs", "fs/fusefs", "rest", "smb", "ntstatus"}
+var reachDriverToday = []string{"fs", "fs/fusefs", "filerest", "smb", "ntstatus"}
 
 // TestNoDriverOutsideStores: no front end (FileREST, Blob, Queue, Table,
 // SMB, the mount) and no semantics package (blobsvc, msgqueue, tablesvc,
