@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -82,6 +83,9 @@ func TestTwoServeKillHolder(t *testing.T) {
 	if err != nil {
 		t.Fatalf("SMB create through B: %v", err)
 	}
+	// go-smb2 closes a File its finalizer finds unreachable: the handle
+	// must stay open until B is killed.
+	defer runtime.KeepAlive(w)
 	if _, err := w.Write(smbData); err != nil {
 		t.Fatalf("SMB write through B: %v", err)
 	}
@@ -100,8 +104,13 @@ func TestTwoServeKillHolder(t *testing.T) {
 	if _, err := fNone.DownloadStream(ctx, nil); outcome(err) != sharingViolation {
 		t.Fatalf("Get File through A while B holds share-none: %s, want %s", outcome(err), sharingViolation)
 	}
-	if got := len(handlesOf(t, a.Data, b.Pid())); got != 3 {
-		t.Fatalf("status lists %d handles of B, want 3 (smb.bin, none.txt, locked.bin)", got)
+	if hs := handlesOf(t, a.Data, b.Pid()); len(hs) != 3 {
+		var paths []string
+		for _, h := range hs {
+			paths = append(paths, h.Path)
+		}
+		_, out, _ := runBlobshare(t, time.Minute, "status", "--data", a.Data)
+		t.Fatalf("status lists %d handles of B (%q), want 3 (smb.bin, none.txt, locked.bin)\n%s", len(hs), paths, out)
 	}
 
 	if wedged, err := b.Kill(); err != nil {
