@@ -19,6 +19,12 @@
 //     opens from two processes that must never coexist in conflict.
 //   - model.go: a reference model written from the spec text, and the
 //     randomized comparison of the Table (two processes) with it.
+//   - concurrent.go: K processes deciding at once on a few files, each
+//     outcome checked against the model replayed in the order the
+//     decisions took (a position taken inside each decision's
+//     transaction, under its file's key lock): the check that an engine
+//     without SQLite's writer lock still decides one file at a time
+//     (../shared/spec/meta-engine.md §3.9).
 //
 // The tests moved here from package locks unchanged in what they assert;
 // what reads SQLite itself (schema, reader pool, Peek's connections, the

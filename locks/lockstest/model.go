@@ -285,6 +285,22 @@ func (m *model) leaseOp(req locks.LeaseRequest) (string, string) {
 	}
 }
 
+// dispose sets or clears the delete-pending mark through h (a TRUE
+// disposition needs Delete access and a file that is not ReadOnly).
+func (m *model) dispose(h *mHandle, val bool, facts locks.Facts) string {
+	switch {
+	case h.access&locks.AccessDelete == 0:
+		return "accessdenied"
+	case val && facts.ReadOnly:
+		return "cannotdelete"
+	}
+	m.pending[h.file] = val
+	if !val {
+		delete(m.pending, h.file)
+	}
+	return "ok"
+}
+
 func (m *model) lock(h *mHandle, r locks.Range, excl bool) string {
 	for _, l := range m.locksOn(h.file) {
 		if !l.r.Overlaps(r) {
@@ -447,19 +463,9 @@ func runModel(t *testing.T, db Opener, seed uint64, nops int) {
 			facts := locks.Facts{ReadOnly: rng.IntN(6) == 0}
 			desc = fmt.Sprintf("client %d dispose %d %v %+v", c, id, val, facts)
 			mh := m.handle(id)
-			switch {
-			case mh == nil || mh.client%2 != c%2:
-				want = "closed"
-			case mh.access&locks.AccessDelete == 0:
-				want = "accessdenied"
-			case val && facts.ReadOnly:
-				want = "cannotdelete"
-			default:
-				want = "ok"
-				m.pending[mh.file] = val
-				if !val {
-					delete(m.pending, mh.file)
-				}
+			want = "closed"
+			if mh != nil && mh.client%2 == c%2 {
+				want = m.dispose(mh, val, facts)
 			}
 			got = class(tabOf(c).Update(ctx, func(tx *locks.Tx) error { return tx.Dispose(id, val, facts) }))
 		case k < 58: // REST check

@@ -72,6 +72,9 @@ func Run(t *testing.T, newDB func(t *testing.T) Opener) {
 		{"HandleOpen", testHandleOpen},
 		// The randomized comparison with the reference model (model.go).
 		{"RandomizedAgainstModel", testRandomizedAgainstModel},
+		// K processes deciding at once, replayed on the model in the order
+		// they decided (concurrent.go).
+		{"ConcurrentAgainstModel", testConcurrentAgainstModel},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, newDB) })
 	}
