@@ -116,7 +116,7 @@ func TestLockAudit(t *testing.T) {
 		{"CheckIO", suite("ByteRangeConflictTable")},
 		{"CloseQuiet", suite("CloseQuiet")},
 		{"ReleasePOSIXLocks", suite("POSIXLocks")},
-		{"Forget", "^TestLifecycle$"},
+		{"Forget", suite("Lifecycle")},
 		{"reapOwner", "^TestLifecycle$"},
 		{"ownerCause", "^TestSessionExpiry$"},
 		{"renew", "^TestSessionLostByHeartbeat$"},

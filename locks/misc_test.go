@@ -89,40 +89,9 @@ func TestParseWords(t *testing.T) {
 	}
 }
 
-// Forget, Remove failures, and Table.Close.
+// Table.Close and SQL in a transaction (Forget and Remove failures are the
+// lockstest suite's Lifecycle).
 func TestLifecycle(t *testing.T) {
-	t.Run("Remove failing rolls the close back", func(t *testing.T) {
-		rm := &removeLog{fail: errors.New("namespace says no")}
-		tab := openTable(t, "", Options{Remove: rm.remove})
-		f := newFile()
-		h := mustOpen(t, tab, OpenRequest{File: f, Access: del, Share: ShareAll, DeleteOnClose: true})
-		if _, err := closeH(t, tab, h.ID); err == nil || !errors.Is(err, rm.fail) {
-			t.Fatalf("close: %v", err)
-		}
-		var hs []Handle
-		must(t, tab.View(t.Context(), func(tx *Tx) error { var err error; hs, err = tx.Handles(f); return err }))
-		if len(hs) != 1 {
-			t.Fatalf("handle gone although the transaction failed: %v", hs)
-		}
-		rm.fail = nil
-		if res := mustClose(t, tab, h.ID); !res.Removed {
-			t.Fatal("not removed on retry")
-		}
-	})
-	t.Run("Forget drops every trace", func(t *testing.T) {
-		tab := openTable(t, "", Options{})
-		f := newFile()
-		h := mustOpen(t, tab, OpenRequest{File: f, Access: rd | del, Share: ShareAll})
-		must(t, lock(t, tab, h.ID, Range{0, 5}, LockShared))
-		must(t, update(t, tab, func(tx *Tx) error { return tx.Dispose(h.ID, true, Facts{}) }))
-		must(t, update(t, tab, func(tx *Tx) error { return tx.Forget(f) }))
-		if pending(t, tab, f) {
-			t.Fatal("still pending")
-		}
-		if _, err := open(t, tab, OpenRequest{File: f, Access: rd, Share: ShareNone}); err != nil {
-			t.Fatal(err)
-		}
-	})
 	t.Run("Close closes the owner's handles and runs delete-on-close", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "locks.db")
 		rm := &removeLog{}

@@ -631,3 +631,39 @@ func testHandleOpen(t *testing.T, newDB func(*testing.T) Opener) {
 		})
 	}
 }
+
+// Forget, and Remove failures.
+func testLifecycle(t *testing.T, newDB func(*testing.T) Opener) {
+	t.Run("Remove failing rolls the close back", func(t *testing.T) {
+		rm := &removeLog{fail: errors.New("namespace says no")}
+		tab := openTable(t, newDB(t), locks.Options{Remove: rm.remove})
+		f := newFile()
+		h := mustOpen(t, tab, locks.OpenRequest{File: f, Access: del, Share: locks.ShareAll, DeleteOnClose: true})
+		if _, err := closeH(t, tab, h.ID); err == nil || !errors.Is(err, rm.fail) {
+			t.Fatalf("close: %v", err)
+		}
+		var hs []locks.Handle
+		must(t, tab.View(t.Context(), func(tx *locks.Tx) error { var err error; hs, err = tx.Handles(f); return err }))
+		if len(hs) != 1 {
+			t.Fatalf("handle gone although the transaction failed: %v", hs)
+		}
+		rm.fail = nil
+		if res := mustClose(t, tab, h.ID); !res.Removed {
+			t.Fatal("not removed on retry")
+		}
+	})
+	t.Run("Forget drops every trace", func(t *testing.T) {
+		tab := openTable(t, newDB(t), locks.Options{})
+		f := newFile()
+		h := mustOpen(t, tab, locks.OpenRequest{File: f, Access: rd | del, Share: locks.ShareAll})
+		must(t, lock(t, tab, h.ID, locks.Range{Offset: 0, Length: 5}, locks.LockShared))
+		must(t, update(t, tab, func(tx *locks.Tx) error { return tx.Dispose(h.ID, true, locks.Facts{}) }))
+		must(t, update(t, tab, func(tx *locks.Tx) error { return tx.Forget(f) }))
+		if pending(t, tab, f) {
+			t.Fatal("still pending")
+		}
+		if _, err := open(t, tab, locks.OpenRequest{File: f, Access: rd, Share: locks.ShareNone}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

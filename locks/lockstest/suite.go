@@ -64,6 +64,7 @@ func Run(t *testing.T, newDB func(t *testing.T) Opener) {
 		{"Flock", testFlock},
 		{"HandleListingAndForceClose", testHandleListingAndForceClose},
 		{"LiveOwnersStay", testLiveOwnersStay},
+		{"Lifecycle", testLifecycle},
 		{"HandleLimit", testHandleLimit},
 		{"SMBAndPOSIXLocksApart", testSMBAndPOSIXLocksApart},
 		{"ConflictErrorNamesBlockers", testConflictErrorNamesBlockers},
