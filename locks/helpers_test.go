@@ -3,8 +3,12 @@ package locks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -137,4 +141,123 @@ func crash(tb testing.TB, tab *Table) {
 	if err := tab.sess.Load().lock.Release(); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// Helpers shared with the lockstest suite (locks/lockstest/spec.go,
+// spec2.go, misc.go, model.go keep their own copies): the tests that stay
+// here (SQLite-only, the caching tests) use them too.
+
+// fileSeq hands out fresh file ids within one test binary run.
+var fileSeq atomic.Uint64
+
+func newFile() FileID { return FileID(1_000_000 + fileSeq.Add(1)) }
+
+const (
+	rd   = AccessRead
+	wr   = AccessWrite
+	ap   = AccessAppend
+	ex   = AccessExecute
+	del  = AccessDelete
+	attr = AccessReadAttributes
+)
+
+// removeLog records the files Options.Remove was called for.
+type removeLog struct {
+	mu    sync.Mutex // Remove may run in another Table's goroutine
+	files []FileID
+	fail  error
+}
+
+func (r *removeLog) remove(_ context.Context, tx *Conn, f FileID) error {
+	if tx == nil {
+		return errors.New("remove without a transaction")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fail != nil {
+		return r.fail
+	}
+	r.files = append(r.files, f)
+	return nil
+}
+
+// removed returns the files removed so far, in order.
+func (r *removeLog) removed() []FileID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.files)
+}
+
+func pending(t *testing.T, tab *Table, f FileID) bool {
+	t.Helper()
+	var p bool
+	if err := tab.View(context.Background(), func(tx *Tx) error {
+		var err error
+		p, err = tx.DeletePending(f)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func lock(t *testing.T, tab *Table, id HandleID, r Range, k LockKind) error {
+	t.Helper()
+	return update(t, tab, func(tx *Tx) error { return tx.Lock(id, r, k) })
+}
+
+func checkIO(t *testing.T, tab *Table, id HandleID, r Range, write bool) error {
+	t.Helper()
+	return update(t, tab, func(tx *Tx) error { return tx.CheckIO(id, r, write) })
+}
+
+// noConflictingHandles checks, inside a transaction, that no two handles on
+// file conflict (the reference model's check).
+func noConflictingHandles(tx *Tx, file FileID) error {
+	hs, err := tx.Handles(file)
+	if err != nil {
+		return err
+	}
+	for i, a := range hs {
+		for _, b := range hs[i+1:] {
+			if mConflict(a.Access, a.Share, b.Access, b.Share) {
+				return fmt.Errorf("conflicting handles in the table: %+v and %+v", a, b)
+			}
+		}
+	}
+	return nil
+}
+
+// classes: which of Read, Write, Delete an access uses / a share allows.
+func uses(a Access) [3]bool {
+	return [3]bool{a&AccessRead != 0 || a&AccessExecute != 0, a&AccessWrite != 0 || a&AccessAppend != 0, a&AccessDelete != 0}
+}
+
+func allows(s ShareMode) [3]bool {
+	return [3]bool{s&ShareRead != 0, s&ShareWrite != 0, s&ShareDelete != 0}
+}
+
+func anyOf(b [3]bool) bool { return b[0] || b[1] || b[2] }
+
+// mConflict: two opens with data access conflict when either uses a class
+// the other does not allow.
+func mConflict(a Access, as ShareMode, b Access, bs ShareMode) bool {
+	ua, ub := uses(a), uses(b)
+	if !anyOf(ua) || !anyOf(ub) {
+		return false
+	}
+	aa, ab := allows(as), allows(bs)
+	for k := 0; k < 3; k++ {
+		if (ua[k] && !ab[k]) || (ub[k] && !aa[k]) {
+			return true
+		}
+	}
+	return false
 }

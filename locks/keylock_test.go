@@ -94,26 +94,29 @@ func TestLockAudit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the test binary once per decision")
 	}
+	// suite names tests of the lockstest suite, which run here as
+	// subtests of TestConformance.
+	suite := func(names string) string { return "^TestConformance$/^(" + names + ")$" }
 	cases := []struct {
 		decision string // "" is the control: every lock in place
 		tests    string
 	}{
-		{"", "^(TestSharingCheckRows|TestByteRangeConflictTable|TestLeaseStateMachine|TestCacheStoredBreaks)$"},
-		{"OpenHandle", "^(TestSharingCheckRows|TestSharingWorkedExamples)$"},
-		{"CloseHandle", "^TestDispositionTable$"},
-		{"Dispose", "^TestDispositionTable$"},
-		{"UnlinkOpen", "^TestUnlinkOpen$"},
-		{"Lock", "^TestByteRangeConflictTable$"},
-		{"Unlock", "^TestByteRangeModel$"},
-		{"SetPOSIXLock", "^TestPOSIXLocks$"},
-		{"Flock", "^TestFlock$"},
-		{"Lease", "^(TestLeaseStateMachine|TestLeaseVsOpens)$"},
-		{"ForceClose", "^TestHandleListingAndForceClose$"},
-		{"CheckREST", "^TestBadInput$"},
-		{"CheckIO", "^TestByteRangeConflictTable$"},
-		{"CloseQuiet", "^TestCloseQuiet$"},
-		{"ReleasePOSIXLocks", "^TestPOSIXLocks$"},
-		{"Forget", "^TestLifecycle$"},
+		{"", suite("SharingCheckRows|ByteRangeConflictTable|LeaseStateMachine") + "|^TestCacheStoredBreaks$"},
+		{"OpenHandle", suite("SharingCheckRows|SharingWorkedExamples")},
+		{"CloseHandle", suite("DispositionTable")},
+		{"Dispose", suite("DispositionTable")},
+		{"UnlinkOpen", suite("UnlinkOpen")},
+		{"Lock", suite("ByteRangeConflictTable")},
+		{"Unlock", suite("ByteRangeModel")},
+		{"SetPOSIXLock", suite("POSIXLocks")},
+		{"Flock", suite("Flock")},
+		{"Lease", suite("LeaseStateMachine|LeaseVsOpens")},
+		{"ForceClose", suite("HandleListingAndForceClose")},
+		{"CheckREST", suite("BadInput")},
+		{"CheckIO", suite("ByteRangeConflictTable")},
+		{"CloseQuiet", suite("CloseQuiet")},
+		{"ReleasePOSIXLocks", suite("POSIXLocks")},
+		{"Forget", suite("Lifecycle")},
 		{"reapOwner", "^TestLifecycle$"},
 		{"ownerCause", "^TestSessionExpiry$"},
 		{"renew", "^TestSessionLostByHeartbeat$"},

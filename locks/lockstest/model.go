@@ -1,10 +1,10 @@
-package locks
+package lockstest
 
 // A reference model of locking.md: in memory, slow, written from the spec
 // text independently of rules.go (symmetric share check, per-op access
-// tables, a literal lease state table). TestRandomizedAgainstModel drives
-// the real Table (two owners on one SQLite file) and the model with the
-// same seeded operations and compares every outcome.
+// tables, a literal lease state table). RandomizedAgainstModel drives
+// the real Table (two owners on one database of the engine under test) and
+// the model with the same seeded operations and compares every outcome.
 
 import (
 	"context"
@@ -15,56 +15,58 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/blobshare/blobshare/locks"
 )
 
 type mHandle struct {
-	id     HandleID
+	id     locks.HandleID
 	client int
-	file   FileID
-	access Access
-	share  ShareMode
+	file   locks.FileID
+	access locks.Access
+	share  locks.ShareMode
 	doc    bool
 }
 
 type mLock struct {
-	handle HandleID
-	r      Range
+	handle locks.HandleID
+	r      locks.Range
 	excl   bool
 	flock  bool // a flock: WholeFile, one per handle
 }
 
 type mLease struct {
-	state LeaseState
+	state locks.LeaseState
 	id    string
 }
 
 type model struct {
 	handles []*mHandle // in id order
-	pending map[FileID]bool
-	lease   map[FileID]mLease
+	pending map[locks.FileID]bool
+	lease   map[locks.FileID]mLease
 	locks   []mLock
-	removed []FileID
+	removed []locks.FileID
 	leaseN  int
 }
 
 func newModel() *model {
-	return &model{pending: map[FileID]bool{}, lease: map[FileID]mLease{}}
+	return &model{pending: map[locks.FileID]bool{}, lease: map[locks.FileID]mLease{}}
 }
 
 // classes: which of Read, Write, Delete an access uses / a share allows.
-func uses(a Access) [3]bool {
-	return [3]bool{a&AccessRead != 0 || a&AccessExecute != 0, a&AccessWrite != 0 || a&AccessAppend != 0, a&AccessDelete != 0}
+func uses(a locks.Access) [3]bool {
+	return [3]bool{a&locks.AccessRead != 0 || a&locks.AccessExecute != 0, a&locks.AccessWrite != 0 || a&locks.AccessAppend != 0, a&locks.AccessDelete != 0}
 }
 
-func allows(s ShareMode) [3]bool {
-	return [3]bool{s&ShareRead != 0, s&ShareWrite != 0, s&ShareDelete != 0}
+func allows(s locks.ShareMode) [3]bool {
+	return [3]bool{s&locks.ShareRead != 0, s&locks.ShareWrite != 0, s&locks.ShareDelete != 0}
 }
 
 func anyOf(b [3]bool) bool { return b[0] || b[1] || b[2] }
 
 // mConflict: two opens with data access conflict when either uses a class
 // the other does not allow.
-func mConflict(a Access, as ShareMode, b Access, bs ShareMode) bool {
+func mConflict(a locks.Access, as locks.ShareMode, b locks.Access, bs locks.ShareMode) bool {
 	ua, ub := uses(a), uses(b)
 	if !anyOf(ua) || !anyOf(ub) {
 		return false
@@ -78,7 +80,7 @@ func mConflict(a Access, as ShareMode, b Access, bs ShareMode) bool {
 	return false
 }
 
-func (m *model) onFile(f FileID) []*mHandle {
+func (m *model) onFile(f locks.FileID) []*mHandle {
 	var out []*mHandle
 	for _, h := range m.handles {
 		if h.file == f {
@@ -88,7 +90,7 @@ func (m *model) onFile(f FileID) []*mHandle {
 	return out
 }
 
-func (m *model) handle(id HandleID) *mHandle {
+func (m *model) handle(id locks.HandleID) *mHandle {
 	for _, h := range m.handles {
 		if h.id == id {
 			return h
@@ -97,7 +99,7 @@ func (m *model) handle(id HandleID) *mHandle {
 	return nil
 }
 
-func (m *model) open(f FileID, a Access, s ShareMode, readOnly, overwrite, deleteOnClose bool) string {
+func (m *model) open(f locks.FileID, a locks.Access, s locks.ShareMode, readOnly, overwrite, deleteOnClose bool) string {
 	if m.pending[f] {
 		return "pending"
 	}
@@ -112,13 +114,13 @@ func (m *model) open(f FileID, a Access, s ShareMode, readOnly, overwrite, delet
 			return "sharing"
 		}
 	}
-	if m.lease[f].state == LeaseLeased && (uses(a)[1] || uses(a)[2]) {
+	if m.lease[f].state == locks.LeaseLeased && (uses(a)[1] || uses(a)[2]) {
 		return "sharing"
 	}
 	return "ok"
 }
 
-func (m *model) dropFile(f FileID) {
+func (m *model) dropFile(f locks.FileID) {
 	m.removed = append(m.removed, f)
 	delete(m.pending, f)
 	delete(m.lease, f)
@@ -151,7 +153,7 @@ func (m *model) closeH(h *mHandle) bool {
 	return false
 }
 
-func (m *model) locksOn(f FileID) []mLock {
+func (m *model) locksOn(f locks.FileID) []mLock {
 	var out []mLock
 	for _, l := range m.locks {
 		if h := m.handle(l.handle); h != nil && h.file == f {
@@ -161,30 +163,30 @@ func (m *model) locksOn(f FileID) []mLock {
 	return out
 }
 
-var mNeeds = map[Op][3]bool{
-	OpGetProperties: {}, OpList: {},
-	OpGetFile: {true, false, false}, OpListRanges: {true, false, false}, OpCopySource: {true, false, false},
-	OpPutRange: {false, true, false}, OpSetProperties: {false, true, false}, OpSetMetadata: {false, true, false},
-	OpCreateOverwrite: {false, true, true}, OpRenameReplace: {false, true, true},
-	OpDelete: {false, false, true}, OpRenameSource: {false, false, true},
+var mNeeds = map[locks.Op][3]bool{
+	locks.OpGetProperties: {}, locks.OpList: {},
+	locks.OpGetFile: {true, false, false}, locks.OpListRanges: {true, false, false}, locks.OpCopySource: {true, false, false},
+	locks.OpPutRange: {false, true, false}, locks.OpSetProperties: {false, true, false}, locks.OpSetMetadata: {false, true, false},
+	locks.OpCreateOverwrite: {false, true, true}, locks.OpRenameReplace: {false, true, true},
+	locks.OpDelete: {false, false, true}, locks.OpRenameSource: {false, false, true},
 }
 
-var mLeaseNeeded = map[Op]bool{
-	OpCreateOverwrite: true, OpSetProperties: true, OpSetMetadata: true, OpDelete: true, OpPutRange: true,
-	OpRenameSource: true, OpRenameReplace: true,
+var mLeaseNeeded = map[locks.Op]bool{
+	locks.OpCreateOverwrite: true, locks.OpSetProperties: true, locks.OpSetMetadata: true, locks.OpDelete: true, locks.OpPutRange: true,
+	locks.OpRenameSource: true, locks.OpRenameReplace: true,
 }
 
-var mReadOnlyRefused = map[Op]bool{
-	OpCreateOverwrite: true, OpSetProperties: true, OpSetMetadata: true, OpPutRange: true, OpRenameReplace: true,
+var mReadOnlyRefused = map[locks.Op]bool{
+	locks.OpCreateOverwrite: true, locks.OpSetProperties: true, locks.OpSetMetadata: true, locks.OpPutRange: true, locks.OpRenameReplace: true,
 }
 
-func (m *model) rest(req RESTRequest) string {
+func (m *model) rest(req locks.RESTRequest) string {
 	f := req.File
 	if m.pending[f] {
 		return "pending"
 	}
 	for _, h := range m.onFile(f) {
-		if req.Op == OpDelete {
+		if req.Op == locks.OpDelete {
 			return "sharing"
 		}
 		if !anyOf(uses(h.access)) {
@@ -198,23 +200,23 @@ func (m *model) rest(req RESTRequest) string {
 		}
 	}
 	ls := m.lease[f]
-	if ls.state != LeaseLeased {
+	if ls.state != locks.LeaseLeased {
 		if req.LeaseID != "" {
-			return string(LeaseNotPresentWithFileOperation)
+			return string(locks.LeaseNotPresentWithFileOperation)
 		}
 	} else if req.LeaseID == "" {
 		if mLeaseNeeded[req.Op] {
-			return string(LeaseIDMissing)
+			return string(locks.LeaseIDMissing)
 		}
 	} else if req.LeaseID != ls.id {
-		return string(LeaseIDMismatchWithFileOperation)
+		return string(locks.LeaseIDMismatchWithFileOperation)
 	}
 	if req.Facts.ReadOnly && mReadOnlyRefused[req.Op] {
 		return "readonly"
 	}
-	if req.Op == OpGetFile || req.Op == OpPutRange {
+	if req.Op == locks.OpGetFile || req.Op == locks.OpPutRange {
 		for _, l := range m.locksOn(f) {
-			if l.r.Overlaps(req.Range) && (l.excl || req.Op == OpPutRange) {
+			if l.r.Overlaps(req.Range) && (l.excl || req.Op == locks.OpPutRange) {
 				return "lockconflict"
 			}
 		}
@@ -222,19 +224,19 @@ func (m *model) rest(req RESTRequest) string {
 	return "ok"
 }
 
-func (m *model) leaseOp(req LeaseRequest) (string, string) {
+func (m *model) leaseOp(req locks.LeaseRequest) (string, string) {
 	f := req.File
 	if m.pending[f] {
 		return "pending", ""
 	}
 	cur := m.lease[f]
 	switch req.Action {
-	case LeaseAcquire:
-		if cur.state == LeaseLeased {
+	case locks.LeaseAcquire:
+		if cur.state == locks.LeaseLeased {
 			if req.ProposedID == cur.id {
 				return "ok", cur.id
 			}
-			return string(LeaseAlreadyPresent), ""
+			return string(locks.LeaseAlreadyPresent), ""
 		}
 		for _, h := range m.onFile(f) {
 			u := uses(h.access)
@@ -251,39 +253,55 @@ func (m *model) leaseOp(req LeaseRequest) (string, string) {
 			m.leaseN++
 			id = "gen-" + strconv.Itoa(m.leaseN)
 		}
-		m.lease[f] = mLease{LeaseLeased, id}
+		m.lease[f] = mLease{locks.LeaseLeased, id}
 		return "ok", id
-	case LeaseBreak:
-		if cur.state == LeaseAvailable {
-			return string(LeaseNotPresentWithLeaseOperation), ""
+	case locks.LeaseBreak:
+		if cur.state == locks.LeaseAvailable {
+			return string(locks.LeaseNotPresentWithLeaseOperation), ""
 		}
-		m.lease[f] = mLease{LeaseBroken, cur.id}
+		m.lease[f] = mLease{locks.LeaseBroken, cur.id}
 		return "ok", ""
-	case LeaseChange:
-		if cur.state != LeaseLeased {
-			return string(LeaseNotPresentWithLeaseOperation), ""
+	case locks.LeaseChange:
+		if cur.state != locks.LeaseLeased {
+			return string(locks.LeaseNotPresentWithLeaseOperation), ""
 		}
 		if req.LeaseID == cur.id {
-			m.lease[f] = mLease{LeaseLeased, req.ProposedID}
+			m.lease[f] = mLease{locks.LeaseLeased, req.ProposedID}
 			return "ok", req.ProposedID
 		}
 		if req.ProposedID == cur.id {
 			return "ok", cur.id
 		}
-		return string(LeaseIDMismatchWithLeaseOperation), ""
+		return string(locks.LeaseIDMismatchWithLeaseOperation), ""
 	default:
-		if cur.state == LeaseAvailable {
-			return string(LeaseNotPresentWithLeaseOperation), ""
+		if cur.state == locks.LeaseAvailable {
+			return string(locks.LeaseNotPresentWithLeaseOperation), ""
 		}
 		if req.LeaseID != cur.id {
-			return string(LeaseIDMismatchWithLeaseOperation), ""
+			return string(locks.LeaseIDMismatchWithLeaseOperation), ""
 		}
 		delete(m.lease, f)
 		return "ok", ""
 	}
 }
 
-func (m *model) lock(h *mHandle, r Range, excl bool) string {
+// dispose sets or clears the delete-pending mark through h (a TRUE
+// disposition needs Delete access and a file that is not ReadOnly).
+func (m *model) dispose(h *mHandle, val bool, facts locks.Facts) string {
+	switch {
+	case h.access&locks.AccessDelete == 0:
+		return "accessdenied"
+	case val && facts.ReadOnly:
+		return "cannotdelete"
+	}
+	m.pending[h.file] = val
+	if !val {
+		delete(m.pending, h.file)
+	}
+	return "ok"
+}
+
+func (m *model) lock(h *mHandle, r locks.Range, excl bool) string {
 	for _, l := range m.locksOn(h.file) {
 		if !l.r.Overlaps(r) {
 			continue
@@ -296,7 +314,7 @@ func (m *model) lock(h *mHandle, r Range, excl bool) string {
 	return "ok"
 }
 
-func (m *model) unlock(h *mHandle, r Range) string {
+func (m *model) unlock(h *mHandle, r locks.Range) string {
 	best := -1
 	for i, l := range m.locks {
 		if l.handle == h.id && !l.flock && l.r == r && (best < 0 || (l.excl && !m.locks[best].excl)) {
@@ -312,22 +330,22 @@ func (m *model) unlock(h *mHandle, r Range) string {
 
 // flock applies a flock (kind 0: LOCK_UN): only other handles' flocks
 // refuse it.
-func (m *model) flock(h *mHandle, kind LockKind) string {
+func (m *model) flock(h *mHandle, kind locks.LockKind) string {
 	if kind != 0 {
 		for _, l := range m.locksOn(h.file) {
-			if l.flock && l.handle != h.id && (kind == LockExclusive || l.excl) {
+			if l.flock && l.handle != h.id && (kind == locks.LockExclusive || l.excl) {
 				return "notgranted"
 			}
 		}
 	}
 	m.locks = slices.DeleteFunc(m.locks, func(l mLock) bool { return l.flock && l.handle == h.id })
 	if kind != 0 {
-		m.locks = append(m.locks, mLock{handle: h.id, r: WholeFile, excl: kind == LockExclusive, flock: true})
+		m.locks = append(m.locks, mLock{handle: h.id, r: locks.WholeFile, excl: kind == locks.LockExclusive, flock: true})
 	}
 	return "ok"
 }
 
-func (m *model) io(h *mHandle, r Range, write bool) string {
+func (m *model) io(h *mHandle, r locks.Range, write bool) string {
 	for _, l := range m.locksOn(h.file) {
 		if l.r.Overlaps(r) && ((l.excl && l.handle != h.id) || (!l.excl && write)) {
 			return "lockconflict"
@@ -348,10 +366,10 @@ func class(err error) string {
 		err  error
 		name string
 	}{
-		{ErrSharingViolation, "sharing"}, {ErrDeletePending, "pending"}, {ErrLockConflict, "lockconflict"},
-		{ErrLockNotGranted, "notgranted"}, {ErrRangeNotLocked, "rangenotlocked"}, {ErrReadOnly, "readonly"},
-		{ErrCannotDelete, "cannotdelete"}, {ErrAccessDenied, "accessdenied"}, {ErrHandleClosed, "closed"},
-		{ErrInvalidParameter, "invalid"}, {ErrInvalidLockRange, "invalidrange"},
+		{locks.ErrSharingViolation, "sharing"}, {locks.ErrDeletePending, "pending"}, {locks.ErrLockConflict, "lockconflict"},
+		{locks.ErrLockNotGranted, "notgranted"}, {locks.ErrRangeNotLocked, "rangenotlocked"}, {locks.ErrReadOnly, "readonly"},
+		{locks.ErrCannotDelete, "cannotdelete"}, {locks.ErrAccessDenied, "accessdenied"}, {locks.ErrHandleClosed, "closed"},
+		{locks.ErrInvalidParameter, "invalid"}, {locks.ErrInvalidLockRange, "invalidrange"},
 	} {
 		if errors.Is(err, e.err) {
 			return e.name
@@ -360,7 +378,7 @@ func class(err error) string {
 	return "unexpected: " + err.Error()
 }
 
-func TestRandomizedAgainstModel(t *testing.T) {
+func testRandomizedAgainstModel(t *testing.T, newDB func(*testing.T) Opener) {
 	ops := 3000
 	if testing.Short() {
 		ops = 800
@@ -369,40 +387,38 @@ func TestRandomizedAgainstModel(t *testing.T) {
 		ops, _ = strconv.Atoi(s)
 	}
 	for _, seed := range []uint64{1, 2, 3} {
-		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) { runModel(t, seed, ops) })
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) { runModel(t, newDB(t), seed, ops) })
 	}
 }
 
-func runModel(t *testing.T, seed uint64, nops int) {
+func runModel(t *testing.T, db Opener, seed uint64, nops int) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	path := dir + "/locks.db"
-	var implRemoved []FileID
+	var implRemoved []locks.FileID
 	gen := 0
-	opts := func(o OwnerID) Options {
-		return Options{
+	opts := func(o locks.OwnerID) locks.Options {
+		return locks.Options{
 			Owner: o,
-			Remove: func(_ context.Context, _ *Conn, f FileID) error {
+			Remove: func(_ context.Context, _ *locks.Conn, f locks.FileID) error {
 				implRemoved = append(implRemoved, f)
 				return nil
 			},
 			NewLeaseID: func() string { gen++; return "gen-" + strconv.Itoa(gen) },
 		}
 	}
-	tabs := []*Table{openTable(t, path, opts("owner-a")), openTable(t, path, opts("owner-b"))}
+	tabs := []*locks.Table{openTable(t, db, opts("owner-a")), openTable(t, db, opts("owner-b"))}
 	const clients = 4
-	tabOf := func(c int) *Table { return tabs[c%2] }
+	tabOf := func(c int) *locks.Table { return tabs[c%2] }
 	m := newModel()
 	rng := rand.New(rand.NewPCG(seed, seed*7919))
-	files := []FileID{1, 2, 3}
-	accesses := []Access{rd, wr, ap, ex, del, attr, rd | wr, rd | del, wr | del, rd | wr | del, rd | attr}
-	shares := []ShareMode{ShareNone, ShareRead, ShareWrite, ShareDelete, ShareRead | ShareWrite, ShareRead | ShareDelete, ShareWrite | ShareDelete, ShareAll, ShareAll, ShareAll, ShareAll, ShareAll, ShareAll}
+	files := []locks.FileID{1, 2, 3}
+	accesses := []locks.Access{rd, wr, ap, ex, del, attr, rd | wr, rd | del, wr | del, rd | wr | del, rd | attr}
+	shares := []locks.ShareMode{locks.ShareNone, locks.ShareRead, locks.ShareWrite, locks.ShareDelete, locks.ShareRead | locks.ShareWrite, locks.ShareRead | locks.ShareDelete, locks.ShareWrite | locks.ShareDelete, locks.ShareAll, locks.ShareAll, locks.ShareAll, locks.ShareAll, locks.ShareAll, locks.ShareAll}
 	leaseIDs := []string{"", "lease-a", "lease-b"}
-	randRange := func() Range { return Range{Offset: rng.Uint64N(12), Length: 1 + rng.Uint64N(6)} }
+	randRange := func() locks.Range { return locks.Range{Offset: rng.Uint64N(12), Length: 1 + rng.Uint64N(6)} }
 	// pickHandle returns a random model handle (or a made-up id).
-	pickHandle := func() (HandleID, int) {
+	pickHandle := func() (locks.HandleID, int) {
 		if len(m.handles) == 0 || rng.IntN(20) == 0 {
-			return HandleID(1 << 40), rng.IntN(clients) // unknown id
+			return locks.HandleID(1 << 40), rng.IntN(clients) // unknown id
 		}
 		h := m.handles[rng.IntN(len(m.handles))]
 		c := h.client
@@ -421,11 +437,11 @@ func runModel(t *testing.T, seed uint64, nops int) {
 		switch k := rng.IntN(100); {
 		case k < 30: // open
 			c, f := rng.IntN(clients), files[rng.IntN(len(files))]
-			req := OpenRequest{File: f, Access: accesses[rng.IntN(len(accesses))], Share: shares[rng.IntN(len(shares))], DeleteOnClose: rng.IntN(16) == 0, ReadOnly: rng.IntN(8) == 0, Overwrite: rng.IntN(8) == 0}
+			req := locks.OpenRequest{File: f, Access: accesses[rng.IntN(len(accesses))], Share: shares[rng.IntN(len(shares))], DeleteOnClose: rng.IntN(16) == 0, ReadOnly: rng.IntN(8) == 0, Overwrite: rng.IntN(8) == 0}
 			desc = fmt.Sprintf("client %d open %+v", c, req)
 			want = m.open(f, req.Access, req.Share, req.ReadOnly, req.Overwrite, req.DeleteOnClose)
-			var h Handle
-			err := tabOf(c).Update(ctx, func(tx *Tx) error { var err error; h, err = tx.OpenHandle(req); return err })
+			var h locks.Handle
+			err := tabOf(c).Update(ctx, func(tx *locks.Tx) error { var err error; h, err = tx.OpenHandle(req); return err })
 			got = class(err)
 			if err == nil && want == "ok" {
 				m.handles = append(m.handles, &mHandle{h.ID, c, f, req.Access, req.Share, req.DeleteOnClose})
@@ -438,49 +454,39 @@ func runModel(t *testing.T, seed uint64, nops int) {
 			if mh != nil && mh.client%2 == c%2 {
 				want, wantX = "ok", fmt.Sprint(m.closeH(mh))
 			}
-			var res CloseResult
-			err := tabOf(c).Update(ctx, func(tx *Tx) error { var err error; res, err = tx.CloseHandle(id); return err })
+			var res locks.CloseResult
+			err := tabOf(c).Update(ctx, func(tx *locks.Tx) error { var err error; res, err = tx.CloseHandle(id); return err })
 			got, gotX = class(err), fmt.Sprint(res.Removed)
 		case k < 44: // dispose
 			id, c := pickHandle()
 			val := rng.IntN(3) > 0
-			facts := Facts{ReadOnly: rng.IntN(6) == 0}
+			facts := locks.Facts{ReadOnly: rng.IntN(6) == 0}
 			desc = fmt.Sprintf("client %d dispose %d %v %+v", c, id, val, facts)
 			mh := m.handle(id)
-			switch {
-			case mh == nil || mh.client%2 != c%2:
-				want = "closed"
-			case mh.access&AccessDelete == 0:
-				want = "accessdenied"
-			case val && facts.ReadOnly:
-				want = "cannotdelete"
-			default:
-				want = "ok"
-				m.pending[mh.file] = val
-				if !val {
-					delete(m.pending, mh.file)
-				}
+			want = "closed"
+			if mh != nil && mh.client%2 == c%2 {
+				want = m.dispose(mh, val, facts)
 			}
-			got = class(tabOf(c).Update(ctx, func(tx *Tx) error { return tx.Dispose(id, val, facts) }))
+			got = class(tabOf(c).Update(ctx, func(tx *locks.Tx) error { return tx.Dispose(id, val, facts) }))
 		case k < 58: // REST check
-			req := RESTRequest{File: files[rng.IntN(len(files))], Op: Op(1 + rng.IntN(int(OpRenameReplace))),
-				LeaseID: leaseIDs[rng.IntN(len(leaseIDs))], Range: randRange(), Facts: Facts{ReadOnly: rng.IntN(5) == 0}}
+			req := locks.RESTRequest{File: files[rng.IntN(len(files))], Op: locks.Op(1 + rng.IntN(int(locks.OpRenameReplace))),
+				LeaseID: leaseIDs[rng.IntN(len(leaseIDs))], Range: randRange(), Facts: locks.Facts{ReadOnly: rng.IntN(5) == 0}}
 			if rng.IntN(4) == 0 {
-				req.Range = WholeFile
+				req.Range = locks.WholeFile
 			}
 			desc = fmt.Sprintf("rest %+v", req)
 			want = m.rest(req)
-			got = class(tabs[rng.IntN(2)].View(ctx, func(tx *Tx) error { return tx.CheckREST(req) }))
+			got = class(tabs[rng.IntN(2)].View(ctx, func(tx *locks.Tx) error { return tx.CheckREST(req) }))
 		case k < 66: // lease
-			req := LeaseRequest{File: files[rng.IntN(len(files))], Action: LeaseAction(1 + rng.IntN(4)),
+			req := locks.LeaseRequest{File: files[rng.IntN(len(files))], Action: locks.LeaseAction(1 + rng.IntN(4)),
 				LeaseID: leaseIDs[1+rng.IntN(2)], ProposedID: leaseIDs[rng.IntN(len(leaseIDs))]}
-			if req.Action == LeaseChange && req.ProposedID == "" {
+			if req.Action == locks.LeaseChange && req.ProposedID == "" {
 				req.ProposedID = "lease-c"
 			}
 			desc = fmt.Sprintf("lease %+v", req)
 			want, wantX = m.leaseOp(req)
 			var id string
-			err := tabs[rng.IntN(2)].Update(ctx, func(tx *Tx) error { var err error; id, err = tx.Lease(req); return err })
+			err := tabs[rng.IntN(2)].Update(ctx, func(tx *locks.Tx) error { var err error; id, err = tx.Lease(req); return err })
 			got, gotX = class(err), id
 			if got != "ok" || want != "ok" {
 				gotX, wantX = "", ""
@@ -495,7 +501,7 @@ func runModel(t *testing.T, seed uint64, nops int) {
 				if mh != nil && mh.client%2 == c%2 {
 					want = m.unlock(mh, r)
 				}
-				got = class(tabOf(c).Update(ctx, func(tx *Tx) error { return tx.Unlock(id, r) }))
+				got = class(tabOf(c).Update(ctx, func(tx *locks.Tx) error { return tx.Unlock(id, r) }))
 			} else {
 				excl := rng.IntN(2) == 0
 				desc = fmt.Sprintf("client %d lock %d %v excl=%v", c, id, r, excl)
@@ -503,11 +509,11 @@ func runModel(t *testing.T, seed uint64, nops int) {
 				if mh != nil && mh.client%2 == c%2 {
 					want = m.lock(mh, r, excl)
 				}
-				kind := LockShared
+				kind := locks.LockShared
 				if excl {
-					kind = LockExclusive
+					kind = locks.LockExclusive
 				}
-				got = class(tabOf(c).Update(ctx, func(tx *Tx) error { return tx.Lock(id, r, kind) }))
+				got = class(tabOf(c).Update(ctx, func(tx *locks.Tx) error { return tx.Lock(id, r, kind) }))
 			}
 		case k < 86: // I/O through a handle
 			id, c := pickHandle()
@@ -517,7 +523,7 @@ func runModel(t *testing.T, seed uint64, nops int) {
 			if mh := m.handle(id); mh != nil {
 				want = m.io(mh, r, write)
 			}
-			got = class(tabOf(c).View(ctx, func(tx *Tx) error { return tx.CheckIO(id, r, write) }))
+			got = class(tabOf(c).View(ctx, func(tx *locks.Tx) error { return tx.CheckIO(id, r, write) }))
 		case k < 88: // force close from anyone
 			id, _ := pickHandle()
 			desc = fmt.Sprintf("force close %d", id)
@@ -528,13 +534,13 @@ func runModel(t *testing.T, seed uint64, nops int) {
 				m.closeH(mh)
 			}
 			var found bool
-			err := tabs[rng.IntN(2)].Update(ctx, func(tx *Tx) error { var err error; found, err = tx.ForceClose(id); return err })
+			err := tabs[rng.IntN(2)].Update(ctx, func(tx *locks.Tx) error { var err error; found, err = tx.ForceClose(id); return err })
 			got, gotX = class(err), fmt.Sprint(found)
 		case k < 91: // unlink through the mount
 			f := files[rng.IntN(len(files))]
-			facts := Facts{ReadOnly: rng.IntN(6) == 0}
+			facts := locks.Facts{ReadOnly: rng.IntN(6) == 0}
 			desc = fmt.Sprintf("unlink %d %+v", f, facts)
-			want = m.open(f, AccessDelete, ShareAll, false, false, false)
+			want = m.open(f, locks.AccessDelete, locks.ShareAll, false, false, false)
 			if want == "ok" && facts.ReadOnly {
 				want = "cannotdelete"
 			}
@@ -548,21 +554,21 @@ func runModel(t *testing.T, seed uint64, nops int) {
 				}
 			}
 			var removed bool
-			err := tabs[rng.IntN(2)].Update(ctx, func(tx *Tx) error { var err error; removed, err = tx.UnlinkOpen(f, facts); return err })
+			err := tabs[rng.IntN(2)].Update(ctx, func(tx *locks.Tx) error { var err error; removed, err = tx.UnlinkOpen(f, facts); return err })
 			got = class(err)
 			if err == nil {
 				gotX = fmt.Sprint(removed)
 			}
 		default: // flock
 			id, c := pickHandle()
-			kind := LockKind(rng.IntN(3)) // 0 (LOCK_UN), shared, exclusive
+			kind := locks.LockKind(rng.IntN(3)) // 0 (LOCK_UN), shared, exclusive
 			desc = fmt.Sprintf("client %d flock %d %v", c, id, kind)
 			mh := m.handle(id)
 			want = "closed"
 			if mh != nil && mh.client%2 == c%2 {
 				want = m.flock(mh, kind)
 			}
-			got = class(tabOf(c).Update(ctx, func(tx *Tx) error { return tx.Flock(id, kind) }))
+			got = class(tabOf(c).Update(ctx, func(tx *locks.Tx) error { return tx.Flock(id, kind) }))
 		}
 		tally[want]++
 		if got != want || gotX != wantX {
@@ -579,10 +585,10 @@ func runModel(t *testing.T, seed uint64, nops int) {
 // checkInvariants: the table holds exactly the model's handles, no two
 // granted opens conflict, and a leased file has no handle with Write or
 // Delete access.
-func checkInvariants(t *testing.T, tab *Table, m *model, seed uint64, i int) {
+func checkInvariants(t *testing.T, tab *locks.Table, m *model, seed uint64, i int) {
 	t.Helper()
-	var hs []Handle
-	must(t, tab.View(context.Background(), func(tx *Tx) error {
+	var hs []locks.Handle
+	must(t, tab.View(context.Background(), func(tx *locks.Tx) error {
 		var err error
 		hs, err = tx.AllHandles()
 		return err
@@ -606,17 +612,17 @@ func checkInvariants(t *testing.T, tab *Table, m *model, seed uint64, i int) {
 	// Leases: the table agrees with the model, and a leased file has no
 	// handle with Write or Delete access (acquire refuses them, A3; opens
 	// asking for them are refused while leased, A14).
-	must(t, tab.View(context.Background(), func(tx *Tx) error {
-		for _, f := range []FileID{1, 2, 3} {
+	must(t, tab.View(context.Background(), func(tx *locks.Tx) error {
+		for _, f := range []locks.FileID{1, 2, 3} {
 			li, err := tx.LeaseInfo(f)
 			if err != nil {
 				return err
 			}
 			ml := m.lease[f]
-			if li.State != ml.state || (li.State != LeaseAvailable && li.ID != ml.id) {
+			if li.State != ml.state || (li.State != locks.LeaseAvailable && li.ID != ml.id) {
 				return fmt.Errorf("seed %d op %d: file %d lease %+v, model %+v", seed, i, f, li, ml)
 			}
-			if li.State != LeaseLeased {
+			if li.State != locks.LeaseLeased {
 				continue
 			}
 			for _, h := range hs {
@@ -629,7 +635,7 @@ func checkInvariants(t *testing.T, tab *Table, m *model, seed uint64, i int) {
 	}))
 }
 
-func cmpID(a, b HandleID) int {
+func cmpID(a, b locks.HandleID) int {
 	switch {
 	case a < b:
 		return -1
