@@ -60,7 +60,7 @@
 // handles, pending mark, lease and, when needed, byte-range locks) and a
 // request. tx.go loads that state with one or two SQL statements, calls the
 // rule, and stores the result. No rule reads SQL; no SQL decides. The
-// reference model in model_test.go re-derives every rule independently and
+// reference model in lockstest/model.go re-derives every rule independently and
 // a randomized test compares the two.
 //
 // A read of a file's properties (OpGetProperties) and a listing (OpList)
