@@ -45,11 +45,11 @@ INSERT INTO bs_containers VALUES('old', '{"Name":"old"}');`); err != nil {
 	if err := raw.QueryRow(`SELECT (SELECT user_version FROM pragma_user_version),
 		(SELECT count(*) FROM pragma_table_info('bs_staged') WHERE name = 'staged_at') +
 		(SELECT count(*) FROM pragma_table_info('bs_intents') WHERE name = 'owner'),
-		(SELECT count(*) FROM sqlite_master WHERE name = 'bs_claim')`).Scan(&version, &cols, &claim); err != nil {
+		(SELECT count(*) FROM sqlite_master WHERE name = 'bs_blob_claims')`).Scan(&version, &cols, &claim); err != nil {
 		t.Fatal(err)
 	}
 	if version != 1 || cols != 2 || claim != 1 {
-		t.Fatalf("after Open: version %d, %d of 2 new columns, bs_claim %d; want 1, 2, 1", version, cols, claim)
+		t.Fatalf("after Open: version %d, %d of 2 new columns, bs_blob_claims %d; want 1, 2, 1", version, cols, claim)
 	}
 	// Again: the recorded version opens as it is.
 	s, err = sqlstore.Open(ctx, path)
