@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
@@ -19,6 +20,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/lease"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/blobshare/blobshare/integration/servetest"
 )
@@ -26,26 +28,37 @@ import (
 // startBlobNodes starts n serve processes on a new schema of the test
 // cluster and one content store they share (--blob-backend file://DIR:
 // nodes on one host), each with its own --data and the Blob, Queue and
-// Table endpoints.
-func startBlobNodes(t *testing.T, n int) []*servetest.Server {
+// Table endpoints; env(i) is node i's extra environment (nil: none). It
+// returns them with the schema's connection string.
+func startBlobNodes(t *testing.T, n int, env func(i int) []string) ([]*servetest.Server, string) {
 	t.Helper()
-	meta := metaURL(t, pg.Schema(t))
+	conn := pg.Schema(t)
+	meta := metaURL(t, conn)
 	content := (&url.URL{Scheme: "file", Path: filepath.Join(t.TempDir(), "content")}).String()
 	var nodes []*servetest.Server
 	for i := range n {
-		s, err := servetest.Start(bin, filepath.Join(t.TempDir(), fmt.Sprint("node", i)),
+		var e []string
+		if env != nil {
+			e = env(i)
+		}
+		s, err := servetest.StartEnv(bin, filepath.Join(t.TempDir(), fmt.Sprint("node", i)), e,
 			"--meta", meta, "--blob-backend", content, "--addr", "off", "--smb", "off")
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() {
+			select {
+			case <-s.Done: // the test killed it
+				return
+			default:
+			}
 			if err := s.Stop(); err != nil {
 				t.Errorf("node %d: %v\n%s", i, err, s.Stderr)
 			}
 		})
 		nodes = append(nodes, s)
 	}
-	return nodes
+	return nodes, conn
 }
 
 // containerClients is an azblob client of container name on each node.
@@ -81,7 +94,7 @@ func code(err error) string {
 // node. (3) A blob uploaded in blocks through node A reads back whole
 // through node B.
 func TestBlobAcrossNodes(t *testing.T) {
-	nodes := startBlobNodes(t, 2)
+	nodes, _ := startBlobNodes(t, 2, nil)
 	ctx := context.Background()
 	cs := containerClients(t, nodes, "shared")
 	if _, err := cs[0].Create(ctx, nil); err != nil {
@@ -236,3 +249,88 @@ func streamOf(body string) readSeekCloser { return readSeekCloser{bytes.NewReade
 type readSeekCloser struct{ *bytes.Reader }
 
 func (readSeekCloser) Close() error { return nil }
+
+// TestBlobNodeKilledInCommit: node A is held in a Put Blob's commit (the
+// serve's test hook) after its content commit, before its row, holding
+// the blob's claim and its commit intent. Node B does not adopt the live
+// A's commit: its write of the blob waits until its client gives up, and
+// the intent stays A's. A is SIGKILLed: its database session ends, so B
+// judges it dead at once — B's read of the blob resolves the dead node's
+// intent and returns A's new content whole, B's write then succeeds and
+// leaves no intent behind.
+func TestBlobNodeKilledInCommit(t *testing.T) {
+	nodes, conn := startBlobNodes(t, 2, func(i int) []string {
+		if i == 0 {
+			return []string{"BLOBSHARE_TEST_PAUSE_BLOB_COMMIT=content box/held"}
+		}
+		return nil
+	})
+	a := nodes[0]
+	ctx := context.Background()
+	cs := containerClients(t, nodes, "box")
+	if _, err := cs[1].Create(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	held := []*blockblob.Client{cs[0].NewBlockBlobClient("held"), cs[1].NewBlockBlobClient("held")}
+	if _, err := held[1].UploadBuffer(ctx, []byte("old content"), nil); err != nil {
+		t.Fatal(err)
+	}
+	db, err := pgx.Connect(ctx, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(ctx)
+	intentOwner := func() string {
+		t.Helper()
+		var owner string
+		err := db.QueryRow(ctx, `SELECT owner FROM bs_intents WHERE container = 'box' AND name = 'held'`).Scan(&owner)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			t.Fatal(err)
+		}
+		return owner
+	}
+
+	const paused = "new content, paused in its commit"
+	putDone := make(chan error, 1)
+	go func() {
+		_, err := held[0].UploadBuffer(ctx, []byte(paused), nil)
+		putDone <- err
+	}()
+	if !a.Stderr.WaitFor("blob commit paused", 30*time.Second) {
+		t.Fatalf("node A never paused its commit:\n%s", a.Stderr)
+	}
+	owner := intentOwner()
+	if owner == "" {
+		t.Fatal("no intent of the paused commit")
+	}
+	wctx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+	_, err = held[1].UploadBuffer(wctx, []byte("B's, too early"), nil)
+	cancel()
+	if err == nil {
+		t.Fatal("node B wrote a blob whose claim a live node holds")
+	}
+	if got := intentOwner(); got != owner {
+		t.Fatalf("the paused commit's intent now belongs to %q, want the live A's %q", got, owner)
+	}
+
+	if _, err := a.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-putDone; err == nil {
+		t.Error("the killed node's Put Blob was acknowledged")
+	}
+	began := time.Now()
+	if got := download(t, held[1].BlobClient()); string(got) != paused {
+		t.Fatalf("read through B after the kill: %q, want A's committed content %q whole", got, paused)
+	}
+	if _, err := held[1].UploadBuffer(ctx, []byte("B's"), nil); err != nil {
+		t.Fatalf("B's write after the kill: %v", err)
+	}
+	t.Logf("after the SIGKILL, B read the resolved blob and wrote it in %v", time.Since(began))
+	if got := intentOwner(); got != "" {
+		t.Errorf("the dead node's intent is left (owner %q)", got)
+	}
+	if got := download(t, held[1].BlobClient()); string(got) != "B's" {
+		t.Errorf("after B's write: %q", got)
+	}
+}
