@@ -234,7 +234,7 @@ func (s *Store) Intents(ctx context.Context) ([]blobsvc.Intent, error) {
 func (s *Store) ModifyBlob(ctx context.Context, container, name string, fn func(*blobsvc.Blob) error) (blobsvc.Blob, error) {
 	what := container + "/" + name
 	var b blobsvc.Blob
-	err := s.modify(ctx, container, name, `SELECT doc FROM bs_blobs WHERE container = $1 AND name = $2 AND snapshot = '' FOR UPDATE`,
+	err := s.modify(ctx, container, name, `SELECT doc FROM bs_blobs WHERE container = $1 AND name = $2 AND snapshot = '' FOR NO KEY UPDATE`,
 		[]any{key(container), key(name)}, fmt.Errorf("blob %s: %w", what, blobsvc.ErrBlobNotFound),
 		func(doc string) (string, error) {
 			b = blobsvc.Blob{}
@@ -256,7 +256,7 @@ func (s *Store) ModifyBlob(ctx context.Context, container, name string, fn func(
 // ModifyContainer implements blobsvc.Store as ModifyBlob.
 func (s *Store) ModifyContainer(ctx context.Context, name string, fn func(*blobsvc.Container) error) (blobsvc.Container, error) {
 	var c blobsvc.Container
-	err := s.modify(ctx, name, "", `SELECT doc FROM bs_containers WHERE name = $1 FOR UPDATE`,
+	err := s.modify(ctx, name, "", `SELECT doc FROM bs_containers WHERE name = $1 FOR NO KEY UPDATE`,
 		[]any{key(name)}, fmt.Errorf("container %s: %w", name, blobsvc.ErrContainerNotFound),
 		func(doc string) (string, error) {
 			c = blobsvc.Container{}
@@ -290,8 +290,11 @@ func (e errFnFailed) Error() string { return e.err.Error() }
 //     claimer that waited reads the row as this transaction wrote it.
 //  2. No commit intent (one left by a writer that died or whose request
 //     ended: ErrClaimHeld, for the caller to resolve under the claim).
-//  3. The row read FOR UPDATE (missing: notFound), changed by change,
-//     written back with update (its arguments: the new doc, then read's).
+//  3. The row read FOR NO KEY UPDATE (missing: notFound: the lock an
+//     UPDATE of non-key columns takes anyway, so a container's change
+//     does not wait for the Put Blobs holding its row FOR KEY SHARE),
+//     changed by change, written back with update (its arguments: the
+//     new doc, then read's).
 func (s *Store) modify(ctx context.Context, container, name, read string, args []any, notFound error, change func(doc string) (string, error), update string) error {
 	what := container + "/" + name
 	c, n := key(container), key(name)

@@ -29,8 +29,8 @@
 //   - ModifyBlob and ModifyContainer take the claim's key in their own
 //     transaction: they insert the claim row (ON CONFLICT DO NOTHING; a
 //     row there is a held claim, blobsvc.ErrClaimHeld), check there is no
-//     commit intent, read the row FOR UPDATE, let fn decide, write, and
-//     delete the claim row before committing. Meanwhile a ClaimBlob or
+//     commit intent, read the row FOR NO KEY UPDATE, let fn decide,
+//     write, and delete the claim row before committing. Meanwhile a ClaimBlob or
 //     another modify of the blob on any node waits on the uncommitted
 //     row, then proceeds and reads the row this transaction wrote — the
 //     check and the write are one step against writers under the claim
