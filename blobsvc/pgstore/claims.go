@@ -65,6 +65,7 @@ func (s *Store) ClaimBlob(ctx context.Context, container, name string) (blobsvc.
 	me := s.owners.Owner()
 	k := claimKey{container, name}
 	c, n := key(container), key(name)
+	s.flushReleases(ctx)
 	// A release between the INSERT and the read of the holder leaves no
 	// row to read: try again, a bounded number of times (each round is a
 	// change by another process).
@@ -73,6 +74,7 @@ func (s *Store) ClaimBlob(ctx context.Context, container, name string) (blobsvc.
 		tag, err := s.pool.Exec(ctx, `INSERT INTO bs_blob_claims(container, name, owner, token, claimed)
 			VALUES($1, $2, $3, $4, `+nowMicros+`) ON CONFLICT(container, name) DO NOTHING`, c, n, me, token)
 		if err != nil {
+			s.pending.add(k, token) // it may have committed: see release.go
 			return blobsvc.Claim{}, wrap("claim", what, err)
 		}
 		if tag.RowsAffected() == 1 {
@@ -97,6 +99,7 @@ func (s *Store) ClaimBlob(ctx context.Context, container, name string) (blobsvc.
 		tag, err = s.pool.Exec(ctx, `UPDATE bs_blob_claims SET owner = $1, token = $2, claimed = `+nowMicros+`
 			WHERE container = $3 AND name = $4 AND token = $5`, me, token, c, n, held)
 		if err != nil {
+			s.pending.add(k, token)
 			return blobsvc.Claim{}, wrap("take over the claim of", what, err)
 		}
 		if tag.RowsAffected() == 1 {
@@ -109,12 +112,17 @@ func (s *Store) ClaimBlob(ctx context.Context, container, name string) (blobsvc.
 
 // ReleaseClaim implements blobsvc.Store: it deletes the row only if it
 // still carries the claim's token.
+// A release that fails is retried by the store until it succeeds
+// (release.go).
 func (s *Store) ReleaseClaim(ctx context.Context, c blobsvc.Claim) error {
-	s.held.drop(claimKey{c.Container, c.Name}, c.Token)
+	k := claimKey{c.Container, c.Name}
+	s.held.drop(k, c.Token)
 	if _, err := s.pool.Exec(ctx, `DELETE FROM bs_blob_claims WHERE container = $1 AND name = $2 AND token = $3`,
 		key(c.Container), key(c.Name), c.Token); err != nil {
+		s.pending.add(k, c.Token)
 		return wrap("release the claim of", c.Container+"/"+c.Name, err)
 	}
+	s.pending.drop(c.Token)
 	return nil
 }
 
@@ -298,6 +306,7 @@ func (e errFnFailed) Error() string { return e.err.Error() }
 func (s *Store) modify(ctx context.Context, container, name, read string, args []any, notFound error, change func(doc string) (string, error), update string) error {
 	what := container + "/" + name
 	c, n := key(container), key(name)
+	s.flushReleases(ctx)
 	token := uuid.NewString()
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `INSERT INTO bs_blob_claims(container, name, owner, token, claimed)

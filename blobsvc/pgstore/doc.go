@@ -39,6 +39,12 @@
 //   - PutBlob and StageBlock read their container's row FOR KEY SHARE: a
 //     Delete Container waits for them and then removes what they wrote.
 //
+// A claim whose release failed (the database was away), or whose INSERT
+// may have committed though its answer was lost, would be held for good:
+// its owner is alive. The store remembers its token and deletes the row
+// at its next claim or modify, or within a second in the background
+// (release.go).
+//
 // Serialization failures and deadlocks rerun the transaction
 // (pgdb.Retry); those and an unreachable database are
 // blobsvc.ErrServerBusy (503 ServerBusy, which clients retry).

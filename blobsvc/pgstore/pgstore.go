@@ -111,6 +111,10 @@ type Store struct {
 	owners Owners
 	held   heldClaims    // the per-blob claims this store holds (claims.go)
 	offset time.Duration // database clock − local clock, at Open
+
+	pending   pendingReleases // claims left behind, deleted when possible (release.go)
+	stopRetry chan struct{}
+	retryDone chan struct{}
 }
 
 var _ blobsvc.Store = (*Store)(nil)
@@ -138,11 +142,19 @@ func Open(ctx context.Context, connString string, o Options) (*Store, error) {
 	}
 	after := time.Now()
 	s.offset = dbNow.Sub(before.Add(after.Sub(before) / 2))
+	s.stopRetry, s.retryDone = make(chan struct{}), make(chan struct{})
+	go s.retryReleases(s.stopRetry)
 	return s, nil
 }
 
-// Close closes the pool.
+// Close stops the background release retries (a last flush is tried)
+// and closes the pool.
 func (s *Store) Close() error {
+	close(s.stopRetry)
+	<-s.retryDone
+	ctx, cancel := context.WithTimeout(context.Background(), releaseRetryInterval)
+	s.flushReleases(ctx)
+	cancel()
 	s.pool.Close()
 	return nil
 }

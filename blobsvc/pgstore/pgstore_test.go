@@ -2,10 +2,12 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/blobshare/blobshare/blobsvc"
 	"github.com/blobshare/blobshare/blobsvc/storetest"
 	"github.com/blobshare/blobshare/internal/pgdb"
 	"github.com/blobshare/blobshare/internal/pgtest"
@@ -60,4 +62,59 @@ func TestConformance(t *testing.T) {
 		conn := pg.Schema(t)
 		return func(t *testing.T) storetest.Process { return process(t, conn) }
 	})
+}
+
+// TestLeftClaimsReleased: a claim whose release failed (here: its
+// context ended; in production the database was away) stays held by its
+// owner, which is alive, so no other node could ever take it; the store
+// deletes it at its next claim, or within releaseRetryInterval in the
+// background, and the other node's claim succeeds.
+func TestLeftClaimsReleased(t *testing.T) {
+	ctx := context.Background()
+	conn := pg.Schema(t)
+	p1, p2 := process(t, conn), process(t, conn)
+	if err := p1.Store.CreateContainer(ctx, blobsvc.Container{Name: "box"}); err != nil {
+		t.Fatal(err)
+	}
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	leave := func(name string) {
+		t.Helper()
+		c, err := p1.Store.ClaimBlob(ctx, "box", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p1.Store.ReleaseClaim(gone, c); err == nil {
+			t.Fatal("a release with an ended context succeeded: the test proves nothing")
+		}
+		var held *blobsvc.ClaimHeldError
+		if _, err := p2.Store.ClaimBlob(ctx, "box", name); !errors.As(err, &held) || held.Owner != p1.Owner {
+			t.Fatalf("claim of %s after the failed release: %v, want held by %s", name, err, p1.Owner)
+		}
+	}
+
+	leave("x")
+	if _, err := p1.Store.ClaimBlob(ctx, "box", "y"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p2.Store.ClaimBlob(ctx, "box", "x"); err != nil {
+		t.Fatalf("claim of x after its owner's next claim: %v", err)
+	}
+
+	leave("z")
+	began := time.Now()
+	for {
+		_, err := p2.Store.ClaimBlob(ctx, "box", "z")
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, blobsvc.ErrClaimHeld) {
+			t.Fatal(err)
+		}
+		if time.Since(began) > 10*releaseRetryInterval {
+			t.Fatalf("the left claim is still held %v later", time.Since(began))
+		}
+		time.Sleep(10 * time.Millisecond) // the retry is periodic: nothing to wait on
+	}
+	t.Logf("a left claim was released in the background after %v", time.Since(began))
 }
