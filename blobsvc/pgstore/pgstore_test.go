@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -117,4 +118,46 @@ func TestLeftClaimsReleased(t *testing.T) {
 		time.Sleep(10 * time.Millisecond) // the retry is periodic: nothing to wait on
 	}
 	t.Logf("a left claim was released in the background after %v", time.Since(began))
+}
+
+// TestContentStore: the first node's content store is recorded (a key=
+// credential left out); a node naming none gets it, one naming it (in
+// another spelling, or with its key) keeps its own URL, one naming
+// another is refused with ErrContentMismatch, naming both and no key.
+func TestContentStore(t *testing.T) {
+	ctx := context.Background()
+	conn := pg.Schema(t)
+	for _, tc := range []struct {
+		proposed, fallback, want string
+		mismatch                 bool
+	}{
+		{"file:///shared/content/", "file:///node0/blobs", "file:///shared/content/", false},
+		{"", "file:///node1/blobs", "file:///shared/content", false},
+		{"file://localhost/shared/./content", "", "file://localhost/shared/./content", false},
+		{"file:///node2/blobs", "", "", true},
+	} {
+		got, err := ContentStore(ctx, conn, tc.proposed, tc.fallback)
+		if tc.mismatch {
+			if !errors.Is(err, ErrContentMismatch) || !strings.Contains(err.Error(), "file:///shared/content") || !strings.Contains(err.Error(), tc.proposed) {
+				t.Errorf("ContentStore(%q): %v, want ErrContentMismatch naming both stores", tc.proposed, err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("ContentStore(%q, %q) = %q, %v; want %q", tc.proposed, tc.fallback, got, err, tc.want)
+		}
+	}
+
+	conn = pg.Schema(t)
+	withKey := "azure://acct/box?endpoint=http%3A%2F%2F127.0.0.1%3A10000%2Facct&key=SECRET"
+	if got, err := ContentStore(ctx, conn, withKey, "file:///node0/blobs"); err != nil || got != withKey {
+		t.Fatalf("first azure node: %q %v", got, err)
+	}
+	if got, err := ContentStore(ctx, conn, "", "file:///node1/blobs"); err != nil || got != "azure://acct/box?endpoint=http%3A%2F%2F127.0.0.1%3A10000%2Facct" {
+		t.Errorf("recorded azure store: %q %v, want it without its key", got, err)
+	}
+	other := "azure://acct/other?key=SECRET"
+	if _, err := ContentStore(ctx, conn, other, ""); !errors.Is(err, ErrContentMismatch) || strings.Contains(err.Error(), "SECRET") {
+		t.Errorf("another azure container: %v, want ErrContentMismatch without the key", err)
+	}
 }

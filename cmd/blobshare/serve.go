@@ -107,7 +107,14 @@ func runServe(c *cli.Context) error {
 		return err
 	}
 	started := time.Now() // before the directory opens: everything staged earlier is an orphan
-	dd, err := openDataDir(ctx, dataDirOptions{Path: dataFlag(c), BlobBackend: c.String("blob-backend"), Logger: logger, Create: true})
+	backend, err := serveBlobBackend(ctx, c, m)
+	if err != nil {
+		if restLn != nil {
+			restLn.Close()
+		}
+		return err
+	}
+	dd, err := openDataDir(ctx, dataDirOptions{Path: dataFlag(c), BlobBackend: backend, Logger: logger, Create: true})
 	if err != nil {
 		if restLn != nil {
 			restLn.Close()

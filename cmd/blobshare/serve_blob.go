@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,6 +63,31 @@ func (b blobMeta) open(ctx context.Context) (blobStore, func() time.Time, error)
 func blobAddrFlag() cli.Flag {
 	return &cli.StringFlag{Name: "blob-addr", Value: "127.0.0.1:10000",
 		Usage: "Blob service listen address, path-style http://ADDR/ACCOUNT/CONTAINER/BLOB (off disables it)"}
+}
+
+// serveBlobBackend is the content store serve opens: --blob-backend, or,
+// with a postgres --meta and the Blob endpoint on, the one the database's
+// Blob metadata was set up with (pgstore.ContentStore: recorded by the
+// first node, its default file://DATA/blobs if it named none; a node
+// naming another is refused with one line).
+func serveBlobBackend(ctx context.Context, c *cli.Context, m meta) (string, error) {
+	backend := c.String("blob-backend")
+	if m.postgres == "" || c.String("blob-addr") == "off" {
+		return backend, nil
+	}
+	data, err := filepath.Abs(dataFlag(c))
+	if err != nil {
+		return "", fmt.Errorf("--data %s: %w", dataFlag(c), err)
+	}
+	fallback := (&url.URL{Scheme: "file", Path: filepath.Join(data, "blobs")}).String()
+	resolved, err := pgstore.ContentStore(ctx, m.postgres, backend, fallback)
+	if errors.Is(err, pgstore.ErrContentMismatch) {
+		return "", fmt.Errorf("--blob-backend %w of --meta %s", err, redactURL(m.postgres))
+	}
+	if err != nil {
+		return "", fmt.Errorf("--meta %s: %w", redactURL(m.postgres), err)
+	}
+	return resolved, nil
 }
 
 // startBlob listens on --blob-addr and serves the Blob service over bm

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -457,5 +458,50 @@ func TestBlobDatabaseRestart(t *testing.T) {
 		if lo, hi := acked.Load(), acked.Load()+ambiguous.Load(); int64(got) < lo || int64(got) > hi {
 			t.Errorf("node %d reads counter %d, want between the %d acknowledged increments and %d (plus those answered 503)", i, got, lo, hi)
 		}
+	}
+}
+
+// TestBlobContentStoreRecorded: the first Blob node on a database records
+// its content store there; a node started without --blob-backend uses it
+// (it reads what the first wrote), and one naming another content store is
+// refused with one line naming both.
+func TestBlobContentStoreRecorded(t *testing.T) {
+	meta := metaURL(t, pg.Schema(t))
+	shared := (&url.URL{Scheme: "file", Path: filepath.Join(t.TempDir(), "content")}).String()
+	start := func(i int, extra ...string) (*servetest.Server, error) {
+		args := append([]string{"--meta", meta, "--addr", "off", "--smb", "off"}, extra...)
+		s, err := servetest.Start(bin, filepath.Join(t.TempDir(), fmt.Sprint("node", i)), args...)
+		if err == nil {
+			t.Cleanup(func() {
+				if err := s.Stop(); err != nil {
+					t.Errorf("node %d: %v\n%s", i, err, s.Stderr)
+				}
+			})
+		}
+		return s, err
+	}
+	first, err := start(0, "--blob-backend", shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := start(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cs := containerClients(t, []*servetest.Server{first, second}, "box")
+	if _, err := cs[0].Create(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs[0].NewBlockBlobClient("b").UploadBuffer(ctx, []byte("written on the first node"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := download(t, cs[1].NewBlobClient("b")); string(got) != "written on the first node" {
+		t.Errorf("the node without --blob-backend reads %q", got)
+	}
+	other := (&url.URL{Scheme: "file", Path: filepath.Join(t.TempDir(), "other")}).String()
+	_, err = start(2, "--blob-backend", other)
+	if err == nil || !strings.Contains(err.Error(), "--blob-backend "+other+" is another content store than the database's ("+shared) {
+		t.Errorf("a node naming another content store: %v, want one line naming both", err)
 	}
 }
