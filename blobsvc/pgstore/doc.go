@@ -71,6 +71,14 @@
 // within a round trip. Times the service passes in (staged ages,
 // soft-delete expiries) are stored as given.
 //
+// # The content store
+//
+// Rows name content by key in one content store, so every node on a
+// database must open the same one: ContentStore records the first Blob
+// node's --blob-backend in bs_service (without a key= credential), gives
+// it to later nodes that name none, and refuses one that names another
+// (ErrContentMismatch).
+//
 // # Types
 //
 // Names are text COLLATE "C" (listing order, prefixes and markers are
