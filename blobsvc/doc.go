@@ -16,7 +16,8 @@
 // # Layers
 //
 // Metadata (containers, blob properties, block lists, leases) lives in a
-// Store (package sqlstore: SQLite in --data). Content lives in a
+// Store (package sqlstore: SQLite in --data; package pgstore: PostgreSQL,
+// serve --meta postgres://…). Content lives in a
 // blobstore.Store under a key derived from the container and blob name;
 // each client block is staged there under a fresh content-store block
 // id, so re-staging a client id never disturbs a committed block of the
@@ -60,7 +61,9 @@
 // one database) serve Blob side by side. A claim is the Store's
 // (ClaimBlob): a row keyed by the blob, owned by the writing process's
 // owner session (package locks: registered, heartbeating, a flock the
-// kernel drops at SIGKILL). lockBlob takes the in-process stripe, then
+// kernel drops at SIGKILL; on PostgreSQL the process's node in the
+// registry of internal/pgdb: heartbeats on the database's clock, a
+// session lock the database drops when the process dies). lockBlob takes the in-process stripe, then
 // the claim:
 //
 //  1. Claim. Free, it is taken at once; held by a dead owner, it is taken
@@ -115,16 +118,18 @@
 //
 // # Store contract
 //
-// The Store names no engine, so a PostgreSQL store can implement it as
-// the SQLite one does. Each method is atomic (one statement or one
+// The Store names no engine: blobsvc/pgstore implements it on PostgreSQL
+// as sqlstore does on SQLite. Each method is atomic (one statement or one
 // transaction); the claim is a row whose unique key makes two claimers
 // exclusive (INSERT ... ON CONFLICT DO NOTHING, then a takeover UPDATE
 // naming the dead holder's token); the Store judges owners' liveness
-// (sqlstore: the lock table's); a Store's writes of a blob it holds the
+// (sqlstore: the lock table's; pgstore: the node registry's, whose
+// ModifyBlob takes the claim's key in its transaction); a Store's writes of a blob it holds the
 // claim of check the claim's token in their transaction; its reads see
 // every commit made before they start. Nothing relies on a process-wide
 // lock of the database. Package storetest is this contract as a
-// conformance suite every store runs.
+// conformance suite every store runs (TestConformance of sqlstore and
+// pgstore).
 //
 // # Leases
 //

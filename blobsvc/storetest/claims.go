@@ -282,3 +282,96 @@ func testModifyBlob(t *testing.T, open Opener) {
 		t.Errorf("ModifyContainer of a missing container: %v", err)
 	}
 }
+
+// ModifyBlobAgainstClaims: a ModifyBlob and a writer under the blob's
+// claim (ClaimBlob, read the row, PutBlob, ReleaseClaim: what the
+// service's lockBlob does), in other processes, both conditioned on the
+// row's ETag, raced round after round: exactly one wins each round, so
+// neither ever decides on a row the other is about to replace (on a
+// server engine ModifyBlob takes the claim's key in its transaction).
+func testModifyAgainstClaims(t *testing.T, open Opener) {
+	ctx := context.Background()
+	modifier, claimer := open(t).Store, open(t).Store
+	if err := modifier.CreateContainer(ctx, blobsvc.Container{Name: "box"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := modifier.PutBlob(ctx, blobsvc.Blob{Container: "box", Name: "f", ETag: "e0"}, false); err != nil {
+		t.Fatal(err)
+	}
+	errStale := errors.New("stale ETag")
+	const rounds = 30
+	for round := range rounds {
+		etag, next := fmt.Sprint("e", round), fmt.Sprint("e", round+1)
+		var wins []string
+		var mu sync.Mutex
+		won := func(who string) {
+			mu.Lock()
+			defer mu.Unlock()
+			wins = append(wins, who)
+		}
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		wg.Go(func() {
+			<-start
+			for {
+				_, err := modifier.ModifyBlob(ctx, "box", "f", func(b *blobsvc.Blob) error {
+					if b.ETag != etag {
+						return errStale
+					}
+					b.ETag = next
+					return nil
+				})
+				switch {
+				case err == nil:
+					won("modify")
+				case errors.Is(err, blobsvc.ErrClaimHeld):
+					continue // the service would take the claim; trying again is the same race
+				case !errors.Is(err, errStale):
+					t.Errorf("round %d: ModifyBlob: %v", round, err)
+				}
+				return
+			}
+		})
+		wg.Go(func() {
+			<-start
+			var c blobsvc.Claim
+			for {
+				var err error
+				if c, err = claimer.ClaimBlob(ctx, "box", "f"); err == nil {
+					break
+				}
+				if !errors.Is(err, blobsvc.ErrClaimHeld) {
+					t.Errorf("round %d: claim: %v", round, err)
+					return
+				}
+			}
+			defer func() {
+				if err := claimer.ReleaseClaim(ctx, c); err != nil {
+					t.Errorf("round %d: release: %v", round, err)
+				}
+			}()
+			b, err := claimer.Blob(ctx, "box", "f")
+			if err != nil {
+				t.Errorf("round %d: read under the claim: %v", round, err)
+				return
+			}
+			if b.ETag != etag {
+				return
+			}
+			b.ETag = next
+			if err := claimer.PutBlob(ctx, b, false); err != nil {
+				t.Errorf("round %d: write under the claim: %v", round, err)
+				return
+			}
+			won("claim")
+		})
+		close(start)
+		wg.Wait()
+		if len(wins) != 1 {
+			t.Fatalf("round %d: winners %q, want exactly one", round, wins)
+		}
+	}
+	if b, err := claimer.Blob(ctx, "box", "f"); err != nil || b.ETag != fmt.Sprint("e", rounds) {
+		t.Errorf("after %d rounds: %+v %v", rounds, b, err)
+	}
+}

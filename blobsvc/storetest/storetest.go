@@ -3,11 +3,15 @@
 // processes on one metadata database", "Store contract"): per-blob
 // claims (exclusive, taken over from dead owners only, fencing the
 // writes of a claim taken over) and the one-transaction row writes
-// (ModifyBlob, ModifyContainer). Every store runs Run with an Opener
+// (ModifyBlob, ModifyContainer, also against writers under the claim),
+// and the engine-neutral rest of the contract of one process (Contract,
+// SoftDelete: sentinels, bytewise listing order, staged blocks, soft
+// delete of blobs and containers). Every store runs Run with an Opener
 // that starts "processes" on one fresh database per test: sqlstore's are
 // stores of one blob.db, each with an owner session of its own lock
 // table; a server engine's would be connections with their own owner
-// sessions.
+// sessions (blobsvc/pgstore: stores on one schema, each with a node of
+// its own in the node registry).
 package storetest
 
 import (
@@ -40,6 +44,9 @@ func Run(t *testing.T, newDB func(t *testing.T) Opener) {
 		{"BlobClaims", testBlobClaims},
 		{"BlobClaimRaces", testBlobClaimRaces},
 		{"ModifyBlob", testModifyBlob},
+		{"ModifyBlobAgainstClaims", testModifyAgainstClaims},
+		{"Contract", testContract},
+		{"SoftDelete", testSoftDelete},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, newDB(t)) })
 	}

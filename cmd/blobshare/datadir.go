@@ -27,6 +27,11 @@ type dataDir struct {
 	// Now is the clock of the directory's time-dependent work (the
 	// garbage collection's age cutoff); time.Now.
 	Now func() time.Time
+	// SharedContent: other processes that are no owners of this
+	// directory's lock table write the blob store (nodes on a shared
+	// --meta), so the garbage collection keeps what is younger than
+	// gcSafeAge even when no other owner of the directory is alive.
+	SharedContent bool
 }
 
 // dataDirOptions says how to open a data directory.
@@ -157,7 +162,7 @@ func (d *dataDir) collectGarbage(ctx context.Context, started time.Time, keep st
 		return err
 	}
 	o := blobstore.GCOptions{OlderThan: gcSafeAge}
-	if len(others) == 0 {
+	if len(others) == 0 && !d.SharedContent {
 		o.OlderThan = d.Now().Sub(started)
 	}
 	if keep != nil {

@@ -56,11 +56,11 @@ func redactURL(v string) string {
 }
 
 // errMetaNotShared is the one line for what does not run on a shared
-// --meta yet: the namespace, the lock table and the Blob service's
-// metadata are still in the SQLite files of --data, so a second node
-// would see other shares, other handles and other containers.
+// --meta yet: the namespace and the lock table (FileREST, SMB, the
+// mount) are still in the SQLite files of --data, so a second node would
+// see other shares and other handles.
 func errMetaNotShared(what string) error {
-	return fmt.Errorf("--meta postgres: only the Queue and Table services keep their metadata in PostgreSQL so far; %s still keep theirs in --data, which another node would not see", what)
+	return fmt.Errorf("--meta postgres: only the Queue, Table and Blob services keep their metadata in PostgreSQL so far; %s still keep theirs in --data, which another node would not see", what)
 }
 
 // checkServeMeta refuses the endpoints whose metadata cannot be on m yet.
@@ -69,7 +69,7 @@ func checkServeMeta(c *cli.Context, m meta) error {
 		return nil
 	}
 	var on []string
-	for _, f := range []struct{ flag, name string }{{"addr", "FileREST (--addr)"}, {"smb", "SMB (--smb)"}, {"blob-addr", "Blob (--blob-addr)"}} {
+	for _, f := range []struct{ flag, name string }{{"addr", "FileREST (--addr)"}, {"smb", "SMB (--smb)"}} {
 		if c.String(f.flag) != "off" {
 			on = append(on, f.name)
 		}
@@ -80,7 +80,7 @@ func checkServeMeta(c *cli.Context, m meta) error {
 	if len(on) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: turn them off (--addr off --smb off --blob-addr off, no --mount) or run without --meta", errMetaNotShared(strings.Join(on, ", ")))
+	return fmt.Errorf("%w: turn them off (--addr off --smb off, no --mount) or run without --meta", errMetaNotShared(strings.Join(on, ", ")))
 }
 
 // refuseSharedMeta answers a postgres --meta on the commands that work on
@@ -97,7 +97,7 @@ func refuseSharedMeta(c *cli.Context, cmd string) error {
 	return nil
 }
 
-// openStore opens a service's store (Queue, Table): on the PostgreSQL
+// openStore opens a service's store (Queue, Table, Blob): on the PostgreSQL
 // database of m, or, by default, the service's SQLite file in --data.
 func openStore[S io.Closer](m meta, postgres func(url string) (S, error), sqlite func() (S, error)) (S, error) {
 	if m.postgres == "" {
@@ -112,28 +112,24 @@ func openStore[S io.Closer](m meta, postgres func(url string) (S, error), sqlite
 
 // registerNode adds this serve process to the node registry of m's
 // database (internal/pgdb: heartbeats on the database's clock), which
-// `status --meta` lists; the returned function stops the heartbeats and
-// removes the row. urls are the endpoints it serves ("off" ones left out).
-func registerNode(ctx context.Context, m meta, logger *slog.Logger, urls map[string]string) (func(), error) {
+// `status --meta` lists and whose id owns the process's blob claims and
+// commit intents; it registers before the endpoints start, which then
+// record where they serve (nodeEndpoints, Node.SetEndpoints). The
+// returned function stops the heartbeats and removes the row.
+func registerNode(ctx context.Context, m meta, logger *slog.Logger) (*pgdb.Node, func(), error) {
 	pool, schema, err := pgdb.Open(ctx, m.postgres, pgdb.Options{MaxConns: 2})
 	if err != nil {
-		return nil, fmt.Errorf("--meta %s: %w", redactURL(m.postgres), err)
+		return nil, nil, fmt.Errorf("--meta %s: %w", redactURL(m.postgres), err)
 	}
 	host, _ := os.Hostname()
-	var eps []string
-	for _, name := range slices.Sorted(maps.Keys(urls)) {
-		if urls[name] != "off" {
-			eps = append(eps, name+"="+urls[name])
-		}
-	}
-	node, err := pgdb.RegisterNode(ctx, pool, schema, pgdb.NodeInfo{Host: host, PID: os.Getpid(), Program: "blobshare serve",
-		Endpoints: strings.Join(eps, " ")}, pgdb.NodeOptions{Logger: logger})
+	node, err := pgdb.RegisterNode(ctx, pool, schema, pgdb.NodeInfo{Host: host, PID: os.Getpid(), Program: "blobshare serve"},
+		pgdb.NodeOptions{Logger: logger})
 	if err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("--meta %s: %w", redactURL(m.postgres), err)
+		return nil, nil, fmt.Errorf("--meta %s: %w", redactURL(m.postgres), err)
 	}
 	logger.Info("node registered", "node", node.ID())
-	return func() {
+	return node, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := node.Close(ctx); err != nil {
@@ -141,4 +137,16 @@ func registerNode(ctx context.Context, m meta, logger *slog.Logger, urls map[str
 		}
 		pool.Close()
 	}, nil
+}
+
+// nodeEndpoints is the registry's line of the endpoints a node serves
+// (urls by name; "off" ones left out).
+func nodeEndpoints(urls map[string]string) string {
+	var eps []string
+	for _, name := range slices.Sorted(maps.Keys(urls)) {
+		if urls[name] != "off" {
+			eps = append(eps, name+"="+urls[name])
+		}
+	}
+	return strings.Join(eps, " ")
 }

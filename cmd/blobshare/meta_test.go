@@ -28,11 +28,11 @@ func TestMetaOnOtherCommands(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"mount", "--meta", "postgres://u@h/d", t.TempDir()}, "mount: --meta postgres: only the Queue and Table services"},
-		{[]string{"session", "--meta", "postgresql://u@h/d"}, "session: --meta postgres: only the Queue and Table services"},
+		{[]string{"mount", "--meta", "postgres://u@h/d", t.TempDir()}, "mount: --meta postgres: only the Queue, Table and Blob services"},
+		{[]string{"session", "--meta", "postgresql://u@h/d"}, "session: --meta postgres: only the Queue, Table and Blob services"},
 		{[]string{"status", "--meta", "postgres://u:secret@/d?host=/nonexistent-blobshare-socket-dir"}, "status: --meta postgres://u:xxxxx@/d?host=/nonexistent-blobshare-socket-dir: connect to"},
 		{[]string{"status", "--meta", "mysql://u:pw@h/d"}, "status: --meta mysql://u:xxxxx@h/d: want postgres://"},
-		{[]string{"serve", "--meta", "postgres://u@h/d", "--smb", "off"}, "--meta postgres: only the Queue and Table services keep their metadata in PostgreSQL so far; FileREST (--addr), Blob (--blob-addr)"},
+		{[]string{"serve", "--meta", "postgres://u@h/d", "--smb", "off"}, "--meta postgres: only the Queue, Table and Blob services keep their metadata in PostgreSQL so far; FileREST (--addr)"},
 	} {
 		err := Main(append([]string{"blobshare"}, tc.args...))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), "secret") {

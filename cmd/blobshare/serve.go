@@ -107,7 +107,14 @@ func runServe(c *cli.Context) error {
 		return err
 	}
 	started := time.Now() // before the directory opens: everything staged earlier is an orphan
-	dd, err := openDataDir(ctx, dataDirOptions{Path: dataFlag(c), BlobBackend: c.String("blob-backend"), Logger: logger, Create: true})
+	backend, err := serveBlobBackend(ctx, c, m)
+	if err != nil {
+		if restLn != nil {
+			restLn.Close()
+		}
+		return err
+	}
+	dd, err := openDataDir(ctx, dataDirOptions{Path: dataFlag(c), BlobBackend: backend, Logger: logger, Create: true})
 	if err != nil {
 		if restLn != nil {
 			restLn.Close()
@@ -122,6 +129,26 @@ func runServe(c *cli.Context) error {
 			logger.Error("closing data directory", "err", err)
 		}
 	}()
+
+	// On a shared --meta the process is a node of the registry before
+	// its endpoints start: its id owns the Blob service's claims and
+	// commit intents (Recover runs at the endpoint's start). Unregistered
+	// after the endpoints have stopped (deferred before them).
+	bm := blobMeta{dataPath: dd.Path, owner: dd.Table, m: m}
+	if m.postgres != "" {
+		node, unregister, err := registerNode(ctx, m, logger)
+		if err != nil {
+			if restLn != nil {
+				restLn.Close()
+			}
+			return err
+		}
+		defer unregister()
+		bm.node = node
+		// Other nodes write the content store too: the garbage
+		// collection never takes this process's start as a safe age.
+		dd.SharedContent = true
+	}
 
 	// Endpoints start one by one; if one cannot, those started already
 	// stop again, the last first.
@@ -140,7 +167,7 @@ func runServe(c *cli.Context) error {
 		return fail(err)
 	}
 	eps = append(eps, queueEP.bound()...)
-	blobEP, blobSvc, err := startBlob(ctx, c, dd.Path, dd.Table, dd.Store, blobs, logger)
+	blobEP, blobSvc, err := startBlob(ctx, c, bm, dd.Store, blobs, logger)
 	if err != nil {
 		return fail(err)
 	}
@@ -150,12 +177,11 @@ func runServe(c *cli.Context) error {
 		return fail(err)
 	}
 	eps = append(eps, tableEP.bound()...)
-	if m.postgres != "" {
-		unregister, err := registerNode(ctx, m, logger, map[string]string{"queue": queueEP.url, "table": tableEP.url})
-		if err != nil {
+	if bm.node != nil {
+		eps := nodeEndpoints(map[string]string{"queue": queueEP.url, "table": tableEP.url, "blob": blobEP.url})
+		if err := bm.node.SetEndpoints(ctx, eps); err != nil {
 			return fail(err)
 		}
-		defer unregister() // after the endpoints have stopped
 	}
 
 	// Recovery of blob data a crash left behind, then periodic
@@ -164,7 +190,7 @@ func runServe(c *cli.Context) error {
 	gcDone := make(chan struct{})
 	go func() {
 		defer close(gcDone)
-		dd.collectGarbageEvery(gcCtx, gcInterval, started, blobStagedBlocks(dd.Path, dd.Table, blobSvc), logger)
+		dd.collectGarbageEvery(gcCtx, gcInterval, started, blobStagedBlocks(bm, blobSvc), logger)
 	}()
 	defer func() { stopGC(); <-gcDone }()
 

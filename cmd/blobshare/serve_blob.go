@@ -4,19 +4,60 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/blobshare/blobshare/blob"
 	"github.com/blobshare/blobshare/blobstore"
 	"github.com/blobshare/blobshare/blobsvc"
+	"github.com/blobshare/blobshare/blobsvc/pgstore"
 	"github.com/blobshare/blobshare/blobsvc/sqlstore"
+	"github.com/blobshare/blobshare/internal/pgdb"
 	"github.com/blobshare/blobshare/locks"
 )
+
+// blobMeta is where the Blob service's metadata lives: dataPath/blob.db,
+// its claims and intents owned by owner (this process's lock-table
+// session), or, with a postgres --meta, the database's blob tables, owned
+// by node (this process in the node registry).
+type blobMeta struct {
+	dataPath string
+	owner    *locks.Table
+	m        meta
+	node     *pgdb.Node // with a postgres --meta only
+}
+
+// blobStore is a Blob metadata store with its Close.
+type blobStore interface {
+	blobsvc.Store
+	io.Closer
+}
+
+// open opens the metadata store, with the clock the service decides by:
+// on PostgreSQL the database's (pgstore.Store.Now), so nodes with skewed
+// clocks agree on lease expiry and break periods; else the local one.
+func (b blobMeta) open(ctx context.Context) (blobStore, func() time.Time, error) {
+	if b.m.postgres != "" {
+		st, err := pgstore.Open(ctx, b.m.postgres, pgstore.Options{Owners: b.node})
+		if err != nil {
+			return nil, nil, fmt.Errorf("--meta %s: %w", redactURL(b.m.postgres), err)
+		}
+		return st, st.Now, nil
+	}
+	st, err := sqlstore.Open(ctx, filepath.Join(b.dataPath, sqlstore.FileName))
+	if err != nil {
+		return nil, nil, err
+	}
+	st.UseOwners(sqlstore.TableOwners(b.owner))
+	return st, time.Now, nil
+}
 
 // blobAddrFlag is serve's --blob-addr (cli-contract.md).
 func blobAddrFlag() cli.Flag {
@@ -24,31 +65,56 @@ func blobAddrFlag() cli.Flag {
 		Usage: "Blob service listen address, path-style http://ADDR/ACCOUNT/CONTAINER/BLOB (off disables it)"}
 }
 
-// startBlob listens on --blob-addr and serves the Blob service over
-// dataPath/blob.db (metadata) and content (the data directory's blob
-// store, --blob-backend), and returns the service too; addr "off" gives an
+// serveBlobBackend is the content store serve opens: --blob-backend, or,
+// with a postgres --meta and the Blob endpoint on, the one the database's
+// Blob metadata was set up with (pgstore.ContentStore: recorded by the
+// first node, its default file://DATA/blobs if it named none; a node
+// naming another is refused with one line).
+func serveBlobBackend(ctx context.Context, c *cli.Context, m meta) (string, error) {
+	backend := c.String("blob-backend")
+	if m.postgres == "" || c.String("blob-addr") == "off" {
+		return backend, nil
+	}
+	data, err := filepath.Abs(dataFlag(c))
+	if err != nil {
+		return "", fmt.Errorf("--data %s: %w", dataFlag(c), err)
+	}
+	fallback := (&url.URL{Scheme: "file", Path: filepath.Join(data, "blobs")}).String()
+	resolved, err := pgstore.ContentStore(ctx, m.postgres, backend, fallback)
+	if errors.Is(err, pgstore.ErrContentMismatch) {
+		return "", fmt.Errorf("--blob-backend %w of --meta %s", err, redactURL(m.postgres))
+	}
+	if err != nil {
+		return "", fmt.Errorf("--meta %s: %w", redactURL(m.postgres), err)
+	}
+	return resolved, nil
+}
+
+// startBlob listens on --blob-addr and serves the Blob service over bm
+// (metadata: dataPath/blob.db, or the PostgreSQL database of --meta) and
+// content (the data directory's blob store, --blob-backend: nodes on one
+// --meta share it), and returns the service too; addr "off" gives an
 // endpoint that serves nothing and no service. The metadata store's
-// per-blob claims and commit intents belong to owner, this process's
-// lock-table session, so other serve processes on the same --data serve
-// Blob beside this one (blobsvc/doc.go, "Several processes on one
-// metadata database").
-func startBlob(ctx context.Context, c *cli.Context, dataPath string, owner *locks.Table, content blobstore.Store, link *blobSourceLink, logger *slog.Logger) (*httpEndpoint, *blobsvc.Service, error) {
+// per-blob claims and commit intents belong to this process's owner
+// session, so other serve processes on the same --data, or nodes on the
+// same --meta, serve Blob beside this one (blobsvc/doc.go, "Several
+// processes on one metadata database").
+func startBlob(ctx context.Context, c *cli.Context, bm blobMeta, content blobstore.Store, link *blobSourceLink, logger *slog.Logger) (*httpEndpoint, *blobsvc.Service, error) {
 	addr := c.String("blob-addr")
 	if addr == "off" {
 		return offEndpoint("blob"), nil, nil
 	}
-	store, err := sqlstore.Open(ctx, filepath.Join(dataPath, sqlstore.FileName))
+	store, now, err := bm.open(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	store.UseOwners(sqlstore.TableOwners(owner))
 	ln, err := listenHTTP(c, "blob-addr")
 	if err != nil {
 		store.Close()
 		return nil, nil, err
 	}
 	// The endpoint closes the store once the last request is done.
-	svc := blobsvc.New(store, content, nil)
+	svc := blobsvc.New(store, content, now)
 	if h := commitPauseHook(os.Getenv(commitPauseEnv), logger); h != nil {
 		svc.SetCommitHook(h)
 	}
@@ -121,24 +187,27 @@ func commitPauseHook(v string, logger *slog.Logger) blobsvc.CommitHook {
 // blobStagedBlocks is what the blob store's garbage collection keeps for
 // the Blob service: its uncommitted blocks, which Put Block List may
 // commit after any restart. They come from the running service, or, with
-// the endpoint off, from the directory's blob.db if it has one, through
-// a store of owner's session: it takes blobs' claims, and must neither
-// take a live serve's nor count its own claims as another's.
-func blobStagedBlocks(dataPath string, owner *locks.Table, svc *blobsvc.Service) stagedKeeper {
+// the endpoint off, from bm's store (the directory's blob.db if it has
+// one; the database of a postgres --meta, whose other nodes stage blocks
+// in the content store this one collects), through a store of this
+// process's owner session: it takes blobs' claims, and must neither take
+// a live serve's nor count its own claims as another's.
+func blobStagedBlocks(bm blobMeta, svc *blobsvc.Service) stagedKeeper {
 	if svc != nil {
 		return svc.KeptStagedBlocks
 	}
 	return func(ctx context.Context) (map[string]bool, error) {
-		p := filepath.Join(dataPath, sqlstore.FileName)
-		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
-			return nil, nil
+		if bm.m.postgres == "" {
+			p := filepath.Join(bm.dataPath, sqlstore.FileName)
+			if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+				return nil, nil
+			}
 		}
-		store, err := sqlstore.Open(ctx, p)
+		store, now, err := bm.open(ctx)
 		if err != nil {
 			return nil, err
 		}
 		defer store.Close()
-		store.UseOwners(sqlstore.TableOwners(owner))
-		return blobsvc.New(store, nil, nil).KeptStagedBlocks(ctx)
+		return blobsvc.New(store, nil, now).KeptStagedBlocks(ctx)
 	}
 }

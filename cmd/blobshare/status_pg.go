@@ -36,7 +36,7 @@ type nodeReport struct {
 
 // notSharedYet is status's line on a shared --meta about what it cannot
 // list there yet.
-const notSharedYet = "Handles and leases: the namespace and the lock table are not on PostgreSQL yet (only the Queue and Table services are)."
+const notSharedYet = "Handles and leases: the namespace and the lock table are not on PostgreSQL yet (only the Queue, Table and Blob services are)."
 
 // runStatusPostgres is status on a shared --meta: the nodes registered on
 // it. Handles and leases live in each node's --data for now, so there are

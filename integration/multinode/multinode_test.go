@@ -132,12 +132,24 @@ func connString(key, endpoint string) string {
 }
 
 // TestServeRefusesWhatIsNotSharedYet: with a postgres --meta, the
-// endpoints whose metadata is still in --data are refused with one line.
+// endpoints whose metadata is still in --data (FileREST, SMB, the mount:
+// the namespace and the lock table) are refused with one line naming
+// them; Blob, Queue and Table are not.
 func TestServeRefusesWhatIsNotSharedYet(t *testing.T) {
 	meta := metaURL(t, pg.Schema(t))
-	_, err := servetest.Start(bin, t.TempDir(), "--meta", meta, "--smb", "off", "--blob-addr", "off")
-	if err == nil || !strings.Contains(err.Error(), "--meta postgres: only the Queue and Table services keep their metadata in PostgreSQL so far; FileREST (--addr)") {
-		t.Fatalf("serve --meta with FileREST on: %v", err)
+	const refused = "--meta postgres: only the Queue, Table and Blob services keep their metadata in PostgreSQL so far; "
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--smb", "off"}, refused + "FileREST (--addr) still"},
+		{[]string{"--addr", "off"}, refused + "SMB (--smb) still"},
+		{[]string{"--addr", "off", "--smb", "off", "--mount", t.TempDir()}, refused + "the mount (--mount) still"},
+	} {
+		_, err := servetest.Start(bin, t.TempDir(), append([]string{"--meta", meta}, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("serve --meta %v: %v, want %q", tc.args, err, tc.want)
+		}
 	}
 }
 

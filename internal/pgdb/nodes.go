@@ -124,6 +124,9 @@ func (n *Node) register(ctx context.Context) error {
 	_, _ = rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
 	key := nodeLockKey(n.schema, id)
+	n.mu.Lock()
+	info := n.info
+	n.mu.Unlock()
 	if err := n.connectLock(ctx); err != nil {
 		return fmt.Errorf("register node: %w", err)
 	}
@@ -134,7 +137,7 @@ func (n *Node) register(ctx context.Context) error {
 	_, err := n.lock.Exec(ctx, `WITH gone AS (DELETE FROM meta_nodes WHERE expires < now() - $7 * interval '1 millisecond')
 		INSERT INTO meta_nodes(id, host, pid, program, endpoints, started, heartbeat, expires, lock_key)
 		VALUES ($1, $2, $3, $4, $5, now(), now(), now() + $6 * interval '1 millisecond', $8)`,
-		id, n.info.Host, n.info.PID, n.info.Program, n.info.Endpoints, n.o.Expiry.Milliseconds(), nodeForget.Milliseconds(), key)
+		id, info.Host, info.PID, info.Program, info.Endpoints, n.o.Expiry.Milliseconds(), nodeForget.Milliseconds(), key)
 	if err != nil {
 		n.dropLock()
 		return fmt.Errorf("register node: %w", Classify(err))
@@ -142,6 +145,21 @@ func (n *Node) register(ctx context.Context) error {
 	n.mu.Lock()
 	n.id = id
 	n.mu.Unlock()
+	return nil
+}
+
+// SetEndpoints records where the node serves (NodeInfo.Endpoints), for a
+// node registered before its endpoints listened: its claims need an
+// owner before the endpoints start (a Blob endpoint recovers dead
+// owners' commits first). A registration under a new id keeps them.
+func (n *Node) SetEndpoints(ctx context.Context, endpoints string) error {
+	n.mu.Lock()
+	n.info.Endpoints = endpoints
+	id := n.id
+	n.mu.Unlock()
+	if _, err := n.pool.Exec(ctx, `UPDATE meta_nodes SET endpoints = $1 WHERE id = $2`, endpoints, id); err != nil {
+		return fmt.Errorf("node %s: record endpoints: %w", id, Classify(err))
+	}
 	return nil
 }
 
