@@ -15,6 +15,8 @@ import (
 	"github.com/blobshare/blobshare/blobsvc"
 	"github.com/blobshare/blobshare/blobsvc/sqlstore"
 	"github.com/blobshare/blobshare/locks"
+
+	"github.com/blobshare/blobshare/meta"
 )
 
 // process is one Service on the shared directory dir as a process of its
@@ -220,8 +222,8 @@ func TestDeadCommitResolved(t *testing.T) {
 		t.Fatal(err)
 	}
 	close(release)
-	if err := <-done; !errors.Is(err, blobsvc.ErrClaimLost) {
-		t.Fatalf("the dead process's row write: %v, want ErrClaimLost", err)
+	if err := <-done; !errors.Is(err, blobsvc.ErrClaimLost) || !errors.Is(err, meta.ErrUnavailable) {
+		t.Fatalf("the dead process's row write: %v, want ErrClaimLost, which front ends answer as meta.ErrUnavailable (503)", err)
 	}
 	if cur, data := readAll(t, b.svc, "f"); data != "new content" || cur.Metadata["k"] != "b" {
 		t.Fatalf("after the fenced write: %q %v", data, cur.Metadata)

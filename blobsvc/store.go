@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/blobshare/blobshare/acl"
+	"github.com/blobshare/blobshare/meta"
 )
 
 // Store keeps the Blob service's metadata: containers, blobs (their
@@ -356,8 +357,18 @@ var ErrClaimHeld = errors.New("blob claim held by a live owner")
 
 // ErrClaimLost: a write under a claim that another process has since
 // taken over (this process's owner session was judged dead): nothing was
-// written.
-var ErrClaimLost = errors.New("blob claim taken over: this process no longer writes the blob")
+// written. It is the server's condition, not the request's: errors.Is
+// reports it as meta.ErrUnavailable too, so the front end answers 503
+// ServerBusy (which clients retry), as for a database outage.
+var ErrClaimLost error = claimLostError{}
+
+type claimLostError struct{}
+
+func (claimLostError) Error() string {
+	return "blob claim taken over: this process no longer writes the blob"
+}
+
+func (claimLostError) Is(target error) bool { return target == meta.ErrUnavailable }
 
 // ClaimHeldError is ClaimBlob's answer while a live owner holds the claim.
 type ClaimHeldError struct {
