@@ -264,6 +264,9 @@ func RemoveFile(ctx context.Context, tx *locks.Conn, file locks.FileID) error {
 	if err := recordRemoval(ctx, tx, FileID(parent), name, kind); err != nil {
 		return fmt.Errorf("remove file %d: %w", file, err)
 	}
+	if err := breakParentConn(ctx, tx, FileID(parent)); err != nil { // dirlease.go
+		return fmt.Errorf("remove file %d: %w", file, err)
+	}
 	// A directory removed through the mount while it held unlinked-but-open
 	// files lingers, unlinked, until its last such child goes.
 	for p := parent; parentUnlinked && p != 0; {

@@ -155,6 +155,9 @@ func (c *conn) grantCache(ctx context.Context, o *open, ask cacheAsk, overwrite,
 	if t == nil || o.h == nil {
 		return false, ntstatus.Success
 	}
+	if o.isDir && !c.dirLeasing() {
+		ask.lease = nil // no directory leases before SMB 3 (dirlease.go)
+	}
 	if !ask.any() {
 		if any, err := t.AnyCachingPeek(ctx); err != nil || !any {
 			return false, ntstatus.Success
@@ -183,7 +186,7 @@ func (c *conn) grantCache(ctx context.Context, o *open, ask cacheAsk, overwrite,
 // setCache keeps what the grant gave o for its response.
 func (o *open) setCache(r locks.CacheResult, ask cacheAsk) {
 	o.oplock = r.GrantOplock
-	if ask.lease != nil && !o.isDir {
+	if ask.lease != nil {
 		o.oplock = locks.OplockLease
 		l := locks.LeaseInfoSMB{LeaseIdentity: ask.lease.id, State: r.Grant, Version: ask.lease.version, Epoch: ask.lease.epoch}
 		if r.Lease != nil {

@@ -1,0 +1,47 @@
+package smb
+
+// Directory leases (SMB 3.x; MS-SMB2 3.3.5.9.11): announced with
+// SMB2_GLOBAL_CAP_DIRECTORY_LEASING on 3.x dialects, granted Read and
+// Handle caching at most (package locks, dirlease.go), and broken to none
+// by a change of the directory's entries from any protocol except a
+// change made through an open whose v2 lease names the directory's lease
+// as its parent (SMB2_LEASE_FLAG_PARENT_LEASE_KEY_SET): that open's
+// operations carry its parent lease in their context
+// (locks.WithParentLease), which the namespace's transaction reads when
+// it records the break. See "Directory leases" in doc.go.
+
+import (
+	"context"
+
+	"github.com/blobshare/blobshare/locks"
+)
+
+// capDirectoryLeasing is SMB2_GLOBAL_CAP_DIRECTORY_LEASING (MS-SMB2 2.2.4).
+const capDirectoryLeasing = 0x20
+
+// dirLeasing reports whether directories get leases on dialect: only on
+// SMB 3.x, where the capability is announced (MS-SMB2 3.3.5.4), and only
+// with caching on.
+func (c *conn) dirLeasing() bool {
+	return c.srv.cfg.Caching != nil && c.dialect >= dialect300
+}
+
+// parentCtx is ctx carrying the parent lease of a CREATE's v2 lease
+// request, for the changes the CREATE makes (a file created in the
+// directory its client caches).
+func (l *leaseRequest) parentCtx(ctx context.Context) context.Context {
+	if l == nil || l.parent == nil || l.version != 2 {
+		return ctx
+	}
+	return locks.WithParentLease(ctx, locks.LeaseIdentity{Client: l.id.Client, Key: *l.parent})
+}
+
+// parentCtx is ctx carrying the parent lease of o's lease, for the
+// changes made through o (a rename, a set of attributes or times, a
+// write, a delete on close).
+func (o *open) parentCtx(ctx context.Context) context.Context {
+	if o == nil || o.lease == nil || !o.lease.HasParent {
+		return ctx
+	}
+	return locks.WithParentLease(ctx, locks.LeaseIdentity{Client: o.lease.Client, Key: o.lease.Parent})
+}

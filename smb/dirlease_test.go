@@ -1,0 +1,138 @@
+package smb
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/blobshare/blobshare/locks"
+	"github.com/blobshare/blobshare/ntstatus"
+)
+
+// dirLeaseCtx is a v2 lease context with a parent lease key (parent 0:
+// none).
+func dirLeaseCtx(key byte, state locks.CacheState, epoch uint16, parent byte) []byte {
+	out := leaseCtx(key, state, true, epoch)
+	if parent != 0 {
+		le.PutUint32(out[24+20:], leaseFlagParentKeySet)
+		out[24+32] = parent
+	}
+	return out
+}
+
+// createDir sends a CREATE of directory name (FILE_DIRECTORY_FILE) with
+// the given contexts and returns what it answered.
+func (c *rawClient) createDir(name string, oplock byte, disp uint32, contexts []byte) createResp {
+	c.t.Helper()
+	body := createReq(name, oplock, 0x00120089, shareAll, disp, contexts)
+	le.PutUint32(body[40:], optDirectoryFile)
+	id := c.send(cmdCreate, body)
+	st, b := c.final(id)
+	return parseCreateResp(c.t, st, b)
+}
+
+// dirBreak reads a lease break notification and checks it: key, from →
+// to, ack required, epoch.
+func (c *rawClient) dirBreak(key byte, from, to locks.CacheState, ack bool, epoch uint16) {
+	c.t.Helper()
+	note := c.breakNote()
+	gotAck := le.Uint32(note[4:])&leaseBreakAckRequired != 0
+	if le.Uint16(note) != 44 || note[8] != key || locks.CacheState(le.Uint32(note[24:])) != from ||
+		locks.CacheState(le.Uint32(note[28:])) != to || gotAck != ack || le.Uint16(note[2:]) != epoch {
+		c.t.Fatalf("lease break %x, want key %#x %v → %v ack %v epoch %d", note, key, from, to, ack, epoch)
+	}
+}
+
+// TestDirectoryLease: SMB 3 announces directory leasing; a directory
+// asked RWH gets RH (never Write) and SMB 2.1 gets no directory lease.
+// Client A holds RH on directory d, and then:
+//   - A's own CREATE in d whose lease names d's lease as its parent breaks
+//     nothing (a client never breaks the directory it caches);
+//   - client B's CREATE of a file in d completes at once (a directory's
+//     Read caching is revoked without waiting, MS-SMB2 3.3.1.4) and A gets
+//     a break RH → none, ack required, epoch one more;
+//   - a REST Create File in d, and a REST Delete File in d, break A's
+//     lease the same way (each after A asked for RH again);
+//   - B's open of d that conflicts with A's open breaks Handle caching
+//     (RH → R) and waits for A's acknowledgment, then meets A's open as
+//     the sharing violation it is.
+func TestDirectoryLease(t *testing.T) {
+	ctx := context.Background()
+	addr, fileClient := restCaching(t, 10*time.Second, 2*time.Second)
+
+	old := leaseClient(t, addr, 9, dialect210)
+	if old.serverCaps&capDirectoryLeasing != 0 {
+		t.Fatal("SMB 2.1 NEGOTIATE announces directory leasing")
+	}
+	if r := old.createDir("d21", oplockLease, dispOpenIf, leaseCtx(0x21, locks.CacheRWH, false, 0)); r.st != ntstatus.Success || r.leased || r.oplock != 0 {
+		t.Fatalf("SMB 2.1 directory with a lease request: %+v, want no lease", r)
+	}
+
+	a, b := leaseClient(t, addr, 1, dialect300), leaseClient(t, addr, 2, dialect300)
+	if a.serverCaps&capDirectoryLeasing == 0 {
+		t.Fatal("SMB 3.0 NEGOTIATE does not announce directory leasing")
+	}
+	epoch := uint16(5)
+	grant := func(disp uint32) {
+		t.Helper()
+		r := a.createDir("d", oplockLease, disp, dirLeaseCtx(0xd, locks.CacheRWH, 5, 0))
+		epoch++
+		if r.st != ntstatus.Success || r.oplock != oplockLease || r.lease != locks.CacheRH || r.epoch != epoch {
+			t.Fatalf("directory lease: %+v, want RH epoch %d", r, epoch)
+		}
+	}
+	grant(dispOpenIf)
+
+	own := a.createCaching(`d\own.txt`, oplockLease, accRW, shareAll, dispOpenIf, dirLeaseCtx(0x1, locks.CacheRWH, 0, 0xd))
+	if own.st != ntstatus.Success || own.lease != locks.CacheRWH || own.flags&leaseFlagParentKeySet == 0 {
+		t.Fatalf("A's create in d: %+v, want RWH with the parent key", own)
+	}
+	a.noFrame(400 * time.Millisecond) // longer than the outbox poll
+
+	if r := b.createCaching(`d\b.txt`, 0, accRW, shareAll, dispOpenIf, nil); r.st != ntstatus.Success {
+		t.Fatalf("B's create in d: %v, want success without waiting", r.st)
+	} else {
+		a.dirBreak(0xd, locks.CacheRH, locks.CacheNone, true, epoch+1)
+		epoch++
+		if st, body := a.call(cmdOplockBreak, leaseAck(0xd, locks.CacheNone)); st != ntstatus.Success || le.Uint32(body[24:]) != 0 {
+			t.Fatalf("ack: %v %x", st, body)
+		}
+		if st, _ := b.call(cmdClose, closeReq(r.id)); st != ntstatus.Success {
+			t.Fatalf("close: %v", st)
+		}
+	}
+
+	grant(dispOpen)
+	if _, err := fileClient("d/rest.txt").Create(ctx, 3, nil); err != nil {
+		t.Fatalf("REST Create File: %v", err)
+	}
+	a.dirBreak(0xd, locks.CacheRH, locks.CacheNone, true, epoch+1)
+	epoch++
+	if st, _ := a.call(cmdOplockBreak, leaseAck(0xd, locks.CacheNone)); st != ntstatus.Success {
+		t.Fatalf("ack: %v", st)
+	}
+
+	grant(dispOpen)
+	if _, err := fileClient("d/b.txt").Delete(ctx, nil); err != nil {
+		t.Fatalf("REST Delete File: %v", err)
+	}
+	a.dirBreak(0xd, locks.CacheRH, locks.CacheNone, true, epoch+1)
+	epoch++
+	if st, _ := a.call(cmdOplockBreak, leaseAck(0xd, locks.CacheNone)); st != ntstatus.Success {
+		t.Fatalf("ack: %v", st)
+	}
+
+	grant(dispOpen)
+	body := createReq("d", 0, 0x00120089, 0, dispOpen, nil) // share none
+	le.PutUint32(body[40:], optDirectoryFile)
+	idB := b.send(cmdCreate, body)
+	b.pending(idB)
+	a.dirBreak(0xd, locks.CacheRH, locks.CacheR, true, epoch+1)
+	b.noFrame(50 * time.Millisecond) // B waits for A
+	if st, _ := a.call(cmdOplockBreak, leaseAck(0xd, locks.CacheR)); st != ntstatus.Success {
+		t.Fatalf("ack: %v", st)
+	}
+	if st, _ := b.final(idB); st != ntstatus.SharingViolation {
+		t.Fatalf("B's conflicting open after the Handle break: %v, want STATUS_SHARING_VIOLATION", st)
+	}
+}
