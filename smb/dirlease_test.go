@@ -136,3 +136,53 @@ func TestDirectoryLease(t *testing.T) {
 		t.Fatalf("B's conflicting open after the Handle break: %v, want STATUS_SHARING_VIOLATION", st)
 	}
 }
+
+// TestRESTDeleteDirectoryBreaksHandle: REST Delete Directory of a
+// directory an SMB client holds with an RH lease breaks Handle caching
+// first (RH → R, ack required) and waits for the client: for it to close
+// the handle it only cached, or to acknowledge keeping it; then the
+// delete goes on (REST deletes never pend, locking.md §2.3).
+func TestRESTDeleteDirectoryBreaksHandle(t *testing.T) {
+	ctx := context.Background()
+	addr, root := restCachingRoot(t, 10*time.Second, 5*time.Second)
+	a := leaseClient(t, addr, 1, dialect300)
+	for _, keep := range []bool{false, true} {
+		name, key := "cached", byte(0xe)
+		if keep {
+			name, key = "kept", 0xf
+		}
+		r := a.createDir(name, oplockLease, dispOpenIf, dirLeaseCtx(key, locks.CacheRWH, 0, 0))
+		if r.st != ntstatus.Success || r.lease != locks.CacheRH {
+			t.Fatalf("%s: directory lease %+v, want RH", name, r)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := root.NewSubdirectoryClient(name).Delete(ctx, nil)
+			done <- err
+		}()
+		a.dirBreak(key, locks.CacheRH, locks.CacheR, true, 2)
+		select {
+		case err := <-done:
+			t.Fatalf("%s: Delete Directory answered %v before the client acknowledged", name, err)
+		default:
+		}
+		if keep {
+			if st, _ := a.call(cmdOplockBreak, leaseAck(key, locks.CacheR)); st != ntstatus.Success {
+				t.Fatalf("ack: %v", st)
+			}
+			// REST deletes never pend and a directory's open handle
+			// does not refuse one (locking.md §2.3): the delete goes
+			// on once the break is acknowledged.
+			if err := <-done; err != nil {
+				t.Fatalf("%s: Delete Directory after the acknowledgment: %v", name, err)
+			}
+			continue
+		}
+		if st, _ := a.call(cmdClose, closeReq(r.id)); st != ntstatus.Success {
+			t.Fatalf("close: %v", st)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("%s: Delete Directory after the client closed its cached handle: %v", name, err)
+		}
+	}
+}
