@@ -287,6 +287,15 @@
 // (locks.Table.AnyCachingPeek) it costs one read statement. A write
 // through the mount or session does not break Read caching yet.
 //
+// Directory leases (dirlease.go): every transaction that changes a
+// directory's entries — the same changes CHANGE_NOTIFY reports, from the
+// same places (update's changes, RemoveFile, removeTree) — breaks the
+// directory's Read-caching leases in that transaction
+// (locks.Tx.BreakDirCaching), not waiting, except the lease named by the
+// parent lease key the SMB server put in the context. Unlike notices it is
+// not gated by a hint: one indexed lookup of lk_smbleases per changed
+// directory.
+//
 // # Key locks
 //
 // A namespace decision that checks and then writes holds the key locks of
