@@ -38,6 +38,8 @@ type FileSystem struct {
 	notices   notices // wake-ups of this FileSystem's watchers (notify.go)
 	watchHint *hint   // rows in ns_watches, all processes (notify.go); nil: always ask
 
+	dirLeases dirLeaseHolds // directory leases granted, all processes (dirlease.go)
+
 	mu      sync.Mutex
 	files   map[FileID]*fileState // per-file state of this process (commit mutex, open handles)
 	subs    map[int]func(Change)
@@ -348,6 +350,7 @@ func newFileSystem(ctx context.Context, cfg Config) (*FileSystem, error) {
 	if err := fsys.dropDeadWatches(ctx); err != nil {
 		return nil, fmt.Errorf("fs: new: %w", err)
 	}
+	fsys.openDirLeaseHint() // dirlease.go
 	fsys.gcKick = make(chan struct{}, 1)
 	fsys.gcDone = make(chan struct{})
 	go fsys.collector(context.WithoutCancel(ctx))
@@ -461,6 +464,7 @@ func (fsys *FileSystem) close(ctx context.Context) error {
 	<-fsys.pollDone
 	fsys.hint.close()
 	fsys.watchHint.close()
+	fsys.dirLeases.hint.close()
 	fsys.collect(ctx)
 	return first
 }

@@ -9,8 +9,9 @@ import (
 )
 
 // leaseDir opens directory path as an SMB client would with a v2 lease
-// (client, key) asking RWH, and returns the lease's identity; the grant is
-// RH (a directory never gets Write caching).
+// (client, key) asking RWH, counted in the directory lease hint first as
+// the SMB server does, and returns the lease's identity; the grant is RH
+// (a directory never gets Write caching).
 func (e *env) leaseDir(path string, client, key byte) locks.LeaseIdentity {
 	e.t.Helper()
 	h, _, _, err := e.fs.OpenEntry(ctxBG, OpenEntryRequest{OpenPathRequest: OpenPathRequest{Path: path, Disposition: DispositionOpen,
@@ -18,7 +19,8 @@ func (e *env) leaseDir(path string, client, key byte) locks.LeaseIdentity {
 	if err != nil {
 		e.t.Fatalf("open directory %s: %v", path, err)
 	}
-	e.t.Cleanup(func() { _ = h.Close(ctxBG) })
+	e.t.Cleanup(func() { _ = h.Close(ctxBG); e.fs.ReleaseDirLease(h) })
+	e.fs.HoldDirLease(h) // as the SMB server does, before the grant
 	id := locks.LeaseIdentity{Client: [16]byte{client}, Key: locks.LeaseKey{key}}
 	r, err := e.table.DecideCacheUpdate(ctxBG, locks.CacheCall{File: h.File(), LeaseVersion: 2, Req: locks.CacheRequest{
 		Who: locks.RequesterSMB, Kind: locks.CacheOpOpen, Access: locks.AccessRead, Share: allShare, Directory: true,
@@ -162,7 +164,8 @@ func TestDirLeaseBreaks(t *testing.T) {
 
 // TestDirLeaseBreaksAcrossProcesses: a change made by another process on
 // the same data directory (the mount, `session`) breaks the lease held
-// by this one: the break is in this process's outbox.
+// by this one (the other process sees the shared hint): the break is in
+// this process's outbox.
 func TestDirLeaseBreaksAcrossProcesses(t *testing.T) {
 	dir := t.TempDir()
 	a, b := openEnv(t, dir), openEnv(t, dir)

@@ -817,7 +817,7 @@ func (q *q) removeTree(tx *locks.Tx, dir entry) error {
 	if err != nil {
 		return err
 	}
-	if err := q.ltx.BreakDirCaching(FileID(parent)); err != nil { // dirlease.go
+	if err := q.breakDir(FileID(parent)); err != nil { // dirlease.go
 		return err
 	}
 	return recordRemoval(q.ctx, q.tx, FileID(parent), name, kind)

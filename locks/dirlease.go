@@ -137,7 +137,7 @@ func (tx *Tx) BreakDirCaching(dir FileID) error {
 	if err := tx.holds(dir, "directory caching"); err != nil {
 		return err
 	}
-	n, err := BreakDirCachingConn(tx.ctx, tx.conn, dir, tx.t.opts.Now())
+	n, err := BreakDirCachingConn(tx.sctx, tx.conn, dir, tx.t.opts.Now())
 	if n > 0 {
 		tx.OnCommit(tx.t.cacheChanged)
 	}
@@ -150,6 +150,9 @@ func (tx *Tx) BreakDirCaching(dir FileID) error {
 // holders' processes find the breaks at their next look at the outbox
 // (the SMB server's poll) rather than at this commit.
 func BreakDirCachingConn(ctx context.Context, c *Conn, dir FileID, now time.Time) (int, error) {
+	// Statements inside a transaction never wait for a lock: without
+	// cancellation the driver spares a watcher goroutine per statement.
+	ctx = context.WithoutCancel(ctx)
 	rows, err := c.QueryContext(ctx, `SELECT client, lkey, owner, state, breaking, epoch, version FROM lk_smbleases l
 		WHERE file = ? AND state & 1 != 0
 		AND EXISTS (SELECT 1 FROM lk_opcache o JOIN lk_handles h ON h.file = o.file AND h.id = o.handle

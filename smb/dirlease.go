@@ -13,6 +13,7 @@ package smb
 import (
 	"context"
 
+	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/locks"
 )
 
@@ -44,4 +45,26 @@ func (o *open) parentCtx(ctx context.Context) context.Context {
 		return ctx
 	}
 	return locks.WithParentLease(ctx, locks.LeaseIdentity{Client: o.lease.Client, Key: o.lease.Parent})
+}
+
+// dirLeaseHint is the FileSystem's count of directory leases that may
+// exist (fs.FileSystem has it): changes look for directory leases to
+// break only while it is not zero.
+type dirLeaseHint interface {
+	HoldDirLease(h *fs.Handle)
+	ReleaseDirLease(h *fs.Handle)
+}
+
+// holdDirLease counts o's directory lease before its grant's transaction.
+func (s *Server) holdDirLease(o *open) {
+	if d, ok := s.cfg.FS.(dirLeaseHint); ok && o.h != nil {
+		d.HoldDirLease(o.h)
+	}
+}
+
+// releaseDirLease undoes holdDirLease once o's caching is gone.
+func (s *Server) releaseDirLease(o *open) {
+	if d, ok := s.cfg.FS.(dirLeaseHint); ok && o.h != nil && o.isDir {
+		d.ReleaseDirLease(o.h)
+	}
 }

@@ -158,6 +158,9 @@ func (c *conn) grantCache(ctx context.Context, o *open, ask cacheAsk, overwrite,
 	if o.isDir && !c.dirLeasing() {
 		ask.lease = nil // no directory leases before SMB 3 (dirlease.go)
 	}
+	if o.isDir && ask.lease != nil {
+		c.srv.holdDirLease(o) // before the grant's transaction (dirlease.go)
+	}
 	if !ask.any() {
 		if any, err := t.AnyCachingPeek(ctx); err != nil || !any {
 			return false, ntstatus.Success
@@ -433,6 +436,7 @@ func (c *conn) oplockBreak(ctx context.Context, req *request) (ntstatus.Status, 
 // dropCache forgets a closing open's caching in the lock table, so that
 // waiters decide again at once.
 func (s *Server) dropCache(ctx context.Context, o *open) {
+	defer s.releaseDirLease(o) // after the lease is gone (dirlease.go)
 	if s.cfg.Caching == nil || o.h == nil || (o.oplock == locks.OplockNone && o.lease == nil) {
 		return
 	}
