@@ -292,9 +292,12 @@
 // same places (update's changes, RemoveFile, removeTree) — breaks the
 // directory's Read-caching leases in that transaction
 // (locks.Tx.BreakDirCaching), not waiting, except the lease named by the
-// parent lease key the SMB server put in the context. Unlike notices it is
-// not gated by a hint: one indexed lookup of lk_smbleases per changed
-// directory.
+// parent lease key the SMB server put in the context. Like notices it is
+// gated by a hint shared by the processes (blobshare.dirleases: the
+// directory opens the SMB server may have granted a lease, counted
+// before the grant), so that without directory leases a change costs no
+// statement; RemoveFile, which has no FileSystem, always pays one indexed
+// lookup of lk_smbleases, as it pays anyWatch's.
 //
 // # Key locks
 //
