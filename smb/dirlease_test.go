@@ -186,3 +186,16 @@ func TestRESTDeleteDirectoryBreaksHandle(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectoryLeaseNeedsV2: on SMB 3 a directory's v1 lease context (32
+// bytes) is ignored, as on SMB 2.1: no lease, oplock level none.
+func TestDirectoryLeaseNeedsV2(t *testing.T) {
+	_, addr := cachingServer(t, 0)
+	a := leaseClient(t, addr, 1, dialect300)
+	if r := a.createDir("v1dir", oplockLease, dispOpenIf, leaseCtx(0x1, locks.CacheRWH, false, 0)); r.st != ntstatus.Success || r.leased || r.oplock != 0 {
+		t.Fatalf("v1 lease context on a directory: %+v, want no lease", r)
+	}
+	if r := a.createDir("v2dir", oplockLease, dispOpenIf, leaseCtx(0x2, locks.CacheRWH, true, 0)); r.st != ntstatus.Success || r.lease != locks.CacheRH {
+		t.Fatalf("v2 lease context on a directory: %+v, want RH", r)
+	}
+}

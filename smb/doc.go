@@ -196,8 +196,10 @@
 //
 // Directory leases (dirlease.go) on SMB 3.x only: NEGOTIATE announces
 // SMB2_GLOBAL_CAP_DIRECTORY_LEASING from 3.0 (with caching on); a
-// directory asked RWH is granted RH, never Write (package locks); on 2.1
-// a directory's lease context is ignored (oplock level none), as before.
+// directory asked RWH in a v2 context is granted RH, never Write (package
+// locks); on 2.1, or in a v1 context, a directory's lease request is
+// ignored (oplock level none), as before: directory leases are
+// SMB2_CREATE_RESPONSE_LEASE_V2's ("a lease for a file or a directory").
 // A change of a directory's entries from any protocol or process (a
 // child created, removed, renamed in or out, its attributes, times or
 // size changed) breaks its leases RH → none (acknowledgment required,

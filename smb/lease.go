@@ -155,8 +155,8 @@ func (c *conn) grantCache(ctx context.Context, o *open, ask cacheAsk, overwrite,
 	if t == nil || o.h == nil {
 		return false, ntstatus.Success
 	}
-	if o.isDir && !c.dirLeasing() {
-		ask.lease = nil // no directory leases before SMB 3 (dirlease.go)
+	if o.isDir && !c.dirLeasing(ask.lease) {
+		ask.lease = nil // no directory leases before SMB 3 and v2 (dirlease.go)
 	}
 	if o.isDir && ask.lease != nil {
 		c.srv.holdDirLease(o) // before the grant's transaction (dirlease.go)
