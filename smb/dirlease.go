@@ -20,13 +20,16 @@ import (
 // capDirectoryLeasing is SMB2_GLOBAL_CAP_DIRECTORY_LEASING (MS-SMB2 2.2.4).
 const capDirectoryLeasing = 0x20
 
-// dirLeasing reports whether a directory gets lease l: only on SMB 3.x,
-// where the capability is announced (MS-SMB2 3.3.5.4), with caching on,
-// and for a v2 context — "the server returned a lease for a file or a
-// directory" is SMB2_CREATE_RESPONSE_LEASE_V2's (2.2.14.2), and a 3.x
-// client asks for a directory's lease with it (3.2.4.3.8).
+// dirLeasing reports whether a directory gets lease l: only on SMB 3.x
+// when the capability was announced — with caching on, to a client whose
+// NEGOTIATE said it supports directory leasing, as smbd (4.21 and later)
+// does: python3-impacket 0.10, which does not, fails every CREATE against
+// a server announcing it — and for a v2 context: "the server returned a
+// lease for a file or a directory" is SMB2_CREATE_RESPONSE_LEASE_V2's
+// (MS-SMB2 2.2.14.2), and a 3.x client asks for a directory's lease with
+// it (3.2.4.3.8).
 func (c *conn) dirLeasing(l *leaseRequest) bool {
-	return c.srv.cfg.Caching != nil && c.dialect >= dialect300 && l != nil && l.version == 2
+	return c.serverCaps(c.dialect)&capDirectoryLeasing != 0 && l != nil && l.version == 2
 }
 
 // parentCtx is ctx carrying the parent lease of a CREATE's v2 lease

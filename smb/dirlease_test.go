@@ -20,6 +20,22 @@ func dirLeaseCtx(key byte, state locks.CacheState, epoch uint16, parent byte) []
 	return out
 }
 
+// dirLeaseClient is leaseClient for a client that supports directory
+// leasing (its NEGOTIATE says SMB2_GLOBAL_CAP_DIRECTORY_LEASING).
+func dirLeaseClient(t *testing.T, addr string, guid byte, dialect uint16) *rawClient {
+	t.Helper()
+	c := dialRaw(t, addr)
+	c.guid[0] = guid
+	c.negotiateWith(dialect, capDirectoryLeasing)
+	if st := c.login(testAccount, testKey); st != ntstatus.Success {
+		t.Fatalf("login: %v", st)
+	}
+	if st := c.treeConnect("data"); st != ntstatus.Success {
+		t.Fatalf("tree connect: %v", st)
+	}
+	return c
+}
+
 // createDir sends a CREATE of directory name (FILE_DIRECTORY_FILE) with
 // the given contexts and returns what it answered.
 func (c *rawClient) createDir(name string, oplock byte, disp uint32, contexts []byte) createResp {
@@ -43,8 +59,9 @@ func (c *rawClient) dirBreak(key byte, from, to locks.CacheState, ack bool, epoc
 	}
 }
 
-// TestDirectoryLease: SMB 3 announces directory leasing; a directory
-// asked RWH gets RH (never Write) and SMB 2.1 gets no directory lease.
+// TestDirectoryLease: SMB 3 announces directory leasing to a client that
+// supports it; a directory asked RWH gets RH (never Write); SMB 2.1, and
+// a client without the capability, get no directory lease.
 // Client A holds RH on directory d, and then:
 //   - A's own CREATE in d whose lease names d's lease as its parent breaks
 //     nothing (a client never breaks the directory it caches);
@@ -60,15 +77,25 @@ func TestDirectoryLease(t *testing.T) {
 	ctx := context.Background()
 	addr, fileClient := restCaching(t, 10*time.Second, 2*time.Second)
 
-	old := leaseClient(t, addr, 9, dialect210)
+	old := dirLeaseClient(t, addr, 9, dialect210)
 	if old.serverCaps&capDirectoryLeasing != 0 {
 		t.Fatal("SMB 2.1 NEGOTIATE announces directory leasing")
 	}
 	if r := old.createDir("d21", oplockLease, dispOpenIf, leaseCtx(0x21, locks.CacheRWH, false, 0)); r.st != ntstatus.Success || r.leased || r.oplock != 0 {
 		t.Fatalf("SMB 2.1 directory with a lease request: %+v, want no lease", r)
 	}
+	// A client that does not say it supports directory leasing is not
+	// told the server does, and gets none (python3-impacket 0.10 fails
+	// every CREATE against a server announcing it).
+	plain := leaseClient(t, addr, 8, dialect300)
+	if plain.serverCaps&capDirectoryLeasing != 0 {
+		t.Fatal("NEGOTIATE announces directory leasing to a client that does not support it")
+	}
+	if r := plain.createDir("d30", oplockLease, dispOpenIf, leaseCtx(0x30, locks.CacheRWH, true, 0)); r.st != ntstatus.Success || r.leased || r.oplock != 0 {
+		t.Fatalf("directory lease for a client without the capability: %+v, want none", r)
+	}
 
-	a, b := leaseClient(t, addr, 1, dialect300), leaseClient(t, addr, 2, dialect300)
+	a, b := dirLeaseClient(t, addr, 1, dialect300), leaseClient(t, addr, 2, dialect300)
 	if a.serverCaps&capDirectoryLeasing == 0 {
 		t.Fatal("SMB 3.0 NEGOTIATE does not announce directory leasing")
 	}
@@ -145,7 +172,7 @@ func TestDirectoryLease(t *testing.T) {
 func TestRESTDeleteDirectoryBreaksHandle(t *testing.T) {
 	ctx := context.Background()
 	addr, root := restCachingRoot(t, 10*time.Second, 5*time.Second)
-	a := leaseClient(t, addr, 1, dialect300)
+	a := dirLeaseClient(t, addr, 1, dialect300)
 	for _, keep := range []bool{false, true} {
 		name, key := "cached", byte(0xe)
 		if keep {
@@ -191,7 +218,7 @@ func TestRESTDeleteDirectoryBreaksHandle(t *testing.T) {
 // bytes) is ignored, as on SMB 2.1: no lease, oplock level none.
 func TestDirectoryLeaseNeedsV2(t *testing.T) {
 	_, addr := cachingServer(t, 0)
-	a := leaseClient(t, addr, 1, dialect300)
+	a := dirLeaseClient(t, addr, 1, dialect300)
 	if r := a.createDir("v1dir", oplockLease, dispOpenIf, leaseCtx(0x1, locks.CacheRWH, false, 0)); r.st != ntstatus.Success || r.leased || r.oplock != 0 {
 		t.Fatalf("v1 lease context on a directory: %+v, want no lease", r)
 	}

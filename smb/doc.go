@@ -195,7 +195,10 @@
 // stat-open rule for an access mask of 0 (smb2.oplock.statopen1).
 //
 // Directory leases (dirlease.go) on SMB 3.x only: NEGOTIATE announces
-// SMB2_GLOBAL_CAP_DIRECTORY_LEASING from 3.0 (with caching on); a
+// SMB2_GLOBAL_CAP_DIRECTORY_LEASING from 3.0 (with caching on) to a
+// client whose NEGOTIATE includes it, as smbd 4.21 does (python3-impacket
+// 0.10, which does not, fails every CREATE against a server that
+// announces it anyway: its create leaves the parent unset); a
 // directory asked RWH in a v2 context is granted RH, never Write (package
 // locks); on 2.1, or in a v1 context, a directory's lease request is
 // ignored (oplock level none), as before: directory leases are
