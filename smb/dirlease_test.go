@@ -226,3 +226,56 @@ func TestDirectoryLeaseNeedsV2(t *testing.T) {
 		t.Fatalf("v2 lease context on a directory: %+v, want RH", r)
 	}
 }
+
+// rename sends SET_INFO FileRenameInformation of open id to name.
+func (c *rawClient) rename(id fileID, name string) ntstatus.Status {
+	c.t.Helper()
+	n := utf16le(name)
+	info := make([]byte, 20, 20+len(n))
+	le.PutUint32(info[16:], uint32(len(n)))
+	info = append(info, n...)
+	b := make([]byte, 32, 32+len(info))
+	le.PutUint16(b, 33)
+	b[2], b[3] = infoFile, fileRenameInformation
+	le.PutUint32(b[4:], uint32(len(info)))
+	le.PutUint16(b[8:], headerSize+32)
+	id.put(b[16:])
+	st, _ := c.call(cmdSetInfo, append(b, info...))
+	return st
+}
+
+// TestDirectoryLeaseRename: a rename within a leased directory through an
+// open whose lease names the directory's lease as parent breaks nothing
+// (SET_INFO carries the parent lease to the namespace's transaction, as
+// does the CLOSE after it); the same rename by another client's open
+// breaks the lease RH → none.
+func TestDirectoryLeaseRename(t *testing.T) {
+	_, addr := cachingServer(t, 0)
+	a, b := dirLeaseClient(t, addr, 1, dialect300), leaseClient(t, addr, 2, dialect300)
+	r := a.createDir("r", oplockLease, dispOpenIf, dirLeaseCtx(0x7, locks.CacheRWH, 0, 0))
+	if r.st != ntstatus.Success || r.lease != locks.CacheRH {
+		t.Fatalf("directory lease: %+v", r)
+	}
+	const accRWD = accRW | 0x00010000 // and DELETE
+	f := a.createCaching(`r\a.txt`, oplockLease, accRWD, shareAll, dispOpenIf, dirLeaseCtx(0x1, locks.CacheRWH, 0, 0x7))
+	if f.st != ntstatus.Success {
+		t.Fatalf("A's create in r: %v", f.st)
+	}
+	if st := a.rename(f.id, `r\b.txt`); st != ntstatus.Success {
+		t.Fatalf("A's rename: %v", st)
+	}
+	if st, _ := a.call(cmdClose, closeReq(f.id)); st != ntstatus.Success {
+		t.Fatalf("close: %v", st)
+	}
+	a.noFrame(400 * time.Millisecond) // longer than the outbox poll
+
+	g := b.createCaching(`r\b.txt`, 0, accRWD, shareAll, dispOpen, nil)
+	if g.st != ntstatus.Success {
+		t.Fatalf("B's open: %v", g.st)
+	}
+	a.noFrame(100 * time.Millisecond) // an open changes nothing
+	if st := b.rename(g.id, `r\c.txt`); st != ntstatus.Success {
+		t.Fatalf("B's rename: %v", st)
+	}
+	a.dirBreak(0x7, locks.CacheRH, locks.CacheNone, true, 2)
+}
