@@ -279,3 +279,30 @@ func TestDirectoryLeaseRename(t *testing.T) {
 	}
 	a.dirBreak(0x7, locks.CacheRH, locks.CacheNone, true, 2)
 }
+
+// TestRESTDeleteNonEmptyDirectoryBreaksNothing: a Delete Directory that
+// cannot succeed (the directory has entries) answers DirectoryNotEmpty
+// without breaking the client's Handle caching.
+func TestRESTDeleteNonEmptyDirectoryBreaksNothing(t *testing.T) {
+	ctx := context.Background()
+	addr, root := restCachingRoot(t, 10*time.Second, 5*time.Second)
+	a := dirLeaseClient(t, addr, 1, dialect300)
+	if r := a.createDir("full", oplockLease, dispOpenIf, dirLeaseCtx(0x5, locks.CacheRWH, 0, 0)); r.st != ntstatus.Success || r.lease != locks.CacheRH {
+		t.Fatalf("directory lease %+v", r)
+	}
+	if _, err := root.NewSubdirectoryClient("full").NewFileClient("x.txt").Create(ctx, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	a.dirBreak(0x5, locks.CacheRH, locks.CacheNone, true, 2) // the create's
+	if st, _ := a.call(cmdOplockBreak, leaseAck(0x5, locks.CacheNone)); st != ntstatus.Success {
+		t.Fatalf("ack: %v", st)
+	}
+	if r := a.createDir("full", oplockLease, dispOpen, dirLeaseCtx(0x5, locks.CacheRWH, 0, 0)); r.lease != locks.CacheRH {
+		t.Fatalf("directory lease again %+v", r)
+	}
+	_, err := root.NewSubdirectoryClient("full").Delete(ctx, nil)
+	if code, ec := restCode(t, err); code != 409 || ec != "DirectoryNotEmpty" {
+		t.Fatalf("Delete Directory of a non-empty directory: %d %s, want 409 DirectoryNotEmpty", code, ec)
+	}
+	a.noFrame(400 * time.Millisecond)
+}
