@@ -67,10 +67,17 @@ func (s *Server) breakCaches(c *call, op locks.Op) error {
 	if err != nil || a.Kind.IsDir() {
 		return nil
 	}
-	cc := locks.CacheCall{File: a.ID, Req: locks.CacheRequest{Who: locks.RequesterREST, Kind: locks.CacheOpREST, REST: op}}
+	return s.waitBreaks(c, a.ID, op)
+}
+
+// waitBreaks decides op's breaks on file and waits for the blocking ones
+// (breakCaches, breakDirCaches).
+func (s *Server) waitBreaks(c *call, file locks.FileID, op locks.Op) error {
+	t, ctx := s.caching, c.r.Context()
+	cc := locks.CacheCall{File: file, Req: locks.CacheRequest{Who: locks.RequesterREST, Kind: locks.CacheOpREST, REST: op}}
 	wctx, cancel := context.WithTimeout(ctx, s.cacheWait(c))
 	defer cancel()
-	_, err = t.WaitCache(wctx, cc, 0)
+	_, err := t.WaitCache(wctx, cc, 0)
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		return errClientCacheFlushDelay()
 	}

@@ -105,6 +105,9 @@ func (s *Server) setDirectoryMetadata(w http.ResponseWriter, c *call) error {
 }
 
 func (s *Server) deleteDirectory(w http.ResponseWriter, c *call) error {
+	if err := s.breakDirCaches(c); err != nil { // dirlease.go
+		return err
+	}
 	if err := s.fs.DeleteDirectory(c.r.Context(), c.fsPath()); err != nil {
 		return err
 	}

@@ -39,6 +39,8 @@ type FileSystem struct {
 	notices   notices // wake-ups of this FileSystem's watchers (notify.go)
 	watchHint *hint   // rows in ns_watches, all processes (notify.go); nil: always ask
 
+	dirLeases dirLeaseHolds // directory leases granted, all processes (dirlease.go)
+
 	mu      sync.Mutex
 	files   map[FileID]*fileState // per-file state of this process (commit mutex, open handles)
 	subs    map[int]func(Change)
@@ -276,6 +278,9 @@ func RemoveFile(ctx context.Context, tx *locks.Conn, file locks.FileID) error {
 	if err := recordRemoval(ctx, tx, FileID(parent), name, kind); err != nil {
 		return fmt.Errorf("remove file %d: %w", file, err)
 	}
+	if err := breakParentConn(ctx, tx, FileID(parent)); err != nil { // dirlease.go
+		return fmt.Errorf("remove file %d: %w", file, err)
+	}
 	// A directory removed through the mount while it held unlinked-but-open
 	// files lingers, unlinked, until its last such child goes.
 	for p := parent; parentUnlinked && p != 0; {
@@ -357,6 +362,7 @@ func newFileSystem(ctx context.Context, cfg Config) (*FileSystem, error) {
 	if err := fsys.dropDeadWatches(ctx); err != nil {
 		return nil, fmt.Errorf("fs: new: %w", err)
 	}
+	fsys.openDirLeaseHint() // dirlease.go
 	fsys.gcKick = make(chan struct{}, 1)
 	fsys.gcDone = make(chan struct{})
 	go fsys.collector(context.WithoutCancel(ctx))
@@ -470,6 +476,7 @@ func (fsys *FileSystem) close(ctx context.Context) error {
 	<-fsys.pollDone
 	fsys.hint.close()
 	fsys.watchHint.close()
+	fsys.dirLeases.hint.close()
 	fsys.collect(ctx)
 	return first
 }

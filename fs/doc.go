@@ -288,6 +288,18 @@
 // (locks.Table.AnyCachingPeek) it costs one read statement. A write
 // through the mount or session does not break Read caching yet.
 //
+// Directory leases (dirlease.go): every transaction that changes a
+// directory's entries — the same changes CHANGE_NOTIFY reports, from the
+// same places (update's changes, RemoveFile, removeTree) — breaks the
+// directory's Read-caching leases in that transaction
+// (locks.Tx.BreakDirCaching), not waiting, except the lease named by the
+// parent lease key the SMB server put in the context. Like notices it is
+// gated by a hint shared by the processes (blobshare.dirleases: the
+// directory opens the SMB server may have granted a lease, counted
+// before the grant), so that without directory leases a change costs no
+// statement; RemoveFile, which has no FileSystem, always pays one indexed
+// lookup of lk_smbleases, as it pays anyWatch's.
+//
 // # Key locks
 //
 // A namespace decision that checks and then writes holds the key locks of

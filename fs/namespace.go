@@ -255,6 +255,9 @@ func (fsys *FileSystem) update(ctx context.Context, fn func(tx *locks.Tx, q *q) 
 				// RemoveFile, removeTree).
 				err = q.recordChanges(chs)
 			}
+			if err == nil {
+				err = q.breakParents(chs) // dirlease.go
+			}
 		}
 		return err
 	})
@@ -812,6 +815,9 @@ func (q *q) removeTree(tx *locks.Tx, dir entry) error {
 		return nil
 	}
 	if err != nil {
+		return err
+	}
+	if err := q.breakDir(FileID(parent)); err != nil { // dirlease.go
 		return err
 	}
 	return recordRemoval(q.ctx, q.tx, FileID(parent), name, kind)

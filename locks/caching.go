@@ -175,8 +175,8 @@ type CacheRequest struct {
 	// creating open is a stat open, whatever its access (smbtorture
 	// smb2.oplock.exclusive5, batch9).
 	Created bool
-	// Directory: the file is a directory (no caching is granted on one:
-	// blobshare offers no directory leases).
+	// Directory: the file is a directory (granted a lease of Read and
+	// Handle caching at most, never an oplock: dirlease.go).
 	Directory bool
 	// Lease is an SMB requester's lease (its own lease is never broken,
 	// MS-SMB2 3.3.1.4); nil without one.
@@ -363,14 +363,18 @@ func holderConflicts(h CacheHolder, a Access, s ShareMode) bool {
 }
 
 // grantCaching is what an SMB open gets once nothing is left to wait for
-// (MS-FSA 2.1.5.18): nothing for a stat open or a directory; a lease
+// (MS-FSA 2.1.5.18): nothing for a stat open; a directory's by
+// grantDirCaching (dirlease.go); a lease
 // keeps what its own lease already holds and adds what it asks for that
 // the other caches allow — Write only when no other cache or open is on
 // the file, Handle and Read beside other Read and Handle caches; an
 // exclusive or batch oplock only when no other open exists, else level II
 // when asked for any oplock and nobody else writes.
 func grantCaching(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) (CacheState, OplockLevel) {
-	if req.Directory || (!req.Access.HasData() && !req.Overwrite && !req.Created && req.Lease == nil) {
+	if req.Directory {
+		return grantDirCaching(holders, req, breaks) // dirlease.go
+	}
+	if !req.Access.HasData() && !req.Overwrite && !req.Created && req.Lease == nil {
 		// A stat open gets no oplock, but a lease request is granted
 		// as for any open (smbtorture smb2.lease.statopen); an
 		// attribute-only open that overwrites is no stat open

@@ -183,7 +183,10 @@ func mDecide(holders []CacheHolder, req CacheRequest) CacheDecision {
 // first the other caches allow and that holds the lease's own state; for
 // oplocks, batch, exclusive, level II in that order.
 func mGrant(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) (CacheState, OplockLevel) {
-	if req.Directory || (!anyOf(uses(req.Access)) && !req.Overwrite && !req.Created && req.Lease == nil) {
+	if req.Directory {
+		return mDirGrant(holders, req, breaks) // dirlease_test.go
+	}
+	if !anyOf(uses(req.Access)) && !req.Overwrite && !req.Created && req.Lease == nil {
 		return CacheNone, OplockNone
 	}
 	state := func(i int) CacheState {

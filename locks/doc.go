@@ -114,6 +114,32 @@
 // (MS-SMB2 3.3.5.22). AnyCaching is the cheap test callers use to skip
 // the decision when nothing anywhere is cached.
 //
+// # Directory leases
+//
+// dirlease.go. A directory's lease is stored and broken like a file's,
+// with its own two rules beside the file rules: the grant
+// (grantDirCaching, reached through DecideCaching with Directory: Read
+// and Handle caching at most, never Write, never an oplock — MS-FSA
+// 2.1.5.18) and the parent rule DecideDirChange (MS-SMB2 3.3.1.4: a child
+// added, deleted or renamed, or its timestamps, attributes or size
+// updated, revokes the directory's Read caching — "The object store is
+// not required to wait for acknowledgment"): every Read-caching lease of
+// the directory breaks to none (acknowledged when it held Handle), except
+// the lease whose key is the changing open's parent lease key of the same
+// client (MS-FSA 2.1.4.12.2 with PARENT_OBJECT), carried in the
+// transaction's context (WithParentLease). The namespace calls
+// Tx.BreakDirCaching (or BreakDirCachingConn from its Remove hook, which
+// has only the connection: those breaks reach an SMB server of this
+// process at its next outbox poll, not at commit) in the transaction
+// that changes the directory, so a change from any protocol and process
+// breaks it and nothing waits. Handle caching on a directory breaks by
+// the file rules (a conflicting open, a REST delete). A lease already
+// breaking (an outstanding Handle break to R) is not broken again by a
+// change: MS-SMB2 3.3.5.22.2 accepts only an acknowledgment within the
+// announced state, so the second break would need a queue of its own —
+// not done; such a lease keeps R until its next change after the
+// acknowledgment.
+//
 // # Durable opens
 //
 // durable.go (schema 5): an SMB durable open (MS-SMB2 3.3.5.9.6,

@@ -367,7 +367,7 @@ func lockSession(ctx context.Context, s *session) bool {
 // going async.
 func (c *conn) openEntry(ctx context.Context, req *request, args *createArgs, held *bool) (ntstatus.Status, []byte) {
 	granted, oreq := args.granted, args.oreq
-	h, a, action, err := c.srv.cfg.FS.OpenEntry(ctx, oreq)
+	h, a, action, err := c.srv.cfg.FS.OpenEntry(args.ask.lease.parentCtx(ctx), oreq)
 	if err != nil && args.desired&locks.MaskMaximumAllowed != 0 && errors.Is(err, locks.ErrReadOnly) {
 		// MAXIMUM_ALLOWED on a ReadOnly file grants everything but
 		// writing data (MS-FSA 2.1.5.1.2.1).

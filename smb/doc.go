@@ -191,8 +191,31 @@
 // an oplock none beside Handle caching; an open that meets a sharing
 // violation breaks only Handle caching, then sees the violation again.
 // Not yet: breaks by SET_INFO rename and delete disposition and by READ
-// of another open, waiting in LOCK, directory leases, smbtorture's
+// of another open, waiting in LOCK, smbtorture's
 // stat-open rule for an access mask of 0 (smb2.oplock.statopen1).
+//
+// Directory leases (dirlease.go) on SMB 3.x only: NEGOTIATE announces
+// SMB2_GLOBAL_CAP_DIRECTORY_LEASING from 3.0 (with caching on) to a
+// client whose NEGOTIATE includes it, as smbd 4.21 does (python3-impacket
+// 0.10, which does not, fails every CREATE against a server that
+// announces it anyway: its create leaves the parent unset); a
+// directory asked RWH in a v2 context is granted RH, never Write (package
+// locks); on 2.1, or in a v1 context, a directory's lease request is
+// ignored (oplock level none), as before: directory leases are
+// SMB2_CREATE_RESPONSE_LEASE_V2's ("a lease for a file or a directory").
+// A change of a directory's entries from any protocol or process (a
+// child created, removed, renamed in or out, its attributes, times or
+// size changed) breaks its leases RH → none (acknowledgment required,
+// epoch one more) without making the change wait (MS-SMB2 3.3.1.4) —
+// except a change made through an open whose v2 lease named the
+// directory's lease key as its ParentLeaseKey: CREATE, CLOSE, SET_INFO,
+// WRITE and FLUSH put that parent lease in their context for the
+// namespace's transaction. Handle caching on a directory breaks as on a
+// file: a conflicting open waits for it, and REST Delete Directory breaks
+// it and waits (rest/dirlease.go). smbtorture's directory lease tests
+// (smb2.lease.v2_request, v2_request_parent) are skipped by smbd 4.17,
+// which offers no directory leases; their expectations are Windows', and
+// blobshare passes them (testdata/smbtorture-dirlease-pass.txt).
 //
 // # Durable handles and replay
 //

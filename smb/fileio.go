@@ -150,6 +150,7 @@ func (c *conn) write(ctx context.Context, req *request) (ntstatus.Status, []byte
 	if o == nil {
 		return st, nil, nil
 	}
+	ctx = o.parentCtx(ctx) // dirlease.go
 	switch {
 	case o.isDir:
 		return ntstatus.InvalidDeviceRequest, nil, nil
@@ -190,6 +191,7 @@ func (c *conn) flush(ctx context.Context, req *request) (ntstatus.Status, []byte
 	if o == nil {
 		return st, nil, nil
 	}
+	ctx = o.parentCtx(ctx) // dirlease.go
 	if !o.isDir {
 		if o.access&(locks.MaskWriteData|locks.MaskAppendData) == 0 {
 			return ntstatus.AccessDenied, nil, nil

@@ -375,6 +375,7 @@ func (c *conn) setInfo(ctx context.Context, req *request) (ntstatus.Status, []by
 	if o == nil {
 		return st, nil, nil
 	}
+	ctx = o.parentCtx(ctx) // dirlease.go
 	ok := []byte{2, 0}
 	switch typ {
 	case infoFile:

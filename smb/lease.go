@@ -155,6 +155,12 @@ func (c *conn) grantCache(ctx context.Context, o *open, ask cacheAsk, overwrite,
 	if t == nil || o.h == nil {
 		return false, ntstatus.Success
 	}
+	if o.isDir && !c.dirLeasing(ask.lease) {
+		ask.lease = nil // no directory leases before SMB 3 and v2 (dirlease.go)
+	}
+	if o.isDir && ask.lease != nil {
+		c.srv.holdDirLease(o) // before the grant's transaction (dirlease.go)
+	}
 	if !ask.any() {
 		if any, err := t.AnyCachingPeek(ctx); err != nil || !any {
 			return false, ntstatus.Success
@@ -183,7 +189,7 @@ func (c *conn) grantCache(ctx context.Context, o *open, ask cacheAsk, overwrite,
 // setCache keeps what the grant gave o for its response.
 func (o *open) setCache(r locks.CacheResult, ask cacheAsk) {
 	o.oplock = r.GrantOplock
-	if ask.lease != nil && !o.isDir {
+	if ask.lease != nil {
 		o.oplock = locks.OplockLease
 		l := locks.LeaseInfoSMB{LeaseIdentity: ask.lease.id, State: r.Grant, Version: ask.lease.version, Epoch: ask.lease.epoch}
 		if r.Lease != nil {
@@ -430,6 +436,7 @@ func (c *conn) oplockBreak(ctx context.Context, req *request) (ntstatus.Status, 
 // dropCache forgets a closing open's caching in the lock table, so that
 // waiters decide again at once.
 func (s *Server) dropCache(ctx context.Context, o *open) {
+	defer s.releaseDirLease(o) // after the lease is gone (dirlease.go)
 	if s.cfg.Caching == nil || o.h == nil || (o.oplock == locks.OplockNone && o.lease == nil) {
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/streaming"
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/directory"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/file"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azfile/service"
 
@@ -26,6 +27,13 @@ import (
 // for a blocking break), as `blobshare serve` does, and returns the SMB
 // address and an azfile client of share "data".
 func restCaching(t *testing.T, breakTimeout, restWait time.Duration) (string, func(path string) *file.Client) {
+	t.Helper()
+	addr, root := restCachingRoot(t, breakTimeout, restWait)
+	return addr, root.NewFileClient
+}
+
+// restCachingRoot is restCaching with the share's root directory client.
+func restCachingRoot(t *testing.T, breakTimeout, restWait time.Duration) (string, *directory.Client) {
 	t.Helper()
 	fsys, table := newTestFSTable(t)
 	addr := newTestServer(t, fsys, func(c *Config) {
@@ -46,8 +54,7 @@ func restCaching(t *testing.T, breakTimeout, restWait time.Duration) (string, fu
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := svc.NewShareClient("data").NewRootDirectoryClient()
-	return addr, root.NewFileClient
+	return addr, svc.NewShareClient("data").NewRootDirectoryClient()
 }
 
 // testKeyB64 is the account key the REST side checks (base64); the SMB

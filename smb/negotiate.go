@@ -273,6 +273,9 @@ func (c *conn) serverCaps(dialect uint16) uint32 {
 	if dialect != dialect202 && c.srv.cfg.Caching != nil {
 		caps |= capLeasing // leases from SMB 2.1 on, as smbd (lease.go)
 	}
+	if dialect >= dialect300 && c.srv.cfg.Caching != nil && c.clientCaps&capDirectoryLeasing != 0 {
+		caps |= capDirectoryLeasing // to a client that supports it (dirlease.go)
+	}
 	if dialect >= dialect300 {
 		caps |= capMultiChannel // sessions bind to further connections (channel.go)
 	}

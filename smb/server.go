@@ -223,7 +223,7 @@ func (s *Server) closeOpen(ctx context.Context, o *open) error {
 		return nil
 	}
 	s.unwatch(ctx, o)
-	err := o.h.Close(ctx)
+	err := o.h.Close(o.parentCtx(ctx))
 	s.dropCache(ctx, o)
 	s.forgetDurable(ctx, o)
 	if err != nil {
