@@ -212,7 +212,7 @@
 // WRITE and FLUSH put that parent lease in their context for the
 // namespace's transaction. Handle caching on a directory breaks as on a
 // file: a conflicting open waits for it, and REST Delete Directory breaks
-// it and waits (rest/dirlease.go). smbtorture's directory lease tests
+// it and waits (filerest/dirlease.go). smbtorture's directory lease tests
 // (smb2.lease.v2_request, v2_request_parent) are skipped by smbd 4.17,
 // which offers no directory leases; their expectations are Windows', and
 // blobshare passes them (testdata/smbtorture-dirlease-pass.txt).
