@@ -6,9 +6,11 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/blobshare/blobshare/storagehttp"
 	"github.com/blobshare/blobshare/tablesvc"
@@ -168,10 +170,27 @@ func FuzzDecodeEntity(f *testing.F) {
 		`{"A@odata.type":"Edm.Double","A":"NaN","T@odata.type":"Edm.DateTime","T":"2020-01-01T00:00:00.1234567Z"}`,
 		`{"X@odata.type":"Edm.Binary","X":"AA==","G@odata.type":"Edm.Guid","G":"00000000-0000-0000-0000-000000000000"}`,
 		`{"A":{"B":1}}`, `{"A":null,"odata.etag":"x"}`, `{"A":1e400}`, `{`,
+		` { "A\u00e9\"" : "x\\y\/\ud83d\ude00" , "B" : -0.5e+3 , "C":true,"D":false,"E":[1] } `, `{}`, `[1]`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
+		// The fast path reads exactly what encoding/json's tokenizer reads
+		// (in valid UTF-8: decodeEntity refuses anything else first).
+		if fast, ok := flatPairs(body); ok && utf8.Valid(body) {
+			var slow []jsonPair
+			errNested := errors.New("nested")
+			err := tokenPairs(body, func(k string, v any) error {
+				slow = append(slow, jsonPair{k, v})
+				if _, nested := v.(json.Delim); nested {
+					return errNested
+				}
+				return nil
+			})
+			if err != nil && !errors.Is(err, errNested) || !reflect.DeepEqual(fast, slow) && len(fast)+len(slow) > 0 {
+				t.Fatalf("flatPairs(%q) = %#v, tokenPairs: %#v, %v", body, fast, slow, err)
+			}
+		}
 		d, err := decodeEntity(body)
 		if err != nil {
 			var se *storagehttp.Error

@@ -143,7 +143,7 @@ func (s *Store) submit(w *groupWrite) error {
 // commitGroup runs group in one transaction and answers each write. The
 // transaction is not bound to any one write's context (a caller that
 // gives up must not undo the others); each write's own context is checked
-// before its turn and used by its statements.
+// before its turn; its statements run without it (noCancel).
 func (s *Store) commitGroup(group []*groupWrite) {
 	// Each write's own outcome (a refusal) is kept until the group ends:
 	// only then is it known that nothing of the group is half applied.
@@ -235,7 +235,7 @@ func (s *Store) runOne(tx *sql.Tx, w *groupWrite, exists map[string]bool, savepo
 	ok, known := exists[key]
 	if !known {
 		var one int
-		err := tx.StmtContext(w.ctx, s.existsStmt).QueryRowContext(w.ctx, key).Scan(&one)
+		err := tx.StmtContext(noCancel, s.existsStmt).QueryRowContext(noCancel, key).Scan(&one)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return s.wrap("write", w.table, err)
 		}
@@ -256,7 +256,7 @@ func (s *Store) runOne(tx *sql.Tx, w *groupWrite, exists map[string]bool, savepo
 		return err
 	}
 	if savepoint {
-		if _, err := tx.StmtContext(w.ctx, s.savepointStmt).ExecContext(w.ctx); err != nil {
+		if _, err := tx.StmtContext(noCancel, s.savepointStmt).ExecContext(noCancel); err != nil {
 			return s.wrap("savepoint for a write on", w.table, err)
 		}
 	}

@@ -319,9 +319,9 @@ func (s *Store) pointRead(tx *sql.Tx, w *groupWrite) error {
 	r := w.read
 	st := s.pointStmt
 	if tx != nil {
-		st = tx.StmtContext(w.ctx, st)
+		st = tx.StmtContext(noCancel, st)
 	}
-	err := st.QueryRowContext(w.ctx, lower(w.table), r.pk, r.rk).Scan(&ts, &props)
+	err := st.QueryRowContext(noCancel, lower(w.table), r.pk, r.rk).Scan(&ts, &props)
 	if errors.Is(err, sql.ErrNoRows) {
 		return notFound(w.table)
 	}
@@ -460,6 +460,14 @@ func (s *Store) Scan(ctx context.Context, table string, r tablesvc.KeyRange, yie
 	return nil
 }
 
+// noCancel is the context of every statement of a group (storeTx's and
+// the point reads'): a caller that gives up must not interrupt a statement
+// of a transaction others share (SQLite may roll an interrupted
+// transaction back whole), and a context that can end costs modernc a
+// watcher goroutine and a progress handler per statement. Each request's
+// own context is checked before its turn instead.
+var noCancel = context.Background()
+
 // storeTx is tablesvc.Tx on one sql.Tx.
 type storeTx struct {
 	s       *Store
@@ -469,10 +477,10 @@ type storeTx struct {
 	changed bool   // a change was tried (Put, Insert or Delete)
 }
 
-func (t *storeTx) Get(ctx context.Context, pk, rk string) (tablesvc.Entity, bool, error) {
+func (t *storeTx) Get(_ context.Context, pk, rk string) (tablesvc.Entity, bool, error) {
 	var ts int64
 	var props []byte
-	err := t.tx.StmtContext(ctx, t.s.getStmt).QueryRowContext(ctx, t.tbl, pk, rk).Scan(&ts, &props)
+	err := t.tx.StmtContext(noCancel, t.s.getStmt).QueryRowContext(noCancel, t.tbl, pk, rk).Scan(&ts, &props)
 	if errors.Is(err, sql.ErrNoRows) {
 		return tablesvc.Entity{}, false, nil
 	}
@@ -488,10 +496,10 @@ func (t *storeTx) Get(ctx context.Context, pk, rk string) (tablesvc.Entity, bool
 
 // Insert implements tablesvc.Inserter: one statement that writes e only
 // if its keys are free.
-func (t *storeTx) Insert(ctx context.Context, e tablesvc.Entity) (bool, error) {
+func (t *storeTx) Insert(_ context.Context, e tablesvc.Entity) (bool, error) {
 	before := t.changed
 	t.changed = true // until the statement is known to have changed nothing
-	res, err := t.tx.StmtContext(ctx, t.s.insertStmt).ExecContext(ctx, t.tbl, e.PartitionKey, e.RowKey, tablesvc.Ticks(e.Timestamp), tablesvc.EncodeProps(nil, e.Props))
+	res, err := t.tx.StmtContext(noCancel, t.s.insertStmt).ExecContext(noCancel, t.tbl, e.PartitionKey, e.RowKey, tablesvc.Ticks(e.Timestamp), tablesvc.EncodeProps(nil, e.Props))
 	if err != nil {
 		return false, t.s.wrap("insert entity of", t.table, err)
 	}
@@ -505,18 +513,18 @@ func (t *storeTx) Insert(ctx context.Context, e tablesvc.Entity) (bool, error) {
 	return n == 1, nil
 }
 
-func (t *storeTx) Put(ctx context.Context, e tablesvc.Entity) error {
+func (t *storeTx) Put(_ context.Context, e tablesvc.Entity) error {
 	t.changed = true
-	_, err := t.tx.StmtContext(ctx, t.s.putStmt).ExecContext(ctx, t.tbl, e.PartitionKey, e.RowKey, tablesvc.Ticks(e.Timestamp), tablesvc.EncodeProps(nil, e.Props))
+	_, err := t.tx.StmtContext(noCancel, t.s.putStmt).ExecContext(noCancel, t.tbl, e.PartitionKey, e.RowKey, tablesvc.Ticks(e.Timestamp), tablesvc.EncodeProps(nil, e.Props))
 	if err != nil {
 		return t.s.wrap("write entity of", t.table, err)
 	}
 	return nil
 }
 
-func (t *storeTx) Delete(ctx context.Context, pk, rk string) error {
+func (t *storeTx) Delete(_ context.Context, pk, rk string) error {
 	t.changed = true
-	_, err := t.tx.StmtContext(ctx, t.s.delStmt).ExecContext(ctx, t.tbl, pk, rk)
+	_, err := t.tx.StmtContext(noCancel, t.s.delStmt).ExecContext(noCancel, t.tbl, pk, rk)
 	if err != nil {
 		return t.s.wrap("delete entity of", t.table, err)
 	}
