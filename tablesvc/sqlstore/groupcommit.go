@@ -175,7 +175,7 @@ func (s *Store) commitGroup(group []*groupWrite) {
 			}
 		}
 	}
-	tx, err := s.writer.BeginTx(context.Background(), nil)
+	sqlTx, err := s.writer.BeginTx(context.Background(), nil)
 	if err != nil {
 		for _, r := range reads {
 			r.answer(s.pointRead(nil, r))
@@ -183,7 +183,8 @@ func (s *Store) commitGroup(group []*groupWrite) {
 		answer(fmt.Errorf("sqlstore: begin write on %s: %w", s.path, err))
 		return
 	}
-	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
+	defer sqlTx.Rollback() //nolint:errcheck // after Commit it is a no-op
+	tx := &txStmts{tx: sqlTx}
 	// The reads first: nothing of this group is written yet, so they see
 	// the committed state (the write lock held since BEGIN IMMEDIATE makes
 	// it the newest), and are answered at once.
@@ -209,7 +210,7 @@ func (s *Store) commitGroup(group []*groupWrite) {
 		answer(nil) // every write has its own error; nothing to commit
 		return
 	}
-	if err := tx.Commit(); err != nil {
+	if err := sqlTx.Commit(); err != nil {
 		answer(fmt.Errorf("sqlstore: commit write on %s: %w", s.path, err))
 		return
 	}
@@ -227,7 +228,7 @@ func (e *groupAbort) Error() string { return e.err.Error() }
 // has more than one write; a lone write's failure rolls back the whole
 // transaction, which holds nothing else). A nil return leaves the write
 // pending its group's commit.
-func (s *Store) runOne(tx *sql.Tx, w *groupWrite, exists map[string]bool, savepoint bool) error {
+func (s *Store) runOne(tx *txStmts, w *groupWrite, exists map[string]bool, savepoint bool) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
@@ -235,7 +236,7 @@ func (s *Store) runOne(tx *sql.Tx, w *groupWrite, exists map[string]bool, savepo
 	ok, known := exists[key]
 	if !known {
 		var one int
-		err := tx.StmtContext(noCancel, s.existsStmt).QueryRowContext(noCancel, key).Scan(&one)
+		err := tx.stmt(s.existsStmt).QueryRowContext(noCancel, key).Scan(&one)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return s.wrap("write", w.table, err)
 		}
@@ -256,7 +257,7 @@ func (s *Store) runOne(tx *sql.Tx, w *groupWrite, exists map[string]bool, savepo
 		return err
 	}
 	if savepoint {
-		if _, err := tx.StmtContext(noCancel, s.savepointStmt).ExecContext(noCancel); err != nil {
+		if _, err := tx.stmt(s.savepointStmt).ExecContext(noCancel); err != nil {
 			return s.wrap("savepoint for a write on", w.table, err)
 		}
 	}
@@ -269,16 +270,36 @@ func (s *Store) runOne(tx *sql.Tx, w *groupWrite, exists map[string]bool, savepo
 		// Neither statement takes the write's context: a cancelled caller
 		// must still have its half-done write undone.
 		bg := context.Background()
-		if _, uerr := tx.StmtContext(bg, s.undoStmt).ExecContext(bg); uerr != nil {
+		if _, uerr := tx.stmt(s.undoStmt).ExecContext(bg); uerr != nil {
 			return &groupAbort{s.wrap("undo a failed write on", w.table, uerr)}
 		}
-		if _, rerr := tx.StmtContext(bg, s.releaseStmt).ExecContext(bg); rerr != nil {
+		if _, rerr := tx.stmt(s.releaseStmt).ExecContext(bg); rerr != nil {
 			return &groupAbort{s.wrap("release the savepoint of", w.table, rerr)}
 		}
 		return err
 	}
-	if _, err := tx.StmtContext(context.Background(), s.releaseStmt).ExecContext(context.Background()); err != nil {
+	if _, err := tx.stmt(s.releaseStmt).ExecContext(noCancel); err != nil {
 		return &groupAbort{s.wrap("release the savepoint of", w.table, err)}
 	}
 	return nil
+}
+
+// txStmts are the writer's prepared statements bound to one group's
+// transaction, each bound once per group: sql.Tx.StmtContext allocates
+// and registers a new statement at every call.
+type txStmts struct {
+	tx    *sql.Tx
+	bound map[*sql.Stmt]*sql.Stmt
+}
+
+func (t *txStmts) stmt(st *sql.Stmt) *sql.Stmt {
+	if b, ok := t.bound[st]; ok {
+		return b
+	}
+	if t.bound == nil {
+		t.bound = map[*sql.Stmt]*sql.Stmt{}
+	}
+	b := t.tx.StmtContext(noCancel, st)
+	t.bound[st] = b
+	return b
 }

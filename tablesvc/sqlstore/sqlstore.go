@@ -310,7 +310,7 @@ func (s *Store) Get(ctx context.Context, table, pk, rk string) (tablesvc.Entity,
 
 // pointRead runs one queued Get on the writer's connection, in tx (a
 // group's transaction before its writes) or, if tx is nil, on its own.
-func (s *Store) pointRead(tx *sql.Tx, w *groupWrite) error {
+func (s *Store) pointRead(tx *txStmts, w *groupWrite) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
@@ -319,7 +319,7 @@ func (s *Store) pointRead(tx *sql.Tx, w *groupWrite) error {
 	r := w.read
 	st := s.pointStmt
 	if tx != nil {
-		st = tx.StmtContext(noCancel, st)
+		st = tx.stmt(st)
 	}
 	err := st.QueryRowContext(noCancel, lower(w.table), r.pk, r.rk).Scan(&ts, &props)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -468,10 +468,10 @@ func (s *Store) Scan(ctx context.Context, table string, r tablesvc.KeyRange, yie
 // own context is checked before its turn instead.
 var noCancel = context.Background()
 
-// storeTx is tablesvc.Tx on one sql.Tx.
+// storeTx is tablesvc.Tx on one group's transaction.
 type storeTx struct {
 	s       *Store
-	tx      *sql.Tx
+	tx      *txStmts
 	table   string
 	tbl     string // its key: the lower-cased name
 	changed bool   // a change was tried (Put, Insert or Delete)
@@ -480,7 +480,7 @@ type storeTx struct {
 func (t *storeTx) Get(_ context.Context, pk, rk string) (tablesvc.Entity, bool, error) {
 	var ts int64
 	var props []byte
-	err := t.tx.StmtContext(noCancel, t.s.getStmt).QueryRowContext(noCancel, t.tbl, pk, rk).Scan(&ts, &props)
+	err := t.tx.stmt(t.s.getStmt).QueryRowContext(noCancel, t.tbl, pk, rk).Scan(&ts, &props)
 	if errors.Is(err, sql.ErrNoRows) {
 		return tablesvc.Entity{}, false, nil
 	}
@@ -499,7 +499,7 @@ func (t *storeTx) Get(_ context.Context, pk, rk string) (tablesvc.Entity, bool, 
 func (t *storeTx) Insert(_ context.Context, e tablesvc.Entity) (bool, error) {
 	before := t.changed
 	t.changed = true // until the statement is known to have changed nothing
-	res, err := t.tx.StmtContext(noCancel, t.s.insertStmt).ExecContext(noCancel, t.tbl, e.PartitionKey, e.RowKey, tablesvc.Ticks(e.Timestamp), tablesvc.EncodeProps(nil, e.Props))
+	res, err := t.tx.stmt(t.s.insertStmt).ExecContext(noCancel, t.tbl, e.PartitionKey, e.RowKey, tablesvc.Ticks(e.Timestamp), tablesvc.EncodeProps(nil, e.Props))
 	if err != nil {
 		return false, t.s.wrap("insert entity of", t.table, err)
 	}
@@ -515,7 +515,7 @@ func (t *storeTx) Insert(_ context.Context, e tablesvc.Entity) (bool, error) {
 
 func (t *storeTx) Put(_ context.Context, e tablesvc.Entity) error {
 	t.changed = true
-	_, err := t.tx.StmtContext(noCancel, t.s.putStmt).ExecContext(noCancel, t.tbl, e.PartitionKey, e.RowKey, tablesvc.Ticks(e.Timestamp), tablesvc.EncodeProps(nil, e.Props))
+	_, err := t.tx.stmt(t.s.putStmt).ExecContext(noCancel, t.tbl, e.PartitionKey, e.RowKey, tablesvc.Ticks(e.Timestamp), tablesvc.EncodeProps(nil, e.Props))
 	if err != nil {
 		return t.s.wrap("write entity of", t.table, err)
 	}
@@ -524,7 +524,7 @@ func (t *storeTx) Put(_ context.Context, e tablesvc.Entity) error {
 
 func (t *storeTx) Delete(_ context.Context, pk, rk string) error {
 	t.changed = true
-	_, err := t.tx.StmtContext(noCancel, t.s.delStmt).ExecContext(noCancel, t.tbl, pk, rk)
+	_, err := t.tx.stmt(t.s.delStmt).ExecContext(noCancel, t.tbl, pk, rk)
 	if err != nil {
 		return t.s.wrap("delete entity of", t.table, err)
 	}
