@@ -219,3 +219,32 @@ func FuzzDecodeEntity(f *testing.F) {
 		}
 	})
 }
+
+// TestLevelOf: the Accept values levelOf knows by heart give what the
+// media-type parse gives them, and the parse still reads the rest.
+func TestLevelOf(t *testing.T) {
+	for _, c := range []struct {
+		accept string
+		want   level
+		ok     bool
+	}{
+		{"application/json", minimalMeta, true},
+		{"application/json;odata=minimalmetadata", minimalMeta, true},
+		{"application/json;odata=nometadata", noMeta, true},
+		{"application/json;odata=fullmetadata", fullMeta, true},
+		{"application/json; odata=NoMetadata", noMeta, true},
+		{"Application/JSON;odata=fullmetadata;streaming=true", fullMeta, true},
+		{"application/json;odata=verbose", 0, false},
+		{"text/plain", 0, false},
+	} {
+		got, ok := levelOf(c.accept)
+		if got != c.want || ok != c.ok {
+			t.Errorf("levelOf(%q) = %v, %v; want %v, %v", c.accept, got, ok, c.want, c.ok)
+		}
+		// The same through the general parse (another parameter defeats
+		// the fast cases).
+		if got2, ok2 := levelOf(c.accept + ";x=1"); got2 != got || ok2 != ok {
+			t.Errorf("levelOf(%q) through the parse = %v, %v; want %v, %v", c.accept+";x=1", got2, ok2, got, ok)
+		}
+	}
+}
