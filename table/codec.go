@@ -299,7 +299,8 @@ func (o *entityOut) appendEntity(b []byte, e tablesvc.Entity, metadata string) [
 			b = appendString(b, "Edm.DateTime")
 		}
 		field(propTimestamp)
-		b = appendString(b, tablesvc.FormatTime(e.Timestamp))
+		// The form has nothing JSON escapes: appended in place.
+		b = append(tablesvc.AppendTime(append(b, '"'), e.Timestamp), '"')
 	}
 	for _, p := range e.Props {
 		if !o.selected(p.Name) {
@@ -356,7 +357,7 @@ func appendValue(b []byte, v tablesvc.Value) []byte {
 	case tablesvc.Boolean:
 		return strconv.AppendBool(b, v.Bool)
 	case tablesvc.DateTime:
-		return appendString(b, tablesvc.FormatTime(v.Time))
+		return append(tablesvc.AppendTime(append(b, '"'), v.Time), '"')
 	case tablesvc.Binary:
 		return appendString(b, base64.StdEncoding.EncodeToString(v.Bin))
 	}

@@ -439,10 +439,10 @@ func (s *Store) Scan(ctx context.Context, table string, r tablesvc.KeyRange, yie
 		return s.wrap("scan", table, err)
 	}
 	defer rows.Close()
+	var props sql.RawBytes // DecodeProps copies what it keeps
 	for rows.Next() {
 		var pk, rk string
 		var ts int64
-		var props []byte
 		if err := rows.Scan(&pk, &rk, &ts, &props); err != nil {
 			return s.wrap("scan", table, err)
 		}
