@@ -1,11 +1,8 @@
 package table
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
-	"io"
 	"math"
 	"net/http"
 	"regexp"
@@ -63,56 +60,49 @@ func decodeEntity(body []byte) (decodedEntity, error) {
 	if !utf8.Valid(body) {
 		return d, invalidInput("The request body is not valid UTF-8.")
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil || tok != json.Delim('{') {
-		return d, invalidInput("The request body must be one JSON object.")
-	}
 	values := map[string]rawValue{}
 	var order []string
-	types := map[string]string{}
-	for dec.More() {
-		kt, err := dec.Token()
-		if err != nil {
-			return d, invalidInput("The request body is not valid JSON.")
-		}
-		key, _ := kt.(string)
-		vt, err := dec.Token()
-		if err != nil {
-			return d, invalidInput("The request body is not valid JSON.")
-		}
+	var types map[string]string
+	// member takes one member of the object, in order.
+	member := func(key string, vt any) error {
 		if _, nested := vt.(json.Delim); nested {
-			return d, invalidInput("A property value must be a JSON string, number, boolean or null; " + key + " is an object or array.")
+			return invalidInput("A property value must be a JSON string, number, boolean or null; " + key + " is an object or array.")
 		}
 		switch {
 		case strings.HasPrefix(key, "odata."):
-			continue
+			return nil
 		case strings.HasSuffix(key, annotationSuffix):
 			name := strings.TrimSuffix(key, annotationSuffix)
 			s, ok := vt.(string)
 			if !ok {
-				return d, invalidInput("The type annotation of " + name + " must be a string.")
+				return invalidInput("The type annotation of " + name + " must be a string.")
 			}
 			if _, dup := types[name]; dup {
-				return d, inputErr("DuplicatePropertiesSpecified", "A property is specified more than one time.")
+				return inputErr("DuplicatePropertiesSpecified", "A property is specified more than one time.")
+			}
+			if types == nil {
+				types = map[string]string{}
 			}
 			types[name] = s
-			continue
+			return nil
 		case strings.Contains(key, "@"):
-			continue // other instance annotations carry nothing we store
+			return nil // other instance annotations carry nothing we store
 		}
 		if _, dup := values[key]; dup {
-			return d, inputErr("DuplicatePropertiesSpecified", "A property is specified more than one time.")
+			return inputErr("DuplicatePropertiesSpecified", "A property is specified more than one time.")
 		}
 		values[key] = rawValue{vt}
 		order = append(order, key)
+		return nil
 	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
-		return d, invalidInput("The request body is not valid JSON.")
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return d, invalidInput("The request body holds more than one JSON value.")
+	if pairs, ok := flatPairs(body); ok {
+		for _, p := range pairs {
+			if err := member(p.key, p.tok); err != nil {
+				return d, err
+			}
+		}
+	} else if err := tokenPairs(body, member); err != nil {
+		return d, err
 	}
 	for _, name := range order {
 		raw := values[name]
@@ -309,7 +299,8 @@ func (o *entityOut) appendEntity(b []byte, e tablesvc.Entity, metadata string) [
 			b = appendString(b, "Edm.DateTime")
 		}
 		field(propTimestamp)
-		b = appendString(b, tablesvc.FormatTime(e.Timestamp))
+		// The form has nothing JSON escapes: appended in place.
+		b = append(tablesvc.AppendTime(append(b, '"'), e.Timestamp), '"')
 	}
 	for _, p := range e.Props {
 		if !o.selected(p.Name) {
@@ -366,7 +357,7 @@ func appendValue(b []byte, v tablesvc.Value) []byte {
 	case tablesvc.Boolean:
 		return strconv.AppendBool(b, v.Bool)
 	case tablesvc.DateTime:
-		return appendString(b, tablesvc.FormatTime(v.Time))
+		return append(tablesvc.AppendTime(append(b, '"'), v.Time), '"')
 	case tablesvc.Binary:
 		return appendString(b, base64.StdEncoding.EncodeToString(v.Bin))
 	}

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/blobshare/blobshare/storagehttp"
 	"github.com/blobshare/blobshare/tablesvc"
@@ -168,10 +170,27 @@ func FuzzDecodeEntity(f *testing.F) {
 		`{"A@odata.type":"Edm.Double","A":"NaN","T@odata.type":"Edm.DateTime","T":"2020-01-01T00:00:00.1234567Z"}`,
 		`{"X@odata.type":"Edm.Binary","X":"AA==","G@odata.type":"Edm.Guid","G":"00000000-0000-0000-0000-000000000000"}`,
 		`{"A":{"B":1}}`, `{"A":null,"odata.etag":"x"}`, `{"A":1e400}`, `{`,
+		` { "A\u00e9\"" : "x\\y\/\ud83d\ude00" , "B" : -0.5e+3 , "C":true,"D":false,"E":[1] } `, `{}`, `[1]`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
+		// The fast path reads exactly what encoding/json's tokenizer reads
+		// (in valid UTF-8: decodeEntity refuses anything else first).
+		if fast, ok := flatPairs(body); ok && utf8.Valid(body) {
+			var slow []jsonPair
+			errNested := errors.New("nested")
+			err := tokenPairs(body, func(k string, v any) error {
+				slow = append(slow, jsonPair{k, v})
+				if _, nested := v.(json.Delim); nested {
+					return errNested
+				}
+				return nil
+			})
+			if err != nil && !errors.Is(err, errNested) || !reflect.DeepEqual(fast, slow) && len(fast)+len(slow) > 0 {
+				t.Fatalf("flatPairs(%q) = %#v, tokenPairs: %#v, %v", body, fast, slow, err)
+			}
+		}
 		d, err := decodeEntity(body)
 		if err != nil {
 			var se *storagehttp.Error
@@ -199,4 +218,33 @@ func FuzzDecodeEntity(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLevelOf: the Accept values levelOf knows by heart give what the
+// media-type parse gives them, and the parse still reads the rest.
+func TestLevelOf(t *testing.T) {
+	for _, c := range []struct {
+		accept string
+		want   level
+		ok     bool
+	}{
+		{"application/json", minimalMeta, true},
+		{"application/json;odata=minimalmetadata", minimalMeta, true},
+		{"application/json;odata=nometadata", noMeta, true},
+		{"application/json;odata=fullmetadata", fullMeta, true},
+		{"application/json; odata=NoMetadata", noMeta, true},
+		{"Application/JSON;odata=fullmetadata;streaming=true", fullMeta, true},
+		{"application/json;odata=verbose", 0, false},
+		{"text/plain", 0, false},
+	} {
+		got, ok := levelOf(c.accept)
+		if got != c.want || ok != c.ok {
+			t.Errorf("levelOf(%q) = %v, %v; want %v, %v", c.accept, got, ok, c.want, c.ok)
+		}
+		// The same through the general parse (another parameter defeats
+		// the fast cases).
+		if got2, ok2 := levelOf(c.accept + ";x=1"); got2 != got || ok2 != ok {
+			t.Errorf("levelOf(%q) through the parse = %v, %v; want %v, %v", c.accept+";x=1", got2, ok2, got, ok)
+		}
+	}
 }

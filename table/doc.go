@@ -41,6 +41,11 @@
 //     odata.type/id/editLink, Timestamp's and Int32's annotations. Int64
 //     is a string, DateTime has 7 fractional digits, Binary is base64,
 //     odata.etag equals the ETag header.
+//   - jsonpairs.go: reading the body's members: a body json.Valid
+//     accepts is sliced directly (flatPairs), anything else goes through
+//     encoding/json's tokenizer (tokenPairs), which gives malformed
+//     bodies their precise errors; FuzzDecodeEntity holds the two to the
+//     same members.
 //   - format.go: the level from $format, else Accept; Atom is 415
 //     AtomFormatNotSupported ("Atom format is not supported.").
 //   - tables.go, entities.go: the operations; batch.go: $batch.

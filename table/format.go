@@ -92,6 +92,14 @@ func levelOf(v string) (level, bool) {
 		return minimalMeta, true
 	case "fullmetadata":
 		return fullMeta, true
+	// What the SDKs send, as mime.ParseMediaType reads it, without its
+	// allocations on every request.
+	case "application/json", "application/json;odata=minimalmetadata":
+		return minimalMeta, true
+	case "application/json;odata=nometadata":
+		return noMeta, true
+	case "application/json;odata=fullmetadata":
+		return fullMeta, true
 	}
 	mt, params, err := mime.ParseMediaType(v)
 	if err != nil || mt != "application/json" {

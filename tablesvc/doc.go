@@ -18,7 +18,10 @@
 // ErrEntityExists when the key is taken; Insert Or Replace and Insert Or
 // Merge "don't do any concurrency checks".
 //
-// Every such decision is made by Service inside Store.Write: the store
+// Every such decision is made by Service inside Store.Write (or
+// SingleWriter.WriteSingle, the same for a one-entity write, which makes
+// at most one change, as its last step; an Insert through Inserter.Insert
+// is one step that writes only if the keys are free): the store
 // opens one write transaction, Service reads the entity through Tx.Get,
 // decides (exists? ETag current? the new Timestamp), and writes through
 // Tx.Put/Tx.Delete before the transaction commits. No check is ever made

@@ -35,7 +35,7 @@ func (s *Service) Query(ctx context.Context, table string, q Query) (Page, error
 		}
 		return Page{}, nil
 	}
-	var page Page
+	page := Page{Entities: make([]Entity, 0, min(n, 100))}
 	scanned, bytes := 0, 0
 	err = s.store.Scan(ctx, table, r, func(e Entity) bool {
 		if len(page.Entities) == n || scanned == s.scanBudget || bytes >= s.scanBytes {

@@ -53,6 +53,23 @@ type Store interface {
 	Write(ctx context.Context, table string, fn func(Tx) error) error
 }
 
+// SingleWriter is a Store with a cheaper Write for the one-entity
+// operations: fn makes at most one change (one Put, Delete or Insert), as
+// its last step, so the store need not prepare to undo fn's changes apart
+// from the change itself (sqlstore: no savepoint of its own inside a
+// group commit). Everything else about Write holds.
+type SingleWriter interface {
+	WriteSingle(ctx context.Context, table string, fn func(Tx) error) error
+}
+
+// Inserter is a Tx that inserts an entity only if its keys are free, in
+// one step (sqlstore: one INSERT … ON CONFLICT DO NOTHING), sparing Insert
+// Entity the read before its write.
+type Inserter interface {
+	// Insert stores e if no entity has its keys and says whether it did.
+	Insert(ctx context.Context, e Entity) (bool, error)
+}
+
 // Tx is the view of one table inside a Store.Write transaction.
 type Tx interface {
 	// Get returns the entity and true, or false if there is none.

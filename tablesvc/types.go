@@ -97,6 +97,11 @@ const timeLayout = "2006-01-02T15:04:05.0000000Z"
 // truncated to 100 ns.
 func FormatTime(t time.Time) string { return t.UTC().Truncate(Tick).Format(timeLayout) }
 
+// AppendTime appends FormatTime(t) to b.
+func AppendTime(b []byte, t time.Time) []byte {
+	return t.UTC().Truncate(Tick).AppendFormat(b, timeLayout)
+}
+
 // MinTime and MaxTime bound Edm.DateTime values (DM: 1601-01-01 to
 // 9999-12-31, both whole days included).
 var (

@@ -84,11 +84,17 @@ func (s *Service) Apply(ctx context.Context, table string, op Op) (Entity, error
 		return Entity{}, err
 	}
 	var out Entity
-	err = s.store.Write(ctx, table, func(tx Tx) error {
+	fn := func(tx Tx) error {
 		var err error
 		out, err = s.apply(ctx, tx, c, s.now())
 		return err
-	})
+	}
+	// apply makes one change at most, as its last step.
+	if sw, ok := s.store.(SingleWriter); ok {
+		err = sw.WriteSingle(ctx, table, fn)
+	} else {
+		err = s.store.Write(ctx, table, fn)
+	}
 	return out, err
 }
 
@@ -152,22 +158,35 @@ func (s *Service) Batch(ctx context.Context, table string, ops []Op) ([]Entity, 
 // it and writes the result.
 func (s *Service) apply(ctx context.Context, tx Tx, c checkedOp, now time.Time) (Entity, error) {
 	pk, rk := c.Entity.PartitionKey, c.Entity.RowKey
+	key := func() string { return fmt.Sprintf("(PartitionKey=%q, RowKey=%q)", pk, rk) } // for errors only
+	if ins, ok := tx.(Inserter); ok && c.Kind == Insert {
+		// An insert needs only to know that the keys are free: one step.
+		e := Entity{PartitionKey: pk, RowKey: rk, Props: append([]Property(nil), c.Entity.Props...),
+			Timestamp: nextTimestamp(now, Entity{}, false)}
+		done, err := ins.Insert(ctx, e)
+		if err != nil {
+			return Entity{}, err
+		}
+		if !done {
+			return Entity{}, fmt.Errorf("entity %s: %w", key(), ErrEntityExists)
+		}
+		return e, nil
+	}
 	cur, exists, err := tx.Get(ctx, pk, rk)
 	if err != nil {
 		return Entity{}, err
 	}
-	key := fmt.Sprintf("(PartitionKey=%q, RowKey=%q)", pk, rk)
 	switch c.Kind {
 	case Insert:
 		if exists {
-			return Entity{}, fmt.Errorf("entity %s: %w", key, ErrEntityExists)
+			return Entity{}, fmt.Errorf("entity %s: %w", key(), ErrEntityExists)
 		}
 	case Update, Merge, Delete:
 		if !exists {
-			return Entity{}, fmt.Errorf("entity %s: %w", key, ErrEntityNotFound)
+			return Entity{}, fmt.Errorf("entity %s: %w", key(), ErrEntityNotFound)
 		}
 		if !c.cond.matches(cur) {
-			return Entity{}, fmt.Errorf("entity %s, If-Match %s, current %s: %w", key, c.IfMatch, cur.ETag(), ErrConditionNotMet)
+			return Entity{}, fmt.Errorf("entity %s, If-Match %s, current %s: %w", key(), c.IfMatch, cur.ETag(), ErrConditionNotMet)
 		}
 	}
 	if c.Kind == Delete {

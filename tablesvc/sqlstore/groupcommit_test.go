@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -14,12 +15,14 @@ func entity(pk, rk string, n int64) tablesvc.Entity {
 		Props: []tablesvc.Property{{Name: "N", Value: tablesvc.Value{Type: tablesvc.Int32, Int: n}}}}
 }
 
-// TestGroupCommitAnswersEachWrite queues six writes while the lead is
-// held, so that one transaction takes them all, and checks that each is
-// answered with its own outcome and that exactly the successful ones are
-// applied: a stale If-Match, an insert of an existing entity, a batch
-// refused at its third operation (its first two undone with it) and a
-// write whose caller gave up do not disturb the writes around them.
+// TestGroupCommitAnswersEachWrite queues nine requests while the lead is
+// held, so that one group takes them all, and checks that each is
+// answered with its own outcome and that exactly the successful writes
+// are applied: a stale If-Match, an insert of an existing entity (alone
+// and in a batch), a batch refused at its third operation (its first two
+// undone with it) and a write whose caller gave up do not disturb the
+// writes around them; the point reads among them see what was committed
+// when they were queued.
 func TestGroupCommitAnswersEachWrite(t *testing.T) {
 	ctx := context.Background()
 	st := open(t, filepath.Join(t.TempDir(), FileName))
@@ -59,6 +62,21 @@ func TestGroupCommitAnswersEachWrite(t *testing.T) {
 			})
 			return err
 		}, tablesvc.ErrEntityExists},
+		{"insert of the existing entity", func() error {
+			_, err := svc.Apply(ctx, "grp", tablesvc.Op{Kind: tablesvc.Insert, Entity: entity("p", "a", 9)})
+			return err
+		}, tablesvc.ErrEntityExists},
+		{"point read, answered before the group's writes", func() error {
+			e, err := st.Get(ctx, "grp", "p", "a")
+			if v, _ := e.Prop("N"); err == nil && v.Int != 1 {
+				return fmt.Errorf("the point read saw N=%d, want 1 (only what was committed when it was queued)", v.Int)
+			}
+			return err
+		}, nil},
+		{"point read of a missing entity", func() error {
+			_, err := st.Get(ctx, "grp", "p", "zz")
+			return err
+		}, tablesvc.ErrEntityNotFound},
 		{"insert of a new entity", func() error {
 			_, err := svc.Apply(ctx, "grp", tablesvc.Op{Kind: tablesvc.Insert, Entity: entity("p", "d", 1)})
 			return err
@@ -83,7 +101,7 @@ func TestGroupCommitAnswersEachWrite(t *testing.T) {
 	var groups []int
 	st.queuedHook = nil
 	st.groupHook = func(n int) { groups = append(groups, n) } // under the lead
-	<-st.lead                                                 // let the first waiter lead: it takes all six in one group
+	<-st.lead                                                 // let the first waiter lead: it takes all nine in one group
 	for i, w := range writes {
 		err := <-errs[i]
 		if w.want == nil && err != nil || w.want != nil && !errors.Is(err, w.want) {

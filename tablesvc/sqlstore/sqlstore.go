@@ -52,6 +52,7 @@ type Store struct {
 	// the writer's, and the readers' keyed by their SQL text (Scan has one
 	// per combination of bounds, at most 32).
 	existsStmt, getStmt, putStmt, delStmt *sql.Stmt
+	insertStmt, pointStmt                 *sql.Stmt
 	savepointStmt, releaseStmt, undoStmt  *sql.Stmt
 	readMu                                sync.Mutex
 	readStmts                             map[string]*sql.Stmt
@@ -76,7 +77,9 @@ const (
 	getSQL    = `SELECT ts, props FROM tb_entities WHERE tbl = ? AND pk = ? AND rk = ?`
 	putSQL    = `INSERT INTO tb_entities(tbl, pk, rk, ts, props) VALUES(?, ?, ?, ?, ?)
 		ON CONFLICT(tbl, pk, rk) DO UPDATE SET ts = excluded.ts, props = excluded.props`
-	delSQL = `DELETE FROM tb_entities WHERE tbl = ? AND pk = ? AND rk = ?`
+	delSQL    = `DELETE FROM tb_entities WHERE tbl = ? AND pk = ? AND rk = ?`
+	insertSQL = `INSERT INTO tb_entities(tbl, pk, rk, ts, props) VALUES(?, ?, ?, ?, ?)
+		ON CONFLICT(tbl, pk, rk) DO NOTHING`
 )
 
 // pointSQL is Get's statement: the table's and the entity's absence told
@@ -98,6 +101,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		dst **sql.Stmt
 		sql string
 	}{{&st.existsStmt, existsSQL}, {&st.getStmt, getSQL}, {&st.putStmt, putSQL}, {&st.delStmt, delSQL},
+		{&st.insertStmt, insertSQL}, {&st.pointStmt, pointSQL},
 		{&st.savepointStmt, savepointSQL}, {&st.releaseStmt, releaseSQL}, {&st.undoStmt, undoSQL}} {
 		if *p.dst, err = st.writer.PrepareContext(ctx, p.sql); err != nil {
 			st.Close()
@@ -110,7 +114,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 // Close closes the database.
 func (s *Store) Close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{s.existsStmt, s.getStmt, s.putStmt, s.delStmt, s.savepointStmt, s.releaseStmt, s.undoStmt} {
+	for _, st := range []*sql.Stmt{s.existsStmt, s.getStmt, s.putStmt, s.delStmt, s.insertStmt, s.pointStmt,
+		s.savepointStmt, s.releaseStmt, s.undoStmt} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -293,29 +298,43 @@ func decodeEntity(pk, rk string, ts int64, props []byte) (tablesvc.Entity, error
 }
 
 // Get implements tablesvc.Store. A missing table is told from a missing
-// entity in the same statement.
+// entity in the same statement, which the writer's connection runs for
+// the group-commit leader (groupcommit.go).
 func (s *Store) Get(ctx context.Context, table, pk, rk string) (tablesvc.Entity, error) {
+	r := &pointRead{pk: pk, rk: rk}
+	if err := s.submit(&groupWrite{ctx: ctx, table: table, read: r, ready: make(chan struct{})}); err != nil {
+		return tablesvc.Entity{}, err
+	}
+	return r.e, nil
+}
+
+// pointRead runs one queued Get on the writer's connection, in tx (a
+// group's transaction before its writes) or, if tx is nil, on its own.
+func (s *Store) pointRead(tx *txStmts, w *groupWrite) error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
 	var ts sql.NullInt64
 	var props []byte
-	st, err := s.readStmt(ctx, pointSQL)
-	if err != nil {
-		return tablesvc.Entity{}, s.wrap("read entity of", table, err)
+	r := w.read
+	st := s.pointStmt
+	if tx != nil {
+		st = tx.stmt(st)
 	}
-	err = st.QueryRowContext(ctx, lower(table), pk, rk).Scan(&ts, &props)
+	err := st.QueryRowContext(noCancel, lower(w.table), r.pk, r.rk).Scan(&ts, &props)
 	if errors.Is(err, sql.ErrNoRows) {
-		return tablesvc.Entity{}, notFound(table)
+		return notFound(w.table)
 	}
 	if err != nil {
-		return tablesvc.Entity{}, s.wrap("read entity of", table, err)
+		return s.wrap("read entity of", w.table, err)
 	}
 	if !ts.Valid {
-		return tablesvc.Entity{}, fmt.Errorf("table %s entity (PartitionKey=%q, RowKey=%q): %w", table, pk, rk, tablesvc.ErrEntityNotFound)
+		return fmt.Errorf("table %s entity (PartitionKey=%q, RowKey=%q): %w", w.table, r.pk, r.rk, tablesvc.ErrEntityNotFound)
 	}
-	e, err := decodeEntity(pk, rk, ts.Int64, props)
-	if err != nil {
-		return e, s.wrap("decode", table, err)
+	if r.e, err = decodeEntity(r.pk, r.rk, ts.Int64, props); err != nil {
+		return s.wrap("decode", w.table, err)
 	}
-	return e, nil
+	return nil
 }
 
 // scanSQL builds Scan's statement so that the primary key (tbl, pk, rk)
@@ -420,10 +439,10 @@ func (s *Store) Scan(ctx context.Context, table string, r tablesvc.KeyRange, yie
 		return s.wrap("scan", table, err)
 	}
 	defer rows.Close()
+	var props sql.RawBytes // DecodeProps copies what it keeps
 	for rows.Next() {
 		var pk, rk string
 		var ts int64
-		var props []byte
 		if err := rows.Scan(&pk, &rk, &ts, &props); err != nil {
 			return s.wrap("scan", table, err)
 		}
@@ -441,18 +460,27 @@ func (s *Store) Scan(ctx context.Context, table string, r tablesvc.KeyRange, yie
 	return nil
 }
 
-// storeTx is tablesvc.Tx on one sql.Tx.
+// noCancel is the context of every statement of a group (storeTx's and
+// the point reads'): a caller that gives up must not interrupt a statement
+// of a transaction others share (SQLite may roll an interrupted
+// transaction back whole), and a context that can end costs modernc a
+// watcher goroutine and a progress handler per statement. Each request's
+// own context is checked before its turn instead.
+var noCancel = context.Background()
+
+// storeTx is tablesvc.Tx on one group's transaction.
 type storeTx struct {
-	s     *Store
-	tx    *sql.Tx
-	table string
-	tbl   string // its key: the lower-cased name
+	s       *Store
+	tx      *txStmts
+	table   string
+	tbl     string // its key: the lower-cased name
+	changed bool   // a change was tried (Put, Insert or Delete)
 }
 
-func (t *storeTx) Get(ctx context.Context, pk, rk string) (tablesvc.Entity, bool, error) {
+func (t *storeTx) Get(_ context.Context, pk, rk string) (tablesvc.Entity, bool, error) {
 	var ts int64
 	var props []byte
-	err := t.tx.StmtContext(ctx, t.s.getStmt).QueryRowContext(ctx, t.tbl, pk, rk).Scan(&ts, &props)
+	err := t.tx.stmt(t.s.getStmt).QueryRowContext(noCancel, t.tbl, pk, rk).Scan(&ts, &props)
 	if errors.Is(err, sql.ErrNoRows) {
 		return tablesvc.Entity{}, false, nil
 	}
@@ -466,18 +494,44 @@ func (t *storeTx) Get(ctx context.Context, pk, rk string) (tablesvc.Entity, bool
 	return e, true, nil
 }
 
-func (t *storeTx) Put(ctx context.Context, e tablesvc.Entity) error {
-	_, err := t.tx.StmtContext(ctx, t.s.putStmt).ExecContext(ctx, t.tbl, e.PartitionKey, e.RowKey, tablesvc.Ticks(e.Timestamp), tablesvc.EncodeProps(nil, e.Props))
+// Insert implements tablesvc.Inserter: one statement that writes e only
+// if its keys are free.
+func (t *storeTx) Insert(_ context.Context, e tablesvc.Entity) (bool, error) {
+	before := t.changed
+	t.changed = true // until the statement is known to have changed nothing
+	res, err := t.tx.stmt(t.s.insertStmt).ExecContext(noCancel, t.tbl, e.PartitionKey, e.RowKey, tablesvc.Ticks(e.Timestamp), tablesvc.EncodeProps(nil, e.Props))
+	if err != nil {
+		return false, t.s.wrap("insert entity of", t.table, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, t.s.wrap("insert entity of", t.table, err)
+	}
+	if n == 0 {
+		t.changed = before // the keys were taken: nothing written
+	}
+	return n == 1, nil
+}
+
+func (t *storeTx) Put(_ context.Context, e tablesvc.Entity) error {
+	t.changed = true
+	_, err := t.tx.stmt(t.s.putStmt).ExecContext(noCancel, t.tbl, e.PartitionKey, e.RowKey, tablesvc.Ticks(e.Timestamp), tablesvc.EncodeProps(nil, e.Props))
 	if err != nil {
 		return t.s.wrap("write entity of", t.table, err)
 	}
 	return nil
 }
 
-func (t *storeTx) Delete(ctx context.Context, pk, rk string) error {
-	_, err := t.tx.StmtContext(ctx, t.s.delStmt).ExecContext(ctx, t.tbl, pk, rk)
+func (t *storeTx) Delete(_ context.Context, pk, rk string) error {
+	t.changed = true
+	_, err := t.tx.stmt(t.s.delStmt).ExecContext(noCancel, t.tbl, pk, rk)
 	if err != nil {
 		return t.s.wrap("delete entity of", t.table, err)
 	}
 	return nil
 }
+
+var (
+	_ tablesvc.SingleWriter = (*Store)(nil)
+	_ tablesvc.Inserter     = (*storeTx)(nil)
+)
