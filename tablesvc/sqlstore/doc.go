@@ -11,7 +11,7 @@
 // tb_service(k, v) for the service properties document.
 //
 // Writes: Write runs the Service's decision inside one transaction that
-// sqlitedb opens with BEGIN IMMEDIATE, so SQLite's database-wide write
+// sqlmeta.OpenStore opens with BEGIN IMMEDIATE, so SQLite's database-wide write
 // lock is held from the transaction's first read to its commit — the
 // ETag and existence checks read what the commit will overwrite, for
 // every connection and every process on the file (busy_timeout 5 s lets

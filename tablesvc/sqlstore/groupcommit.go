@@ -88,7 +88,7 @@ func (w *groupWrite) answer(err error) {
 }
 
 // Write implements tablesvc.Store: fn runs inside one immediate
-// transaction (sqlitedb opens it with BEGIN IMMEDIATE), which holds
+// transaction (sqlmeta.OpenStore opens it with BEGIN IMMEDIATE), which holds
 // SQLite's write lock from its first statement to its commit — across
 // processes sharing the file too — so whatever fn read through Tx.Get is
 // still true when its writes commit. The transaction is shared with the
