@@ -171,6 +171,10 @@ type CacheRequest struct {
 	Share  ShareMode
 	// Overwrite: the open overwrites or supersedes the file.
 	Overwrite bool
+	// Mask is an SMB open's whole access mask (generic rights mapped),
+	// which says whether it is a stat open (statOpen); 0 when the
+	// requester has none (the mount, session: Access alone says).
+	Mask Mask
 	// Created: the open created the file. Neither an overwriting nor a
 	// creating open is a stat open, whatever its access (smbtorture
 	// smb2.oplock.exclusive5, batch9).
@@ -291,7 +295,7 @@ func cacheLoss(h CacheHolder, cur CacheState, req CacheRequest) (lose CacheState
 	}
 	switch req.Kind {
 	case CacheOpOpen:
-		if !req.Access.HasData() && !req.Overwrite {
+		if statOpen(req, h.Lease != nil) {
 			return 0, false // a stat open breaks nothing (MS-FSA 2.1.4.12)
 		}
 		if req.Overwrite {
@@ -370,7 +374,7 @@ func holderConflicts(h CacheHolder, a Access, s ShareMode) bool {
 // exclusive or batch oplock only when no other open exists, else level II
 // when asked for any oplock and nobody else writes.
 func grantCaching(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) (CacheState, OplockLevel) {
-	if req.Directory || (!req.Access.HasData() && !req.Overwrite && !req.Created && req.Lease == nil) {
+	if req.Directory || (statOpen(req, false) && !req.Created && req.Lease == nil) {
 		// A stat open gets no oplock, but a lease request is granted
 		// as for any open (smbtorture smb2.lease.statopen); an
 		// attribute-only open that overwrites is no stat open
@@ -458,4 +462,26 @@ func grantCaching(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) 
 		return CacheR, OplockLevelII
 	}
 	return CacheNone, OplockNone
+}
+
+// statOpen reports whether an open is a stat open towards an oplock, or
+// towards a lease (lease): one that neither gets an oplock nor breaks
+// caching. It does not overwrite, and its access is at most
+// FILE_READ_ATTRIBUTES, FILE_WRITE_ATTRIBUTES and SYNCHRONIZE — and
+// READ_CONTROL towards a lease (MS-FSA 2.1.4.12; smbtorture
+// smb2.oplock.statopen1: FILE_READ_EA and READ_CONTROL break a batch
+// oplock; smb2.lease.statopen4: READ_CONTROL leaves an RWH lease alone,
+// as Windows and smbd do).
+func statOpen(req CacheRequest, lease bool) bool {
+	if req.Overwrite || req.Access.HasData() {
+		return false
+	}
+	if req.Mask == 0 {
+		return true
+	}
+	stat := MaskReadAttributes | MaskWriteAttributes | MaskSynchronize
+	if lease {
+		stat |= MaskReadControl
+	}
+	return req.Mask&^stat == 0
 }

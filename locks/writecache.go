@@ -25,3 +25,15 @@ func (t *Table) WriteBreakable(ctx context.Context, file FileID) (bool, error) {
 	}
 	return n != 0, nil
 }
+
+// openMeetsDeletePending reports whether c is an open (before it exists:
+// no Handle yet) of a file whose delete is pending. Such an open fails
+// with STATUS_DELETE_PENDING before the oplock break check runs (MS-FSA
+// 2.1.5.1.2), so it breaks nothing (smbtorture smb2.oplock.doc: "2nd open
+// should not break and get DELETE_PENDING").
+func (tx *Tx) openMeetsDeletePending(c CacheCall) (bool, error) {
+	if c.Req.Kind != CacheOpOpen || c.Req.Handle != 0 {
+		return false, nil
+	}
+	return tx.DeletePending(c.File)
+}

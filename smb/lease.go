@@ -85,6 +85,8 @@ func (c *conn) parseLease(ctxs map[string][]byte, level byte) (*leaseRequest, nt
 type cacheAsk struct {
 	oplock locks.OplockLevel // requested oplock (not a lease)
 	lease  *leaseRequest
+	// mask: the open's access mask (locks.CacheRequest.Mask).
+	mask locks.Mask
 }
 
 func (a cacheAsk) any() bool { return a.oplock != locks.OplockNone || a.lease != nil }
@@ -94,7 +96,7 @@ func (a cacheAsk) any() bool { return a.oplock != locks.OplockNone || a.lease !=
 func (c *conn) cacheCall(file fs.FileID, ask cacheAsk, access locks.Access, share locks.ShareMode, overwrite, dir bool, handle locks.HandleID) locks.CacheCall {
 	cc := locks.CacheCall{File: file, BreakTimeout: c.srv.cfg.BreakTimeout,
 		Req: locks.CacheRequest{Who: locks.RequesterSMB, Kind: locks.CacheOpOpen, Access: access, Share: share,
-			Overwrite: overwrite, Directory: dir, Handle: handle, RequestOplock: ask.oplock}}
+			Overwrite: overwrite, Directory: dir, Handle: handle, RequestOplock: ask.oplock, Mask: ask.mask}}
 	if ask.lease != nil {
 		id := ask.lease.id
 		cc.Req.Lease, cc.Req.RequestLease = &id, ask.lease.state
