@@ -428,15 +428,7 @@ func grantCaching(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) 
 			return own, OplockNone
 		}
 		if own != CacheNone {
-			// An existing lease changes only to a superset of what it
-			// holds, and only while nobody else is on the file
-			// (MS-SMB2 3.3.5.9.8; smbtorture smb2.lease.upgrade,
-			// upgrade2 and break: RH asked for RW stays RH, and a
-			// lease beside another open keeps its state).
-			if others || otherOpens || ask&own != own {
-				return own, OplockNone
-			}
-			return ask, OplockNone
+			return upgradeLease(own, ask, others || otherOpens, otherOplock), OplockNone
 		}
 		if others || otherOpens {
 			ask &^= CacheWrite
@@ -484,4 +476,21 @@ func statOpen(req CacheRequest, lease bool) bool {
 		stat |= MaskReadControl
 	}
 	return req.Mask&^stat == 0
+}
+
+// upgradeLease is what an existing lease holding own becomes when another
+// open of it asks for ask (MS-SMB2 3.3.5.9.8): ask when it holds all of
+// own and can be granted whole — no Write caching beside other caches or
+// opens (shared), no Handle caching beside an oplock — else own unchanged;
+// a lease is never upgraded in part (smbtorture smb2.lease.upgrade,
+// upgrade2: RH asked for RW stays RH; upgrade3: R beside another lease
+// asked for RH becomes RH, asked for RHW stays R).
+func upgradeLease(own, ask CacheState, shared, otherOplock bool) CacheState {
+	if ask&own != own {
+		return own
+	}
+	if (shared && ask&CacheWrite != 0) || (otherOplock && ask&CacheHandle != 0) {
+		return own
+	}
+	return ask
 }

@@ -230,8 +230,18 @@ func mGrant(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) (Cache
 		default:
 			asked = CacheNone
 		}
-		if own != CacheNone && (!alone || asked&^own == 0 || own&^asked != 0) {
-			return own, OplockNone // a held lease only grows, alone, to what it asks
+		if own != CacheNone {
+			// A held lease grows only to exactly what it asks, and only
+			// when that can be granted whole.
+			switch {
+			case asked&^own == 0 || own&^asked != 0:
+				return own, OplockNone
+			case asked&CacheWrite != 0 && !alone:
+				return own, OplockNone
+			case asked&CacheHandle != 0 && someOplock:
+				return own, OplockNone
+			}
+			return asked, OplockNone
 		}
 		for _, s := range []CacheState{CacheRWH, CacheRW, CacheRH, CacheR, CacheNone} {
 			if s&^(own|asked) != 0 || own&^s != 0 {
