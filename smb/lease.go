@@ -352,8 +352,17 @@ func (s *Server) sendBreak(n locks.BreakNote) {
 	if ref.sess != nil && ref.sess.encryptData && ref.sess.crypto != nil {
 		enc = ref.sess
 	}
+	to := ref.c
+	if n.Lease != nil && enc == nil {
+		// A lease is the client's: its break goes to the client's
+		// oldest connection (clientconns.go). One encrypted with the
+		// open's session stays on that session's connection.
+		if first := s.clients.first(n.Lease.Client); first != nil {
+			to = first
+		}
+	}
 	resp := &response{hdr: hdr, body: b}
-	if err := ref.c.send(ref.c.encodeResponses([]*response{resp}), enc); err != nil {
+	if err := to.send(to.encodeResponses([]*response{resp}), enc); err != nil {
 		s.log.Debug("smb: sending a break", "err", err)
 	}
 }
