@@ -248,8 +248,14 @@ func DecideCaching(holders []CacheHolder, req CacheRequest) CacheDecision {
 		if h.Breaking {
 			// One break at a time per holder: the requester waits for
 			// the outstanding one and decides again (chains such as
-			// RWH → RH → R happen one acknowledgment after another).
-			d.Wait = true
+			// RWH → RH → R happen one acknowledgment after another) —
+			// unless it would not wait for its own break and the
+			// outstanding one already takes away all it needs gone
+			// (smbtorture smb2.lease.breaking4: a second overwrite
+			// while RH breaks to none goes on).
+			if wait || lose&h.BreakTo != 0 {
+				d.Wait = true
+			}
 			continue
 		}
 		to := cur &^ lose
@@ -298,11 +304,6 @@ func cacheLoss(h CacheHolder, cur CacheState, req CacheRequest) (lose CacheState
 		if statOpen(req, h.Lease != nil) {
 			return 0, false // a stat open breaks nothing (MS-FSA 2.1.4.12)
 		}
-		if req.Overwrite {
-			// Every cache goes; a holder that writes or keeps the
-			// handle is waited for.
-			return CacheRWH, cur&(CacheWrite|CacheHandle) != 0
-		}
 		if holderConflicts(h, req.Access, req.Share) {
 			// The open meets a sharing violation: only a cached
 			// handle is given up first, so that the violation is
@@ -310,6 +311,15 @@ func cacheLoss(h CacheHolder, cur CacheState, req CacheRequest) (lose CacheState
 			// (MS-SMB2 3.3.1.4; smbd's delay_for_oplock); Write
 			// caching stays, as the open will not read anything.
 			return CacheHandle, cur&CacheHandle != 0
+		}
+		if req.Overwrite {
+			// Every cache goes; only a holder that writes is waited
+			// for (its data must reach the file before it is
+			// truncated): Read and Handle caching go without waiting,
+			// the Handle caching's acknowledgment completing on its
+			// own (smbtorture smb2.lease.breaking4: RH → none, the
+			// overwrite not blocked).
+			return CacheRWH, cur&CacheWrite != 0
 		}
 		lose = CacheWrite // another open: the writer flushes
 		return lose, cur&lose != 0

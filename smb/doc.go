@@ -191,6 +191,9 @@
 // lease but no oplock, a lease gets no Handle caching beside an oplock and
 // an oplock none beside Handle caching; an open that meets a sharing
 // violation breaks only Handle caching, then sees the violation again.
+// An overwriting open breaks every cache to none but waits only for
+// Write caching (smb2.lease.breaking4), and an open waits for a break
+// already outstanding only when it needs more than that break takes.
 // A stat open is decided on the whole access mask: at most
 // FILE_READ_ATTRIBUTES, FILE_WRITE_ATTRIBUTES and SYNCHRONIZE, and
 // READ_CONTROL too towards a lease (smb2.oplock.statopen1,
@@ -202,9 +205,9 @@
 // place in the middle of one (renamebreak.go). Not yet: breaks by SET_INFO
 // delete disposition and by READ of another open, waiting in LOCK,
 // directory leases, Windows' break in steps when an open arrives while a
-// lease is breaking (smb2.lease.breaking3, breaking4, v2_breaking3: the
-// table would need the state the waiters require apart from the state
-// the notification named).
+// lease is breaking (smb2.lease.breaking3, v2_breaking3: the table would
+// need the state the waiters require apart from the state the
+// notification named).
 //
 // # Durable handles and replay
 //
