@@ -59,3 +59,15 @@ func TestWriteBreakable(t *testing.T) {
 		t.Fatal("a level II oplock broken to none: still breakable")
 	}
 }
+
+// BenchmarkWriteBreakable: the cost a write through the mount or session
+// pays when nothing on its file is cached (one read statement).
+func BenchmarkWriteBreakable(b *testing.B) {
+	tab := openTable(b, "", Options{})
+	ctx := context.Background()
+	for b.Loop() {
+		if ok, err := tab.WriteBreakable(ctx, 7); err != nil || ok {
+			b.Fatal(ok, err)
+		}
+	}
+}
