@@ -506,9 +506,12 @@ func (c *conn) setInfo(ctx context.Context, req *request) (ntstatus.Status, []by
 			}
 			// In the middle of a compound (the Linux client's
 			// create-rename-close) a SET_INFO may not go async: it
-			// waits in place (renameAsync).
-			if _, err := c.srv.cfg.Caching.WaitCache(ctx, cc, 0); err != nil {
-				return ntstatus.Cancelled, nil, nil
+			// waits in place, unless a cache it waits for is held on
+			// this connection (cachedHere).
+			if !c.cachedHere(o.h.File(), o) {
+				if _, err := c.srv.cfg.Caching.WaitCache(ctx, cc, 0); err != nil {
+					return ntstatus.Cancelled, nil, nil
+				}
 			}
 		}
 		if st := rename(ctx); st != ntstatus.Success {

@@ -3,6 +3,7 @@ package smb
 import (
 	"context"
 
+	"github.com/blobshare/blobshare/fs"
 	"github.com/blobshare/blobshare/locks"
 	"github.com/blobshare/blobshare/ntstatus"
 )
@@ -79,4 +80,22 @@ func (c *conn) renameAsync(req *request, o *open, cc locks.CacheCall, do func(ct
 		}
 		return ntstatus.Success, []byte{2, 0} // SET_INFO's response (MS-SMB2 2.2.40)
 	})
+}
+
+// cachedHere reports whether an open of file on this connection other
+// than o holds caching. A rename in the middle of a compound waits in
+// place, with the connection's loop: a break such an open must
+// acknowledge could not be read until the wait timed out (the Linux
+// client's create-rename-close of a file it keeps open under its own
+// lease), so the rename then goes on once the breaks are sent.
+func (c *conn) cachedHere(file fs.FileID, o *open) bool {
+	h := &c.srv.caches
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range h.opens {
+		if r.c == c && r.o != o && r.o.h != nil && r.o.h.File() == file {
+			return true
+		}
+	}
+	return false
 }

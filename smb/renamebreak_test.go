@@ -90,3 +90,33 @@ func TestRenameBreaksHandleCaching(t *testing.T) {
 		t.Fatalf("open of the new name: %v", st)
 	}
 }
+
+// TestRenameInChainOwnCache: a create-rename-close compound of a client
+// that itself holds an RH lease on the file (another lease key, another
+// open on the same connection) does not wait in place for its own
+// acknowledgment, which the connection could not read meanwhile: the
+// break is sent and the chain answered at once.
+func TestRenameInChainOwnCache(t *testing.T) {
+	_, addr := cachingServer(t, 0)
+	b := leaseClient(t, addr, 2, dialect300)
+	rb := b.createCaching("own1.txt", oplockLease, 0x00120089, shareAll, dispOpenIf, leaseCtx(0xe, locks.CacheRH, true, 0))
+	if rb.st != ntstatus.Success || rb.lease != locks.CacheRH {
+		t.Fatalf("own open: %+v, want an RH lease", rb)
+	}
+	ids := b.sendCompound(
+		part{cmd: cmdCreate, body: createReq("own1.txt", 0, 0x00110080, shareAll, dispOpen, nil)},
+		part{cmd: cmdSetInfo, body: renameInfo(relatedFileID, "own2.txt"), related: true},
+		part{cmd: cmdClose, body: closeReq(relatedFileID), related: true},
+	)
+	note := b.breakNote() // sent before the chain is answered
+	if note[8] != 0xe || locks.CacheState(le.Uint32(note[28:])) != locks.CacheR {
+		t.Fatalf("break %x, want RH → R for key e", note)
+	}
+	rest := b.nextFrame()
+	if got := statuses(rest); len(rest) != 3 || got[ids[0]] != ntstatus.Success || got[ids[1]] != ntstatus.Success || got[ids[2]] != ntstatus.Success {
+		t.Fatalf("create-rename-close: %v, want three successes without an acknowledgment", got)
+	}
+	if st, _ := b.call(cmdOplockBreak, leaseAck(0xe, locks.CacheR)); st != ntstatus.Success {
+		t.Fatalf("ack after the chain: %v", st)
+	}
+}
