@@ -357,7 +357,11 @@ func (fsys *FileSystem) Open(ctx context.Context, id FileID, opts OpenOptions) (
 		return nil, err
 	}
 	fsys.commitFor(ctx, id, false)
-	return fsys.openID(ctx, id, opts)
+	h, err := fsys.openID(ctx, id, opts)
+	if h != nil {
+		h.h.breaker = locks.RequesterMount
+	}
+	return h, err
 }
 
 // StatFS reports totals for statfs(2).
@@ -404,7 +408,11 @@ func (fsys *FileSystem) OpenByPath(ctx context.Context, req OpenPathRequest) (*H
 		return nil, Attr{}, err
 	}
 	fsys.commitForPath(ctx, req.Path, false)
-	return fsys.openPath(ctx, req)
+	h, a, err := fsys.openPath(ctx, req)
+	if h != nil {
+		h.h.breaker = locks.RequesterSession
+	}
+	return h, a, err
 }
 
 // SetAttributesByPath sets a file's or directory's SMB attributes (session

@@ -285,8 +285,13 @@
 // notifications go through the lock table's outbox to the process that
 // holds the client's connection, and the open then sees what the client
 // flushed before it acknowledged. Without any caching anywhere
-// (locks.Table.AnyCachingPeek) it costs one read statement. A write
-// through the mount or session does not break Read caching yet.
+// (locks.Table.AnyCachingPeek) it costs one read statement. A write, a
+// cleared range or a size change through a handle of the mount or session
+// (and the mount's truncate(2) by path) breaks every SMB client's Read
+// caching on the file to none without waiting, as a write through another
+// open does (MS-FSA 2.1.4.12); with nothing cached on the file it costs
+// one read statement (locks.Table.WriteBreakable). SMB and FileREST
+// handles are left to their front ends, which break on their own writes.
 //
 // Directory leases (dirlease.go): every transaction that changes a
 // directory's entries — the same changes CHANGE_NOTIFY reports, from the

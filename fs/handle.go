@@ -32,6 +32,12 @@ type handleState struct {
 	stage  *stage
 	rd     *seqReader
 
+	// breaker: a handle of the mount (Open) or of `blobshare session`
+	// (OpenByPath), whose writes and size changes break the SMB clients'
+	// Read caching (breaks.go); zero for SMB's and REST's opens, whose
+	// front ends break it themselves.
+	breaker locks.Requester
+
 	// locked: the handle asked for a byte-range lock at least once. Its
 	// close then never waits in the release queue, so checks that do not
 	// settle releases (peek) never meet a released handle's locks.
@@ -184,6 +190,11 @@ func (h *Handle) readSeq(ctx context.Context, p []byte, off int64, version uint6
 }
 
 func (h *Handle) writeAt(ctx context.Context, p []byte, off int64, owner uint64) (int, error) {
+	if len(p) > 0 {
+		if err := h.breakOnWrite(ctx); err != nil {
+			return 0, h.op("write", err)
+		}
+	}
 	err := h.stageLocked(ctx, "write", off, int64(len(p)), owner, func(s *stage) error { return s.write(ctx, p, off) })
 	if err != nil {
 		return 0, err
@@ -192,6 +203,11 @@ func (h *Handle) writeAt(ctx context.Context, p []byte, off int64, owner uint64)
 }
 
 func (h *Handle) clearAt(ctx context.Context, off, n int64) error {
+	if n > 0 {
+		if err := h.breakOnWrite(ctx); err != nil {
+			return h.op("clear", err)
+		}
+	}
 	return h.stageLocked(ctx, "clear", off, n, 0, func(s *stage) error { return s.clearRange(ctx, off, n) })
 }
 

@@ -549,6 +549,9 @@ func (fsys *FileSystem) setattr(ctx context.Context, id FileID, req SetattrReque
 		if *req.Size < 0 {
 			return Attr{}, fileErr("setattr", id, ErrInvalidRange)
 		}
+		if err := fsys.breakOnResize(ctx, id, req.Handle); err != nil {
+			return Attr{}, fileErr("setattr", id, err)
+		}
 		if err := fsys.flushFile(ctx, id, req.Handle); err != nil {
 			return Attr{}, fileErr("setattr", id, err)
 		}

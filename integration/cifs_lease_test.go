@@ -47,18 +47,25 @@ func mountLeaseShares(t *testing.T, g *vm, port, host string) {
 	}
 }
 
-// treeRe and oplockBreaksRe find, in /proc/fs/cifs/Stats, a tree's
-// heading and the count of the OPLOCK_BREAK requests (lease break
-// acknowledgments) it sent, which follows.
+// treeRe finds, in /proc/fs/cifs/Stats, a tree's heading; statRe a
+// count of requests of one kind it sent, which follows it ("Reads: 3
+// total 0 failed", "OplockBreaks: 1 sent 0 failed").
 var (
-	treeRe         = regexp.MustCompile(`^\d+\) \\\\.*\\(\S+)$`)
-	oplockBreaksRe = regexp.MustCompile(`^OplockBreaks: (\d+) sent`)
+	treeRe = regexp.MustCompile(`^\d+\) \\\\.*\\(\S+)$`)
+	statRe = regexp.MustCompile(`^(\w+): (\d+) (?:sent|total)`)
 )
 
 // acks is the number of lease break acknowledgments the guest's kernel
 // has sent on the lease share's trees: the kernel acknowledges each break
 // that asks it to, after flushing what the break takes away.
 func (c *cifsCase) acks() int {
+	c.t.Helper()
+	return c.sent("OplockBreaks")
+}
+
+// sent is the number of requests of one kind (Stats' name: OplockBreaks,
+// Reads, ...) the guest's kernel has sent on the lease share's trees.
+func (c *cifsCase) sent(kind string) int {
 	c.t.Helper()
 	got := c.g.do("readfile %s", strconv.QuoteToASCII("/proc/fs/cifs/Stats"))
 	s, err := strconv.Unquote(strings.TrimPrefix(got, "ok "))
@@ -70,13 +77,13 @@ func (c *cifsCase) acks() int {
 		line = strings.TrimSpace(line)
 		if m := treeRe.FindStringSubmatch(line); m != nil {
 			tree = m[1]
-		} else if m := oplockBreaksRe.FindStringSubmatch(line); m != nil && tree == leaseShare {
-			v, _ := strconv.Atoi(m[1])
+		} else if m := statRe.FindStringSubmatch(line); m != nil && m[1] == kind && tree == leaseShare {
+			v, _ := strconv.Atoi(m[2])
 			n, found = n+v, true
 		}
 	}
 	if !found {
-		c.t.Fatalf("no OplockBreaks count for share %s in /proc/fs/cifs/Stats:\n%s", leaseShare, s)
+		c.t.Fatalf("no %s count for share %s in /proc/fs/cifs/Stats:\n%s", kind, leaseShare, s)
 	}
 	return n
 }
@@ -121,7 +128,8 @@ func (p timeoutPolicy) Do(req *policy.Request) (*http.Response, error) {
 //     lease, as a local open would);
 //   - Put Range against two clients' RH leases breaks them without
 //     waiting, and the clients' next reads fetch the new bytes (without
-//     the break they would read their cache for ever);
+//     the break they would read their cache for ever); so does a write
+//     through the `blobshare mount` process;
 //   - Delete File of a file the program has closed but the client keeps
 //     open under Handle caching (closetimeo) breaks Handle and succeeds;
 //     of a file the program holds open, 409 SharingViolation;
@@ -174,6 +182,52 @@ func cifsLeases(t *testing.T, c *cifsCase, s *server, data string) {
 	}
 	c.expect("ok", "close a")
 	c.expect("ok", "close b")
+
+	// A write through the `blobshare mount` process into a file the
+	// client reads under an RH lease: the mount's open breaks nothing (the
+	// client caches no writes), its write breaks Read caching, and the
+	// client's next read fetches the new bytes.
+	c.put("mountw.txt", []byte("aaaa"))
+	c.expect("ok", "open a %s r", c.path("mountw.txt"))
+	c.expect(`ok "aaaa"`, "read a 0 4")
+	before = c.acks()
+	mf, err := os.OpenFile(filepath.Join(mnt, leaseShare, "mountw.txt"), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatalf("open through the mount: %v", err)
+	}
+	if _, err := mf.WriteAt([]byte("dddd"), 0); err != nil {
+		t.Fatalf("write through the mount: %v", err)
+	}
+	if err := mf.Close(); err != nil {
+		t.Fatalf("close through the mount: %v", err)
+	}
+	c.waitRead("a", "dddd")
+	if after := c.acks(); after <= before {
+		t.Errorf("mount write against an RH lease: the client acknowledged %d breaks before and %d after, want more", before, after)
+	}
+	c.expect("ok", "close a")
+
+	// A file read under a Read lease is read from the client's cache: a
+	// second open and read sends no READ to the server; after a REST Put
+	// Range breaks the lease, the next read does.
+	c.put("reread.txt", []byte("rrrr"))
+	c.expect("ok", "open a %s r", c.path("reread.txt"))
+	c.expect(`ok "rrrr"`, "read a 0 4")
+	c.expect("ok", "close a")
+	reads := c.sent("Reads")
+	c.expect("ok", "open a %s r", c.path("reread.txt"))
+	c.expect(`ok "rrrr"`, "read a 0 4")
+	if again := c.sent("Reads"); again != reads {
+		t.Errorf("a second read of a file under a Read lease sent %d READ requests, want none (the client's cache)", again-reads)
+	}
+	if err := uploadAt(ctx, c.file("reread.txt"), 0, []byte("ssss")); err != nil {
+		t.Fatalf("REST Put Range: %v", err)
+	}
+	c.waitRead("a", "ssss")
+	if after := c.sent("Reads"); after <= reads {
+		t.Errorf("a read after the lease's break sent no READ request (%d before, %d after)", reads, after)
+	}
+	c.expect("ok", "close a")
 
 	c.put("cached.txt", []byte("x"))
 	c.expect("ok", "open h %s r", c.path("cached.txt"))

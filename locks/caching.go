@@ -171,6 +171,10 @@ type CacheRequest struct {
 	Share  ShareMode
 	// Overwrite: the open overwrites or supersedes the file.
 	Overwrite bool
+	// Mask is an SMB open's whole access mask (generic rights mapped),
+	// which says whether it is a stat open (statOpen); 0 when the
+	// requester has none (the mount, session: Access alone says).
+	Mask Mask
 	// Created: the open created the file. Neither an overwriting nor a
 	// creating open is a stat open, whatever its access (smbtorture
 	// smb2.oplock.exclusive5, batch9).
@@ -244,8 +248,14 @@ func DecideCaching(holders []CacheHolder, req CacheRequest) CacheDecision {
 		if h.Breaking {
 			// One break at a time per holder: the requester waits for
 			// the outstanding one and decides again (chains such as
-			// RWH → RH → R happen one acknowledgment after another).
-			d.Wait = true
+			// RWH → RH → R happen one acknowledgment after another) —
+			// unless it would not wait for its own break and the
+			// outstanding one already takes away all it needs gone
+			// (smbtorture smb2.lease.breaking4: a second overwrite
+			// while RH breaks to none goes on).
+			if wait || lose&h.BreakTo != 0 {
+				d.Wait = true
+			}
 			continue
 		}
 		to := cur &^ lose
@@ -291,13 +301,8 @@ func cacheLoss(h CacheHolder, cur CacheState, req CacheRequest) (lose CacheState
 	}
 	switch req.Kind {
 	case CacheOpOpen:
-		if !req.Access.HasData() && !req.Overwrite {
+		if statOpen(req, h.Lease != nil) {
 			return 0, false // a stat open breaks nothing (MS-FSA 2.1.4.12)
-		}
-		if req.Overwrite {
-			// Every cache goes; a holder that writes or keeps the
-			// handle is waited for.
-			return CacheRWH, cur&(CacheWrite|CacheHandle) != 0
 		}
 		if holderConflicts(h, req.Access, req.Share) {
 			// The open meets a sharing violation: only a cached
@@ -306,6 +311,15 @@ func cacheLoss(h CacheHolder, cur CacheState, req CacheRequest) (lose CacheState
 			// (MS-SMB2 3.3.1.4; smbd's delay_for_oplock); Write
 			// caching stays, as the open will not read anything.
 			return CacheHandle, cur&CacheHandle != 0
+		}
+		if req.Overwrite {
+			// Every cache goes; only a holder that writes is waited
+			// for (its data must reach the file before it is
+			// truncated): Read and Handle caching go without waiting,
+			// the Handle caching's acknowledgment completing on its
+			// own (smbtorture smb2.lease.breaking4: RH → none, the
+			// overwrite not blocked).
+			return CacheRWH, cur&CacheWrite != 0
 		}
 		lose = CacheWrite // another open: the writer flushes
 		return lose, cur&lose != 0
@@ -374,7 +388,7 @@ func grantCaching(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) 
 	if req.Directory {
 		return grantDirCaching(holders, req, breaks) // dirlease.go
 	}
-	if !req.Access.HasData() && !req.Overwrite && !req.Created && req.Lease == nil {
+	if statOpen(req, false) && !req.Created && req.Lease == nil {
 		// A stat open gets no oplock, but a lease request is granted
 		// as for any open (smbtorture smb2.lease.statopen); an
 		// attribute-only open that overwrites is no stat open
@@ -428,15 +442,7 @@ func grantCaching(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) 
 			return own, OplockNone
 		}
 		if own != CacheNone {
-			// An existing lease changes only to a superset of what it
-			// holds, and only while nobody else is on the file
-			// (MS-SMB2 3.3.5.9.8; smbtorture smb2.lease.upgrade,
-			// upgrade2 and break: RH asked for RW stays RH, and a
-			// lease beside another open keeps its state).
-			if others || otherOpens || ask&own != own {
-				return own, OplockNone
-			}
-			return ask, OplockNone
+			return upgradeLease(own, ask, others || otherOpens, otherOplock), OplockNone
 		}
 		if others || otherOpens {
 			ask &^= CacheWrite
@@ -462,4 +468,43 @@ func grantCaching(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) 
 		return CacheR, OplockLevelII
 	}
 	return CacheNone, OplockNone
+}
+
+// statOpen reports whether an open is a stat open towards an oplock, or
+// towards a lease (lease): one that neither gets an oplock nor breaks
+// caching. It does not overwrite, and its access is at most
+// FILE_READ_ATTRIBUTES, FILE_WRITE_ATTRIBUTES and SYNCHRONIZE — and
+// READ_CONTROL towards a lease (MS-FSA 2.1.4.12; smbtorture
+// smb2.oplock.statopen1: FILE_READ_EA and READ_CONTROL break a batch
+// oplock; smb2.lease.statopen4: READ_CONTROL leaves an RWH lease alone,
+// as Windows and smbd do).
+func statOpen(req CacheRequest, lease bool) bool {
+	if req.Overwrite || req.Access.HasData() {
+		return false
+	}
+	if req.Mask == 0 {
+		return true
+	}
+	stat := MaskReadAttributes | MaskWriteAttributes | MaskSynchronize
+	if lease {
+		stat |= MaskReadControl
+	}
+	return req.Mask&^stat == 0
+}
+
+// upgradeLease is what an existing lease holding own becomes when another
+// open of it asks for ask (MS-SMB2 3.3.5.9.8): ask when it holds all of
+// own and can be granted whole — no Write caching beside other caches or
+// opens (shared), no Handle caching beside an oplock — else own unchanged;
+// a lease is never upgraded in part (smbtorture smb2.lease.upgrade,
+// upgrade2: RH asked for RW stays RH; upgrade3: R beside another lease
+// asked for RH becomes RH, asked for RHW stays R).
+func upgradeLease(own, ask CacheState, shared, otherOplock bool) CacheState {
+	if ask&own != own {
+		return own
+	}
+	if (shared && ask&CacheWrite != 0) || (otherOplock && ask&CacheHandle != 0) {
+		return own
+	}
+	return ask
 }

@@ -25,7 +25,7 @@ type mBreak struct {
 var mLeaseTable = map[string]map[CacheState]mBreak{
 	"open":           {CacheRW: {CacheR, true}, CacheRWH: {CacheRH, true}},
 	"open+conflict":  {CacheRH: {CacheR, true}, CacheRWH: {CacheRW, true}},
-	"overwrite":      {CacheR: {CacheNone, false}, CacheRH: {CacheNone, true}, CacheRW: {CacheNone, true}, CacheRWH: {CacheNone, true}},
+	"overwrite":      {CacheR: {CacheNone, false}, CacheRH: {CacheNone, false}, CacheRW: {CacheNone, true}, CacheRWH: {CacheNone, true}},
 	"read":           {CacheRW: {CacheR, true}, CacheRWH: {CacheRH, true}},
 	"write":          {CacheR: {CacheNone, false}, CacheRH: {CacheNone, false}, CacheRW: {CacheNone, true}, CacheRWH: {CacheNone, true}},
 	"delete":         {CacheRH: {CacheR, true}, CacheRWH: {CacheRW, true}},
@@ -84,16 +84,16 @@ var mRESTShares = map[Op][3]bool{ // read, write, delete
 func mClass(h CacheHolder, req CacheRequest) string {
 	switch req.Kind {
 	case CacheOpOpen:
-		if req.Overwrite {
-			return "overwrite"
-		}
-		if !anyOf(uses(req.Access)) {
+		if !anyOf(uses(req.Access)) && !req.Overwrite {
 			return ""
 		}
 		for _, x := range h.Handles {
 			if mConflict(x.Access, x.Share, req.Access, req.Share) {
 				return "open+conflict"
 			}
+		}
+		if req.Overwrite {
+			return "overwrite"
 		}
 		return "open"
 	case CacheOpRead:
@@ -155,7 +155,11 @@ func mDecide(holders []CacheHolder, req CacheRequest) CacheDecision {
 			continue
 		}
 		if h.Breaking {
-			d.Wait = true
+			// Waits for the outstanding break, unless its own would not
+			// be waited for and the outstanding one takes all it needs.
+			if wait || (from&^to)&h.BreakTo != 0 {
+				d.Wait = true
+			}
 			continue
 		}
 		ack := from == CacheRH || from == CacheRW || from == CacheRWH
@@ -233,8 +237,18 @@ func mGrant(holders []CacheHolder, req CacheRequest, breaks []CacheBreak) (Cache
 		default:
 			asked = CacheNone
 		}
-		if own != CacheNone && (!alone || asked&^own == 0 || own&^asked != 0) {
-			return own, OplockNone // a held lease only grows, alone, to what it asks
+		if own != CacheNone {
+			// A held lease grows only to exactly what it asks, and only
+			// when that can be granted whole.
+			switch {
+			case asked&^own == 0 || own&^asked != 0:
+				return own, OplockNone
+			case asked&CacheWrite != 0 && !alone:
+				return own, OplockNone
+			case asked&CacheHandle != 0 && someOplock:
+				return own, OplockNone
+			}
+			return asked, OplockNone
 		}
 		for _, s := range []CacheState{CacheRWH, CacheRW, CacheRH, CacheR, CacheNone} {
 			if s&^(own|asked) != 0 || own&^s != 0 {

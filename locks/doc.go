@@ -87,8 +87,14 @@
 // wait, and what an SMB open is granted. REST follows Azure's table
 // (../shared/spec/smb-leases.md §1.2, §1.3), SMB MS-FSA 2.1.4.12 and
 // 2.1.5.18; a client never breaks its own lease; a holder already
-// breaking gets no second break: the requester waits and decides again.
-// The model in caching_model_test.go re-derives it from literal tables.
+// breaking gets no second break: the requester waits and decides again,
+// unless it would not wait for its own break and the outstanding one
+// already takes all it needs gone. A stat open is told by the whole
+// access mask (CacheRequest.Mask; statOpen); an open of a delete-pending
+// file breaks nothing (it fails first). The model in caching_model_test.go
+// re-derives it from literal tables. WriteBreakable (writecache.go) is
+// the one-statement test a writer outside SMB (the mount, session) makes
+// before deciding a write's breaks.
 //
 // smbcache.go stores it (schema 4), beside the handles and keyed like
 // them: lk_opcache holds each cached SMB open's oplock level (255 and a

@@ -241,6 +241,9 @@ func (tx *Tx) DecideCache(c CacheCall) (CacheResult, error) {
 		return CacheResult{}, err
 	}
 	req := c.Req
+	if pending, err := tx.openMeetsDeletePending(c); err != nil || pending {
+		return CacheResult{}, err
+	}
 	if req.Lease != nil && req.Kind == CacheOpOpen {
 		var other int64
 		cl, k := identityArgs(*req.Lease)

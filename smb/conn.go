@@ -250,6 +250,9 @@ func (c *conn) readFrame(r *bufio.Reader) ([]byte, error) {
 // running delete-on-close) before the goroutine ends.
 func (c *conn) close() {
 	c.nc.Close()
+	if c.negotiated {
+		c.srv.clients.remove(c)
+	}
 	c.loopMu.Lock()
 	c.closing = true
 	for _, f := range c.afterSend {

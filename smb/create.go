@@ -270,6 +270,7 @@ func (c *conn) create(ctx context.Context, req *request) (st ntstatus.Status, ou
 			Kind: kind,
 			EAs:  eas,
 		}}
+	args.ask.mask = granted
 	switch b[3] {
 	case byte(locks.OplockLevelII), byte(locks.OplockExclusive), byte(locks.OplockBatch):
 		if c.srv.cfg.Caching != nil {

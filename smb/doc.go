@@ -185,14 +185,29 @@
 // caching cannot exist beside another writer), a level II oplock of the
 // writing or locking open included, as smbd does; a LOCK's break of
 // another open's exclusive or batch oplock is sent but not waited for. The grant rules follow the tables smbtorture
-// checks (Windows' results): an existing lease grows only to a superset of
-// its state while no other open is on the file, a stat open may take a
+// checks (Windows' results): an existing lease grows only to exactly the
+// superset of its state it asks, when that can be granted whole beside
+// the other caches and opens (never in part), a stat open may take a
 // lease but no oplock, a lease gets no Handle caching beside an oplock and
 // an oplock none beside Handle caching; an open that meets a sharing
 // violation breaks only Handle caching, then sees the violation again.
-// Not yet: breaks by SET_INFO rename and delete disposition and by READ
-// of another open, waiting in LOCK, smbtorture's
-// stat-open rule for an access mask of 0 (smb2.oplock.statopen1).
+// An overwriting open breaks every cache to none but waits only for
+// Write caching (smb2.lease.breaking4), and an open waits for a break
+// already outstanding only when it needs more than that break takes.
+// A stat open is decided on the whole access mask: at most
+// FILE_READ_ATTRIBUTES, FILE_WRITE_ATTRIBUTES and SYNCHRONIZE, and
+// READ_CONTROL too towards a lease (smb2.oplock.statopen1,
+// smb2.lease.statopen4). An open of a delete-pending file breaks nothing
+// (it fails first). A lease break goes to the client's oldest open
+// connection (clientconns.go), as smbd sends it. A SET_INFO rename breaks
+// the other caches' Handle caching and waits for the acknowledgment:
+// async (STATUS_PENDING) when it is alone or last in its compound, in
+// place in the middle of one (renamebreak.go). Not yet: breaks by SET_INFO
+// delete disposition and by READ of another open, waiting in LOCK,
+// Windows' break in steps when an open arrives while a
+// lease is breaking (smb2.lease.breaking3, v2_breaking3: the table would
+// need the state the waiters require apart from the state the
+// notification named).
 //
 // Directory leases (dirlease.go) on SMB 3.x only: NEGOTIATE announces
 // SMB2_GLOBAL_CAP_DIRECTORY_LEASING from 3.0 (with caching on) to a

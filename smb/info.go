@@ -490,13 +490,34 @@ func (c *conn) setInfo(ctx context.Context, req *request) (ntstatus.Status, []by
 		if rel == "" {
 			return ntstatus.ObjectNameInvalid, nil, nil
 		}
-		if _, err := o.h.Rename(ctx, o.tree.share+"/"+rel, replace); err != nil {
-			if errors.Is(err, fs.ErrExist) {
-				return ntstatus.ObjectNameCollision, nil, nil
+		rename := func(ctx context.Context) ntstatus.Status {
+			if _, err := o.h.Rename(ctx, o.tree.share+"/"+rel, replace); err != nil {
+				if errors.Is(err, fs.ErrExist) {
+					return ntstatus.ObjectNameCollision
+				}
+				return ntstatus.FromError(err)
 			}
-			return ntstatus.FromError(err), nil, nil
+			o.path = rel
+			return ntstatus.Success
 		}
-		o.path = rel
+		if cc, wait := c.renameBreak(ctx, o); wait {
+			if req.hdr.NextCommand == 0 {
+				c.renameAsync(req, o, cc, rename)
+				return ntstatus.Pending, nil, nil
+			}
+			// In the middle of a compound (the Linux client's
+			// create-rename-close) a SET_INFO may not go async: it
+			// waits in place, unless a cache it waits for is held on
+			// this connection (cachedHere).
+			if !c.cachedHere(o.h.File(), o) {
+				if _, err := c.srv.cfg.Caching.WaitCache(ctx, cc, 0); err != nil {
+					return ntstatus.Cancelled, nil, nil
+				}
+			}
+		}
+		if st := rename(ctx); st != ntstatus.Success {
+			return st, nil, nil
+		}
 	case filePositionInformation:
 		if st := need(8, 0); st != ntstatus.Success {
 			return st, nil, nil

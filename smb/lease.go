@@ -85,6 +85,8 @@ func (c *conn) parseLease(ctxs map[string][]byte, level byte) (*leaseRequest, nt
 type cacheAsk struct {
 	oplock locks.OplockLevel // requested oplock (not a lease)
 	lease  *leaseRequest
+	// mask: the open's access mask (locks.CacheRequest.Mask).
+	mask locks.Mask
 }
 
 func (a cacheAsk) any() bool { return a.oplock != locks.OplockNone || a.lease != nil }
@@ -94,7 +96,7 @@ func (a cacheAsk) any() bool { return a.oplock != locks.OplockNone || a.lease !=
 func (c *conn) cacheCall(file fs.FileID, ask cacheAsk, access locks.Access, share locks.ShareMode, overwrite, dir bool, handle locks.HandleID) locks.CacheCall {
 	cc := locks.CacheCall{File: file, BreakTimeout: c.srv.cfg.BreakTimeout,
 		Req: locks.CacheRequest{Who: locks.RequesterSMB, Kind: locks.CacheOpOpen, Access: access, Share: share,
-			Overwrite: overwrite, Directory: dir, Handle: handle, RequestOplock: ask.oplock}}
+			Overwrite: overwrite, Directory: dir, Handle: handle, RequestOplock: ask.oplock, Mask: ask.mask}}
 	if ask.lease != nil {
 		id := ask.lease.id
 		cc.Req.Lease, cc.Req.RequestLease = &id, ask.lease.state
@@ -356,8 +358,17 @@ func (s *Server) sendBreak(n locks.BreakNote) {
 	if ref.sess != nil && ref.sess.encryptData && ref.sess.crypto != nil {
 		enc = ref.sess
 	}
+	to := ref.c
+	if n.Lease != nil && enc == nil {
+		// A lease is the client's: its break goes to the client's
+		// oldest connection (clientconns.go). One encrypted with the
+		// open's session stays on that session's connection.
+		if first := s.clients.first(n.Lease.Client); first != nil {
+			to = first
+		}
+	}
 	resp := &response{hdr: hdr, body: b}
-	if err := ref.c.send(ref.c.encodeResponses([]*response{resp}), enc); err != nil {
+	if err := to.send(to.encodeResponses([]*response{resp}), enc); err != nil {
 		s.log.Debug("smb: sending a break", "err", err)
 	}
 }

@@ -131,6 +131,7 @@ func (c *conn) negotiate(req *request) (ntstatus.Status, []byte, error) {
 		c.cipher = cipherAES128CCM
 	}
 	c.dialect, c.negotiated = best, true
+	c.srv.clients.add(c)
 	c.maxIO, c.maxRead = ioLimits(best)
 	out := c.negotiateBody(best, contexts, nctx)
 	if best == dialect311 {

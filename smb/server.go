@@ -85,6 +85,9 @@ type Server struct {
 	// caches maps this process's cached opens and leases to their
 	// connections, for break notifications (lease.go).
 	caches cacheHolders
+	// clients lists each client's connections, for lease breaks
+	// (clientconns.go).
+	clients clientConns
 	// durables holds the durable opens and the replay cache
 	// (durable.go); nextPersistent numbers persistent file ids.
 	durables       durableOpens
