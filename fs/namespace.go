@@ -239,10 +239,19 @@ func (fsys *FileSystem) q(tx *locks.Tx) *q {
 // handles (release.go) run first in the same transaction, so fn sees them
 // closed; a nil fn only closes them.
 func (fsys *FileSystem) update(ctx context.Context, fn func(tx *locks.Tx, q *q) ([]Change, error)) error {
-	rs := fsys.takeReleases()
+	var rs []release
+	taken := false
 	var chs []Change
 	var cs []closed
 	err := fsys.table.Update(ctx, func(tx *locks.Tx) error {
+		if !taken {
+			// Taken under the writer lock, not before it: a transaction
+			// that took the queue and then waited for the writer would
+			// let another decide first with the released handles still
+			// open (a spurious sharing violation). A retry of fn keeps
+			// what its first run took.
+			rs, taken = fsys.takeReleases(), true
+		}
 		q := fsys.q(tx)
 		var err error
 		if cs, err = q.closeInTx(tx, rs, cs[:0]); err != nil {
