@@ -119,10 +119,10 @@ func Open(path string, o Options) (*DB, error) {
 	db.SetConnMaxIdleTime(0)
 	db.SetConnMaxLifetime(0)
 	d := &DB{
-		db:      db,
-		path:    path,
-		name:    o.Name,
-		log:     o.Logger,
+		db:        db,
+		path:      path,
+		name:      o.Name,
+		log:       o.Logger,
 		readers:   newReaders(db, o.MaxReaders),
 		foldDelay: o.FoldDelay,
 	}
