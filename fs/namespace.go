@@ -239,10 +239,16 @@ func (fsys *FileSystem) q(tx *locks.Tx) *q {
 // handles (release.go) run first in the same transaction, so fn sees them
 // closed; a nil fn only closes them.
 func (fsys *FileSystem) update(ctx context.Context, fn func(tx *locks.Tx, q *q) ([]Change, error)) error {
+	return fsys.updateVia(ctx, fsys.table.Update, fn)
+}
+
+// updateVia is update with the lock table's transaction run by run
+// (locks.Table.Update, or UpdateFolded for the mount: fold.go).
+func (fsys *FileSystem) updateVia(ctx context.Context, run func(context.Context, func(*locks.Tx) error) error, fn func(tx *locks.Tx, q *q) ([]Change, error)) error {
 	rs := fsys.takeReleases()
 	var chs []Change
 	var cs []closed
-	err := fsys.table.Update(ctx, func(tx *locks.Tx) error {
+	err := run(ctx, func(tx *locks.Tx) error {
 		q := fsys.q(tx)
 		var err error
 		if cs, err = q.closeInTx(tx, rs, cs[:0]); err != nil {
@@ -272,7 +278,7 @@ func (fsys *FileSystem) update(ctx context.Context, fn func(tx *locks.Tx, q *q) 
 		if fn == nil {
 			return nil
 		}
-		return fsys.update(ctx, fn)
+		return fsys.updateVia(ctx, run, fn)
 	}
 	fsys.finishCloses(cs)
 	fsys.notify(chs...)

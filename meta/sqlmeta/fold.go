@@ -109,6 +109,9 @@ func (w *Writer) UpdateFolded(ctx context.Context, fn func(tx *Tx) error) error 
 	for _, f := range tx.onCommit {
 		f()
 	}
+	if tx.urgent {
+		return d.commitFold()
+	}
 	return nil
 }
 
@@ -182,9 +185,12 @@ func (d *DB) commitFold() error {
 		return nil
 	}
 	d.fold.open = false
-	d.foldOpen.Store(false)
 	d.fold.timer.Stop()
 	d.fold.timer = nil
+	// foldOpen stays set until COMMIT has returned: a read of this
+	// process that sees it clear must see the fold committed (a reader
+	// that began during the COMMIT would miss it).
+	defer d.foldOpen.Store(false)
 	if _, err := d.writer.ExecContext(context.Background(), sqlCommit); err != nil {
 		return d.loseFold(fmt.Errorf("%s: %s: commit folded changes: %w", d.name, d.path, err))
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -316,5 +318,58 @@ func foldCrashChild(t *testing.T, path string) {
 			fmt.Fprintf(w, "committed %d\n", i)
 		}
 		w.Flush()
+	}
+}
+
+// TestFoldReadsNeverMiss: a read of this process that begins after a
+// folded change was acknowledged sees it, whether it runs inside the fold
+// (Peek), on a reader while another fold holds the writer, or while the
+// deadline's COMMIT is under way (a stress: readers of each kind run
+// while the writer folds and the deadline commits every 50 µs).
+func TestFoldReadsNeverMiss(t *testing.T) {
+	d := openFolding(t, "", 50*time.Microsecond)
+	const n = 1500
+	var acked atomic.Int64
+	acked.Store(-1)
+	stop := make(chan struct{})
+	errs := make(chan error, 3)
+	var wg sync.WaitGroup
+	for _, read := range []func(context.Context, func(*Tx) error) error{d.Peek, d.PeekStatement, d.View} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				want := acked.Load() + 1
+				var c int64
+				if err := read(context.Background(), func(tx *Tx) error {
+					return tx.QueryRow(`SELECT count(*) FROM kv`).Scan(&c)
+				}); err != nil {
+					errs <- err
+					return
+				}
+				if c < want {
+					errs <- fmt.Errorf("a read begun after %d changes were acknowledged sees %d rows", want, c)
+					return
+				}
+			}
+		}()
+	}
+	for i := range n {
+		foldInsert(t, d, fmt.Sprintf("r%05d", i), i)
+		acked.Store(int64(i))
+		if len(errs) > 0 {
+			break
+		}
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

@@ -23,7 +23,14 @@ type Tx struct {
 	hooks      Hooks
 	onCommit   []func()
 	onRollback []func()
+	urgent     bool // UpdateFolded: commit before returning (Urgent)
 }
+
+// Urgent asks UpdateFolded to commit the fold, this fn's changes with it,
+// before it returns: fn made a change that another process's read must
+// see as soon as the caller answers (a handle that denies sharing, say).
+// In Update it changes nothing: Update always commits before returning.
+func (tx *Tx) Urgent() { tx.urgent = true }
 
 // Conn is the connection the transaction runs on (its statements are part
 // of the transaction).
