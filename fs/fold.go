@@ -42,6 +42,13 @@ func (fsys *FileSystem) updateMount(ctx context.Context, fn func(tx *locks.Tx, q
 	return fsys.updateVia(ctx, fsys.table.UpdateFolded, fn)
 }
 
+// SetattrMount is Setattr for the mount: its change of times and
+// attributes is folded (Config.FoldMount); a truncation, and the commit of
+// a handle's staged writes it makes first, are not.
+func (fsys *FileSystem) SetattrMount(ctx context.Context, id FileID, req SetattrRequest) (Attr, error) {
+	return fsys.setattrVia(ctx, id, req, fsys.updateMount)
+}
+
 // CommitFolded commits the mount's folded namespace changes, if any, and
 // returns once they are (fsync and fsyncdir through the mount).
 func (fsys *FileSystem) CommitFolded() error {

@@ -549,6 +549,13 @@ func (q *q) move(tx *locks.Tx, src entry, newParent FileID, newName string, o mo
 }
 
 func (fsys *FileSystem) setattr(ctx context.Context, id FileID, req SetattrRequest) (Attr, error) {
+	return fsys.setattrVia(ctx, id, req, fsys.update)
+}
+
+// setattrVia is setattr whose attribute change runs through update
+// (fsys.update, or updateMount for the mount's: fold.go).
+func (fsys *FileSystem) setattrVia(ctx context.Context, id FileID, req SetattrRequest,
+	update func(context.Context, func(tx *locks.Tx, q *q) ([]Change, error)) error) (Attr, error) {
 	if req.Size != nil {
 		if *req.Size < 0 {
 			return Attr{}, fileErr("setattr", id, ErrInvalidRange)
@@ -601,7 +608,7 @@ func (fsys *FileSystem) setattr(ctx context.Context, id FileID, req SetattrReque
 		}
 	}
 	var a Attr
-	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+	err := update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 		e, err := q.getLocked("setattr", id)
 		if err != nil {
 			return nil, err
