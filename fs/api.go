@@ -180,9 +180,10 @@ type Config struct {
 	// besides.
 	MemoryPerHandle int64
 	// FoldMount folds the mount's namespace changes (create, mkdir,
-	// unlink, rmdir, rename, setattr, opens and released closes) into one
-	// write transaction committed within a millisecond (fold.go); off,
-	// each commits its own. Off by default.
+	// unlink, rmdir, rename, open, SetattrMount, and the released handles'
+	// closes riding along with them) into one write transaction committed
+	// within a millisecond (fold.go); off, each commits its own. Off by
+	// default.
 	FoldMount bool
 
 	// skipKeyLock names a namespace decision (create, rename, unlink ...)
