@@ -39,9 +39,11 @@ type fold struct {
 // open for folded changes — opening one (BEGIN IMMEDIATE, busy retried as
 // in Update) when none is — and returns once fn's changes are part of it,
 // before they are committed. The transaction commits at the first of:
-// FoldDelay after it opened (DefaultFoldDelay, 1 ms); the next Update or
-// View of this process (CommitFolded, Close); a Peek or PeekStatement runs
-// inside it instead, on the same connection, and sees its changes.
+// FoldDelay after it opened (DefaultFoldDelay, 1 ms); the next Update of
+// this process (whose fn runs in it, in a savepoint, and commits it) or
+// View (which commits it first); CommitFolded; Close. A Peek or
+// PeekStatement runs inside it instead, on the same connection, and sees
+// its changes.
 //
 // fn runs once, inside a savepoint taken before it: an error of fn rolls
 // back to the savepoint, undoing fn's changes and no other fn's, and is
@@ -111,6 +113,61 @@ func (w *Writer) UpdateFolded(ctx context.Context, fn func(tx *Tx) error) error 
 	}
 	if tx.urgent {
 		return d.commitFold()
+	}
+	return nil
+}
+
+// updateInFold is Update while a fold is open (under wmu): fn runs in the
+// fold, in a savepoint, and the fold commits with fn's changes before
+// Update returns — one COMMIT where committing the fold and then running
+// fn in a transaction of its own took two, with the same outcome: fn
+// decides after every folded change, and its changes are committed when
+// Update returns. A failing fn is rolled back to its savepoint; the fold
+// still commits.
+func (d *DB) updateInFold(ctx context.Context, fn func(tx *Tx) error) error {
+	c := d.writer
+	sctx := context.WithoutCancel(ctx)
+	if _, err := c.ExecContext(sctx, sqlSavepoint); err != nil {
+		return d.loseFold(fmt.Errorf("%s: %s: savepoint: %w", d.name, d.path, err))
+	}
+	tx := &Tx{conn: c, ctx: ctx, sctx: sctx, write: true}
+	ferr := fn(tx)
+	if ferr == nil {
+		if _, err := c.ExecContext(sctx, sqlRelease); err != nil {
+			ferr = fmt.Errorf("%s: %s: release savepoint: %w", d.name, d.path, err)
+		}
+	}
+	rolledBack := func() {
+		if tx.hooks != nil {
+			tx.hooks.RolledBack()
+		}
+		for _, f := range tx.onRollback {
+			f()
+		}
+	}
+	if ferr != nil {
+		_, rerr := c.ExecContext(sctx, sqlRollbackTo)
+		if rerr == nil {
+			_, rerr = c.ExecContext(sctx, sqlRelease)
+		}
+		rolledBack()
+		if rerr != nil {
+			return d.loseFold(fmt.Errorf("%s: %s: rollback to savepoint: %w (after %w)", d.name, d.path, rerr, ferr))
+		}
+		if err := d.commitFold(); err != nil {
+			return err
+		}
+		return Classify(ferr)
+	}
+	if err := d.commitFold(); err != nil {
+		rolledBack()
+		return err
+	}
+	if tx.hooks != nil {
+		tx.hooks.Committed()
+	}
+	for _, f := range tx.onCommit {
+		f()
 	}
 	return nil
 }

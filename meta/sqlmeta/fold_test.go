@@ -373,3 +373,41 @@ func TestFoldReadsNeverMiss(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestUpdateJoinsFold: an Update while a fold is open runs in it and
+// commits it with its own changes; a failing one is undone alone (its
+// OnRollback runs) and the folded changes still commit.
+func TestUpdateJoinsFold(t *testing.T) {
+	d := openFolding(t, "", time.Hour)
+	other, err := Open(d.Path(), Options{Name: "other"})
+	must(t, err)
+	defer other.Close()
+	boom := errors.New("boom")
+	var log []string
+	foldInsert(t, d, "a", 1)
+	if err := d.Update(t.Context(), func(tx *Tx) error {
+		tx.OnCommit(func() { log = append(log, "commit 1") })
+		tx.OnRollback(func() { log = append(log, "rollback 1") })
+		if _, err := tx.Exec(`INSERT INTO kv VALUES('b', 1)`); err != nil {
+			return err
+		}
+		return boom
+	}); !errors.Is(err, boom) {
+		t.Fatalf("failing Update in a fold: %v, want its error", err)
+	}
+	if got := kvNames(t, other.View); !equal(got, []string{"a"}) {
+		t.Fatalf("after a failed Update in a fold another process sees %v, want [a]", got)
+	}
+	foldInsert(t, d, "c", 1)
+	must(t, d.Update(t.Context(), func(tx *Tx) error {
+		tx.OnCommit(func() { log = append(log, "commit 2") })
+		_, err := tx.Exec(`INSERT INTO kv VALUES('d', 1)`)
+		return err
+	}))
+	if got := kvNames(t, other.View); !equal(got, []string{"a", "c", "d"}) {
+		t.Fatalf("after an Update in a fold another process sees %v, want [a c d]", got)
+	}
+	if want := []string{"rollback 1", "commit 2"}; !equal(log, want) {
+		t.Fatalf("hooks ran %v, want %v", log, want)
+	}
+}

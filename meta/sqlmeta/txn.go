@@ -134,10 +134,10 @@ func (w *Writer) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	if err := d.usable(); err != nil {
 		return err
 	}
-	// Folded changes commit first: fn decides against every change this
-	// process acknowledged, and what it commits never waits behind them.
-	if err := d.commitFold(); err != nil {
-		return err
+	// Folded changes commit with fn's, or first when fn fails: fn decides
+	// against every change this process acknowledged (fold.go).
+	if d.fold.open {
+		return d.updateInFold(ctx, fn)
 	}
 	backoff := time.Millisecond
 	for {
