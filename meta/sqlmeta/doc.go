@@ -93,16 +93,24 @@
 //     a prefix of the acknowledged ones survives (TestFoldCrash: SIGKILL
 //     of a child mid-fold).
 //
+// An Update that finds a fold open runs in it, in a savepoint, and
+// commits it with its own changes: one COMMIT, not the fold's and then
+// its own (the mount's flush of a small file after its create).
+//
 // Measured with it (fs.Config.FoldMount, fs/fusefs
-// BenchmarkSmallFilesFolded and BenchmarkToolsFolded, this 2-core machine
-// shared with 5 other agents, load average 7–11): the BEGIN/COMMIT share
-// of the write path fell from 0.70 s to 0.39 s in the same profile, and
-// folded against plain, medians of 5 rounds: create+write+close 1.17,
-// rename 1.21, unlink 1.00, stat 1.06; rm -rf of 500 files 1.8× faster,
-// tar -x 0.9–1.4× (noise). Against go-fuse's loopback it is still far
-// from 0.8 (rename 0.29, unlink 0.45, rm -rf 0.46–0.49, tar -x
-// 0.41–0.76): the statements of each decision, not the commit, are what
-// is left — folding removes the frame, not the work.
+// BenchmarkSmallFilesFolded -count 7 and BenchmarkToolsFolded -benchtime
+// 7x; this 2-core machine shared with 5 other agents, load average 5–6):
+// the profile's BEGIN/COMMIT fell from 0.70 s to 0.50 s of about 1.7 s
+// of write-path CPU (the statements are the rest, unchanged). Medians of
+// per-round ratios, folded against plain: create+write+close 1.08,
+// rename 1.35, unlink 1.56, stat 0.99, readdir+lstat 0.94; against
+// go-fuse's loopback: create+write+close 1.11, rename 0.54, unlink 0.44,
+// stat 0.60, readdir+lstat 1.05. Tools on 500 files (summed over 7
+// rounds), against loopback: tar -x plain 0.73, folded 0.79; rm -rf
+// plain 0.34, folded 0.50; ls -lR 0.59 and 0.63. Rename and unlink stay
+// far from 0.8: what is left is the statements of each decision (the
+// lock table's checks, the entry's and the parent's rows), not the
+// transaction's frame — folding removes the frame, not the work.
 //
 // Nothing here knows an Azure or lock-table rule: no record of any service
 // is defined in this package.
