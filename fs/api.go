@@ -179,6 +179,12 @@ type Config struct {
 	// blocks, completed and on their way to the blob store, may be held
 	// besides.
 	MemoryPerHandle int64
+	// FoldMount folds the mount's namespace changes (create, mkdir,
+	// unlink, rmdir, rename, open, SetattrMount, and the released handles'
+	// closes riding along with them) into one write transaction committed
+	// within a millisecond (fold.go); off, each commits its own. Off by
+	// default.
+	FoldMount bool
 
 	// skipKeyLock names a namespace decision (create, rename, unlink ...)
 	// that leaves its key locks out: for the lock audit's own test, which

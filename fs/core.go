@@ -67,6 +67,7 @@ type FileSystem struct {
 	statSQL statSQLs // statOne's statements by depth (statpath.go)
 
 	skipKeyLock string // Config.skipKeyLock (the lock audit's test)
+	foldMount   bool   // Config.FoldMount (fold.go)
 
 	// fileIDs are ids reserved for new entries and not used yet; read and
 	// written only under the lock table's writer lock (see q.fileIDs).
@@ -319,6 +320,7 @@ func newFileSystem(ctx context.Context, cfg Config) (*FileSystem, error) {
 		now:         cfg.Now,
 		spillDir:    cfg.SpillDir,
 		skipKeyLock: cfg.skipKeyLock,
+		foldMount:   cfg.FoldMount,
 		files:       make(map[FileID]*fileState),
 		subs:        make(map[int]func(Change)),
 		handles:     make(map[*Handle]struct{}),

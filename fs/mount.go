@@ -157,7 +157,7 @@ func (fsys *FileSystem) create(ctx context.Context, req CreateRequest) (*Handle,
 	if req.Parent == RootID {
 		return nil, Attr{}, fileErr("create", req.Parent, ErrInvalidArg) // files live in shares
 	}
-	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+	err := fsys.updateMount(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 		if _, err := q.lock("create", req.Parent); err != nil {
 			return nil, err
 		}
@@ -192,6 +192,7 @@ func (fsys *FileSystem) create(ctx context.Context, req CreateRequest) (*Handle,
 		if err != nil {
 			return nil, err
 		}
+		urgentOpen(tx, open)
 		a = e.attr("")
 		if existed {
 			return nil, nil
@@ -222,7 +223,7 @@ func (fsys *FileSystem) mkdir(ctx context.Context, parent FileID, name string) (
 		return Attr{}, fileErr("mkdir", parent, err)
 	}
 	var a Attr
-	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+	err := fsys.updateMount(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 		if _, err := q.lock("mkdir", parent); err != nil {
 			return nil, err
 		}
@@ -258,6 +259,9 @@ func (q *q) unlinkEntry(tx *locks.Tx, e entry) (removed bool, err error) {
 		q.queuedBlob = q.queuedBlob || e.blob
 		return true, nil // locks ran RemoveFile in this transaction
 	}
+	// Delete-pending: another process's read must refuse the file as
+	// soon as this is answered (fold.go).
+	tx.Urgent()
 	e.unlinked = true
 	e.change = ticks(q.now)
 	return false, q.updateEntry(&e, `unlinked=?, t_change=?`, e.unlinked, e.change)
@@ -265,7 +269,7 @@ func (q *q) unlinkEntry(tx *locks.Tx, e entry) (removed bool, err error) {
 
 func (fsys *FileSystem) unlink(ctx context.Context, parent FileID, name string) error {
 	var queued bool
-	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+	err := fsys.updateMount(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 		e, err := q.lockChild("unlink", parent, name)
 		if err != nil {
 			return nil, err
@@ -290,7 +294,7 @@ func (fsys *FileSystem) unlink(ctx context.Context, parent FileID, name string) 
 }
 
 func (fsys *FileSystem) rmdir(ctx context.Context, parent FileID, name string) error {
-	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+	err := fsys.updateMount(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 		e, err := q.lockFound("rmdir", parent, func() (entry, error) { return q.child(parent, name, false) })
 		if err != nil {
 			return nil, err
@@ -361,7 +365,7 @@ func (fsys *FileSystem) renameMount(ctx context.Context, req RenameRequest) erro
 		return fileErr("rename", req.NewParent, err)
 	}
 	var queued bool
-	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+	err := fsys.updateMount(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 		// Both parents first, whose names the rename reads and changes;
 		// then the source (and, in move, the destination) found in them.
 		if _, err := q.lock("rename", req.OldParent, req.NewParent); err != nil {
@@ -545,6 +549,13 @@ func (q *q) move(tx *locks.Tx, src entry, newParent FileID, newName string, o mo
 }
 
 func (fsys *FileSystem) setattr(ctx context.Context, id FileID, req SetattrRequest) (Attr, error) {
+	return fsys.setattrVia(ctx, id, req, fsys.update)
+}
+
+// setattrVia is setattr whose attribute change runs through update
+// (fsys.update, or updateMount for the mount's: fold.go).
+func (fsys *FileSystem) setattrVia(ctx context.Context, id FileID, req SetattrRequest,
+	update func(context.Context, func(tx *locks.Tx, q *q) ([]Change, error)) error) (Attr, error) {
 	if req.Size != nil {
 		if *req.Size < 0 {
 			return Attr{}, fileErr("setattr", id, ErrInvalidRange)
@@ -600,7 +611,7 @@ func (fsys *FileSystem) setattr(ctx context.Context, id FileID, req SetattrReque
 		}
 	}
 	var a Attr
-	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+	err := update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 		e, err := q.getLocked("setattr", id)
 		if err != nil {
 			return nil, err
@@ -686,7 +697,7 @@ func (fsys *FileSystem) flushFile(ctx context.Context, id FileID, first *Handle)
 
 func (fsys *FileSystem) openID(ctx context.Context, id FileID, opts OpenOptions) (*Handle, error) {
 	var lh locks.Handle
-	err := fsys.update(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
+	err := fsys.updateMount(ctx, func(tx *locks.Tx, q *q) ([]Change, error) {
 		e, err := q.getLocked("open", id) // its ReadOnly attribute decides too
 		if err != nil {
 			return nil, err
@@ -696,8 +707,11 @@ func (fsys *FileSystem) openID(ctx context.Context, id FileID, opts OpenOptions)
 		}
 		open := opts.request(id)
 		open.ReadOnly = e.readOnly()
-		lh, err = tx.OpenHandle(open)
-		return nil, err
+		if lh, err = tx.OpenHandle(open); err != nil {
+			return nil, err
+		}
+		urgentOpen(tx, open)
+		return nil, nil
 	})
 	if err != nil {
 		return nil, fileErr("open", id, err)

@@ -239,11 +239,17 @@ func (fsys *FileSystem) q(tx *locks.Tx) *q {
 // handles (release.go) run first in the same transaction, so fn sees them
 // closed; a nil fn only closes them.
 func (fsys *FileSystem) update(ctx context.Context, fn func(tx *locks.Tx, q *q) ([]Change, error)) error {
+	return fsys.updateVia(ctx, fsys.table.Update, fn)
+}
+
+// updateVia is update with the lock table's transaction run by run
+// (locks.Table.Update, or UpdateFolded for the mount: fold.go).
+func (fsys *FileSystem) updateVia(ctx context.Context, run func(context.Context, func(*locks.Tx) error) error, fn func(tx *locks.Tx, q *q) ([]Change, error)) error {
 	var rs []release
 	taken := false
 	var chs []Change
 	var cs []closed
-	err := fsys.table.Update(ctx, func(tx *locks.Tx) error {
+	err := run(ctx, func(tx *locks.Tx) error {
 		if !taken {
 			// Taken under the writer lock, not before it: a transaction
 			// that took the queue and then waited for the writer would
@@ -284,7 +290,7 @@ func (fsys *FileSystem) update(ctx context.Context, fn func(tx *locks.Tx, q *q) 
 		if fn == nil {
 			return nil
 		}
-		return fsys.update(ctx, fn)
+		return fsys.updateVia(ctx, run, fn)
 	}
 	fsys.finishCloses(cs)
 	fsys.notify(chs...)

@@ -241,6 +241,9 @@ type Options struct {
 	// handles on one file with ErrHandleLimit (Azure Files allows 2000;
 	// 400 HandleLimitExceeded). Zero means no limit.
 	MaxHandlesPerFile int
+	// FoldDelay bounds how long UpdateFolded's transaction stays open for
+	// more folded changes (sqlmeta.Options.FoldDelay; 0: 1 ms).
+	FoldDelay time.Duration
 
 	// skipKeyLock names a decision of this package (OpenHandle,
 	// CloseHandle, Lock ...) that leaves its key lock out: for the lock

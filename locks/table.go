@@ -274,7 +274,7 @@ func Open(ctx context.Context, path string, opts Options) (*Table, error) {
 		return nil, fmt.Errorf("locks: open %s: owner id %q: %w", path, owner, ErrInvalidParameter)
 	}
 	log := opts.Logger.With("component", "locks", "owner", string(owner))
-	db, err := sqlmeta.Open(path, sqlmeta.Options{Name: "locks", MaxReaders: maxReaders, Logger: log})
+	db, err := sqlmeta.Open(path, sqlmeta.Options{Name: "locks", MaxReaders: maxReaders, Logger: log, FoldDelay: opts.FoldDelay})
 	if err != nil {
 		return nil, err
 	}

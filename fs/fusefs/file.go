@@ -93,10 +93,15 @@ func (fh *fileHandle) Flush(ctx context.Context) syscall.Errno {
 
 var _ = (gofs.FileFsyncer)((*fileHandle)(nil))
 
-// Fsync commits the staged writes durably.
+// Fsync commits the staged writes durably, and the mount's folded
+// namespace changes with them (fs.FileSystem.CommitFolded).
 func (fh *fileHandle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
 	defer fh.n.st.enter(fh.n.id)()
-	return toErrno(opOther, fh.h.Fsync(nc(ctx)))
+	err := fh.h.Fsync(nc(ctx))
+	if err == nil {
+		err = fh.n.st.fsys.CommitFolded()
+	}
+	return toErrno(opOther, err)
 }
 
 var _ = (gofs.FileReleaser)((*fileHandle)(nil))

@@ -249,12 +249,12 @@ func (n *node) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrI
 			}
 		}
 	}
-	a, err := n.st.fsys.Setattr(nc(ctx), n.id, req)
+	a, err := n.st.fsys.SetattrMount(nc(ctx), n.id, req)
 	if picked && errors.Is(err, locks.ErrHandleClosed) {
 		// The handle chosen above was closed meanwhile (a close(2) in
 		// another thread, Force Close Handles): set them by path.
 		req.Handle = nil
-		a, err = n.st.fsys.Setattr(nc(ctx), n.id, req)
+		a, err = n.st.fsys.SetattrMount(nc(ctx), n.id, req)
 	}
 	if err != nil {
 		return toErrno(opOther, err)

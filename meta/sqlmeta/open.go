@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
@@ -52,6 +53,9 @@ type Options struct {
 	// (DefaultMaxReaders when 0).
 	MaxReaders int
 	Logger     *slog.Logger
+	// FoldDelay is how long a transaction of UpdateFolded stays open for
+	// the next folded change (DefaultFoldDelay when 0).
+	FoldDelay time.Duration
 }
 
 // DB is one SQLite database file of the metadata engine, shared by the
@@ -74,6 +78,12 @@ type DB struct {
 	readers *readers // connections of read transactions
 	ckpt    *checkpointer
 
+	// fold is UpdateFolded's open transaction (fold.go), under wmu;
+	// foldOpen mirrors fold.open for readers that do not hold wmu.
+	fold      fold
+	foldOpen  atomic.Bool
+	foldDelay time.Duration
+
 	closeOnce sync.Once
 	closed    atomic.Bool
 }
@@ -91,6 +101,9 @@ func Open(path string, o Options) (*DB, error) {
 	if o.Name == "" {
 		o.Name = "sqlmeta"
 	}
+	if o.FoldDelay <= 0 {
+		o.FoldDelay = DefaultFoldDelay
+	}
 	// Each connection's automatic checkpoint is raised to the safety net:
 	// the checkpointer runs them (checkpoint.go).
 	db, err := sql.Open("sqlite", dsn(path, BusyTimeoutMS,
@@ -106,11 +119,12 @@ func Open(path string, o Options) (*DB, error) {
 	db.SetConnMaxIdleTime(0)
 	db.SetConnMaxLifetime(0)
 	d := &DB{
-		db:      db,
-		path:    path,
-		name:    o.Name,
-		log:     o.Logger,
-		readers: newReaders(db, o.MaxReaders),
+		db:        db,
+		path:      path,
+		name:      o.Name,
+		log:       o.Logger,
+		readers:   newReaders(db, o.MaxReaders),
+		foldDelay: o.FoldDelay,
 	}
 	d.ckpt = newCheckpointer(db, path, o.Logger)
 	return d, nil
@@ -125,7 +139,8 @@ func (d *DB) SQL() *sql.DB { return d.db }
 func (d *DB) Path() string { return d.path }
 
 // Close stops the checkpointer (waiting for a checkpoint in progress),
-// waits for a write transaction in progress, and closes every connection;
+// waits for a write transaction in progress, commits folded changes
+// (UpdateFolded), and closes every connection;
 // transactions fail with meta.ErrClosed afterwards. Calling Close again
 // returns nil.
 func (d *DB) Close() error {
@@ -133,6 +148,11 @@ func (d *DB) Close() error {
 	d.closeOnce.Do(func() {
 		d.ckpt.close()
 		d.wmu.Lock()
+		if d.fold.lost == nil {
+			if ferr := d.commitFold(); ferr != nil {
+				err = ferr
+			}
+		}
 		d.closed.Store(true)
 		if d.writer != nil {
 			d.writer.close(false)
@@ -140,7 +160,7 @@ func (d *DB) Close() error {
 		}
 		d.wmu.Unlock()
 		d.readers.close()
-		if cerr := d.db.Close(); cerr != nil {
+		if cerr := d.db.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("%s: close %s: %w", d.name, d.path, cerr)
 		}
 	})

@@ -23,7 +23,14 @@ type Tx struct {
 	hooks      Hooks
 	onCommit   []func()
 	onRollback []func()
+	urgent     bool // UpdateFolded: commit before returning (Urgent)
 }
+
+// Urgent asks UpdateFolded to commit the fold, this fn's changes with it,
+// before it returns: fn made a change that another process's read must
+// see as soon as the caller answers (a handle that denies sharing, say).
+// In Update it changes nothing: Update always commits before returning.
+func (tx *Tx) Urgent() { tx.urgent = true }
 
 // Conn is the connection the transaction runs on (its statements are part
 // of the transaction).
@@ -124,8 +131,13 @@ func (d *DB) Update(ctx context.Context, fn func(tx *Tx) error) error {
 // Update is DB.Update under the writer mutex already held.
 func (w *Writer) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	d := (*DB)(w)
-	if d.closed.Load() {
-		return fmt.Errorf("%s: %s: %w", d.name, d.path, meta.ErrClosed)
+	if err := d.usable(); err != nil {
+		return err
+	}
+	// Folded changes commit with fn's, or first when fn fails: fn decides
+	// against every change this process acknowledged (fold.go).
+	if d.fold.open {
+		return d.updateInFold(ctx, fn)
 	}
 	backoff := time.Millisecond
 	for {
@@ -180,13 +192,25 @@ func (d *DB) PeekStatement(ctx context.Context, fn func(tx *Tx) error) error {
 // connection when it can (see Peek), lone runs fn's one statement without
 // a transaction (see PeekStatement).
 func (d *DB) read(ctx context.Context, peek, lone bool, fn func(tx *Tx) error) error {
-	if d.closed.Load() {
-		return fmt.Errorf("%s: %s: %w", d.name, d.path, meta.ErrClosed)
+	if err := d.usable(); err != nil {
+		return err
 	}
 	for attempt := 0; ; attempt++ {
 		var err error
+		if d.foldOpen.Load() {
+			// Folded changes are uncommitted: a Peek reads them inside
+			// the fold, on its connection (waiting for the writer); a
+			// View, on a reader, after committing them.
+			if done, err := d.readFolded(ctx, peek, fn); done {
+				return err
+			}
+		}
 		if peek && d.wmu.TryLock() {
-			err = d.try(ctx, txPeek, lone, fn)
+			if d.fold.open {
+				err = d.try(ctx, txPeek, true, fn)
+			} else {
+				err = d.try(ctx, txPeek, lone, fn)
+			}
 			d.wmu.Unlock()
 		} else {
 			err = d.try(ctx, txRead, lone, fn)
@@ -197,6 +221,26 @@ func (d *DB) read(ctx context.Context, peek, lone bool, fn func(tx *Tx) error) e
 		}
 		return err
 	}
+}
+
+// readFolded is read while a fold may be open: a Peek runs fn inside the
+// fold (done), a View commits the fold and goes on to a reader (not done).
+func (d *DB) readFolded(ctx context.Context, peek bool, fn func(tx *Tx) error) (done bool, err error) {
+	d.wmu.Lock()
+	defer d.wmu.Unlock()
+	if err := d.usable(); err != nil {
+		return true, err
+	}
+	if !d.fold.open {
+		return false, nil
+	}
+	if peek {
+		return true, d.try(ctx, txPeek, true, fn)
+	}
+	if err := d.commitFold(); err != nil {
+		return true, err
+	}
+	return false, nil
 }
 
 // txKind is what a transaction may do and which connection it runs on.
