@@ -15,7 +15,7 @@ var drivers = []string{"modernc.org/sqlite", "github.com/jackc/pgx/v5"}
 // stores may import a driver: they are where SQL lives (and the command
 // that wires them, and the test helpers that start databases).
 var stores = []string{
-	"blobsvc/sqlstore", "msgqueue/sqlstore", "msgqueue/pgstore", "tablesvc/sqlstore", "tablesvc/pgstore",
+	"blobsvc/sqlstore", "blobsvc/pgstore", "msgqueue/sqlstore", "msgqueue/pgstore", "tablesvc/sqlstore", "tablesvc/pgstore",
 	"meta/sqlmeta", "internal/pgdb", "internal/pgtest", "cmd/blobshare",
 	"locks", // the lock table's statements, on the engine's transactions (meta/sqlmeta); they move to store files with the namespace's
 }
