@@ -125,6 +125,11 @@ type Attr struct {
 	// EAs are the entry's extended attributes (SMB clients set them; no
 	// other protocol sees them), in the order set; nil when none.
 	EAs []EA
+
+	// AllocationSize is the allocation size an SMB client set apart from
+	// the size (CREATE's AllocationSize, FileAllocationInformation), in
+	// whole clusters; 0 when none was. Allocated is what is reported.
+	AllocationSize int64
 }
 
 // ChangeKind says what a Change did.
@@ -342,6 +347,10 @@ type SetattrRequest struct {
 	// (names compare without case), and one with an empty value removes
 	// it. The whole set may hold at most MaxEASize bytes (ErrEATooLarge).
 	EAs []EA
+	// AllocationSize sets the file's allocation size (rounded up to
+	// ClusterSize), as FileAllocationInformation does (MS-FSA
+	// 2.1.5.15.1): a size above it is cut to it. Files only (ErrIsDir).
+	AllocationSize *int64
 	// Handle, when the call came through an open file (ftruncate, O_TRUNC):
 	// its unflushed writes are committed first and it is the handle the
 	// change is checked for.

@@ -225,6 +225,15 @@
 // through SetattrRequest.EAs; REST and the mount do not see them) are kept
 // with its other stored properties in the props column, so snapshots,
 // renames and deletes take them along; at most MaxEASize bytes per entry.
+// So is a file's allocation size (alloc.go: OpenEntryRequest.AllocationSize,
+// SetattrRequest.AllocationSize; props key "al", absent in rows written
+// before it, which read as 0, so no schema migration), kept apart from the
+// size as MS-FSA 2.1.5.15.1 keeps Stream.AllocationSize: an allocation
+// below the size cuts the size to it; Attr.Allocated, what SMB reports, is
+// the larger of the stored allocation and the size in whole ClusterSize
+// clusters, so a write past the allocation grows it without rewriting the
+// props column. FileREST reports no allocation, and the mount's stat
+// (statCols) reads no props: st_blocks stays the size's.
 //
 // A share's lease, stored access policies and permissions are rows of
 // ns_share_state (sharestate.go), deleted with the share; the lease rules

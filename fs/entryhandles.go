@@ -41,6 +41,11 @@ type OpenEntryRequest struct {
 	// or superseded file's are replaced by them when any are given (as
 	// SetattrRequest.EAs applies them to none).
 	EAs []EA
+	// AllocationSize is the allocation size of a created, overwritten or
+	// superseded file (MS-FSA 2.1.5.1.2.1, 2.1.5.1.2.2; rounded up to
+	// ClusterSize); an opened file keeps its own. Negative is
+	// ErrInvalidRange.
+	AllocationSize int64
 }
 
 // OpenEntry opens (or creates, by Disposition) a file or a directory as a
@@ -62,6 +67,9 @@ func (fsys *FileSystem) openEntry(ctx context.Context, req OpenEntryRequest) (*H
 	overwriting := disp == DispositionOverwrite || disp == DispositionOverwriteIf || disp == DispositionSupersede
 	if req.Kind == OpenDirectoryKind && overwriting {
 		return nil, Attr{}, 0, pathErr("open", req.Path, ErrInvalidArg)
+	}
+	if req.AllocationSize < 0 {
+		return nil, Attr{}, 0, pathErr("open", req.Path, ErrInvalidRange)
 	}
 	var lh locks.Handle
 	var a Attr
@@ -108,10 +116,16 @@ func (fsys *FileSystem) openEntry(ctx context.Context, req OpenEntryRequest) (*H
 				if disp == DispositionSupersede {
 					action = ActionSuperseded
 				}
-				if len(req.EAs) > 0 {
-					if e.eas, err = mergeEAs(nil, req.EAs); err != nil {
-						return nil, err
+				// The file starts over with the allocation the open asks
+				// (none: its truncation frees what it had).
+				alloc := blockAlign(req.AllocationSize)
+				if len(req.EAs) > 0 || e.alloc != alloc {
+					if len(req.EAs) > 0 {
+						if e.eas, err = mergeEAs(nil, req.EAs); err != nil {
+							return nil, err
+						}
 					}
+					e.alloc = alloc
 					if err := q.save(&e); err != nil {
 						return nil, err
 					}
@@ -137,6 +151,9 @@ func (fsys *FileSystem) openEntry(ctx context.Context, req OpenEntryRequest) (*H
 			}
 			if ne.eas, err = mergeEAs(nil, req.EAs); err != nil {
 				return nil, err
+			}
+			if req.Kind != OpenDirectoryKind {
+				ne.alloc = blockAlign(req.AllocationSize)
 			}
 			if e, err = q.insert(ne); err != nil {
 				return nil, err

@@ -556,6 +556,12 @@ func (fsys *FileSystem) setattr(ctx context.Context, id FileID, req SetattrReque
 // (fsys.update, or updateMount for the mount's: fold.go).
 func (fsys *FileSystem) setattrVia(ctx context.Context, id FileID, req SetattrRequest,
 	update func(context.Context, func(tx *locks.Tx, q *q) ([]Change, error)) error) (Attr, error) {
+	if req.AllocationSize != nil {
+		var err error
+		if req, err = fsys.allocationCut(ctx, id, req); err != nil {
+			return Attr{}, fileErr("setattr", id, err)
+		}
+	}
 	if req.Size != nil {
 		if *req.Size < 0 {
 			return Attr{}, fileErr("setattr", id, ErrInvalidRange)
@@ -587,7 +593,7 @@ func (fsys *FileSystem) setattrVia(ctx context.Context, id FileID, req SetattrRe
 			return Attr{}, err
 		}
 	}
-	if req.LastWrite == nil && req.Change == nil && req.Created == nil && req.Attributes == nil && len(req.EAs) == 0 {
+	if req.LastWrite == nil && req.Change == nil && req.Created == nil && req.Attributes == nil && len(req.EAs) == 0 && req.AllocationSize == nil {
 		return fsys.getAttr(ctx, id)
 	}
 	if req.LastWrite != nil && req.Size == nil {
@@ -644,6 +650,9 @@ func (req SetattrRequest) apply(e *entry) {
 	}
 	if req.Created != nil {
 		e.created = ticks(*req.Created)
+	}
+	if req.AllocationSize != nil {
+		e.alloc = blockAlign(*req.AllocationSize)
 	}
 	if req.Attributes != nil {
 		e.attrs = *req.Attributes &^ AttrDirectory

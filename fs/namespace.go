@@ -38,6 +38,7 @@ type entry struct {
 	copy       *CopyInfo         // files: last copy into the file
 	eas        []EA              // extended attributes (SMB)
 	objectID   []byte            // object id (SMB, objectid.go): nil or ObjectIDSize bytes
+	alloc      int64             // files: allocation size set apart from the size (SMB, alloc.go); 0 when none
 	blob       bool              // the content lives in a blob (else inline); read-only here
 	// partial: read with refCols (childRef) or statCols (scanStat) only;
 	// save refuses it, as it would blank every column left out.
@@ -83,6 +84,7 @@ type storedProps struct {
 	Copy         *CopyInfo         `json:"cp,omitempty"`
 	EAs          []EA              `json:"ea,omitempty"`
 	ObjectID     []byte            `json:"oid,omitempty"`
+	Alloc        int64             `json:"al,omitempty"`
 }
 
 // props encodes e's stored properties ("" when there are none, as for
@@ -91,10 +93,10 @@ func (e *entry) props() (string, error) {
 	p := storedProps{Type: e.content.Type, Encoding: e.content.Encoding, Language: e.content.Language,
 		Disposition: e.content.Disposition, CacheControl: e.content.CacheControl, MD5: e.content.MD5,
 		Metadata: e.metadata, PermKey: e.permKey, Tier: e.tier, ShareProps: e.shareProps, Copy: e.copy, EAs: e.eas,
-		ObjectID: e.objectID}
+		ObjectID: e.objectID, Alloc: e.alloc}
 	if p.Type == "" && p.Encoding == "" && p.Language == "" && p.Disposition == "" && p.CacheControl == "" &&
 		len(p.MD5) == 0 && len(p.Metadata) == 0 && p.PermKey == "" && p.Tier == "" && len(p.ShareProps) == 0 && p.Copy == nil &&
-		len(p.EAs) == 0 && len(p.ObjectID) == 0 {
+		len(p.EAs) == 0 && len(p.ObjectID) == 0 && p.Alloc == 0 {
 		return "", nil
 	}
 	b, err := json.Marshal(p)
@@ -124,6 +126,7 @@ func (e *entry) setProps(s string) error {
 	e.copy = p.Copy
 	e.eas = p.EAs
 	e.objectID = p.ObjectID
+	e.alloc = p.Alloc
 	return nil
 }
 
@@ -174,6 +177,7 @@ func (e entry) attr(path string) Attr {
 	a.ETag = etagOf(e.id, e.version)
 	a.Content, a.Metadata, a.PermissionKey, a.Copy = e.content, e.metadata, e.permKey, e.copy
 	a.QuotaGiB, a.AccessTier, a.ShareProps, a.EAs = e.quota, e.tier, e.shareProps, e.eas
+	a.AllocationSize = e.alloc
 	if a.PermissionKey == "" && e.kind != KindRoot {
 		a.PermissionKey = defaultPermissionKey
 	}

@@ -488,7 +488,7 @@ func (r SetattrRequest) notifyFilter() uint32 {
 	if len(r.EAs) > 0 {
 		f |= NotifyEA
 	}
-	if r.Size != nil {
+	if r.Size != nil || r.AllocationSize != nil {
 		f |= NotifySize
 	}
 	if f == 0 {

@@ -187,6 +187,15 @@ func (c *conn) create(ctx context.Context, req *request) (st ntstatus.Status, ou
 			return st, nil, nil
 		}
 	}
+	var allocSize int64
+	if al, ok := ctxs["AlSi"]; ok {
+		// SMB2_CREATE_ALLOCATION_SIZE (MS-SMB2 2.2.13.2.2): the
+		// allocation of the file the CREATE creates or overwrites.
+		if len(al) < 8 || le.Uint64(al) > 1<<62 {
+			return ntstatus.InvalidParameter, nil, nil
+		}
+		allocSize = int64(le.Uint64(al))
+	}
 	name, err := fromUTF16(rawName)
 	if err != nil {
 		return ntstatus.ObjectNameInvalid, nil, nil
@@ -267,8 +276,9 @@ func (c *conn) create(ctx context.Context, req *request) (st ntstatus.Status, ou
 					SessionID:     req.sess.id, ClientName: locks.ClientName(locks.ProtocolSMB, req.sess.workstation), ClientIP: c.remote,
 				},
 			},
-			Kind: kind,
-			EAs:  eas,
+			Kind:           kind,
+			EAs:            eas,
+			AllocationSize: allocSize,
 		}}
 	args.ask.mask = granted
 	switch b[3] {
@@ -559,13 +569,11 @@ func putTimes(b []byte, a fs.Attr) {
 	le.PutUint64(b[24:], filetime(a.Change))
 }
 
-// allocation is the allocation size reported for a: the size rounded up
-// to 4 KiB clusters.
+// allocation is the allocation size reported for a (fs.Attr.Allocated):
+// the size rounded up to 4 KiB clusters, or the allocation a client set
+// apart from it when larger.
 func allocation(a fs.Attr) uint64 {
-	if a.Kind.IsDir() {
-		return 0
-	}
-	return (uint64(a.Size) + 4095) &^ 4095
+	return uint64(a.Allocated())
 }
 
 // wireAttrs are a's attributes as FILE_ATTRIBUTE_* on the wire:

@@ -68,9 +68,8 @@
 // smb2.durable-v2-open and smb2.replay that smbd (configured as Samba's
 // selftest runs them: durable handles, no kernel share modes, oplocks or
 // POSIX locks) and blobshare both pass (testdata/smbtorture-durable-pass.txt:
-// 64 of smbd's 65; not durable-open.alloc-size, as no allocation size is
-// kept apart from the file's size), and two smbd fails (Samba's selftest
-// knownfails durable-v2-open.app-instance and durable-open.delete_on_close2).
+// all 65 of smbd's), and two smbd fails (Samba's selftest knownfails
+// durable-v2-open.app-instance and durable-open.delete_on_close2).
 // TestSmbtortureCompound runs the compound tests (smb2.compound,
 // smb2.compound_async, smb2.compound_find) of
 // testdata/smbtorture-compound-pass.txt, which says why the others are

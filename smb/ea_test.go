@@ -36,6 +36,16 @@ func createContext(name string, data []byte) []byte {
 // createWith is create with create contexts (none when nil).
 func (c *rawClient) createWith(name string, access, share, disp, opts uint32, contexts []byte) (ntstatus.Status, fileID) {
 	c.t.Helper()
+	st, body := c.createWithBody(name, access, share, disp, opts, contexts)
+	if st != ntstatus.Success {
+		return st, fileID{}
+	}
+	return st, getFileID(body[64:])
+}
+
+// createWithBody is createWith returning the response body.
+func (c *rawClient) createWithBody(name string, access, share, disp, opts uint32, contexts []byte) (ntstatus.Status, []byte) {
+	c.t.Helper()
 	n := utf16le(name)
 	b := make([]byte, 56, 56+len(n)+8+len(contexts))
 	le.PutUint16(b, 57)
@@ -56,11 +66,7 @@ func (c *rawClient) createWith(name string, access, share, disp, opts uint32, co
 	if len(b) == 56 {
 		b = append(b, 0) // a variable part of at least one byte
 	}
-	st, body := c.call(cmdCreate, b)
-	if st != ntstatus.Success {
-		return st, fileID{}
-	}
-	return st, getFileID(body[64:])
+	return c.call(cmdCreate, b)
 }
 
 // queryEAsBody is a QUERY_INFO FileFullEaInformation request body with

@@ -436,18 +436,14 @@ func (c *conn) setInfo(ctx context.Context, req *request) (ntstatus.Status, []by
 			return ntstatus.InvalidParameter, nil, nil
 		}
 		c.breakCaches(ctx, o, locks.CacheOpWrite)
-		if class == fileAllocationInformation {
-			// Allocation only shrinks data: a smaller allocation truncates.
-			cur, err := o.h.Size(ctx)
-			if err != nil {
-				return ntstatus.FromError(err), nil, nil
-			}
-			if int64(size) >= cur {
-				return ntstatus.Success, ok, nil
-			}
-		}
 		n := int64(size)
-		if _, err := fsys.Setattr(ctx, o.h.File(), fs.SetattrRequest{Size: &n, Handle: o.h}); err != nil {
+		sr := fs.SetattrRequest{Size: &n, Handle: o.h}
+		if class == fileAllocationInformation {
+			// The allocation is kept apart from the size; one below the
+			// size cuts it (MS-FSA 2.1.5.15.1, fs.SetattrRequest).
+			sr = fs.SetattrRequest{AllocationSize: &n, Handle: o.h}
+		}
+		if _, err := fsys.Setattr(ctx, o.h.File(), sr); err != nil {
 			return ntstatus.FromError(err), nil, nil
 		}
 	case fileDispositionInformation, fileDispositionInformationEx:
