@@ -13,8 +13,9 @@ import (
 // the larger of it and the size in clusters, so writes past it grow it; a
 // FileAllocationInformation below the size cuts the size to it (MS-FSA
 // 2.1.5.15.1) and one above leaves the size alone; an overwrite starts
-// over with the allocation it asks; negative sizes and directories are
-// refused; the mount's stat does not see it.
+// over with the allocation it asks, a REST Create File with none;
+// negative sizes and directories are refused; the mount's stat does not
+// see it.
 func TestAllocationSize(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
@@ -100,4 +101,15 @@ func TestAllocationSize(t *testing.T) {
 	if st.AllocationSize != 0 {
 		t.Fatalf("the mount's getattr sees allocation %d", st.AllocationSize)
 	}
+
+	// A REST Create File over it makes a new file: no allocation of its
+	// own any more.
+	h.Close(ctx)
+	rc, err := e.fs.CreateFile(ctx, CreateFileRequest{Path: "alloc/f", Size: 5})
+	mustNil(t, err, "REST create over it")
+	if rc.AllocationSize != 0 || rc.Allocated() != 4096 {
+		t.Fatalf("after REST create: stored %d allocated %d, want 0 4096", rc.AllocationSize, rc.Allocated())
+	}
+	h, _, err = open(DispositionOpen, 0)
+	mustNil(t, err, "reopen")
 }

@@ -379,6 +379,7 @@ func (fsys *FileSystem) createFileOnce(ctx context.Context, req CreateFileReques
 		e.content = req.Content
 		e.metadata = req.Metadata
 		e.copy = nil // a recreated file is no copy destination any more
+		e.alloc = 0  // nor keeps the allocation an SMB client set (alloc.go)
 	}
 	var a Attr
 	var existing FileID
@@ -976,6 +977,7 @@ func (fsys *FileSystem) copyFileOnce(ctx context.Context, req CopyFileRequest) (
 			if req.Metadata != nil {
 				e.metadata = req.Metadata
 			}
+			e.alloc = 0 // the destination's content is replaced, with its allocation (alloc.go)
 			e.copy = &CopyInfo{ID: req.CopyID, Source: req.CopySource, Status: "success",
 				Progress: fmt.Sprintf("%d/%d", src.size, src.size), Completed: q.now.UTC()}
 		},
