@@ -92,6 +92,11 @@ type Owners interface {
 	// Alive reports whether owner o is alive; a probe that fails counts
 	// as alive (never take over on doubt).
 	Alive(ctx context.Context, o string) (bool, error)
+	// Deciding is nil while this process may decide: an error that is
+	// meta.ErrUnavailable while it is fenced (its heartbeat or session
+	// lock not current, so others may judge it dead: pgdb.ErrFenced).
+	// Claims are not taken, and writes under a claim not made, meanwhile.
+	Deciding() error
 }
 
 var _ Owners = (*pgdb.Node)(nil)
