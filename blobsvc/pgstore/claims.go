@@ -107,6 +107,7 @@ func (s *Store) ClaimBlob(ctx context.Context, container, name string) (blobsvc.
 		}
 		if tag.RowsAffected() == 1 {
 			s.held.set(k, token)
+			s.log.Info("blob claim taken over from a dead owner", "blob", what, "from", holder, "node", me)
 			return blobsvc.Claim{Container: container, Name: name, Token: token, From: holder}, nil
 		}
 	}

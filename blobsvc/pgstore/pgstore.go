@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -107,6 +108,8 @@ type Options struct {
 	// Owners is required: the process's owner session (its registered
 	// node) and the judge of other owners' liveness.
 	Owners Owners
+	// Logger records claims taken over from dead owners (nil: none).
+	Logger *slog.Logger
 }
 
 // Store is a blobsvc.Store on a PostgreSQL schema.
@@ -114,6 +117,7 @@ type Store struct {
 	pool   *pgxpool.Pool
 	schema string
 	owners Owners
+	log    *slog.Logger
 	held   heldClaims    // the per-blob claims this store holds (claims.go)
 	offset time.Duration // database clock − local clock, at Open
 
@@ -138,7 +142,10 @@ func Open(ctx context.Context, connString string, o Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("blob pgstore: %w", err)
 	}
-	s := &Store{pool: pool, schema: schema, owners: o.Owners}
+	s := &Store{pool: pool, schema: schema, owners: o.Owners, log: o.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
 	before := time.Now()
 	var dbNow time.Time
 	if err := pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&dbNow); err != nil {
