@@ -52,7 +52,10 @@ type NodeInfo struct {
 	Endpoints string // where it serves, for people: "queue=http://…, table=http://…"
 }
 
-// NodeOptions tune RegisterNode.
+// NodeOptions tune RegisterNode. A node fences itself when no heartbeat
+// succeeded for Expiry − Expiry/5 (Deciding), so Heartbeat must be well
+// below that for a healthy node to keep deciding (the defaults: 2 s
+// against 8 s).
 type NodeOptions struct {
 	Heartbeat time.Duration // between heartbeats (default DefaultHeartbeat)
 	Expiry    time.Duration // a node is dead this long after its last heartbeat (default DefaultExpiry)
