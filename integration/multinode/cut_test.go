@@ -150,6 +150,14 @@ func TestBlobNodeCut(t *testing.T) {
 		return ok && s.ID != oldID && old < 0
 	})
 	t.Logf("node 1 cut (%d connections), back as %s (was %s) %v later", cut, n1New.ID, oldID, time.Since(cutAt).Round(time.Millisecond))
+	// It learnt of the cut from its lock connection (fenced), not from
+	// a heartbeat 2 s later, and says which id it left.
+	for _, want := range []string{`msg="node lost its session lock connection; fenced until it registers again" node=` + oldID,
+		`msg="node lost its session or its heartbeat expired; registered again under a new id" old=` + oldID + ` node=` + n1New.ID} {
+		if !nodes[1].Stderr.WaitFor(want, 5*time.Second) { // logged right after the registration status saw
+			t.Errorf("node 1's log has no %s:\n%s", want, nodes[1].Stderr)
+		}
+	}
 	after := ackedBy[1].Load()
 	waitFor("20 increments by node 1 after it came back", 30*time.Second, func() bool { return ackedBy[1].Load() >= after+20 })
 	stopLoad()
