@@ -210,18 +210,20 @@ func (n *Node) SetEndpoints(ctx context.Context, endpoints string) error {
 	return nil
 }
 
-// connectLock gives the node its lock connection if it has none: one
-// taken out of the pool for good (it holds a session lock, which must not
-// go back to other users).
+// connectLock gives the node its lock connection if it has none: a new
+// connection of its own, with the pool's settings, never one of the
+// pool's (it holds a session lock, which must not go back to other
+// users; and after its session was cut, a pooled connection may be one
+// whose backend is about to end too).
 func (n *Node) connectLock(ctx context.Context) error {
 	if n.lock != nil && !n.lock.IsClosed() {
 		return nil
 	}
-	c, err := n.pool.Acquire(ctx)
+	c, err := pgx.ConnectConfig(ctx, n.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return Classify(err)
 	}
-	n.lock = c.Hijack()
+	n.lock = c
 	return nil
 }
 
