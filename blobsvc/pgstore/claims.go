@@ -62,6 +62,9 @@ const nowMicros = `(extract(epoch FROM clock_timestamp()) * 1000000)::bigint`
 // lock, then finds another token and changes nothing).
 func (s *Store) ClaimBlob(ctx context.Context, container, name string) (blobsvc.Claim, error) {
 	what := container + "/" + name
+	if err := s.owners.Deciding(); err != nil {
+		return blobsvc.Claim{}, wrap("claim", what, err)
+	}
 	me := s.owners.Owner()
 	k := claimKey{container, name}
 	c, n := key(container), key(name)
@@ -104,6 +107,7 @@ func (s *Store) ClaimBlob(ctx context.Context, container, name string) (blobsvc.
 		}
 		if tag.RowsAffected() == 1 {
 			s.held.set(k, token)
+			s.log.Info("blob claim taken over from a dead owner", "blob", what, "from", holder, "node", me)
 			return blobsvc.Claim{Container: container, Name: name, Token: token, From: holder}, nil
 		}
 	}
@@ -130,12 +134,17 @@ func (s *Store) ReleaseClaim(ctx context.Context, c blobsvc.Claim) error {
 // container) this store holds the claim of when the claim is no longer
 // its own (blobsvc.ErrClaimLost). It reads the claim's row FOR SHARE: a
 // takeover's UPDATE then waits for this transaction, so no takeover
-// commits between the check and the write. A write of a blob it holds no
-// claim of passes: one transaction is atomic by itself.
+// commits between the check and the write. While the node is fenced
+// (Owners.Deciding) such a write fails as meta.ErrUnavailable (503
+// ServerBusy) whether or not the claim is still its own. A write of a
+// blob it holds no claim of passes: one transaction is atomic by itself.
 func (s *Store) fenceBlob(ctx context.Context, tx pgx.Tx, container, name string) error {
 	token, ok := s.held.get(claimKey{container, name})
 	if !ok {
 		return nil
+	}
+	if err := s.owners.Deciding(); err != nil {
+		return fmt.Errorf("blob %s/%s: %w", container, name, err) // result classifies it
 	}
 	var cur string
 	err := tx.QueryRow(ctx, `SELECT token FROM bs_blob_claims WHERE container = $1 AND name = $2 FOR SHARE`,

@@ -62,6 +62,17 @@
 // heartbeated since the server started). A probe that fails counts as
 // alive.
 //
+// A node fences itself (Owners.Deciding, pgdb.ErrFenced) when its lock
+// connection is lost or its last successful heartbeat was sent Expiry −
+// Expiry/5 ago by its own clock: meanwhile ClaimBlob and every fenced
+// write under a claim answer blobsvc.ErrServerBusy (meta.ErrUnavailable,
+// 503 ServerBusy). A node that lost its session while the server ran on
+// comes back under a new id, so its old claims and intents are a dead
+// owner's, taken over or resolved by whichever node meets them first
+// (itself included). ModifyBlob and ModifyContainer are not fenced: each
+// is one transaction conditional on the rows it locks (its transient
+// claim row never commits), so it is exact whoever runs it.
+//
 // # Time
 //
 // Claims record the database's clock. The Blob service's clock (lease

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -92,6 +93,11 @@ type Owners interface {
 	// Alive reports whether owner o is alive; a probe that fails counts
 	// as alive (never take over on doubt).
 	Alive(ctx context.Context, o string) (bool, error)
+	// Deciding is nil while this process may decide: an error that is
+	// meta.ErrUnavailable while it is fenced (its heartbeat or session
+	// lock not current, so others may judge it dead: pgdb.ErrFenced).
+	// Claims are not taken, and writes under a claim not made, meanwhile.
+	Deciding() error
 }
 
 var _ Owners = (*pgdb.Node)(nil)
@@ -102,6 +108,8 @@ type Options struct {
 	// Owners is required: the process's owner session (its registered
 	// node) and the judge of other owners' liveness.
 	Owners Owners
+	// Logger records claims taken over from dead owners (nil: none).
+	Logger *slog.Logger
 }
 
 // Store is a blobsvc.Store on a PostgreSQL schema.
@@ -109,6 +117,7 @@ type Store struct {
 	pool   *pgxpool.Pool
 	schema string
 	owners Owners
+	log    *slog.Logger
 	held   heldClaims    // the per-blob claims this store holds (claims.go)
 	offset time.Duration // database clock − local clock, at Open
 
@@ -133,7 +142,10 @@ func Open(ctx context.Context, connString string, o Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("blob pgstore: %w", err)
 	}
-	s := &Store{pool: pool, schema: schema, owners: o.Owners}
+	s := &Store{pool: pool, schema: schema, owners: o.Owners, log: o.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
 	before := time.Now()
 	var dbNow time.Time
 	if err := pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&dbNow); err != nil {

@@ -134,7 +134,7 @@ func runServe(c *cli.Context) error {
 	// its endpoints start: its id owns the Blob service's claims and
 	// commit intents (Recover runs at the endpoint's start). Unregistered
 	// after the endpoints have stopped (deferred before them).
-	bm := blobMeta{dataPath: dd.Path, owner: dd.Table, m: m}
+	bm := blobMeta{dataPath: dd.Path, owner: dd.Table, m: m, log: logger}
 	if m.postgres != "" {
 		node, unregister, err := registerNode(ctx, m, logger)
 		if err != nil {

@@ -32,6 +32,7 @@ type blobMeta struct {
 	owner    *locks.Table
 	m        meta
 	node     *pgdb.Node // with a postgres --meta only
+	log      *slog.Logger
 }
 
 // blobStore is a Blob metadata store with its Close.
@@ -45,7 +46,7 @@ type blobStore interface {
 // clocks agree on lease expiry and break periods; else the local one.
 func (b blobMeta) open(ctx context.Context) (blobStore, func() time.Time, error) {
 	if b.m.postgres != "" {
-		st, err := pgstore.Open(ctx, b.m.postgres, pgstore.Options{Owners: b.node})
+		st, err := pgstore.Open(ctx, b.m.postgres, pgstore.Options{Owners: b.node, Logger: b.log})
 		if err != nil {
 			return nil, nil, fmt.Errorf("--meta %s: %w", redactURL(b.m.postgres), err)
 		}

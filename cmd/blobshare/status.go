@@ -72,6 +72,9 @@ type statusReport struct {
 	Nodes   []nodeReport   `json:"nodes,omitempty"`
 	Handles []handleReport `json:"handles"`
 	Leases  []leaseReport  `json:"leases"`
+	// BlobClaims are the Blob claims held on a shared --meta
+	// (status_pg.go); absent for the SQLite files of --data.
+	BlobClaims []claimReport `json:"blob_claims,omitempty"`
 }
 
 type ownerReport struct {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/blobshare/blobshare/blobsvc/pgstore"
 	"github.com/blobshare/blobshare/internal/pgdb"
 )
 
@@ -34,6 +35,17 @@ type nodeReport struct {
 	HeartbeatAge string `json:"heartbeat_age"`
 }
 
+// claimReport is a Blob claim held on a shared --meta: a writer's
+// exclusive right to a blob (or, Blob "", to a container) across nodes,
+// its node and how long it has held it (database clock). A claim of a
+// node that is not alive is taken over by the next writer of the blob.
+type claimReport struct {
+	Container string `json:"container"`
+	Blob      string `json:"blob"`
+	Node      string `json:"node"`
+	Age       string `json:"age"`
+}
+
 // notSharedYet is status's line on a shared --meta about what it cannot
 // list there yet.
 const notSharedYet = "Handles and leases: the namespace and the lock table are not on PostgreSQL yet (only the Queue, Table and Blob services are)."
@@ -51,7 +63,15 @@ func runStatusPostgres(c *cli.Context, m meta) error {
 	if err != nil {
 		return fmt.Errorf("status: --meta %s: %w", redactURL(m.postgres), err)
 	}
-	report := statusReport{Nodes: []nodeReport{}, Handles: []handleReport{}, Leases: []leaseReport{}}
+	claims, err := pgstore.Claims(c.Context, pool)
+	if err != nil {
+		return fmt.Errorf("status: --meta %s: %w", redactURL(m.postgres), err)
+	}
+	report := statusReport{Nodes: []nodeReport{}, Handles: []handleReport{}, Leases: []leaseReport{}, BlobClaims: []claimReport{}}
+	for _, cl := range claims {
+		report.BlobClaims = append(report.BlobClaims, claimReport{Container: cl.Container, Blob: cl.Name, Node: cl.Owner,
+			Age: cl.Age.Round(time.Millisecond).String()})
+	}
 	for _, n := range nodes {
 		r := nodeReport{ID: n.ID, Host: n.Host, PID: n.PID, Program: n.Program,
 			Endpoints: n.Endpoints, Started: n.Started.UTC(), Heartbeat: n.Heartbeat.UTC(), Expires: n.Expires.UTC(),
@@ -69,7 +89,31 @@ func runStatusPostgres(c *cli.Context, m meta) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(report)
 	}
-	return writeNodes(c.App.Writer, report.Nodes)
+	if err := writeNodes(c.App.Writer, report.Nodes); err != nil {
+		return err
+	}
+	return writeClaims(c.App.Writer, report.BlobClaims)
+}
+
+// writeClaims prints the Blob claims after the node table: a blank line,
+// then one line per claim (container/blob, or the container alone for a
+// container's claim), or "No Blob claims held.".
+func writeClaims(w io.Writer, claims []claimReport) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw)
+	if len(claims) == 0 {
+		fmt.Fprintln(tw, "No Blob claims held.")
+		return tw.Flush()
+	}
+	fmt.Fprintln(tw, "BLOB CLAIM\tNODE\tAGE")
+	for _, c := range claims {
+		what := c.Container
+		if c.Blob != "" {
+			what += "/" + c.Blob
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", what, c.Node, c.Age)
+	}
+	return tw.Flush()
 }
 
 // Why a node is not alive (nodeReport.Dead).

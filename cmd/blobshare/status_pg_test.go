@@ -34,3 +34,29 @@ func TestWriteNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteClaims: status's Blob claim table after the node table: a
+// blob's claim as container/blob, a container's as the container alone,
+// and the line for none.
+func TestWriteClaims(t *testing.T) {
+	for _, tc := range []struct {
+		claims []claimReport
+		want   string
+	}{
+		{nil, "\nNo Blob claims held.\n"},
+		{[]claimReport{
+			{Container: "box", Node: "a1", Age: "2ms"},
+			{Container: "box", Blob: "dir/x.bin", Node: "b2", Age: "1.5s"},
+		}, "\nBLOB CLAIM     NODE  AGE\n" +
+			"box            a1    2ms\n" +
+			"box/dir/x.bin  b2    1.5s\n"},
+	} {
+		var b strings.Builder
+		if err := writeClaims(&b, tc.claims); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != tc.want {
+			t.Errorf("got:\n%q\nwant:\n%q", b.String(), tc.want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -51,7 +52,10 @@ type NodeInfo struct {
 	Endpoints string // where it serves, for people: "queue=http://…, table=http://…"
 }
 
-// NodeOptions tune RegisterNode.
+// NodeOptions tune RegisterNode. A node fences itself when no heartbeat
+// succeeded for Expiry − Expiry/5 (Deciding), so Heartbeat must be well
+// below that for a healthy node to keep deciding (the defaults: 2 s
+// against 8 s).
 type NodeOptions struct {
 	Heartbeat time.Duration // between heartbeats (default DefaultHeartbeat)
 	Expiry    time.Duration // a node is dead this long after its last heartbeat (default DefaultExpiry)
@@ -76,8 +80,43 @@ type Node struct {
 	lock   *pgx.Conn
 	schema string
 
-	stop chan struct{}
-	done chan struct{}
+	// sent is when (on this process's monotonic clock) the last
+	// heartbeat or registration that succeeded was sent; lost is set
+	// while the lock connection is known lost. Either fences the node
+	// (Deciding).
+	sent atomic.Pointer[time.Time]
+	lost atomic.Bool
+
+	ctx      context.Context // the heartbeats' life, cancelled by Close
+	cancel   context.CancelFunc
+	haltOnce sync.Once
+	done     chan struct{}
+}
+
+// ErrFenced is Deciding's answer while the node may have been judged
+// dead by the others: it is meta.ErrUnavailable too (requests answer
+// busy, 503).
+var ErrFenced = fmt.Errorf("node fenced: its heartbeat or session lock is not current: %w", meta.ErrUnavailable)
+
+// fenceMargin is how long before its expiry (on its own clock) a node
+// stops deciding: the expiry the others judge by is counted from when
+// the database ran the heartbeat, later than when it was sent, so the
+// node stops at least a margin before any other node can think it dead.
+func (o NodeOptions) fenceMargin() time.Duration { return o.Expiry / 5 }
+
+// Deciding reports whether the node may decide (claim, write under a
+// claim): nil, or ErrFenced when its lock connection is lost or its last
+// successful heartbeat was sent more than Expiry − Expiry/5 ago by the
+// process's monotonic clock (8 s at the default 10 s). It holds until a
+// heartbeat succeeds again or the node registers under a new id.
+func (n *Node) Deciding() error {
+	if n.lost.Load() {
+		return fmt.Errorf("node %s: session lock lost: %w", n.ID(), ErrFenced)
+	}
+	if sent := n.sent.Load(); sent == nil || time.Since(*sent) > n.o.Expiry-n.o.fenceMargin() {
+		return fmt.Errorf("node %s: no heartbeat for %s: %w", n.ID(), n.o.Expiry-n.o.fenceMargin(), ErrFenced)
+	}
+	return nil
 }
 
 // RegisterNode migrates the registry of schema, adds this node's row and
@@ -92,11 +131,13 @@ func RegisterNode(ctx context.Context, pool *pgxpool.Pool, schema string, info N
 	if err := Migrate(ctx, pool, schema, NodesPart, nodeMigrations); err != nil {
 		return nil, err
 	}
-	n := &Node{pool: pool, info: info, o: o, log: o.Logger, schema: schema, stop: make(chan struct{}), done: make(chan struct{})}
+	n := &Node{pool: pool, info: info, o: o, log: o.Logger, schema: schema, done: make(chan struct{})}
+	n.ctx, n.cancel = context.WithCancel(context.Background())
 	if n.log == nil {
 		n.log = slog.New(slog.DiscardHandler)
 	}
 	if err := n.register(ctx); err != nil {
+		n.cancel()
 		n.dropLock()
 		return nil, err
 	}
@@ -117,15 +158,17 @@ func nodeLockKey(schema, id string) int64 { return Key(schema, "node", id) }
 
 // register takes the session lock of a new id on the lock connection
 // (connecting it if needed, and letting go of the previous id's lock),
-// then inserts the row, the expiry on the database's clock, and forgets
-// nodes expired for longer than nodeForget.
+// then inserts the row, the expiry on the database's clock, marks the
+// previous id's row expired (whatever happens later, a database restart
+// included, the old id stays dead: it is never renewed or re-inserted),
+// and forgets nodes expired for longer than nodeForget.
 func (n *Node) register(ctx context.Context) error {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
 	key := nodeLockKey(n.schema, id)
 	n.mu.Lock()
-	info := n.info
+	info, old := n.info, n.id
 	n.mu.Unlock()
 	if err := n.connectLock(ctx); err != nil {
 		return fmt.Errorf("register node: %w", err)
@@ -134,10 +177,12 @@ func (n *Node) register(ctx context.Context) error {
 		n.dropLock()
 		return fmt.Errorf("register node: %w", Classify(err))
 	}
-	_, err := n.lock.Exec(ctx, `WITH gone AS (DELETE FROM meta_nodes WHERE expires < now() - $7 * interval '1 millisecond')
+	sent := time.Now()
+	_, err := n.lock.Exec(ctx, `WITH gone AS (DELETE FROM meta_nodes WHERE expires < now() - $7 * interval '1 millisecond'),
+		dead AS (UPDATE meta_nodes SET expires = least(expires, now()) WHERE id = $9)
 		INSERT INTO meta_nodes(id, host, pid, program, endpoints, started, heartbeat, expires, lock_key)
 		VALUES ($1, $2, $3, $4, $5, now(), now(), now() + $6 * interval '1 millisecond', $8)`,
-		id, info.Host, info.PID, info.Program, info.Endpoints, n.o.Expiry.Milliseconds(), nodeForget.Milliseconds(), key)
+		id, info.Host, info.PID, info.Program, info.Endpoints, n.o.Expiry.Milliseconds(), nodeForget.Milliseconds(), key, old)
 	if err != nil {
 		n.dropLock()
 		return fmt.Errorf("register node: %w", Classify(err))
@@ -145,6 +190,8 @@ func (n *Node) register(ctx context.Context) error {
 	n.mu.Lock()
 	n.id = id
 	n.mu.Unlock()
+	n.sent.Store(&sent)
+	n.lost.Store(false)
 	return nil
 }
 
@@ -163,22 +210,25 @@ func (n *Node) SetEndpoints(ctx context.Context, endpoints string) error {
 	return nil
 }
 
-// connectLock gives the node its lock connection if it has none: one
-// taken out of the pool for good (it holds a session lock, which must not
-// go back to other users).
+// connectLock gives the node its lock connection if it has none: a new
+// connection of its own, with the pool's settings, never one of the
+// pool's (it holds a session lock, which must not go back to other
+// users; and after its session was cut, a pooled connection may be one
+// whose backend is about to end too).
 func (n *Node) connectLock(ctx context.Context) error {
 	if n.lock != nil && !n.lock.IsClosed() {
 		return nil
 	}
-	c, err := n.pool.Acquire(ctx)
+	c, err := pgx.ConnectConfig(ctx, n.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return Classify(err)
 	}
-	n.lock = c.Hijack()
+	n.lock = c
 	return nil
 }
 
 func (n *Node) dropLock() {
+	n.lost.Store(true)
 	if n.lock == nil {
 		return
 	}
@@ -188,11 +238,16 @@ func (n *Node) dropLock() {
 	n.lock = nil
 }
 
-// heartbeat renews the row on the lock connection, first connecting it
-// again and retaking the lock if the connection was lost (a database
-// restart). A row found expired (the node was cut off or paused past its
-// expiry) is not renewed: the node registers again under a new id, so
-// that what the others concluded from its death stays true.
+// heartbeat renews the row on the lock connection. A lost lock
+// connection is connected again; the node keeps its id only if its row
+// is unexpired and its last heartbeat is older than the server's start
+// (a database restart freed the lock: nobody could judge the node dead
+// by it, NodeAlive) and it gets its lock back. Otherwise (its session was
+// cut while the server ran on, so the others may have judged it dead and
+// taken over what it held; or its row expired, as when it was paused or
+// cut off past its expiry; or another session holds its lock) it
+// registers again under a new id, so that what the others concluded from
+// its death stays true.
 func (n *Node) heartbeat(ctx context.Context) error {
 	had := n.lock != nil && !n.lock.IsClosed()
 	err := n.heartbeatOnce(ctx)
@@ -206,18 +261,25 @@ func (n *Node) heartbeat(ctx context.Context) error {
 
 func (n *Node) heartbeatOnce(ctx context.Context) error {
 	if n.lock == nil || n.lock.IsClosed() {
+		n.lost.Store(true)
 		if err := n.connectLock(ctx); err != nil {
 			return err
 		}
-		var got bool
-		if err := n.lock.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, nodeLockKey(n.schema, n.ID())).Scan(&got); err != nil {
+		var keep bool
+		err := n.lock.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM meta_nodes
+			WHERE id = $1 AND expires > now() AND heartbeat < pg_postmaster_start_time())`, n.ID()).Scan(&keep)
+		if err == nil && keep {
+			err = n.lock.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, nodeLockKey(n.schema, n.ID())).Scan(&keep)
+		}
+		if err != nil {
 			n.dropLock()
 			return Classify(err)
 		}
-		if !got { // another session holds this node's lock: never share an id
+		if !keep { // cut off in this incarnation, expired, or its lock held elsewhere
 			return n.reregister(ctx)
 		}
 	}
+	sent := time.Now()
 	tag, err := n.lock.Exec(ctx, `UPDATE meta_nodes SET heartbeat = now(), expires = now() + $2 * interval '1 millisecond'
 		WHERE id = $1 AND expires > now()`, n.ID(), n.o.Expiry.Milliseconds())
 	if err != nil {
@@ -227,6 +289,8 @@ func (n *Node) heartbeatOnce(ctx context.Context) error {
 	if tag.RowsAffected() == 0 {
 		return n.reregister(ctx)
 	}
+	n.sent.Store(&sent)
+	n.lost.Store(false)
 	return nil
 }
 
@@ -235,28 +299,31 @@ func (n *Node) reregister(ctx context.Context) error {
 	if err := n.register(ctx); err != nil {
 		return err
 	}
-	n.log.Warn("node heartbeat had expired; registered again under a new id", "old", old, "node", n.ID())
+	n.log.Warn("node lost its session or its heartbeat expired; registered again under a new id", "old", old, "node", n.ID())
 	return nil
 }
 
 // beat runs a heartbeat every Heartbeat until Close; after a failed one
 // it tries again every Heartbeat/8, so that once the database is back the
 // node holds its lock again soon (until then status shows it KILLED).
+// Between heartbeats it waits on the lock connection, so that the
+// connection's loss (its backend terminated, the server gone) fences the
+// node and is repaired at once rather than at the next heartbeat.
 func (n *Node) beat() {
 	defer close(n.done)
-	t := time.NewTimer(n.o.Heartbeat)
-	defer t.Stop()
 	failing := false
+	next := n.o.Heartbeat
 	for {
-		select {
-		case <-n.stop:
+		if !n.watch(time.Now().Add(next)) {
+			n.lost.Store(true)
+		}
+		if n.ctx.Err() != nil {
 			return
-		case <-t.C:
 		}
 		// A heartbeat cut short loses the lock connection (pgx closes a
 		// connection whose statement it interrupts), so it may take up to
 		// half the expiry, however short the interval.
-		ctx, cancel := context.WithTimeout(context.Background(), n.o.Expiry/2)
+		ctx, cancel := context.WithTimeout(n.ctx, n.o.Expiry/2)
 		err := n.heartbeat(ctx)
 		cancel()
 		switch {
@@ -267,19 +334,51 @@ func (n *Node) beat() {
 			n.log.Info("node heartbeat renewed", "node", n.ID())
 			failing = false
 		}
-		next := n.o.Heartbeat
+		next = n.o.Heartbeat
 		if failing {
 			next /= 8
 		}
-		t.Reset(next)
 	}
+}
+
+// watch waits until deadline or Close, reading the idle lock connection
+// meanwhile: false when it was lost (the server sends a FATAL error to a
+// terminated backend's client, or the socket closes). Without a
+// connection it just waits.
+func (n *Node) watch(deadline time.Time) bool {
+	ctx, cancel := context.WithDeadline(n.ctx, deadline)
+	defer cancel()
+	if n.lock == nil || n.lock.IsClosed() {
+		<-ctx.Done()
+		return false
+	}
+	// No LISTEN on this connection: nothing but an error ends the wait
+	// before the deadline (pgx's default context handling sets a read
+	// deadline, which leaves the connection usable).
+	err := n.lock.PgConn().WaitForNotification(ctx)
+	if ctx.Err() != nil && !n.lock.IsClosed() {
+		return true
+	}
+	if err == nil {
+		return true
+	}
+	n.log.Warn("node lost its session lock connection; fenced until it registers again", "node", n.ID(), "err", err)
+	n.dropLock()
+	return false
+}
+
+// halt stops the heartbeats and waits for them (once).
+func (n *Node) halt() {
+	n.haltOnce.Do(func() {
+		n.cancel()
+		<-n.done
+	})
 }
 
 // Close stops the heartbeats, removes the node's row (best effort: a row
 // left behind expires) and closes the lock connection.
 func (n *Node) Close(ctx context.Context) error {
-	close(n.stop)
-	<-n.done
+	n.halt()
 	defer n.dropLock()
 	if _, err := n.pool.Exec(ctx, `DELETE FROM meta_nodes WHERE id = $1`, n.ID()); err != nil {
 		return fmt.Errorf("unregister node %s: %w", n.ID(), Classify(err))

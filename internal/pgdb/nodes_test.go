@@ -2,9 +2,12 @@ package pgdb
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/blobshare/blobshare/meta"
 )
 
 // nodeWithin waits until cond holds of the registry (read on the
@@ -88,26 +91,27 @@ func TestNodeRegistry(t *testing.T) {
 		return ok && s.Expires.After(aFirst.Expires)
 	})
 
-	// a's database session is cut (as a restart of the database cuts
-	// it): its next heartbeat connects again and takes its lock back,
-	// under the same id.
+	// a's database session is cut while the server runs on (as a
+	// network cut or pg_terminate_backend does): the others judge it
+	// dead by its free lock, so it comes back under a new id, and its
+	// old row is expired for good.
 	aID, pid := a.ID(), lockPID(t, a)
 	var cut bool
 	if err := a.pool.QueryRow(ctx, `SELECT pg_terminate_backend($1)`, pid).Scan(&cut); err != nil || !cut {
 		t.Fatalf("terminating a's session %d: %v %v", pid, cut, err)
 	}
-	nodesWithin(t, a, "a's lock held again on a new session", func(ns []NodeStatus) bool {
-		s, ok := byID(ns, aID)
-		return ok && s.Alive && lockPID(t, a) != pid
+	nodesWithin(t, a, "a registered again under a new id", func(ns []NodeStatus) bool {
+		sOld, okOld := byID(ns, aID)
+		sNew, ok := byID(ns, a.ID())
+		return a.ID() != aID && ok && sNew.Alive && okOld && sOld.Expired && !sOld.LockHeld
 	})
-	if a.ID() != aID {
-		t.Errorf("a changed its id from %s to %s after losing its session", aID, a.ID())
+	if err := a.Deciding(); err != nil {
+		t.Errorf("a after registering again: %v, want deciding", err)
 	}
 
 	// b stops beating without unregistering, its session still there
 	// (as if frozen).
-	close(b.stop)
-	<-b.done
+	b.halt()
 	nodesWithin(t, a, "b expired", func(ns []NodeStatus) bool {
 		sa, _ := byID(ns, a.ID())
 		sb, ok := byID(ns, b.ID())
@@ -135,7 +139,57 @@ func TestNodeRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodes, err := Nodes(ctx, a.pool)
-	if _, ok := byID(nodes, a.ID()); ok || err != nil || len(nodes) != 2 {
-		t.Errorf("after Close: %+v, %v; want the two expired rows only", nodes, err)
+	if _, ok := byID(nodes, a.ID()); ok || err != nil || len(nodes) != 3 {
+		t.Errorf("after Close: %+v, %v; want the three expired rows only", nodes, err)
+	}
+}
+
+// TestNodeFencing: a node stops deciding (ErrFenced, which is
+// meta.ErrUnavailable) once its last successful heartbeat was sent
+// Expiry − Expiry/5 ago by its own clock, before any other node can
+// judge it expired; and a node whose lock connection is cut while the
+// server runs on notices it between heartbeats (an hour apart here) and
+// registers again under a new id, the old one dead for good.
+func TestNodeFencing(t *testing.T) {
+	ctx := context.Background()
+	conn := pg.Schema(t)
+	judge := register(t, conn, NodeOptions{Heartbeat: time.Hour, Expiry: time.Hour})
+	defer judge.Close(ctx)
+
+	o := NodeOptions{Heartbeat: time.Hour, Expiry: 2 * time.Second}
+	start := time.Now()
+	paused := register(t, conn, o)
+	defer paused.Close(ctx)
+	if err := paused.Deciding(); err != nil {
+		t.Fatalf("a fresh node: %v", err)
+	}
+	var err error
+	for err = paused.Deciding(); err == nil; err = paused.Deciding() {
+		time.Sleep(10 * time.Millisecond) // the fence is a time on the node's clock: nothing else to wait on
+	}
+	elapsed := time.Since(start)
+	if alive, aerr := NodeAlive(ctx, judge.pool, paused.ID()); aerr != nil || !alive {
+		t.Errorf("fenced after %s, but others already judge it dead (%v, %v): the fence must come first", elapsed, alive, aerr)
+	}
+	if !errors.Is(err, ErrFenced) || !errors.Is(err, meta.ErrUnavailable) || elapsed < o.Expiry-o.fenceMargin() {
+		t.Errorf("fenced after %s with %v; want ErrFenced (meta.ErrUnavailable), not before %s", elapsed, err, o.Expiry-o.fenceMargin())
+	}
+
+	cut := register(t, conn, NodeOptions{Heartbeat: time.Hour, Expiry: time.Hour})
+	defer cut.Close(ctx)
+	old := cut.ID()
+	if _, err := judge.pool.Exec(ctx, `SELECT pg_terminate_backend($1)`, lockPID(t, cut)); err != nil {
+		t.Fatal(err)
+	}
+	nodesWithin(t, judge, "the cut node registered again", func(ns []NodeStatus) bool {
+		sOld, _ := byID(ns, old)
+		sNew, ok := byID(ns, cut.ID())
+		return cut.ID() != old && ok && sNew.Alive && sOld.Expired && !sOld.Alive
+	})
+	if err := cut.Deciding(); err != nil {
+		t.Errorf("after registering again: %v", err)
+	}
+	if alive, err := NodeAlive(ctx, judge.pool, old); err != nil || alive {
+		t.Errorf("the old id: alive %v %v, want dead for good", alive, err)
 	}
 }

@@ -22,7 +22,9 @@ import (
 // heartbeat alone decides (meta-engine.md §3.4, "current incarnation").
 // A killed node's lock is free within milliseconds, so its claims are
 // taken over at once rather than after the expiry; a node frozen past its
-// expiry is dead, and re-registers under a new id when it wakes.
+// expiry is dead, and re-registers under a new id when it wakes, as does
+// one whose session was cut while the server ran on (see the package doc,
+// Fencing).
 const aliveSQL = `SELECT EXISTS (SELECT 1 FROM meta_nodes n
 	WHERE n.id = $1 AND n.expires > now()
 	AND (n.heartbeat < pg_postmaster_start_time() OR EXISTS (SELECT 1 FROM pg_locks l

@@ -114,6 +114,10 @@ func TestNodeAliveAcrossRestart(t *testing.T) {
 	conn := c.Schema(t)
 	sleepy := register(t, conn, NodeOptions{Heartbeat: time.Hour, Expiry: time.Hour})
 	defer sleepy.Close(ctx)
+	// Its heartbeats are run by hand here: its own would notice the
+	// restart and repair it at once.
+	sleepy.halt()
+	id := sleepy.ID()
 	if err := c.Halt("fast"); err != nil {
 		t.Fatal(err)
 	}
@@ -125,6 +129,7 @@ func TestNodeAliveAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
+	sleepy.pool.Reset() // its idle connections died with the server: the test reads through it
 	if pid := lockPID(t, sleepy); pid != 0 {
 		t.Fatalf("backend %d holds the node's lock right after the restart: the test proves nothing", pid)
 	}
@@ -139,6 +144,9 @@ func TestNodeAliveAcrossRestart(t *testing.T) {
 	}
 	if a, err := NodeAlive(ctx, pool, sleepy.ID()); err != nil || !a {
 		t.Fatalf("after its heartbeat: alive %v %v", a, err)
+	}
+	if sleepy.ID() != id || sleepy.Deciding() != nil {
+		t.Fatalf("after a restart: id %s (was %s), deciding %v; want the same id, deciding", sleepy.ID(), id, sleepy.Deciding())
 	}
 	if _, err := pool.Exec(ctx, `SELECT pg_terminate_backend($1)`, lockPID(t, sleepy)); err != nil {
 		t.Fatal(err)
