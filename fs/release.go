@@ -73,7 +73,9 @@ func (fsys *FileSystem) queueRelease(h *Handle, done func(error)) {
 			rs.mu.Lock()
 			rs.armed = false
 			rs.mu.Unlock()
-			fsys.settleReleases(context.Background())
+			// The mount's releases: with the mount's changes folded,
+			// their closes fold too rather than commit the fold.
+			fsys.settleVia(context.Background(), fsys.updateMount)
 		})
 	} else {
 		rs.timer.Reset(releaseDelay)
@@ -117,10 +119,15 @@ func (fsys *FileSystem) takeReleases() []release {
 // settleReleases closes the released handles now, so that what follows
 // sees them closed.
 func (fsys *FileSystem) settleReleases(ctx context.Context) {
+	fsys.settleVia(ctx, fsys.update)
+}
+
+// settleVia closes the released handles in a transaction run by update.
+func (fsys *FileSystem) settleVia(ctx context.Context, update func(context.Context, func(*locks.Tx, *q) ([]Change, error)) error) {
 	if fsys.rel.n.Load() == 0 {
 		return
 	}
-	if err := fsys.update(ctx, nil); err != nil {
+	if err := update(ctx, nil); err != nil {
 		fsys.log.Warn("fs: close released handles", "err", err)
 	}
 }
