@@ -376,29 +376,7 @@ func TestBlobDatabaseRestart(t *testing.T) {
 					return
 				default:
 				}
-				rctx, cancel := context.WithTimeout(ctx, requestTimeout)
-				r, err := bb.DownloadStream(rctx, nil)
-				var n int
-				if err == nil {
-					var body []byte
-					body, err = io.ReadAll(r.Body)
-					r.Body.Close()
-					if err == nil {
-						n, err = strconv.Atoi(string(body))
-					}
-				}
-				cancel()
-				if st := out.add(err); st != http.StatusOK {
-					if st == http.StatusServiceUnavailable {
-						time.Sleep(10 * time.Millisecond) // a client's backoff: spare the shared cores while the database is down
-					}
-					continue
-				}
-				rctx, cancel = context.WithTimeout(ctx, requestTimeout)
-				_, err = bb.Upload(rctx, streamOf(fmt.Sprint(n+1)), &blockblob.UploadOptions{
-					AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: r.ETag}}})
-				cancel()
-				switch out.add(err, http.StatusPreconditionFailed) {
+				switch increment(ctx, bb, &out) {
 				case http.StatusOK:
 					acked.Add(1)
 				case http.StatusServiceUnavailable:
@@ -504,4 +482,34 @@ func TestBlobContentStoreRecorded(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "--blob-backend "+other+" is another content store than the database's ("+shared) {
 		t.Errorf("a node naming another content store: %v, want one line naming both", err)
 	}
+}
+
+// increment reads the counter blob bb and writes it back one higher with
+// If-Match on the ETag read, each request recorded in out, and returns
+// the write's status; 0 when the read failed (after a client's backoff
+// on 503: spare the shared cores while the database is down).
+func increment(ctx context.Context, bb *blockblob.Client, out *outcomes) int {
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	r, err := bb.DownloadStream(rctx, nil)
+	var n int
+	if err == nil {
+		var body []byte
+		body, err = io.ReadAll(r.Body)
+		r.Body.Close()
+		if err == nil {
+			n, err = strconv.Atoi(string(body))
+		}
+	}
+	cancel()
+	if st := out.add(err); st != http.StatusOK {
+		if st == http.StatusServiceUnavailable {
+			time.Sleep(10 * time.Millisecond)
+		}
+		return 0
+	}
+	rctx, cancel = context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	_, err = bb.Upload(rctx, streamOf(fmt.Sprint(n+1)), &blockblob.UploadOptions{
+		AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: r.ETag}}})
+	return out.add(err, http.StatusPreconditionFailed)
 }

@@ -2,8 +2,6 @@ package multinode
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"slices"
@@ -14,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/jackc/pgx/v5"
 )
@@ -85,29 +82,7 @@ func TestBlobNodeCut(t *testing.T) {
 					return
 				default:
 				}
-				rctx, cancel := context.WithTimeout(ctx, requestTimeout)
-				r, err := bb.DownloadStream(rctx, nil)
-				var n int
-				if err == nil {
-					var body []byte
-					body, err = io.ReadAll(r.Body)
-					r.Body.Close()
-					if err == nil {
-						n, err = strconv.Atoi(string(body))
-					}
-				}
-				cancel()
-				if st := out.add(err); st != http.StatusOK {
-					if st == http.StatusServiceUnavailable {
-						time.Sleep(10 * time.Millisecond) // a client's backoff
-					}
-					continue
-				}
-				rctx, cancel = context.WithTimeout(ctx, requestTimeout)
-				_, err = bb.Upload(rctx, streamOf(fmt.Sprint(n+1)), &blockblob.UploadOptions{
-					AccessConditions: &blob.AccessConditions{ModifiedAccessConditions: &blob.ModifiedAccessConditions{IfMatch: r.ETag}}})
-				cancel()
-				switch out.add(err, http.StatusPreconditionFailed) {
+				switch increment(ctx, bb, &out) {
 				case http.StatusOK:
 					acked.Add(1)
 					ackedBy[node].Add(1)
